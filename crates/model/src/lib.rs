@@ -1,0 +1,20 @@
+//! rtlab's shared vocabulary: pure data types and the pure functions that belong to them.
+//!
+//! This crate owns time values ([`Nanos`] and the unit-carrying duration syntax), CPU sets
+//! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
+//! from it ([`stats`]), and the serialized result of a measurement ([`measure`]), whose JSON
+//! form is the versioned schema `rtlab.measure/1`.
+//!
+//! It must not touch the kernel, the clock, the file system or the terminal: every other room
+//! depends on it, and it depends on no room.
+
+pub mod cpuset;
+pub mod histogram;
+pub mod host;
+pub mod measure;
+pub mod nanos;
+pub mod stats;
+
+pub use cpuset::{CpuSet, CpuSpec};
+pub use histogram::Histogram;
+pub use nanos::Nanos;

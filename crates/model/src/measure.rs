@@ -1,0 +1,403 @@
+//! The result of `rtlab measure`: the document behind the JSON schema `rtlab.measure/1`
+//! (documented in docs/output-schemas.md).
+//!
+//! A [`MeasureRun`] holds raw data (exact accumulators, histograms, spikes, the per-second
+//! series) and, for convenience, the statistics derived from it. Readers refuse unknown fields
+//! and other schema ids, so a typo or a future incompatible file fails loudly.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpuset::CpuSet;
+use crate::histogram::{Histogram, RegionCount};
+use crate::host::HostInfo;
+use crate::nanos::Nanos;
+use crate::stats::{Accumulator, LatencyStats};
+
+/// The schema id written into every measurement result.
+pub const SCHEMA: &str = "rtlab.measure/1";
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Still running: the document is a checkpoint. A file left in this state means rtlab
+    /// was killed or the machine lost power; its data is valid up to `ended_at`.
+    Running,
+    /// Ran for the whole duration or cycle count.
+    Complete,
+    /// Stopped early by SIGINT or SIGTERM.
+    Interrupted,
+    /// Stopped at the first sample over the `--break` threshold.
+    BrokeThreshold,
+}
+
+impl RunStatus {
+    /// The status as written in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::BrokeThreshold => "broke-threshold",
+        }
+    }
+}
+
+/// Scheduling policy of the measuring threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// SCHED_FIFO.
+    Fifo,
+    /// SCHED_RR.
+    Rr,
+    /// SCHED_OTHER (CFS/EEVDF).
+    Other,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+    /// SCHED_DEADLINE (set with sched_setattr).
+    Deadline,
+}
+
+impl Policy {
+    /// Every policy, in the order `--help` lists them.
+    pub const ALL: [Policy; 6] = [
+        Policy::Fifo,
+        Policy::Rr,
+        Policy::Other,
+        Policy::Batch,
+        Policy::Idle,
+        Policy::Deadline,
+    ];
+
+    /// The policy's name as typed and written (`fifo`, `rr`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Deadline => "deadline",
+        }
+    }
+
+    /// Whether the policy takes a real-time priority (1–99).
+    pub fn takes_priority(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// Whether the policy is a real-time one (needs CAP_SYS_NICE or RLIMIT_RTPRIO).
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr | Policy::Deadline)
+    }
+}
+
+/// Every parameter of a run as it was applied.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureParams {
+    /// Measured CPUs.
+    pub cpus: CpuSet,
+    /// Period of each measuring thread.
+    pub interval_ns: Nanos,
+    /// Periods (deadlines) per CPU the run was planned for; each becomes a sample or an overrun.
+    pub periods: u64,
+    /// Planned duration, when given as a duration.
+    pub duration_ns: Option<Nanos>,
+    /// Planned cycles, when given as a cycle count.
+    pub cycles: Option<u64>,
+    /// Whether all threads wake at the same instant.
+    pub aligned: bool,
+    /// Offset of each thread's deadlines from the run's start, per CPU in `cpus` order.
+    pub offsets_ns: Vec<Nanos>,
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// Real-time priority (0 for policies without one).
+    pub priority: u8,
+    /// SCHED_DEADLINE runtime.
+    pub dl_runtime_ns: Option<Nanos>,
+    /// SCHED_DEADLINE period.
+    pub dl_period_ns: Option<Nanos>,
+    /// CPUs the non-measuring threads were pinned to.
+    pub main_cpus: Option<CpuSet>,
+    /// Whether memory was locked (mlockall) and stacks pre-faulted.
+    pub mlock: bool,
+    /// Stack size of each measuring thread (bytes).
+    pub thread_stack_bytes: u64,
+    /// The `/dev/cpu_dma_latency` request held during the run (us); `None` when off.
+    pub dma_latency_us: Option<u32>,
+    /// `--break` threshold.
+    pub break_ns: Option<Nanos>,
+    /// `--fail-above` threshold.
+    pub fail_above_ns: Option<Nanos>,
+    /// Worst samples kept per CPU.
+    pub spikes: u32,
+    /// Interval between result-file checkpoints, when a file was written.
+    pub checkpoint_ns: Option<Nanos>,
+    /// `monotonic` (CLOCK_MONOTONIC) or `fake` (a scripted test clock: not a measurement).
+    pub clock: String,
+}
+
+/// One of the worst samples of a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spike {
+    /// How late the thread woke.
+    pub latency_ns: u64,
+    /// Period number (0-based deadline index) of the sample.
+    pub cycle: u64,
+    /// When the deadline was, relative to the run's start.
+    pub at_ns: u64,
+    /// The wake-up time on CLOCK_MONOTONIC, to line up with traces using the `mono` clock.
+    pub monotonic_ns: u64,
+}
+
+/// Per-second maximum and sample count: periodic spikes stay visible here although a
+/// histogram hides them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    /// Length of one slot (1 s).
+    pub slot_ns: Nanos,
+    /// Largest latency in each slot (0 where the slot has no sample).
+    pub max_ns: Vec<u64>,
+    /// Samples in each slot.
+    pub count: Vec<u64>,
+}
+
+impl Series {
+    /// Element-wise combination: maximum of maxima, sum of counts.
+    pub fn merge(&mut self, other: &Series) {
+        if self.slot_ns == Nanos::ZERO {
+            self.slot_ns = other.slot_ns;
+        }
+        let len = self.max_ns.len().max(other.max_ns.len());
+        self.max_ns.resize(len, 0);
+        self.count.resize(len, 0);
+        for (i, (&m, &c)) in other.max_ns.iter().zip(&other.count).enumerate() {
+            self.max_ns[i] = self.max_ns[i].max(m);
+            self.count[i] += c;
+        }
+    }
+}
+
+/// Everything measured on one CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuResult {
+    /// CPU number.
+    pub cpu: u32,
+    /// Thread id of the measuring thread (the pid that trace events show), when known.
+    pub tid: Option<u32>,
+    /// Derived statistics.
+    pub stats: LatencyStats,
+    /// Exact raw figures.
+    pub raw: Accumulator,
+    /// How many samples fell in each region of the histogram scheme.
+    pub regions: Vec<RegionCount>,
+    /// The latency histogram.
+    pub histogram: Histogram,
+    /// The worst samples, worst first.
+    pub spikes: Vec<Spike>,
+    /// Per-second maximum and count.
+    pub series: Series,
+}
+
+/// All CPUs together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Aggregate {
+    /// Derived statistics over every sample of every CPU.
+    pub stats: LatencyStats,
+    /// Exact raw figures.
+    pub raw: Accumulator,
+    /// Region counts.
+    pub regions: Vec<RegionCount>,
+    /// Merged histogram.
+    pub histogram: Histogram,
+    /// Per-second maximum over CPUs and summed counts.
+    pub series: Series,
+}
+
+/// The sample that stopped a `--break` run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakEvent {
+    /// CPU whose thread exceeded the threshold.
+    pub cpu: u32,
+    /// Its latency.
+    pub latency_ns: u64,
+    /// Its period number.
+    pub cycle: u64,
+    /// Whether tracing was switched off to keep the trace around the spike.
+    pub trace_frozen: bool,
+    /// The tracefs directory written to, if any.
+    pub tracefs: Option<String>,
+}
+
+/// A condition that changes what the numbers mean.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Warning {
+    /// Stable identifier (`rt-throttling`, `cpu-not-isolated`, ...).
+    pub code: String,
+    /// One sentence for a person, with the fix where there is one.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning with `code` and `message`.
+    pub fn new(code: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The whole result of a measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureRun {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// rtlab version that wrote it.
+    pub rtlab_version: String,
+    /// How the run ended (or `running` for a checkpoint).
+    pub status: RunStatus,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End (or checkpoint time), RFC 3339 UTC.
+    pub ended_at: String,
+    /// Measured time so far.
+    pub elapsed_ns: Nanos,
+    /// The machine.
+    pub host: HostInfo,
+    /// Parameters as applied.
+    pub params: MeasureParams,
+    /// Per-CPU results, ascending by CPU.
+    pub cpus: Vec<CpuResult>,
+    /// All CPUs together.
+    pub all: Aggregate,
+    /// The sample that stopped a `--break` run.
+    pub break_event: Option<BreakEvent>,
+    /// Conditions that change what the numbers mean.
+    pub warnings: Vec<Warning>,
+}
+
+/// Why a document is not a measurement result rtlab can read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadRunError {
+    /// Not JSON, or fields that do not belong.
+    #[error("not a valid rtlab measurement result: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A schema other than the one this rtlab reads.
+    #[error("result schema is '{found}', this rtlab reads '{SCHEMA}'")]
+    Schema {
+        /// The id found.
+        found: String,
+    },
+}
+
+impl MeasureRun {
+    /// Parses a result document, refusing unknown fields and other schemas.
+    pub fn from_json(text: &str) -> Result<MeasureRun, ReadRunError> {
+        #[derive(Deserialize)]
+        struct Probe {
+            schema: Option<String>,
+        }
+        let probe: Probe = serde_json::from_str(text)?;
+        match probe.schema {
+            Some(s) if s == SCHEMA => Ok(serde_json::from_str(text)?),
+            Some(found) => Err(ReadRunError::Schema { found }),
+            None => Err(ReadRunError::Schema {
+                found: "(none)".to_string(),
+            }),
+        }
+    }
+
+    /// The document as pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a MeasureRun always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// Whether any CPU's maximum exceeded `threshold`.
+    pub fn exceeded(&self, threshold: Nanos) -> Vec<u32> {
+        self.cpus
+            .iter()
+            .filter(|c| c.raw.count > 0 && c.raw.max_ns > threshold.get())
+            .map(|c| c.cpu)
+            .collect()
+    }
+}
+
+/// Builds a [`CpuResult`] from raw data, deriving its statistics and region counts.
+pub fn cpu_result(
+    cpu: u32,
+    tid: Option<u32>,
+    raw: Accumulator,
+    histogram: Histogram,
+    spikes: Vec<Spike>,
+    series: Series,
+) -> CpuResult {
+    CpuResult {
+        cpu,
+        tid,
+        stats: LatencyStats::derive(&raw, &histogram),
+        regions: histogram.regions(),
+        raw,
+        histogram,
+        spikes,
+        series,
+    }
+}
+
+/// Builds the all-CPU aggregate from per-CPU results.
+pub fn aggregate(cpus: &[CpuResult]) -> Aggregate {
+    let mut raw = Accumulator::new();
+    let mut histogram = Histogram::new();
+    let mut series = Series::default();
+    for c in cpus {
+        raw.merge(&c.raw);
+        histogram.merge(&c.histogram);
+        series.merge(&c.series);
+    }
+    Aggregate {
+        stats: LatencyStats::derive(&raw, &histogram),
+        regions: histogram.regions(),
+        raw,
+        histogram,
+        series,
+    }
+}
+
+/// A light view of a run in progress, for live displays (no histogram, spikes or series).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Progress {
+    /// Time since the run started.
+    pub elapsed_ns: Nanos,
+    /// Planned length of the run.
+    pub planned_ns: Nanos,
+    /// One row per measured CPU.
+    pub cpus: Vec<CpuProgress>,
+    /// All CPUs together.
+    pub all: CpuProgress,
+}
+
+/// One CPU's figures so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuProgress {
+    /// CPU number (`None` for the all-CPU row).
+    pub cpu: Option<u32>,
+    /// Statistics so far.
+    pub stats: LatencyStats,
+    /// The most recent sample.
+    pub last_ns: u64,
+}

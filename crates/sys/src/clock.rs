@@ -1,0 +1,65 @@
+//! The clocks: CLOCK_MONOTONIC reads and absolute sleeps for the sampler, and the wall clock
+//! for timestamps. These are the only calls a measuring thread makes in its loop.
+
+use std::time::SystemTime;
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// Nanoseconds on CLOCK_MONOTONIC (served by the vDSO: no system call on common platforms).
+#[inline(always)]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+}
+
+/// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (an absolute deadline, so sleep errors
+/// never accumulate). Returns early only if a signal handler interrupted the sleep; callers
+/// block signals in measuring threads, and re-sleeping is safe because the deadline is absolute.
+#[inline(always)]
+pub fn sleep_until_monotonic(deadline_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / NS_PER_SEC) as libc::time_t,
+        tv_nsec: (deadline_ns % NS_PER_SEC) as libc::c_long,
+    };
+    loop {
+        // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null for
+        // TIMER_ABSTIME sleeps.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// The wall clock now.
+pub fn wall_now() -> SystemTime {
+    SystemTime::now()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_advances_and_absolute_sleep_waits() {
+        let a = monotonic_ns();
+        sleep_until_monotonic(a + 2_000_000);
+        let b = monotonic_ns();
+        assert!(b >= a + 2_000_000, "woke {} ns early", a + 2_000_000 - b);
+        // A deadline in the past returns at once.
+        sleep_until_monotonic(a);
+        assert!(monotonic_ns() >= b);
+    }
+}

@@ -1,0 +1,25 @@
+//! rtlab's only door to the kernel.
+//!
+//! Everything rtlab reads or writes in procfs, sysfs, tracefs, cgroupfs and devices goes through
+//! a [`Root`], so the same code runs against the live host (`Root::host()`) or a fixture tree in
+//! tests (`Root::at(dir)`). Parsers of kernel text are pure functions over `&str` in
+//! [`parse`]. Syscalls (scheduling, affinity, memory locking, clocks, signals) are thin, typed
+//! wrappers here and nowhere else.
+//!
+//! This crate decides nothing: it reports what the kernel says ([`Error`] carries the path and,
+//! where there is one, the fix); the rooms above decide what a missing file means.
+
+pub mod clock;
+pub mod cpu;
+pub mod fs;
+pub mod host;
+pub mod mem;
+pub mod parse;
+pub mod pmqos;
+pub mod privilege;
+mod root;
+pub mod sched;
+pub mod signals;
+pub mod tracefs;
+
+pub use root::{Error, Result, Root};

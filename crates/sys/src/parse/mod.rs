@@ -1,0 +1,1 @@
+//! Pure parsers of kernel text (being written).

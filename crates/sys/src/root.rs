@@ -1,0 +1,203 @@
+//! [`Root`]: where kernel files are read from and written to, and [`Error`]: what went wrong,
+//! always with the path.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure at the kernel boundary. Every variant names the path (or the call) involved.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file does not exist: the kernel lacks the feature, or it is not mounted.
+    #[error("{path}: not found")]
+    NotFound {
+        /// The path that was missing.
+        path: PathBuf,
+    },
+    /// The kernel refused access.
+    #[error("{path}: permission denied; {fix}")]
+    PermissionDenied {
+        /// The path or call refused.
+        path: PathBuf,
+        /// What to do about it.
+        fix: String,
+    },
+    /// The kernel does not support what was asked.
+    #[error("{what}: not supported: {why}")]
+    Unsupported {
+        /// What was attempted.
+        what: String,
+        /// Why it cannot work here.
+        why: String,
+    },
+    /// The kernel's text was not in the expected form.
+    #[error("{path}:{line}: cannot parse {what}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number (0 when not line-oriented).
+        line: usize,
+        /// What was expected.
+        what: String,
+    },
+    /// Any other I/O or syscall failure.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path or call.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// Classifies an I/O error on `path`.
+    pub fn from_io(path: impl Into<PathBuf>, source: io::Error) -> Error {
+        let path = path.into();
+        match source.kind() {
+            io::ErrorKind::NotFound => Error::NotFound { path },
+            io::ErrorKind::PermissionDenied => Error::PermissionDenied {
+                path,
+                fix: "run as root".to_string(),
+            },
+            _ => Error::Io { path, source },
+        }
+    }
+
+    /// Whether this error means "the file is not there".
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound { .. })
+    }
+}
+
+/// The directory that stands for `/`: the live host, or a fixture tree in tests.
+///
+/// Paths given to its methods are absolute kernel paths (`/proc/cmdline`); they are joined
+/// under the root's base.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Root {
+    base: PathBuf,
+}
+
+impl Root {
+    /// The live machine.
+    pub fn host() -> Root {
+        Root {
+            base: PathBuf::from("/"),
+        }
+    }
+
+    /// A tree rooted at `dir` (a captured fixture or a fake tree).
+    pub fn at(dir: impl Into<PathBuf>) -> Root {
+        Root { base: dir.into() }
+    }
+
+    /// Whether this is the live machine.
+    pub fn is_host(&self) -> bool {
+        self.base == Path::new("/")
+    }
+
+    /// The base directory.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The real path of kernel path `path` under this root.
+    pub fn path(&self, path: impl AsRef<Path>) -> PathBuf {
+        let p = path.as_ref();
+        self.base.join(p.strip_prefix("/").unwrap_or(p))
+    }
+
+    /// Reads a whole file as text, until EOF (pseudo-files can return short reads).
+    pub fn read(&self, path: impl AsRef<Path>) -> Result<String> {
+        let full = self.path(&path);
+        let mut text = String::new();
+        std::fs::File::open(&full)
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .map_err(|e| Error::from_io(&full, e))?;
+        Ok(text)
+    }
+
+    /// Reads a file, mapping "not found" to `None`.
+    pub fn read_opt(&self, path: impl AsRef<Path>) -> Result<Option<String>> {
+        match self.read(path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads a one-line file and trims it; `None` when absent or unreadable.
+    pub fn read_trimmed(&self, path: impl AsRef<Path>) -> Option<String> {
+        self.read(path).ok().map(|s| s.trim().to_string())
+    }
+
+    /// Reads a one-value file and parses it; `None` when absent, unreadable or unparsable.
+    pub fn read_value<T: std::str::FromStr>(&self, path: impl AsRef<Path>) -> Option<T> {
+        self.read_trimmed(path)?.parse().ok()
+    }
+
+    /// Whether the path exists.
+    pub fn exists(&self, path: impl AsRef<Path>) -> bool {
+        self.path(path).exists()
+    }
+
+    /// Writes `value` to a kernel file in one write (sysfs and procfs knobs take one write).
+    pub fn write(&self, path: impl AsRef<Path>, value: &str) -> Result<()> {
+        let full = self.path(&path);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .create(!self.is_host())
+            .open(&full)
+            .map_err(|e| Error::from_io(&full, e))?;
+        f.write_all(value.as_bytes())
+            .map_err(|e| Error::from_io(&full, e))
+    }
+
+    /// Names of the entries of a directory, sorted.
+    pub fn list_dir(&self, path: impl AsRef<Path>) -> Result<Vec<String>> {
+        let full = self.path(&path);
+        let mut names: Vec<String> = std::fs::read_dir(&full)
+            .map_err(|e| Error::from_io(&full, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_kernel_paths_under_the_base() {
+        let root = Root::at("/tmp/fixture");
+        assert_eq!(
+            root.path("/proc/cmdline"),
+            PathBuf::from("/tmp/fixture/proc/cmdline")
+        );
+        assert_eq!(
+            Root::host().path("/proc/cmdline"),
+            PathBuf::from("/proc/cmdline")
+        );
+        assert!(Root::host().is_host());
+    }
+
+    #[test]
+    fn missing_files_are_not_found_with_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        let err = root.read("/proc/nothing").unwrap_err();
+        assert!(err.is_not_found());
+        assert!(err.to_string().contains("proc/nothing"), "{err}");
+        assert_eq!(root.read_opt("/proc/nothing").unwrap(), None);
+        root.write("/value", "42\n").unwrap();
+        assert_eq!(root.read_value::<u32>("/value"), Some(42));
+    }
+}

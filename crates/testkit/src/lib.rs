@@ -1,0 +1,4 @@
+//! Dev-only helpers for rtlab's tests: [`FakeRoot`] builds a kernel tree (procfs/sysfs files)
+//! in a temporary directory, and [`fixture_root`] finds a captured tree under `fixtures/roots/`.
+//!
+//! Never a dependency of shipped code.
