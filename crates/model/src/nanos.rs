@@ -152,7 +152,7 @@ pub fn parse_nanos(text: &str) -> Result<Nanos, ParseNanosError> {
     let mut place = scale;
     for digit in frac.bytes() {
         let d = u64::from(digit - b'0');
-        if place % 10 != 0 {
+        if !place.is_multiple_of(10) {
             if d != 0 {
                 return Err(ParseNanosError::TooFine(value.to_string()));
             }
@@ -190,7 +190,7 @@ impl fmt::Display for Nanos {
         }
         // Whole multiples of a large unit first (10m, 3h, 2d).
         for (scale, unit) in UNITS {
-            if n % scale == 0 {
+            if n.is_multiple_of(scale) {
                 return write!(f, "{}{}", n / scale, unit);
             }
         }
