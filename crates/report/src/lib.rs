@@ -7,6 +7,7 @@
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends only on `rtlab-model`.
 
+pub mod cyclictest;
 pub mod table;
 
 #[cfg(test)]
