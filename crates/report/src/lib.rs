@@ -8,9 +8,11 @@
 //! `String` or lines, and the caller decides where they go. It depends only on `rtlab-model`.
 
 pub mod cyclictest;
+pub mod live;
 pub mod table;
 
 #[cfg(test)]
 mod testdata;
 
+pub use live::live_frame;
 pub use table::{format_us, measure_table};
