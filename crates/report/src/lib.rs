@@ -1,1 +1,18 @@
-//! rtlab report
+//! rtlab's renderers: model types in, text out.
+//!
+//! This crate owns how results look: the final per-CPU table of `rtlab measure` ([`table`]),
+//! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]) and the
+//! live per-CPU view refreshed during a run ([`live`]).
+//!
+//! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
+//! `String` or lines, and the caller decides where they go. It depends only on `rtlab-model`.
+
+pub mod cyclictest;
+pub mod live;
+pub mod table;
+
+#[cfg(test)]
+mod testdata;
+
+pub use live::live_frame;
+pub use table::{format_us, measure_table};
