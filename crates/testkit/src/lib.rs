@@ -2,3 +2,12 @@
 //! in a temporary directory, and [`fixture_root`] finds a captured tree under `fixtures/roots/`.
 //!
 //! Never a dependency of shipped code.
+
+mod fake_root;
+mod fixtures;
+
+pub use fake_root::FakeRoot;
+pub use fixtures::{fixture_names, fixture_root, fixtures_dir};
+
+#[cfg(test)]
+mod host_tests;

@@ -1,1 +1,14 @@
-//! Pure parsers of kernel text (being written).
+//! Pure parsers of kernel text: each is a function over `&str` that neither reads files nor
+//! fails loudly. Unknown or malformed input yields `None` or an empty result, never a panic;
+//! the readers in [`crate::cpu`] and [`crate::host`] fetch the text through a
+//! [`Root`](crate::Root) and decide what "absent" means.
+//!
+//! - [`cmdline`]: `/proc/cmdline` boot parameters, with the kernel's quoting rules.
+//! - [`cpuinfo`]: `/proc/cpuinfo` records and the CPU model (x86 and ARM).
+//! - [`kconfig`]: values from kernel config text (`/proc/config.gz`, `/boot/config-*`).
+//! - [`preempt`]: the preemption model, from debugfs, the version string or the config.
+
+pub mod cmdline;
+pub mod cpuinfo;
+pub mod kconfig;
+pub mod preempt;
