@@ -1,1 +1,293 @@
-//! (being written)
+//! Crash-safe result files: [`write_atomically`] replaces a file so that a reader never sees
+//! it half written and a crash (SIGKILL, power loss) leaves either the old or the new content;
+//! [`check_creatable`] reports a bad output path before a run starts rather than after it.
+//!
+//! This module writes user files only (result exports, checkpoints), never kernel files — those
+//! go through [`crate::Root`]. It must not choose paths or formats; every error names the path.
+
+use std::ffi::{CString, OsString};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Replaces `path` with `bytes` atomically and durably.
+///
+/// The content goes into an unnamed file (`O_TMPFILE`) in the target's directory, is written
+/// and fsynced, linked in as the hidden `.{file}.rtlab-{pid}.tmp` (linkat from
+/// `/proc/self/fd/N`), renamed over `path`, and the directory is fsynced so the new name
+/// survives a power loss. Where the filesystem has no `O_TMPFILE`, or `/proc` is absent, the
+/// hidden name is created directly instead. A replaced file keeps its permission bits; on any
+/// error the hidden name is removed. The hidden name is per process: one writer per path at a
+/// time (rtlab's checkpoints are written by one thread).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (dir, name) = split(path)?;
+    let mut hidden = OsString::from(".");
+    hidden.push(name);
+    hidden.push(format!(".rtlab-{}.tmp", std::process::id()));
+    let tmp = dir.join(hidden);
+    let mode = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions().mode() & 0o7777);
+    let result = write_unnamed(&dir, &tmp, path, bytes, mode)
+        .and_then(|linked| match linked {
+            true => Ok(()),
+            false => write_named(&tmp, path, bytes, mode),
+        })
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_error(path, e)))
+        .and_then(|()| sync_dir(&dir));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Checks, without creating anything, that `path` could be written: its directory exists, is a
+/// directory, and is writable (access W_OK), and `path` itself is not a directory. For early
+/// "bad --json path" errors.
+pub fn check_creatable(path: &Path) -> Result<()> {
+    let (dir, _) = split(path)?;
+    let meta = std::fs::metadata(&dir).map_err(|e| io_error(&dir, e))?;
+    let refuse = |why: String| Error::Unsupported {
+        what: format!("writing {}", path.display()),
+        why,
+    };
+    if !meta.is_dir() {
+        return Err(refuse(format!("{} is not a directory", dir.display())));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse("it is a directory; name a file".to_string()));
+    }
+    let c_dir = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| refuse("the path contains a NUL byte".to_string()))?;
+    // SAFETY: `c_dir` is a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(io_error(&dir, io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// The directory (`.` for a bare name) and the file name of `path`.
+fn split(path: &Path) -> Result<(PathBuf, &std::ffi::OsStr)> {
+    let name = path.file_name().ok_or_else(|| Error::Unsupported {
+        what: format!("writing {}", path.display()),
+        why: "the path names no file".to_string(),
+    })?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((dir, name))
+}
+
+/// Writes `bytes` into an O_TMPFILE file in `dir` and links it in as `tmp`. `Ok(false)` when
+/// the filesystem or the system cannot do this and the named fallback should be used.
+fn write_unnamed(
+    dir: &Path,
+    tmp: &Path,
+    target: &Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<bool> {
+    let file = match OpenOptions::new()
+        .write(true)
+        .mode(0o666)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir)
+    {
+        Ok(file) => file,
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) =>
+        {
+            return Ok(false);
+        }
+        Err(e) => return Err(io_error(dir, e)),
+    };
+    fill(&file, target, bytes, mode)?;
+    let proc_fd = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .expect("no NUL in a formatted path");
+    let c_tmp = CString::new(tmp.as_os_str().as_bytes()).map_err(|_| Error::Unsupported {
+        what: format!("writing {}", target.display()),
+        why: "the path contains a NUL byte".to_string(),
+    })?;
+    for attempt in 0..2 {
+        // SAFETY: both paths are valid NUL-terminated strings; linkat only reads them.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc_fd.as_ptr(),
+                libc::AT_FDCWD,
+                c_tmp.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let err = io::Error::last_os_error();
+        match err.raw_os_error() {
+            // A leftover of a crashed run that had our pid: it is ours to replace.
+            Some(libc::EEXIST) if attempt == 0 => {
+                std::fs::remove_file(tmp).map_err(|e| io_error(tmp, e))?;
+            }
+            // No /proc mounted: name the file the plain way.
+            Some(libc::ENOENT) => return Ok(false),
+            _ => return Err(io_error(tmp, err)),
+        }
+    }
+    Ok(false)
+}
+
+/// The fallback: create the hidden name itself and write into it.
+fn write_named(tmp: &Path, target: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    let _ = std::fs::remove_file(tmp);
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(tmp)
+        .map_err(|e| io_error(tmp, e))?;
+    fill(&file, target, bytes, mode)
+}
+
+/// Writes everything, restores the replaced file's permissions, and fsyncs.
+fn fill(mut file: &File, target: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    file.write_all(bytes).map_err(|e| io_error(target, e))?;
+    if let Some(mode) = mode {
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(|e| io_error(target, e))?;
+    }
+    file.sync_all().map_err(|e| io_error(target, e))
+}
+
+/// fsyncs a directory so a rename in it is durable. Filesystems that cannot (EINVAL) are let be.
+fn sync_dir(dir: &Path) -> Result<()> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(io_error(dir, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Like [`Error::from_io`], with fixes that fit user files.
+fn io_error(path: &Path, e: io::Error) -> Error {
+    let fix = match e.raw_os_error() {
+        Some(libc::EROFS) => "the filesystem is read-only; write the file somewhere else",
+        Some(libc::EACCES | libc::EPERM) => {
+            "choose a directory you may write to, or fix its permissions"
+        }
+        _ => return Error::from_io(path, e),
+    };
+    Error::PermissionDenied {
+        path: path.to_path_buf(),
+        fix: fix.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn creates_and_overwrites_leaving_no_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write_atomically(&path, b"{\"first\": true}").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": true}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&path, b"{}").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        write_atomically(&path, b"").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        assert_eq!(names(dir.path()), ["run.json"]);
+    }
+
+    #[test]
+    fn falls_back_to_a_named_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        let tmp = dir
+            .path()
+            .join(format!(".out.csv.rtlab-{}.tmp", std::process::id()));
+        std::fs::write(&tmp, "stale leftover").unwrap();
+        write_named(&tmp, &path, b"a,b\n", None).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
+        // A stale hidden name left by a crash is replaced on the O_TMPFILE path too.
+        std::fs::write(&tmp, "stale leftover").unwrap();
+        write_atomically(&path, b"c,d\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"c,d\n");
+        assert_eq!(names(dir.path()), ["out.csv"]);
+    }
+
+    #[test]
+    fn errors_name_the_missing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no-such-dir").join("run.json");
+        let err = write_atomically(&path, b"{}").unwrap_err();
+        assert!(err.is_not_found(), "{err}");
+        assert!(err.to_string().contains("no-such-dir"), "{err}");
+        let err = check_creatable(&path).unwrap_err();
+        assert!(
+            err.is_not_found() && err.to_string().contains("no-such-dir"),
+            "{err}"
+        );
+        assert_eq!(names(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn checks_creatable_paths_without_creating_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("later.json");
+        check_creatable(&path).unwrap();
+        assert!(!path.exists());
+        let err = check_creatable(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        std::fs::write(&path, "x").unwrap();
+        let err = check_creatable(&path.join("inner.json")).unwrap_err();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+        let err = check_creatable(Path::new("/")).unwrap_err();
+        assert!(err.to_string().contains("names no file"), "{err}");
+    }
+
+    #[test]
+    fn readers_never_see_a_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        let big = vec![b'x'; 1 << 20];
+        write_atomically(&path, &big).unwrap();
+        let reader = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    let len = std::fs::read(&path).unwrap().len();
+                    assert!(len == 1 << 20 || len == 3, "saw {len} bytes");
+                }
+            })
+        };
+        for i in 0..50 {
+            let content: &[u8] = if i % 2 == 0 { b"new" } else { &big };
+            write_atomically(&path, content).unwrap();
+        }
+        reader.join().unwrap();
+    }
+}

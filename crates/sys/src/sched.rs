@@ -1,1 +1,623 @@
-//! (being written)
+//! Scheduling of the calling thread: its id, name, CPU affinity and policy (SCHED_FIFO, RR,
+//! OTHER, BATCH, IDLE and DEADLINE through `sched_setattr`).
+//!
+//! Every function acts on the *calling thread* only (pid 0 in the kernel's calls), so a measuring
+//! thread configures itself before its loop. Nothing here may be called inside the measuring
+//! loop, and nothing here decides policy: refusals come back as [`Error`]s that name the call and
+//! the fix, and the caller chooses whether to degrade.
+
+use std::io;
+use std::path::PathBuf;
+
+use rtlab_model::measure::Policy;
+use rtlab_model::{CpuSet, Nanos};
+
+use crate::{Error, Result, Root};
+
+/// `SCHED_DEADLINE` (include/uapi/linux/sched.h); libc does not define it.
+const SCHED_DEADLINE: u32 = 6;
+
+/// CPUs a mask can describe: the kernel's NR_CPUS tops out at 8192.
+const MASK_CPUS: usize = 8192;
+const WORD_BITS: usize = libc::c_ulong::BITS as usize;
+/// The kernel's `cpumask` layout: an array of `unsigned long`, CPU n at bit n % W of word n / W.
+type Mask = [libc::c_ulong; MASK_CPUS / WORD_BITS];
+
+/// The fix for a refused real-time policy.
+const RT_FIX: &str = "run as root, or give the binary CAP_SYS_NICE \
+     (setcap cap_sys_nice+ep $(command -v rtlab)), or raise RLIMIT_RTPRIO \
+     (ulimit -r 99, or `@realtime - rtprio 99` in /etc/security/limits.conf)";
+
+/// `struct sched_attr` (include/uapi/linux/sched/types.h), `SCHED_ATTR_SIZE_VER1`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+    sched_util_min: u32,
+    sched_util_max: u32,
+}
+
+const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<SchedAttr>() as u32;
+const _: () = assert!(SCHED_ATTR_SIZE == 56);
+
+/// How a thread is scheduled: a policy, its priority (1–99 for fifo/rr, 0 otherwise) and, for
+/// SCHED_DEADLINE, its runtime, relative deadline and period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedParams {
+    /// The policy.
+    pub policy: Policy,
+    /// Real-time priority for fifo/rr (1–99); ignored (the kernel requires 0) for the others.
+    pub priority: u8,
+    /// SCHED_DEADLINE runtime (CPU time per period); required for deadline.
+    pub dl_runtime: Option<Nanos>,
+    /// SCHED_DEADLINE relative deadline; defaults to the period.
+    pub dl_deadline: Option<Nanos>,
+    /// SCHED_DEADLINE period; defaults to the deadline.
+    pub dl_period: Option<Nanos>,
+}
+
+impl SchedParams {
+    /// A fixed-priority real-time policy (`Fifo` or `Rr`) or a normal one with priority 0.
+    pub fn new(policy: Policy, priority: u8) -> SchedParams {
+        SchedParams {
+            policy,
+            priority,
+            dl_runtime: None,
+            dl_deadline: None,
+            dl_period: None,
+        }
+    }
+
+    /// SCHED_DEADLINE with `runtime` every `period` and the deadline equal to the period.
+    pub fn deadline(runtime: Nanos, period: Nanos) -> SchedParams {
+        SchedParams {
+            dl_runtime: Some(runtime),
+            dl_period: Some(period),
+            ..SchedParams::new(Policy::Deadline, 0)
+        }
+    }
+}
+
+/// The calling thread's kernel thread id (gettid), as shown in traces and `/proc/PID/task`.
+pub fn current_tid() -> u32 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    tid as u32
+}
+
+/// The CPUs the calling thread may run on (`sched_getaffinity(0)`).
+pub fn affinity() -> Result<CpuSet> {
+    let mut mask: Mask = [0; MASK_CPUS / WORD_BITS];
+    // SAFETY: `mask` is writable for `size_of_val(&mask)` bytes, the size passed; the kernel
+    // writes at most that many bytes (glibc zeroes any it does not write).
+    let rc = unsafe {
+        libc::sched_getaffinity(
+            0,
+            std::mem::size_of_val(&mask),
+            mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
+    if rc != 0 {
+        return Err(call_error("sched_getaffinity", io::Error::last_os_error()));
+    }
+    let mut cpus = CpuSet::new();
+    for (i, word) in mask.iter().enumerate() {
+        for bit in 0..WORD_BITS {
+            if word & (1 << bit) != 0 {
+                cpus.insert((i * WORD_BITS + bit) as u32);
+            }
+        }
+    }
+    Ok(cpus)
+}
+
+/// Restricts the calling thread to `cpus` (`sched_setaffinity(0)`).
+pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
+    let mut mask: Mask = [0; MASK_CPUS / WORD_BITS];
+    for cpu in cpus.iter() {
+        let cpu = cpu as usize;
+        if cpu >= MASK_CPUS {
+            return Err(Error::Unsupported {
+                what: format!("pinning to CPU {cpu}"),
+                why: format!("the kernel numbers CPUs below {MASK_CPUS}"),
+            });
+        }
+        mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
+    }
+    // SAFETY: `mask` is readable for the size passed; the kernel only reads it.
+    let rc = unsafe {
+        libc::sched_setaffinity(
+            0,
+            std::mem::size_of_val(&mask),
+            mask.as_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    let call = format!("sched_setaffinity(CPUs {cpus})");
+    Err(match err.raw_os_error() {
+        Some(libc::EINVAL) => Error::Unsupported {
+            what: call,
+            why: format!(
+                "none of these CPUs is online and allowed by this thread's cpuset \
+                 (online: {}); pick CPUs from the online set",
+                online_cpus_text()
+            ),
+        },
+        Some(libc::EBUSY) => Error::Unsupported {
+            what: call,
+            why: "this thread runs under SCHED_DEADLINE, whose affinity must span its whole \
+                  root domain; leave deadline threads unpinned, or give the CPU an exclusive \
+                  cpuset partition of its own"
+                .to_string(),
+        },
+        Some(libc::EPERM) => Error::PermissionDenied {
+            path: PathBuf::from(call),
+            fix: "run as root or with CAP_SYS_NICE".to_string(),
+        },
+        _ => call_error(&call, err),
+    })
+}
+
+/// Switches the calling thread to `p`: fifo/rr with `p.priority` through
+/// `sched_setscheduler`; other/batch/idle with priority 0; deadline through `sched_setattr`
+/// (the deadline defaults to the period, the period to the deadline).
+///
+/// Refusals name the fix: missing privileges, a deadline thread pinned to part of its root
+/// domain, bandwidth refused by admission control, or invalid parameters.
+pub fn set_current_thread_policy(p: &SchedParams) -> Result<()> {
+    match p.policy {
+        Policy::Fifo | Policy::Rr => set_scheduler(p.policy, p.priority),
+        Policy::Other | Policy::Batch | Policy::Idle => set_scheduler(p.policy, 0),
+        Policy::Deadline => set_deadline(p),
+    }
+}
+
+fn set_scheduler(policy: Policy, priority: u8) -> Result<()> {
+    let number = match policy {
+        Policy::Fifo => libc::SCHED_FIFO,
+        Policy::Rr => libc::SCHED_RR,
+        Policy::Other => libc::SCHED_OTHER,
+        Policy::Batch => libc::SCHED_BATCH,
+        Policy::Idle => libc::SCHED_IDLE,
+        Policy::Deadline => unreachable!("deadline goes through sched_setattr"),
+    };
+    let param = libc::sched_param {
+        sched_priority: priority.into(),
+    };
+    // SAFETY: `param` is a valid sched_param that the kernel only reads; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setscheduler(0, number, &param) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    let call = format!(
+        "sched_setscheduler(SCHED_{}, priority {priority})",
+        policy.as_str().to_uppercase()
+    );
+    Err(match err.raw_os_error() {
+        Some(libc::EPERM) => Error::PermissionDenied {
+            path: PathBuf::from(call),
+            fix: format!(
+                "{RT_FIX} (RLIMIT_RTPRIO is now {}); if already privileged, the thread's cpu \
+                 cgroup may grant no real-time time (cpu.rt_runtime_us = 0 with \
+                 CONFIG_RT_GROUP_SCHED)",
+                rtprio_text()
+            ),
+        },
+        Some(libc::EINVAL) if policy.takes_priority() => Error::Unsupported {
+            what: call,
+            why: "SCHED_FIFO and SCHED_RR take a priority from 1 to 99".to_string(),
+        },
+        _ => call_error(&call, err),
+    })
+}
+
+fn set_deadline(p: &SchedParams) -> Result<()> {
+    let runtime = p.dl_runtime.map_or(0, Nanos::get);
+    let deadline = p.dl_deadline.or(p.dl_period).map_or(0, Nanos::get);
+    let period = p.dl_period.or(p.dl_deadline).map_or(0, Nanos::get);
+    let call = format!(
+        "sched_setattr(SCHED_DEADLINE, runtime {runtime} ns, deadline {deadline} ns, \
+         period {period} ns)"
+    );
+    if let Err(why) = check_deadline(runtime, deadline, period) {
+        return Err(Error::Unsupported { what: call, why });
+    }
+    let attr = SchedAttr {
+        size: SCHED_ATTR_SIZE,
+        sched_policy: SCHED_DEADLINE,
+        sched_runtime: runtime,
+        sched_deadline: deadline,
+        sched_period: period,
+        ..SchedAttr::default()
+    };
+    // SAFETY: `attr` is a valid, fully initialised sched_attr whose `size` field matches its
+    // layout; the kernel only reads it. pid 0 is this thread, flags must be 0.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    Err(match err.raw_os_error() {
+        Some(libc::EPERM) => deadline_eperm(call),
+        Some(libc::EBUSY) => Error::Unsupported {
+            what: call,
+            why: format!(
+                "admission control refused the bandwidth: runtime/period ({:.1}% of a CPU) \
+                 does not fit in what SCHED_DEADLINE may still use on these CPUs \
+                 (kernel.sched_rt_runtime_us / sched_rt_period_us per CPU, minus other \
+                 deadline tasks); use a smaller runtime or a longer period",
+                runtime as f64 * 100.0 / period as f64
+            ),
+        },
+        Some(libc::EINVAL) => Error::Unsupported {
+            what: call,
+            why: format!(
+                "the kernel rejected these parameters: it needs 1024 ns <= runtime <= \
+                 deadline <= period, and a period between kernel.sched_deadline_period_min_us \
+                 and kernel.sched_deadline_period_max_us ({})",
+                period_limits_text()
+            ),
+        },
+        _ => call_error(&call, err),
+    })
+}
+
+/// The kernel's `__checkparam_dl` rules, checked first so the message says which one failed.
+fn check_deadline(runtime: u64, deadline: u64, period: u64) -> std::result::Result<(), String> {
+    if runtime == 0 {
+        return Err("SCHED_DEADLINE needs a runtime (CPU time per period)".to_string());
+    }
+    if deadline == 0 {
+        return Err("SCHED_DEADLINE needs a period or a deadline".to_string());
+    }
+    if runtime < 1024 {
+        return Err(format!(
+            "runtime {runtime} ns is below the kernel's minimum of 1024 ns"
+        ));
+    }
+    if runtime > deadline {
+        return Err(format!(
+            "runtime {runtime} ns exceeds the deadline {deadline} ns"
+        ));
+    }
+    if deadline > period {
+        return Err(format!(
+            "deadline {deadline} ns exceeds the period {period} ns"
+        ));
+    }
+    if period >= 1 << 63 {
+        return Err(format!("period {period} ns is too large"));
+    }
+    Ok(())
+}
+
+/// EPERM from sched_setattr(SCHED_DEADLINE): a pinned thread, or missing privileges.
+fn deadline_eperm(call: String) -> Error {
+    let allowed = affinity().ok();
+    let online = Root::host()
+        .read_trimmed("/sys/devices/system/cpu/online")
+        .and_then(|text| CpuSet::parse_list(&text).ok());
+    let pinned = match (&allowed, &online) {
+        (Some(allowed), Some(online)) => !online.is_subset(allowed),
+        _ => false,
+    };
+    let fix = if pinned {
+        format!(
+            "this thread may only run on CPUs {} (set by pinning, taskset or its cpuset \
+             cgroup) but the kernel admits a SCHED_DEADLINE task only \
+             when its affinity spans its whole root domain (here the online CPUs {}), because \
+             deadline bandwidth is accounted per root domain; leave the deadline thread \
+             unpinned, or put its CPU in its own exclusive cpuset partition \
+             (cpuset.cpu_exclusive=1 with sched_load_balance=0 in the parent) so the CPU is a \
+             root domain of its own",
+            allowed
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            online.as_ref().map(ToString::to_string).unwrap_or_default()
+        )
+    } else {
+        "SCHED_DEADLINE needs CAP_SYS_NICE (RLIMIT_RTPRIO does not grant it): run as root, or \
+         give the binary CAP_SYS_NICE (setcap cap_sys_nice+ep $(command -v rtlab))"
+            .to_string()
+    };
+    Error::PermissionDenied {
+        path: PathBuf::from(call),
+        fix,
+    }
+}
+
+/// The calling thread's policy and real-time priority (0 for non-real-time policies).
+pub fn current_thread_policy() -> Result<(Policy, u8)> {
+    let p = current_thread_params()?;
+    Ok((p.policy, p.priority))
+}
+
+/// The calling thread's full scheduling parameters, deadline ones included (`sched_getattr`).
+pub fn current_thread_params() -> Result<SchedParams> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: `attr` is writable for SCHED_ATTR_SIZE bytes, the size passed; the kernel writes
+    // at most that many. pid 0 is this thread, flags must be 0.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            SCHED_ATTR_SIZE,
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(call_error("sched_getattr", io::Error::last_os_error()));
+    }
+    let policy = match attr.sched_policy {
+        p if p == libc::SCHED_OTHER as u32 => Policy::Other,
+        p if p == libc::SCHED_FIFO as u32 => Policy::Fifo,
+        p if p == libc::SCHED_RR as u32 => Policy::Rr,
+        p if p == libc::SCHED_BATCH as u32 => Policy::Batch,
+        p if p == libc::SCHED_IDLE as u32 => Policy::Idle,
+        SCHED_DEADLINE => {
+            return Ok(SchedParams {
+                dl_runtime: Some(Nanos(attr.sched_runtime)),
+                dl_deadline: Some(Nanos(attr.sched_deadline)),
+                dl_period: Some(Nanos(attr.sched_period)),
+                ..SchedParams::new(Policy::Deadline, 0)
+            });
+        }
+        other => {
+            return Err(Error::Unsupported {
+                what: "sched_getattr".to_string(),
+                why: format!("the thread runs under policy {other}, which rtlab does not know"),
+            });
+        }
+    };
+    Ok(SchedParams::new(policy, attr.sched_priority as u8))
+}
+
+/// Names the calling thread (prctl PR_SET_NAME), as shown in `ps -L`, `top -H` and traces;
+/// truncated to the kernel's 15 bytes (at a character boundary) and at any NUL.
+pub fn set_current_thread_name(name: &str) {
+    let mut buf = [0u8; 16];
+    let mut len = name.find('\0').unwrap_or(name.len()).min(15);
+    while !name.is_char_boundary(len) {
+        len -= 1;
+    }
+    buf[..len].copy_from_slice(&name.as_bytes()[..len]);
+    // SAFETY: `buf` is a NUL-terminated buffer of 16 bytes, which PR_SET_NAME reads at most.
+    unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr()) };
+}
+
+/// The calling thread's name (prctl PR_GET_NAME).
+pub fn current_thread_name() -> String {
+    let mut buf = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL included, into `buf`.
+    unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) };
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..len]).into_owned()
+}
+
+fn call_error(call: &str, source: io::Error) -> Error {
+    Error::Io {
+        path: PathBuf::from(call),
+        source,
+    }
+}
+
+fn online_cpus_text() -> String {
+    Root::host()
+        .read_trimmed("/sys/devices/system/cpu/online")
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn rtprio_text() -> String {
+    match crate::mem::soft_limit(crate::mem::Limit::RtPrio) {
+        None => "unlimited".to_string(),
+        Some(limit) => limit.to_string(),
+    }
+}
+
+fn period_limits_text() -> String {
+    let root = Root::host();
+    let read = |name: &str| {
+        root.read_trimmed(format!("/proc/sys/kernel/{name}"))
+            .unwrap_or_else(|| "?".to_string())
+    };
+    format!(
+        "here {}..{} us",
+        read("sched_deadline_period_min_us"),
+        read("sched_deadline_period_max_us")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Deadline tests reserve bandwidth of the whole machine: one at a time.
+    static DEADLINE: Mutex<()> = Mutex::new(());
+
+    fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::spawn(f).join().unwrap()
+    }
+
+    fn online() -> CpuSet {
+        CpuSet::parse_list(&online_cpus_text()).unwrap()
+    }
+
+    #[test]
+    fn names_and_identifies_the_thread() {
+        on_new_thread(|| {
+            assert_ne!(current_tid(), std::process::id());
+            set_current_thread_name("rtlab/3");
+            assert_eq!(current_thread_name(), "rtlab/3");
+            set_current_thread_name("rtlab/measure-cpu-12345");
+            assert_eq!(current_thread_name(), "rtlab/measure-c");
+            set_current_thread_name("ééééééééé");
+            assert_eq!(current_thread_name(), "ééééééé");
+        });
+    }
+
+    #[test]
+    fn pins_a_thread_and_reads_the_affinity_back() {
+        on_new_thread(|| {
+            let all = affinity().unwrap();
+            let last = CpuSet::from_cpus([all.last().unwrap()]);
+            pin_current_thread(&last).unwrap();
+            assert_eq!(affinity().unwrap(), last);
+            // SAFETY: sched_getcpu has no preconditions.
+            assert_eq!(Some(unsafe { libc::sched_getcpu() } as u32), last.first());
+            pin_current_thread(&all).unwrap();
+            assert_eq!(affinity().unwrap(), all);
+            let err = pin_current_thread(&CpuSet::from_cpus([8000])).unwrap_err();
+            assert!(err.to_string().contains("online"), "{err}");
+        });
+    }
+
+    #[test]
+    fn sets_fixed_priority_policies_and_reads_them_back() {
+        let seen = on_new_thread(|| {
+            let mut seen = vec![];
+            for (policy, prio) in [
+                (Policy::Fifo, 10),
+                (Policy::Rr, 20),
+                (Policy::Batch, 0),
+                (Policy::Idle, 5),
+                (Policy::Other, 0),
+            ] {
+                set_current_thread_policy(&SchedParams::new(policy, prio)).unwrap();
+                seen.push(current_thread_policy().unwrap());
+            }
+            seen
+        });
+        let want = [
+            (Policy::Fifo, 10),
+            (Policy::Rr, 20),
+            (Policy::Batch, 0),
+            (Policy::Idle, 0),
+            (Policy::Other, 0),
+        ];
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn refuses_priorities_outside_1_to_99() {
+        for prio in [0, 100] {
+            let err = on_new_thread(move || {
+                set_current_thread_policy(&SchedParams::new(Policy::Fifo, prio)).unwrap_err()
+            });
+            assert!(err.to_string().contains("from 1 to 99"), "{err}");
+        }
+    }
+
+    #[test]
+    fn checks_deadline_parameters_before_the_kernel() {
+        let bad = |runtime: Option<u64>, deadline: Option<u64>, period: Option<u64>| {
+            let p = SchedParams {
+                dl_runtime: runtime.map(Nanos),
+                dl_deadline: deadline.map(Nanos),
+                dl_period: period.map(Nanos),
+                ..SchedParams::new(Policy::Deadline, 0)
+            };
+            on_new_thread(move || set_current_thread_policy(&p).unwrap_err().to_string())
+        };
+        assert!(bad(None, None, Some(1_000_000)).contains("needs a runtime"));
+        assert!(bad(Some(1000), None, None).contains("needs a period"));
+        assert!(bad(Some(1000), None, Some(1_000_000)).contains("1024 ns"));
+        assert!(bad(Some(2_000_000), None, Some(1_000_000)).contains("exceeds the deadline"));
+        let msg = bad(Some(100_000), Some(2_000_000), Some(1_000_000));
+        assert!(
+            msg.contains("deadline 2000000 ns exceeds the period"),
+            "{msg}"
+        );
+        // Accepted by our checks, refused by the kernel: a period below its minimum.
+        let msg = bad(Some(10_000), None, Some(20_000));
+        assert!(msg.contains("sched_deadline_period_min_us"), "{msg}");
+    }
+
+    #[test]
+    fn deadline_on_an_unpinned_thread_is_admitted() {
+        let _one = DEADLINE.lock().unwrap_or_else(|e| e.into_inner());
+        let p = SchedParams::deadline(Nanos::from_us(100), Nanos::from_ms(1));
+        let (spans_all, got, pin) = on_new_thread(move || {
+            let spans_all = online().is_subset(&affinity().unwrap());
+            let got = set_current_thread_policy(&p).and_then(|()| current_thread_params());
+            // Narrowing a deadline thread's affinity is refused too (EBUSY).
+            let pin = pin_current_thread(&CpuSet::from_cpus([0]));
+            (spans_all, got, pin)
+        });
+        eprintln!("deadline unpinned: {got:?}; then pinning: {pin:?}");
+        if spans_all {
+            let want = SchedParams {
+                dl_deadline: Some(Nanos::from_ms(1)),
+                ..p
+            };
+            assert_eq!(got.unwrap(), want);
+            if online().len() > 1 {
+                let err = pin.unwrap_err().to_string();
+                assert!(err.contains("SCHED_DEADLINE"), "{err}");
+            }
+        } else {
+            eprintln!("the test process is pinned: expecting the root-domain refusal");
+            assert!(got.unwrap_err().to_string().contains("root domain"));
+        }
+    }
+
+    #[test]
+    fn deadline_on_a_pinned_thread_is_refused_with_the_root_domain_explained() {
+        if online().len() < 2 {
+            eprintln!("one CPU online: pinning cannot narrow the root domain; skipped");
+            return;
+        }
+        let _one = DEADLINE.lock().unwrap_or_else(|e| e.into_inner());
+        let err = on_new_thread(|| {
+            pin_current_thread(&CpuSet::from_cpus([online().last().unwrap()])).unwrap();
+            let p = SchedParams::deadline(Nanos::from_us(100), Nanos::from_ms(1));
+            set_current_thread_policy(&p).unwrap_err()
+        });
+        assert!(matches!(err, Error::PermissionDenied { .. }), "{err:?}");
+        let msg = err.to_string();
+        eprintln!("deadline pinned: {msg}");
+        assert!(msg.contains("whole root domain"), "{msg}");
+        assert!(msg.contains("exclusive cpuset partition"), "{msg}");
+    }
+
+    #[test]
+    fn deadline_beyond_the_machine_is_refused_by_admission_control() {
+        let _one = DEADLINE.lock().unwrap_or_else(|e| e.into_inner());
+        // Each thread asks for 90% of a CPU; the machine has at most 95% of each CPU for
+        // deadline tasks, so one thread more than there are CPUs cannot fit.
+        let p = SchedParams::deadline(Nanos::from_us(900), Nanos::from_ms(1));
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let wait = std::sync::Arc::new(Mutex::new(wait));
+        let mut threads = Vec::new();
+        let mut results = Vec::new();
+        for _ in 0..=online().len() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let wait = wait.clone();
+            threads.push(std::thread::spawn(move || {
+                tx.send(set_current_thread_policy(&p)).unwrap();
+                let _ = wait.lock().unwrap().recv();
+            }));
+            results.push(rx.recv().unwrap());
+        }
+        drop(release);
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let err = results.pop().unwrap().unwrap_err().to_string();
+        eprintln!("deadline over capacity: {err}");
+        assert!(err.contains("admission control"), "{err}");
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+    }
+}
