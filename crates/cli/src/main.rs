@@ -1,1 +1,83 @@
-fn main() {}
+//! The `rtlab` binary: parses the command line, hands each command to its room, prints errors
+//! as one actionable line, and maps outcomes to exit statuses (see [`exit`]).
+//!
+//! This is the only crate that knows clap or the terminal; the rooms return data.
+
+// A binary: `pub` items are visible to the crate only, as intended.
+#![allow(unreachable_pub)]
+
+mod args;
+mod console;
+mod docs_cmd;
+mod exit;
+mod measure_cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use sys::Root;
+
+use crate::args::{Cli, Command};
+use crate::exit::{Exit, UsageError};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let root = cli.root.clone().map_or_else(Root::host, Root::at);
+    let outcome = match &cli.command {
+        Command::Measure(args) => measure_cmd::run(args, &root),
+        Command::Completions { shell } => {
+            docs_cmd::completions(*shell);
+            Ok(Exit::Ok)
+        }
+        Command::Man { out } => docs_cmd::man_pages(out).map(|pages| {
+            for p in pages {
+                println!("{p}");
+            }
+            Exit::Ok
+        }),
+    };
+    match outcome {
+        Ok(exit) => exit.code(),
+        Err(err) => {
+            if let Some(usage) = err.downcast_ref::<UsageError>() {
+                console::error(&usage.0);
+            } else {
+                console::error(&format!("{err:#}"));
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// clap's errors, as one line (help and version are printed in full, exit 0).
+fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let message = first.strip_prefix("error: ").unwrap_or(first);
+            let tip = text
+                .lines()
+                .map(str::trim)
+                .find_map(|l| l.strip_prefix("tip: "))
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default();
+            console::error(&format!("{message}{tip}; see `rtlab --help`"));
+            ExitCode::from(2)
+        }
+    }
+}

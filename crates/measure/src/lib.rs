@@ -1,1 +1,23 @@
-//! rtlab measure
+//! rtlab's latency engine: how late does a periodic real-time thread wake up, on every CPU?
+//!
+//! One thread per measured CPU sleeps to absolute deadlines on CLOCK_MONOTONIC and records
+//! `wake-up time − deadline` ([`sampler`]) into lock-free per-CPU state ([`cell`]) that the
+//! main thread reads while the run goes on (live view, crash-safe checkpoints). [`run`]
+//! orchestrates a run and leaves the machine as it found it; [`Config`] holds the validated
+//! parameters; [`Clock`] is the seam that lets tests replace time with a script.
+//!
+//! This room returns data and never prints: the CLI decides where output goes, through the
+//! [`Observer`] it passes in.
+
+pub mod cell;
+pub mod clock;
+pub mod config;
+pub mod preflight;
+mod result;
+pub mod run;
+mod sampler;
+mod seqlock;
+
+pub use clock::{Clock, FakeClock, FakeScript, RealClock};
+pub use config::{Config, ConfigError, Request, RunLength};
+pub use run::{ClockChoice, Environment, NoObserver, Observer, RunError, run};

@@ -1,0 +1,287 @@
+//! The command line, defined once: clap derives `--help`, the man pages and the shell
+//! completions from these structs. Values are parsed into typed form here (time values with
+//! units, CPU selectors); what combinations make sense is decided by the rooms.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use model::measure::Policy;
+use model::nanos::parse_nanos;
+use model::{CpuSpec, Nanos};
+
+const ABOUT: &str = "Make a Linux machine's real-time behaviour visible, explainable and fixable";
+
+const LONG_ABOUT: &str = "\
+rtlab measures how late real-time threads wake up on every CPU, and will audit, tune, trace \
+and explain what gets in their way. It is one tool for the work that otherwise takes \
+cyclictest, rtla, rteval, tuned and tuna together.";
+
+const EXIT_STATUS: &str = "\
+EXIT STATUS:
+    0    the command ran and every verdict passed
+    1    the command ran and a verdict failed (latency over --fail-above, --break fired)
+    2    bad input or a setup error (the message says which value and how to fix it)
+    130  interrupted by SIGINT or SIGTERM (the result is kept, with status \"interrupted\")";
+
+/// rtlab's command line.
+#[derive(Debug, Parser)]
+#[command(name = "rtlab", version, about = ABOUT, long_about = LONG_ABOUT, after_long_help = EXIT_STATUS)]
+pub struct Cli {
+    /// Read kernel files (procfs, sysfs, tracefs) under DIR instead of / — for captured trees
+    /// and tests.
+    #[arg(long, global = true, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure wake-up latency on every CPU, cyclictest-style, with exact tails.
+    #[command(long_about = MEASURE_LONG, after_long_help = MEASURE_AFTER)]
+    Measure(Box<MeasureArgs>),
+    /// Print a shell completion script to standard output.
+    #[command(
+        long_about = "Print a completion script for SHELL to standard output, e.g.\n\n    \
+        rtlab completions bash > /etc/bash_completion.d/rtlab\n    \
+        rtlab completions zsh > \"${fpath[1]}/_rtlab\""
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (rtlab.1 and one per command) into a directory.
+    Man {
+        /// Directory to write into (created if missing).
+        #[arg(long, short, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+const MEASURE_LONG: &str = "\
+Measure how late a periodic real-time thread wakes up. One thread per measured CPU sleeps to \
+an absolute deadline on CLOCK_MONOTONIC, every --interval, and records `wake-up time - \
+deadline` in nanoseconds: minimum, mean, standard deviation, percentiles up to p99.999 and the \
+exact maximum per CPU, a histogram that never drops a sample, the worst samples with their \
+cycle numbers, and the per-second maximum over time.
+
+The run holds /dev/cpu_dma_latency at 0, locks memory and pre-faults the threads' stacks, \
+shows a live per-CPU view on a terminal, and ends with a per-CPU table. --json FILE keeps the \
+whole result (schema rtlab.measure/1), rewritten atomically every --checkpoint so a crash or \
+power loss loses at most one interval. SIGINT or SIGTERM ends the run early with status \
+\"interrupted\"; nothing rtlab changed is left behind.
+
+Needs root, or CAP_SYS_NICE (and CAP_IPC_LOCK for memory locking), for real-time policies.";
+
+const MEASURE_AFTER: &str = "\
+EXAMPLES:
+    rtlab measure                              every CPU, 1 ms, 60 s, SCHED_FIFO 95
+    rtlab measure --cpus 2-7 --duration 10m --json run.json
+    rtlab measure --cpus '!0' --break 150us    stop and freeze the kernel trace at a spike
+    rtlab measure --duration 1h --fail-above 100us --quiet   gate a CI pipeline
+    rtlab measure --format cyclictest --histogram 400us > hist.txt   OSADL-style plot input
+
+CYCLICTEST EQUIVALENTS:
+    cyclictest -S -m -p 95 -i 1000 -D 60     rtlab measure -p 95 -i 1ms -D 60s
+    cyclictest -b 150 --tracemark            rtlab measure --break 150us
+    cyclictest -h 400 -q                     rtlab measure --format cyclictest --histogram 400us
+
+EXIT STATUS:
+    0    every CPU's maximum within --fail-above (or no threshold given)
+    1    --fail-above exceeded, or --break fired
+    2    bad input or setup error
+    130  interrupted by SIGINT/SIGTERM";
+
+/// What `rtlab measure` prints to standard output at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MeasureFormat {
+    /// A per-CPU table with percentiles, in microseconds.
+    Table,
+    /// The full result document (schema rtlab.measure/1).
+    Json,
+    /// cyclictest's summary lines, or its -h histogram layout with --histogram.
+    Cyclictest,
+}
+
+/// Scheduling policies as typed on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO: run until done or preempted by a higher priority.
+    Fifo,
+    /// SCHED_RR: like fifo with a time slice among equal priorities.
+    Rr,
+    /// SCHED_OTHER: the normal fair scheduler (not real-time).
+    Other,
+    /// SCHED_BATCH: fair scheduler, treated as CPU-bound.
+    Batch,
+    /// SCHED_IDLE: runs only when nothing else wants the CPU.
+    Idle,
+    /// SCHED_DEADLINE: earliest-deadline-first with a reserved runtime per period.
+    Deadline,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::Fifo => Policy::Fifo,
+            PolicyArg::Rr => Policy::Rr,
+            PolicyArg::Other => Policy::Other,
+            PolicyArg::Batch => Policy::Batch,
+            PolicyArg::Idle => Policy::Idle,
+            PolicyArg::Deadline => Policy::Deadline,
+        }
+    }
+}
+
+/// Options of `rtlab measure`.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// CPUs to measure: a list like 0-3,6, `all`, or `!0` (all but 0). Default: every CPU this
+    /// process may run on. Offline or unknown CPUs are an error.
+    #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
+    pub cpus: Option<CpuSpec>,
+
+    /// Period of each measuring thread (ns, us, ms, s). At least 20us.
+    #[arg(short, long, value_name = "TIME", value_parser = parse_time, default_value = "1ms", help_heading = "What to measure")]
+    pub interval: Nanos,
+
+    /// How long to measure (s, m, h, d), e.g. 60s, 10m, 3h, 2d. Default 60s.
+    #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time, conflicts_with = "cycles", help_heading = "What to measure")]
+    pub duration: Option<Nanos>,
+
+    /// Measure this many periods per CPU instead of a duration (a period missed by a late
+    /// wake-up counts as an overrun).
+    #[arg(short = 'l', long, value_name = "N", help_heading = "What to measure")]
+    pub cycles: Option<u64>,
+
+    /// Wake all threads at the same instant. By default their deadlines are spread over the
+    /// period so they do not all wake together.
+    #[arg(long, help_heading = "What to measure")]
+    pub aligned: bool,
+
+    /// Real-time priority of the measuring threads, 1-98 (fifo and rr).
+    #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(0..=99), help_heading = "Scheduling")]
+    pub priority: Option<u8>,
+
+    /// Allow --priority 99, which starves kernel threads that need it (migration, watchdogs).
+    #[arg(long, help_heading = "Scheduling")]
+    pub allow_prio_99: bool,
+
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value = "fifo", help_heading = "Scheduling")]
+    pub policy: PolicyArg,
+
+    /// SCHED_DEADLINE runtime reserved per period (with --policy deadline).
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Scheduling")]
+    pub dl_runtime: Option<Nanos>,
+
+    /// SCHED_DEADLINE period (with --policy deadline). Default: the interval.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Scheduling")]
+    pub dl_period: Option<Nanos>,
+
+    /// Pin rtlab's other threads to these CPUs (cyclictest's --mainaffinity).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Scheduling")]
+    pub main_cpu: Option<CpuSpec>,
+
+    /// Do not lock memory or pre-fault stacks (page faults may then land in measurements).
+    #[arg(long, help_heading = "System state")]
+    pub no_mlock: bool,
+
+    /// Hold /dev/cpu_dma_latency at this value during the run (keeps CPUs out of deep idle
+    /// states), or `off`. Recorded in the result.
+    #[arg(long, value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
+    pub dma_latency: DmaLatency,
+
+    /// Stop at the first wake-up later than TIME, write a marker naming the CPU, latency and
+    /// cycle to tracefs trace_marker, and switch tracing off so the kernel trace around the
+    /// spike is kept (cyclictest -b --tracemark).
+    #[arg(short = 'b', long = "break", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    pub break_threshold: Option<Nanos>,
+
+    /// Run to the end, then exit 1 if any CPU's maximum exceeded TIME.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    pub fail_above: Option<Nanos>,
+
+    /// Keep the N worst samples per CPU, with their time and cycle number.
+    #[arg(long, value_name = "N", default_value_t = 32, help_heading = "Output")]
+    pub spikes: u32,
+
+    /// Write the result document (JSON, schema rtlab.measure/1) to FILE, rewritten atomically
+    /// every --checkpoint during the run.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+
+    /// How often --json FILE is rewritten during the run.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "10s", help_heading = "Output")]
+    pub checkpoint: Nanos,
+
+    /// What to print on standard output at the end.
+    #[arg(long, value_enum, default_value = "table", help_heading = "Output")]
+    pub format: MeasureFormat,
+
+    /// With --format cyclictest: print cyclictest's -h histogram layout with one row per
+    /// microsecond up to TIME (samples above it count as overflows).
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Output")]
+    pub histogram: Option<Nanos>,
+
+    /// No live view, progress or warnings on standard error; only the final output.
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Replace the clock with scripted latencies (testing only; nothing is measured).
+    #[arg(long, value_name = "SCRIPT", hide = true)]
+    pub fake_clock: Option<String>,
+}
+
+/// `--dma-latency`: a request in microseconds, or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaLatency(pub Option<u32>);
+
+fn parse_time(text: &str) -> Result<Nanos, String> {
+    parse_nanos(text).map_err(|e| e.to_string())
+}
+
+fn parse_cpu_spec(text: &str) -> Result<CpuSpec, String> {
+    CpuSpec::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_dma_latency(text: &str) -> Result<DmaLatency, String> {
+    if text.trim().eq_ignore_ascii_case("off") {
+        return Ok(DmaLatency(None));
+    }
+    let value = parse_time(text)?;
+    if value.get() % 1_000 != 0 {
+        return Err(format!(
+            "'{text}' is not a whole number of microseconds (the kernel takes us)"
+        ));
+    }
+    let us = u32::try_from(value.get() / 1_000)
+        .ok()
+        .filter(|&us| us <= i32::MAX as u32)
+        .ok_or_else(|| format!("'{text}' is too large for /dev/cpu_dma_latency"))?;
+    Ok(DmaLatency(Some(us)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn dma_latency_values() {
+        assert_eq!(parse_dma_latency("off"), Ok(DmaLatency(None)));
+        assert_eq!(parse_dma_latency("0"), Ok(DmaLatency(Some(0))));
+        assert_eq!(parse_dma_latency("10us"), Ok(DmaLatency(Some(10))));
+        assert!(parse_dma_latency("10").is_err());
+        assert!(parse_dma_latency("1500ns").is_err());
+    }
+}

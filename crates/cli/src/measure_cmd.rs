@@ -1,0 +1,222 @@
+//! `rtlab measure`: turns the arguments into a [`measure::Config`], runs it with a live view
+//! and crash-safe checkpoints, prints the chosen format, and decides the exit status.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use measure::{ClockChoice, Config, Environment, FakeScript, Observer, Request};
+use model::measure::{MeasureRun, Progress, RunStatus};
+use model::{CpuSet, CpuSpec, Nanos};
+use sys::Root;
+
+use crate::args::{MeasureArgs, MeasureFormat};
+use crate::console::{self, Console};
+use crate::exit::{Exit, UsageError};
+
+/// Runs `rtlab measure`.
+pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
+    let fake = args
+        .fake_clock
+        .as_deref()
+        .map(FakeScript::parse)
+        .transpose()
+        .map_err(UsageError)?;
+    let config = config_from_args(args, root, fake.is_some())?;
+    if let Some(path) = &args.json {
+        sys::fs::check_creatable(path)
+            .map_err(|e| UsageError(format!("--json {}: {e}", path.display())))?;
+    }
+    if args.histogram.is_some() && args.format != MeasureFormat::Cyclictest {
+        return Err(UsageError(
+            "--histogram shapes --format cyclictest output; add --format cyclictest".into(),
+        )
+        .into());
+    }
+
+    let env = Environment {
+        root: root.clone(),
+        clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
+    };
+    let mut console = Console::new(args.quiet);
+    let mut observer = CliObserver {
+        console: &mut console,
+        json: args.json.as_deref(),
+        table: args.format == MeasureFormat::Table,
+        checkpoint_error: None,
+    };
+    let run = measure::run(&config, &env, &mut observer).map_err(|e| UsageError(e.to_string()))?;
+    let checkpoint_error = observer.checkpoint_error.take();
+    console.clear_live();
+    if let Some(e) = checkpoint_error {
+        console.warn(&format!(
+            "a checkpoint of {} could not be written: {e}",
+            display(args.json.as_deref())
+        ));
+    }
+
+    if let Some(path) = &args.json {
+        write_result(path, &run)
+            .with_context(|| format!("writing the result to {}", path.display()))?;
+    }
+    let text = match args.format {
+        MeasureFormat::Table => report::table::measure_table(&run),
+        MeasureFormat::Json => run.to_json(),
+        MeasureFormat::Cyclictest => match args.histogram {
+            Some(limit) => {
+                let rows = limit.get().div_ceil(1_000).max(1);
+                let head = report::cyclictest::dma_latency_line(&run)
+                    .map(|l| l + "\n")
+                    .unwrap_or_default();
+                head + &report::cyclictest::histogram(&run, rows, false)
+            }
+            None => report::cyclictest::summary(&run),
+        },
+    };
+    console::print_stdout(&text).context("writing to standard output")?;
+    Ok(verdict(&run, &config, &mut console))
+}
+
+/// Exit status from the finished run.
+fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
+    if let Some(event) = &run.break_event {
+        console.note(&format!(
+            "--break: CPU {} woke {} late at cycle {}{}",
+            event.cpu,
+            Nanos(event.latency_ns),
+            event.cycle,
+            match &event.tracefs {
+                Some(dir) => format!("; tracing is now off to keep the trace: read {dir}/trace, then `echo 1 > {dir}/tracing_on`"),
+                None => "; no trace was frozen".to_string(),
+            }
+        ));
+    }
+    let mut failed = run.status == RunStatus::BrokeThreshold;
+    if let Some(limit) = config.fail_above {
+        for cpu in run
+            .cpus
+            .iter()
+            .filter(|c| c.raw.count > 0 && c.raw.max_ns > limit.get())
+        {
+            console.note(&format!(
+                "CPU {}: max latency {} exceeds --fail-above {limit}",
+                cpu.cpu,
+                Nanos(cpu.raw.max_ns)
+            ));
+            failed = true;
+        }
+    }
+    match (failed, run.status) {
+        (true, _) => Exit::VerdictFailed,
+        (false, RunStatus::Interrupted) => Exit::Interrupted,
+        _ => Exit::Ok,
+    }
+}
+
+/// Resolves CPU selectors against the machine and validates the combination.
+fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Config> {
+    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
+    let online = sys::cpu::online(root).context("reading the online CPUs")?;
+    let allowed = if root.is_host() && !fake {
+        sys::sched::affinity().context("reading this process's CPU affinity")?
+    } else {
+        online.clone()
+    };
+    let resolve = |spec: &CpuSpec, flag: &str| -> Result<CpuSet> {
+        spec.resolve(&possible, &online, &allowed)
+            .map_err(|e| UsageError(format!("{flag} {spec}: {e}")).into())
+    };
+    let cpus = resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?;
+    let main_cpus = args
+        .main_cpu
+        .as_ref()
+        .map(|s| resolve(s, "--main-cpu"))
+        .transpose()?;
+    let request = Request {
+        cpus,
+        interval: Some(args.interval),
+        duration: args.duration,
+        cycles: args.cycles,
+        aligned: args.aligned,
+        policy: Some(args.policy.into()),
+        priority: args.priority,
+        allow_prio_99: args.allow_prio_99,
+        dl_runtime: args.dl_runtime,
+        dl_period: args.dl_period,
+        main_cpus,
+        no_mlock: args.no_mlock,
+        dma_latency_us: Some(args.dma_latency.0),
+        break_threshold: args.break_threshold,
+        fail_above: args.fail_above,
+        spikes: Some(args.spikes),
+        checkpoint: Some(args.checkpoint),
+    };
+    Config::from_request(&request).map_err(|e| UsageError(e.to_string()).into())
+}
+
+fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
+    sys::fs::write_atomically(path, run.to_json().as_bytes())?;
+    Ok(())
+}
+
+fn display(path: Option<&Path>) -> String {
+    path.map_or_else(
+        || "the result file".to_string(),
+        |p| p.display().to_string(),
+    )
+}
+
+/// Live view on the terminal, checkpoints to the result file.
+struct CliObserver<'a> {
+    console: &'a mut Console,
+    json: Option<&'a Path>,
+    table: bool,
+    checkpoint_error: Option<String>,
+}
+
+impl Observer for CliObserver<'_> {
+    fn started(&mut self, run: &MeasureRun) {
+        if self.table && !run.warnings.is_empty() {
+            // The table repeats them in full at the end; name them now, early.
+            let codes: Vec<&str> = run.warnings.iter().map(|w| w.code.as_str()).collect();
+            self.console.warn(&format!(
+                "{} condition(s) affect these figures ({}); details follow the table",
+                codes.len(),
+                codes.join(", ")
+            ));
+        } else {
+            for w in &run.warnings {
+                self.console.warn(&w.message);
+            }
+        }
+        if self.console.live() {
+            self.console.note(&format!(
+                "measuring CPUs {} every {} for {} ({}{}); Ctrl-C stops early and keeps the result",
+                run.params.cpus,
+                run.params.interval_ns,
+                Nanos(run.params.periods * run.params.interval_ns.get()),
+                run.params.policy.as_str(),
+                if run.params.priority > 0 {
+                    format!(":{}", run.params.priority)
+                } else {
+                    String::new()
+                },
+            ));
+        }
+        self.checkpoint(run);
+    }
+
+    fn progress(&mut self, progress: &Progress) {
+        if self.console.live() {
+            self.console
+                .draw_live(&report::live::live_frame(progress, "rtlab measure"));
+        }
+    }
+
+    fn checkpoint(&mut self, run: &MeasureRun) {
+        if let Some(path) = self.json
+            && let Err(e) = write_result(path, run)
+        {
+            self.checkpoint_error.get_or_insert(format!("{e:#}"));
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Live tests: real SCHED_FIFO threads on every CPU of this machine, real signals, a real
+//! SIGKILL, real tracefs. They run as root in CI. Without root they check the fallback: the
+//! privilege error and its exit status.
+//!
+//! Tests here share the CPUs and /dev/cpu_dma_latency, so they take a lock and run one at a time.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use model::measure::{MeasureRun, RunStatus};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn rtlab() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+fn online_cpus() -> usize {
+    model::CpuSet::parse_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap())
+        .unwrap()
+        .len()
+}
+
+fn dma_latency_now() -> Option<i32> {
+    let mut buf = [0u8; 4];
+    std::fs::File::open("/dev/cpu_dma_latency")
+        .ok()?
+        .read_exact(&mut buf)
+        .ok()?;
+    Some(i32::from_ne_bytes(buf))
+}
+
+fn wait_for(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "rtlab did not finish within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_until_file(path: &Path, limit: Duration) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < limit, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill with a valid pid of our own child and a valid signal number.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn fifo_threads_on_every_cpu_count_every_period_and_restore_the_machine() {
+    let _guard = serial();
+    if !is_root() {
+        let out = rtlab()
+            .args(["measure", "--duration", "1s"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("not root: checking the privilege error instead of measuring");
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("root or CAP_SYS_NICE"), "{stderr}");
+        return;
+    }
+    let dma_before = dma_latency_now();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let out = rtlab()
+        .args([
+            "measure",
+            "--duration",
+            "3s",
+            "--interval",
+            "1ms",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.params.clock, "monotonic");
+    assert_eq!(run.params.priority, 95);
+    assert!(run.params.mlock);
+    assert_eq!(run.cpus.len(), online_cpus(), "one thread per CPU");
+    for cpu in &run.cpus {
+        let s = &cpu.stats;
+        eprintln!(
+            "CPU {}: {} samples, {} overruns, min {:?} p99 {:?} max {:?} ns",
+            cpu.cpu, s.count, s.overruns, s.min_ns, s.p99_ns, s.max_ns
+        );
+        assert_eq!(
+            s.count + s.overruns,
+            3_000,
+            "every period is a sample or an overrun"
+        );
+        assert!(
+            s.count >= 2_940,
+            "CPU {}: {} samples, below 98% of 3000",
+            cpu.cpu,
+            s.count
+        );
+        assert!(cpu.tid.is_some());
+        assert_eq!(cpu.series.count.iter().sum::<u64>(), s.count);
+        assert!(
+            s.min_ns.unwrap() > 0,
+            "a real wake-up is never exactly on time"
+        );
+    }
+    if dma_before.is_some() {
+        assert!(
+            run.params.dma_latency_us == Some(0),
+            "cpu_dma_latency was held at 0"
+        );
+    }
+    assert_eq!(
+        dma_latency_now(),
+        dma_before,
+        "cpu_dma_latency released after the run"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files: {leftovers:?}");
+}
+
+#[test]
+fn sigint_ends_the_run_as_interrupted_and_keeps_the_result() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: covered by the privilege check in the other live test");
+    }
+    let dma_before = dma_latency_now();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut child = rtlab()
+        .args([
+            "measure",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--format",
+            "json",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The document is larger than a pipe's buffer: read it while rtlab writes.
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        pipe.read_to_string(&mut text).unwrap();
+        text
+    });
+    wait_until_file(&json, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(1_500));
+    signal(&child, libc::SIGINT);
+    let status = wait_for(&mut child, Duration::from_secs(10));
+    let stdout = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let printed = MeasureRun::from_json(&stdout).unwrap();
+    let saved = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for run in [&printed, &saved] {
+        assert_eq!(run.status, RunStatus::Interrupted);
+        assert!(run.all.stats.count > 0);
+        assert!(run.elapsed_ns.get() < 10_000_000_000);
+    }
+    assert_eq!(
+        dma_latency_now(),
+        dma_before,
+        "cpu_dma_latency released after SIGINT"
+    );
+}
+
+#[test]
+fn sigkill_leaves_a_valid_checkpoint() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: covered by the privilege check in the other live test");
+    }
+    let dma_before = dma_latency_now();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let mut child = rtlab()
+        .args([
+            "measure",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--checkpoint",
+            "1s",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until_file(&json, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(3_500));
+    signal(&child, libc::SIGKILL);
+    wait_for(&mut child, Duration::from_secs(10));
+    let run = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        run.status,
+        RunStatus::Running,
+        "a checkpoint, not a finished run"
+    );
+    let elapsed = run.elapsed_ns.get();
+    assert!(
+        elapsed >= 1_000_000_000,
+        "at least one checkpoint after the start: {elapsed} ns"
+    );
+    assert!(run.all.stats.count > 0);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files: {leftovers:?}");
+    // The kernel dropped the cpu_dma_latency request when the process died.
+    assert_eq!(dma_latency_now(), dma_before);
+}
+
+#[test]
+fn break_freezes_the_trace_with_a_marker() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: covered by the privilege check in the other live test");
+    }
+    let tracing = Path::new("/sys/kernel/tracing");
+    let mounted_here = if tracing.join("trace_marker").exists() {
+        false
+    } else {
+        let ok = Command::new("mount")
+            .args(["-t", "tracefs", "nodev"])
+            .arg(tracing)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            // Without tracefs the run must still break, and say that no trace was frozen.
+            let out = rtlab()
+                .args([
+                    "measure",
+                    "--duration",
+                    "5s",
+                    "--break",
+                    "1ns",
+                    "--format",
+                    "json",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1));
+            let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+            assert!(!run.break_event.unwrap().trace_frozen);
+            assert!(run.warnings.iter().any(|w| w.code == "break-no-trace"));
+            return eprintln!("tracefs unavailable: checked the fallback");
+        }
+        true
+    };
+    let on_before = std::fs::read_to_string(tracing.join("tracing_on")).unwrap();
+    std::fs::write(tracing.join("tracing_on"), "1").unwrap();
+    let out = rtlab()
+        .args([
+            "measure",
+            "--duration",
+            "10s",
+            "--break",
+            "1ns",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let trace = std::fs::read_to_string(tracing.join("trace")).unwrap_or_default();
+    let on_after = std::fs::read_to_string(tracing.join("tracing_on")).unwrap();
+    std::fs::write(tracing.join("tracing_on"), on_before.trim()).unwrap();
+    if mounted_here {
+        let _ = Command::new("umount").arg(tracing).status();
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(run.status, RunStatus::BrokeThreshold);
+    let event = run.break_event.unwrap();
+    assert!(event.trace_frozen);
+    assert_eq!(on_after.trim(), "0", "tracing switched off at the spike");
+    let marker = format!(
+        "rtlab: break: CPU {} woke {} ns late",
+        event.cpu, event.latency_ns
+    );
+    assert!(trace.contains(&marker), "trace lacks {marker:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tracing is now off"));
+}

@@ -1,0 +1,410 @@
+//! [`Config`]: a measurement's parameters, validated, and the rules that refuse bad ones.
+//!
+//! The CLI turns text into typed values; this module decides what combinations make sense
+//! (an interval too short to measure, a priority that starves the kernel, deadline parameters
+//! the kernel would reject) so every front end gets the same answers and the same messages.
+
+use model::measure::Policy;
+use model::{CpuSet, Nanos};
+
+/// Shortest interval accepted: below it the thread spends most of its time in the kernel's
+/// timer and scheduler paths and the figures describe that overhead, not latency.
+pub const MIN_INTERVAL: Nanos = Nanos::from_us(20);
+
+/// Default stack size of a measuring thread: small, because with mlockall every byte of every
+/// thread stack is locked in RAM (a default 8 MiB stack per CPU is what makes cyclictest's
+/// resident size grow with the CPU count).
+pub const DEFAULT_STACK_BYTES: usize = 128 * 1024;
+
+/// How much of that stack is touched before measuring, so no page fault lands in the loop.
+pub const PREFAULT_STACK_BYTES: usize = 64 * 1024;
+
+/// How long a run lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunLength {
+    /// For this long.
+    Duration(Nanos),
+    /// For this many periods per CPU.
+    Cycles(u64),
+}
+
+/// A validated measurement configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// CPUs to measure, one thread each.
+    pub cpus: CpuSet,
+    /// Period of every measuring thread.
+    pub interval: Nanos,
+    /// How long to run.
+    pub length: RunLength,
+    /// Wake every thread at the same instant (otherwise spread over the period).
+    pub aligned: bool,
+    /// Scheduling policy of the measuring threads.
+    pub policy: Policy,
+    /// Real-time priority (0 for policies without one).
+    pub priority: u8,
+    /// SCHED_DEADLINE runtime.
+    pub dl_runtime: Option<Nanos>,
+    /// SCHED_DEADLINE period (defaults to the interval).
+    pub dl_period: Option<Nanos>,
+    /// CPUs for the non-measuring threads.
+    pub main_cpus: Option<CpuSet>,
+    /// Lock memory and pre-fault stacks.
+    pub mlock: bool,
+    /// Request held on /dev/cpu_dma_latency (us), `None` for off.
+    pub dma_latency_us: Option<u32>,
+    /// Stop at the first sample above this.
+    pub break_threshold: Option<Nanos>,
+    /// Fail (exit 1) when any CPU's maximum is above this.
+    pub fail_above: Option<Nanos>,
+    /// Worst samples kept per CPU.
+    pub spikes: u32,
+    /// Interval between checkpoints of the result file.
+    pub checkpoint: Option<Nanos>,
+    /// Stack size of each measuring thread.
+    pub stack_bytes: usize,
+}
+
+/// What a person asked for, before validation. Every field is optional where a default exists.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Resolved CPUs (the CLI resolves `all` / `!N` against the machine).
+    pub cpus: CpuSet,
+    /// `--interval`.
+    pub interval: Option<Nanos>,
+    /// `--duration`.
+    pub duration: Option<Nanos>,
+    /// `--cycles`.
+    pub cycles: Option<u64>,
+    /// `--aligned`.
+    pub aligned: bool,
+    /// `--policy`.
+    pub policy: Option<Policy>,
+    /// `--priority`.
+    pub priority: Option<u8>,
+    /// `--allow-prio-99`.
+    pub allow_prio_99: bool,
+    /// `--dl-runtime`.
+    pub dl_runtime: Option<Nanos>,
+    /// `--dl-period`.
+    pub dl_period: Option<Nanos>,
+    /// `--main-cpu`.
+    pub main_cpus: Option<CpuSet>,
+    /// `--no-mlock`.
+    pub no_mlock: bool,
+    /// `--dma-latency` (`None` = default 0, `Some(None)` = off).
+    pub dma_latency_us: Option<Option<u32>>,
+    /// `--break`.
+    pub break_threshold: Option<Nanos>,
+    /// `--fail-above`.
+    pub fail_above: Option<Nanos>,
+    /// `--spikes`.
+    pub spikes: Option<u32>,
+    /// `--checkpoint`.
+    pub checkpoint: Option<Nanos>,
+}
+
+/// A parameter combination rtlab refuses. Each message names the value and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Interval below [`MIN_INTERVAL`].
+    #[error(
+        "--interval {0} is below the {MIN_INTERVAL} minimum: at that rate the figures measure timer and scheduler overhead, not latency; use 20us or more"
+    )]
+    IntervalTooShort(Nanos),
+    /// A zero-length run.
+    #[error("--duration {0} is shorter than one interval ({1}); give a longer duration")]
+    TooShort(Nanos, Nanos),
+    /// Zero cycles.
+    #[error("--cycles 0 measures nothing; give at least 1")]
+    NoCycles,
+    /// Both lengths.
+    #[error("--duration and --cycles both given; choose one")]
+    BothLengths,
+    /// Priority out of range.
+    #[error(
+        "--priority {0} is out of range; SCHED_FIFO and SCHED_RR take 1 to 98 (99 only with --allow-prio-99)"
+    )]
+    PriorityRange(u8),
+    /// Priority 99 without consent.
+    #[error(
+        "--priority 99 would starve kernel threads that run at 99 (migration, watchdogs, some IRQ threads); use 98 or less, or pass --allow-prio-99 if you mean it"
+    )]
+    Priority99,
+    /// A priority for a policy that has none.
+    #[error(
+        "--priority applies to fifo and rr only; --policy {0} runs at priority 0 (leave --priority out)"
+    )]
+    PriorityWithoutRt(&'static str),
+    /// Deadline without a runtime.
+    #[error(
+        "--policy deadline needs --dl-runtime (the CPU time reserved each period), e.g. --dl-runtime 100us"
+    )]
+    DeadlineNeedsRuntime,
+    /// Deadline options without the deadline policy.
+    #[error("--dl-runtime and --dl-period apply to --policy deadline only")]
+    DeadlineOptionsWithoutDeadline,
+    /// Bad deadline parameters.
+    #[error("--dl-runtime {runtime} must be at least 1024ns and no more than --dl-period {period}")]
+    DeadlineParams {
+        /// Runtime.
+        runtime: Nanos,
+        /// Period.
+        period: Nanos,
+    },
+    /// No CPU to measure.
+    #[error("no CPU selected to measure")]
+    NoCpus,
+    /// A break threshold of zero.
+    #[error("--break 0 would stop at the first sample; give a latency such as 100us")]
+    ZeroBreak,
+    /// A checkpoint interval too short to be sensible.
+    #[error(
+        "--checkpoint {0} is shorter than 1s; rewriting the file that often disturbs the measurement"
+    )]
+    CheckpointTooShort(Nanos),
+    /// A duration or cycle count whose plan does not fit in 64 bits.
+    #[error("--duration/--cycles is too long for the interval {0}")]
+    TooLong(Nanos),
+}
+
+impl Config {
+    /// Validates a request and fills in defaults: interval 1 ms, 60 s, fifo at 95, memory
+    /// locked, cpu_dma_latency 0, 32 spikes per CPU, checkpoints every 10 s.
+    pub fn from_request(req: &Request) -> Result<Config, ConfigError> {
+        if req.cpus.is_empty() {
+            return Err(ConfigError::NoCpus);
+        }
+        let interval = req.interval.unwrap_or(Nanos::MILLISECOND);
+        if interval < MIN_INTERVAL {
+            return Err(ConfigError::IntervalTooShort(interval));
+        }
+        let length = match (req.duration, req.cycles) {
+            (Some(_), Some(_)) => return Err(ConfigError::BothLengths),
+            (Some(d), None) => {
+                if d < interval {
+                    return Err(ConfigError::TooShort(d, interval));
+                }
+                RunLength::Duration(d)
+            }
+            (None, Some(0)) => return Err(ConfigError::NoCycles),
+            (None, Some(n)) => {
+                if n.checked_mul(interval.get()).is_none() {
+                    return Err(ConfigError::TooLong(interval));
+                }
+                RunLength::Cycles(n)
+            }
+            (None, None) => RunLength::Duration(Nanos::from_secs(60)),
+        };
+        let policy = req.policy.unwrap_or(Policy::Fifo);
+        let priority = if policy.takes_priority() {
+            let p = req.priority.unwrap_or(95);
+            if p == 0 || p > 99 {
+                return Err(ConfigError::PriorityRange(p));
+            }
+            if p == 99 && !req.allow_prio_99 {
+                return Err(ConfigError::Priority99);
+            }
+            p
+        } else {
+            if req.priority.is_some_and(|p| p != 0) {
+                return Err(ConfigError::PriorityWithoutRt(policy.as_str()));
+            }
+            0
+        };
+        let (dl_runtime, dl_period) = if policy == Policy::Deadline {
+            let runtime = req.dl_runtime.ok_or(ConfigError::DeadlineNeedsRuntime)?;
+            let period = req.dl_period.unwrap_or(interval);
+            if runtime.get() < 1024 || runtime > period {
+                return Err(ConfigError::DeadlineParams { runtime, period });
+            }
+            (Some(runtime), Some(period))
+        } else {
+            if req.dl_runtime.is_some() || req.dl_period.is_some() {
+                return Err(ConfigError::DeadlineOptionsWithoutDeadline);
+            }
+            (None, None)
+        };
+        if req.break_threshold == Some(Nanos::ZERO) {
+            return Err(ConfigError::ZeroBreak);
+        }
+        let checkpoint = req.checkpoint.unwrap_or(Nanos::from_secs(10));
+        if checkpoint < Nanos::SECOND {
+            return Err(ConfigError::CheckpointTooShort(checkpoint));
+        }
+        Ok(Config {
+            cpus: req.cpus.clone(),
+            interval,
+            length,
+            aligned: req.aligned,
+            policy,
+            priority,
+            dl_runtime,
+            dl_period,
+            main_cpus: req.main_cpus.clone(),
+            mlock: !req.no_mlock,
+            dma_latency_us: req.dma_latency_us.unwrap_or(Some(0)),
+            break_threshold: req.break_threshold,
+            fail_above: req.fail_above,
+            spikes: req.spikes.unwrap_or(32),
+            checkpoint: Some(checkpoint),
+            stack_bytes: DEFAULT_STACK_BYTES,
+        })
+    }
+
+    /// Periods (deadlines) each thread runs for.
+    pub fn periods(&self) -> u64 {
+        match self.length {
+            RunLength::Duration(d) => (d.get() / self.interval.get()).max(1),
+            RunLength::Cycles(n) => n,
+        }
+    }
+
+    /// The planned length of the run.
+    pub fn planned(&self) -> Nanos {
+        Nanos(self.periods().saturating_mul(self.interval.get()))
+    }
+
+    /// Offset of each thread's first deadline from the common start, in `cpus` order: zero
+    /// when aligned, else spread evenly over one interval so the threads do not all wake
+    /// together (and do not contend for the same timer interrupt).
+    pub fn offsets(&self) -> Vec<Nanos> {
+        let n = self.cpus.len() as u64;
+        (0..n)
+            .map(|i| {
+                if self.aligned || n == 0 {
+                    Nanos::ZERO
+                } else {
+                    Nanos(self.interval.get() * i / n)
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> Request {
+        Request {
+            cpus: CpuSet::from_cpus([0, 1]),
+            ..Request::default()
+        }
+    }
+
+    #[test]
+    fn defaults_match_the_documentation() {
+        let c = Config::from_request(&req()).unwrap();
+        assert_eq!(c.interval, Nanos::MILLISECOND);
+        assert_eq!(c.length, RunLength::Duration(Nanos::from_secs(60)));
+        assert_eq!(c.periods(), 60_000);
+        assert_eq!((c.policy, c.priority), (Policy::Fifo, 95));
+        assert!(c.mlock);
+        assert_eq!(c.dma_latency_us, Some(0));
+        assert_eq!(c.spikes, 32);
+        assert_eq!(c.checkpoint, Some(Nanos::from_secs(10)));
+        assert_eq!(c.offsets(), vec![Nanos::ZERO, Nanos::from_us(500)]);
+    }
+
+    #[test]
+    fn refuses_what_would_mislead_or_harm() {
+        let with = |f: &dyn Fn(&mut Request)| {
+            let mut r = req();
+            f(&mut r);
+            Config::from_request(&r)
+        };
+        assert_eq!(
+            with(&|r| r.interval = Some(Nanos::from_us(19))),
+            Err(ConfigError::IntervalTooShort(Nanos::from_us(19)))
+        );
+        assert!(with(&|r| r.interval = Some(Nanos::from_us(20))).is_ok());
+        assert_eq!(
+            with(&|r| r.priority = Some(99)),
+            Err(ConfigError::Priority99)
+        );
+        assert!(
+            with(&|r| {
+                r.priority = Some(99);
+                r.allow_prio_99 = true;
+            })
+            .is_ok()
+        );
+        assert_eq!(
+            with(&|r| r.priority = Some(0)),
+            Err(ConfigError::PriorityRange(0))
+        );
+        assert_eq!(
+            with(&|r| r.priority = Some(120)),
+            Err(ConfigError::PriorityRange(120))
+        );
+        assert_eq!(
+            with(&|r| {
+                r.policy = Some(Policy::Other);
+                r.priority = Some(10);
+            }),
+            Err(ConfigError::PriorityWithoutRt("other"))
+        );
+        assert_eq!(
+            with(&|r| r.policy = Some(Policy::Deadline)),
+            Err(ConfigError::DeadlineNeedsRuntime)
+        );
+        assert_eq!(
+            with(&|r| r.dl_runtime = Some(Nanos::from_us(100))),
+            Err(ConfigError::DeadlineOptionsWithoutDeadline)
+        );
+        assert!(matches!(
+            with(&|r| {
+                r.policy = Some(Policy::Deadline);
+                r.dl_runtime = Some(Nanos::from_ms(2));
+            }),
+            Err(ConfigError::DeadlineParams { .. })
+        ));
+        assert_eq!(with(&|r| r.cycles = Some(0)), Err(ConfigError::NoCycles));
+        assert_eq!(
+            with(&|r| {
+                r.cycles = Some(5);
+                r.duration = Some(Nanos::SECOND);
+            }),
+            Err(ConfigError::BothLengths)
+        );
+        assert_eq!(
+            with(&|r| r.break_threshold = Some(Nanos::ZERO)),
+            Err(ConfigError::ZeroBreak)
+        );
+        assert_eq!(with(&|r| r.cpus = CpuSet::new()), Err(ConfigError::NoCpus));
+        let msg = with(&|r| r.interval = Some(Nanos::from_us(10)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("--interval 10us") && msg.contains("20us"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn deadline_defaults_its_period_to_the_interval() {
+        let mut r = req();
+        r.policy = Some(Policy::Deadline);
+        r.dl_runtime = Some(Nanos::from_us(100));
+        let c = Config::from_request(&r).unwrap();
+        assert_eq!(c.dl_period, Some(Nanos::MILLISECOND));
+        assert_eq!(c.priority, 0);
+    }
+
+    #[test]
+    fn periods_follow_the_length() {
+        let mut r = req();
+        r.cycles = Some(1234);
+        assert_eq!(Config::from_request(&r).unwrap().periods(), 1234);
+        let mut r = req();
+        r.duration = Some(Nanos::from_ms(2500));
+        r.interval = Some(Nanos::from_ms(1));
+        assert_eq!(Config::from_request(&r).unwrap().periods(), 2500);
+        r.aligned = true;
+        assert_eq!(
+            Config::from_request(&r).unwrap().offsets(),
+            vec![Nanos::ZERO; 2]
+        );
+    }
+}
