@@ -55,6 +55,13 @@ impl Console {
         let _ = writeln!(std::io::stderr(), "rtlab: {message}");
     }
 
+    /// A line explaining a verdict or a deliberate change (printed even when quiet: it says
+    /// why the exit status is what it is).
+    pub fn verdict(&mut self, message: &str) {
+        self.clear_live();
+        let _ = writeln!(std::io::stderr(), "rtlab: {message}");
+    }
+
     /// Replaces the live view with `lines`.
     pub fn draw_live(&mut self, lines: &[String]) {
         if !self.live {

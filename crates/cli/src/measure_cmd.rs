@@ -79,10 +79,10 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
 /// Exit status from the finished run.
 fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
     if let Some(event) = &run.break_event {
-        console.note(&format!(
+        console.verdict(&format!(
             "--break: CPU {} woke {} late at cycle {}{}",
             event.cpu,
-            Nanos(event.latency_ns),
+            us(event.latency_ns),
             event.cycle,
             match &event.tracefs {
                 Some(dir) => format!("; tracing is now off to keep the trace: read {dir}/trace, then `echo 1 > {dir}/tracing_on`"),
@@ -97,10 +97,10 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
             .iter()
             .filter(|c| c.raw.count > 0 && c.raw.max_ns > limit.get())
         {
-            console.note(&format!(
+            console.verdict(&format!(
                 "CPU {}: max latency {} exceeds --fail-above {limit}",
                 cpu.cpu,
-                Nanos(cpu.raw.max_ns)
+                us(cpu.raw.max_ns)
             ));
             failed = true;
         }
@@ -205,6 +205,10 @@ impl Observer for CliObserver<'_> {
         self.checkpoint(run);
     }
 
+    fn wants_progress(&self) -> bool {
+        self.console.live()
+    }
+
     fn progress(&mut self, progress: &Progress) {
         if self.console.live() {
             self.console
@@ -219,4 +223,9 @@ impl Observer for CliObserver<'_> {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }
     }
+}
+
+/// A latency as people read it in rtlab's tables: microseconds with one decimal.
+fn us(ns: u64) -> String {
+    format!("{}us", model::nanos::format_us(Nanos(ns), 1))
 }

@@ -96,7 +96,7 @@ fn fail_above_exits_1_and_names_the_cpu() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "CPU 1: max latency 250us exceeds --fail-above 100us",
+            "CPU 1: max latency 250.0us exceeds --fail-above 100us",
         ))
         .stderr(predicate::str::contains("CPU 0:").not());
     rtlab()

@@ -331,3 +331,158 @@ fn break_freezes_the_trace_with_a_marker() {
     assert!(trace.contains(&marker), "trace lacks {marker:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("tracing is now off"));
 }
+
+#[test]
+fn without_privileges_the_error_says_how_to_get_them() {
+    let _guard = serial();
+    let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        return eprintln!("setpriv (util-linux) not installed: cannot drop privileges here");
+    };
+    if !is_root() {
+        return eprintln!("not root: the privilege check is covered by the first live test");
+    }
+    // The binary must be reachable by an unprivileged user: copy it to a world-readable place.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("rtlab");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("rtlab"), &bin).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(setpriv)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ])
+        .arg(&bin)
+        .args(["measure", "--duration", "1s"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains("needs root or CAP_SYS_NICE") && stderr.contains("setcap"),
+        "{stderr}"
+    );
+    // The same user can still measure how a normal task is scheduled.
+    let out = Command::new(setpriv)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ])
+        .arg(&bin)
+        .args([
+            "measure",
+            "--duration",
+            "1s",
+            "--policy",
+            "other",
+            "--no-mlock",
+            "--dma-latency",
+            "off",
+            "--quiet",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    assert_eq!(run.params.priority, 0);
+    assert!(run.warnings.iter().any(|w| w.code == "policy-not-realtime"));
+}
+
+/// The cyclictest formats against the real cyclictest (Debian rt-tests), installed by .ci/run.
+#[test]
+fn cyclictest_output_has_the_layout_of_real_cyclictest() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: cyclictest and rtlab both need SCHED_FIFO");
+    }
+    let Ok(real) = Command::new("cyclictest")
+        .args(["-S", "-p", "95", "-m", "-i", "1000", "-l", "300", "-q"])
+        .output()
+    else {
+        return eprintln!(
+            "cyclictest is not installed (apt-get install rt-tests): layout checked against recorded output only"
+        );
+    };
+    let ours = rtlab()
+        .args(["measure", "--cycles", "300", "--format", "cyclictest", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), Some(0));
+    let summary = regex_lite(
+        r"^T:\s?\d+ \(\s*\d+\) P:\d+ I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{5} Avg:[ \d]{5} Max:[ \d]{8}$",
+    );
+    for (who, out) in [("cyclictest", &real.stdout), ("rtlab", &ours.stdout)] {
+        let text = String::from_utf8_lossy(out);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("T:")).collect();
+        assert_eq!(lines.len(), online_cpus(), "{who}: {text}");
+        for line in lines {
+            assert!(
+                summary(line),
+                "{who} line does not have cyclictest's layout: {line:?}"
+            );
+        }
+        assert!(
+            text.starts_with("# /dev/cpu_dma_latency set to 0us\n"),
+            "{who}: {text}"
+        );
+    }
+    let real = Command::new("cyclictest")
+        .args([
+            "-S", "-p", "95", "-m", "-i", "1000", "-l", "300", "-q", "-h", "40",
+        ])
+        .output()
+        .unwrap();
+    let ours = rtlab()
+        .args([
+            "measure",
+            "--cycles",
+            "300",
+            "--format",
+            "cyclictest",
+            "--histogram",
+            "40us",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let shape = |out: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .take_while(|l| !l.starts_with("# Thread"))
+            .map(|l| {
+                l.chars()
+                    .map(|c| if c.is_ascii_digit() { '9' } else { c })
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(
+        shape(&ours.stdout),
+        shape(&real.stdout),
+        "histogram layout differs from cyclictest -h 40"
+    );
+}
+
+/// A tiny matcher for the one pattern above, to avoid a regex dependency in tests.
+fn regex_lite(pattern: &'static str) -> impl Fn(&str) -> bool {
+    let re = predicates::str::is_match(pattern).unwrap();
+    move |s: &str| predicates::Predicate::eval(&re, s)
+}

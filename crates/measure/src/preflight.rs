@@ -40,7 +40,7 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
         out.push(Warning::new(
             "cpu-not-isolated",
             format!(
-                "measured CPUs {exposed} are not isolated (not in isolcpus= or nohz_full=): other tasks, IRQs and kernel work run there too; see `rtlab tune plan`"
+                "measured CPUs {exposed} are not isolated (not in isolcpus= or nohz_full=): other tasks, IRQs and kernel work run there too; isolate them with isolcpus=/nohz_full= on the kernel command line or a cpuset partition"
             ),
         ));
     }

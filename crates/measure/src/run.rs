@@ -47,6 +47,10 @@ pub struct Environment {
 pub trait Observer {
     /// Once, when the threads are about to start; `run` is an empty document.
     fn started(&mut self, _run: &MeasureRun) {}
+    /// Whether [`Observer::progress`] is wanted (computing it reads every histogram).
+    fn wants_progress(&self) -> bool {
+        true
+    }
     /// About once a second.
     fn progress(&mut self, _progress: &Progress) {}
     /// Every checkpoint interval, with the full document so far (status `running`).
@@ -55,7 +59,11 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct NoObserver;
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    fn wants_progress(&self) -> bool {
+        false
+    }
+}
 
 /// Why a run could not be done. Each message says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +202,7 @@ pub fn run(
         })?;
     }
     if real && config.mlock {
+        sys::mem::single_malloc_arena();
         sys::mem::lock_all_memory().map_err(|source| RunError::Kernel {
             what: "locking memory (mlockall)".to_string(),
             source,
@@ -244,6 +253,7 @@ pub fn run(
     };
     let planned = config.planned();
     let checkpoint_every = config.checkpoint.map(Nanos::to_duration);
+    let wants_progress = observer.wants_progress();
     let mut last_progress = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut status = RunStatus::Complete;
@@ -256,7 +266,7 @@ pub fn run(
         if shared.stop.load(Ordering::Relaxed) || cells.iter().all(|c| c.is_done()) {
             break;
         }
-        if last_progress.elapsed() >= PROGRESS_EVERY {
+        if wants_progress && last_progress.elapsed() >= PROGRESS_EVERY {
             last_progress = Instant::now();
             observer.progress(&result::progress(&cells, elapsed(&cells), planned));
         }

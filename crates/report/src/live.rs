@@ -37,15 +37,16 @@ fn title_line(progress: &Progress, title: &str) -> String {
     }
     let percent = (u128::from(elapsed) * 100 / u128::from(planned)).min(100);
     format!(
-        "{title}  {} / {}  ({percent}%)",
+        "{title}  {} / {}  ({percent}%)  {} left",
         clock(elapsed),
-        clock(planned)
+        clock(planned),
+        clock(planned.saturating_sub(elapsed))
     )
 }
 
-/// Whole seconds, truncated: `12s`, `99s`, then `2m05s`, `1h00m00s`.
+/// Whole seconds, rounded to the nearest: `12s`, `99s`, then `2m05s`, `1h00m00s`.
 fn clock(ns: u64) -> String {
-    let s = ns / 1_000_000_000;
+    let s = ns.saturating_add(500_000_000) / 1_000_000_000;
     match s {
         0..100 => format!("{s}s"),
         100..3_600 => format!("{}m{:02}s", s / 60, s % 60),
@@ -115,7 +116,7 @@ mod tests {
         assert_eq!(
             live_frame(&p, "rtlab measure"),
             [
-                "rtlab measure  12s / 60s  (20%)",
+                "rtlab measure  12s / 60s  (20%)  48s left",
                 " CPU       cycles     min us     avg us     p99 us     max us    last us  overruns",
                 "   0            4       12.3       26.9       66.0       66.0       66.0         0",
                 "   1            3       13.0       92.3      250.0      250.0      250.0         1",
@@ -128,7 +129,7 @@ mod tests {
     fn empty_cpu_and_unknown_plan() {
         let run = testdata::one_empty_cpu();
         let frame = live_frame(&progress_of(&run, Nanos(500_000_000), Nanos::ZERO), "t");
-        assert_eq!(frame[0], "t  0s");
+        assert_eq!(frame[0], "t  1s", "rounded to the nearest second");
         assert_eq!(
             frame[3],
             "   1            0          -          -          -          -          -         0"
@@ -142,7 +143,10 @@ mod tests {
         p.cpus[0].stats.count = u64::MAX;
         p.cpus[0].stats.max_ns = Some(u64::MAX);
         let frame = live_frame(&p, "rtlab measure");
-        assert_eq!(frame[0], "rtlab measure  1h02m05s / 2h00m00s  (51%)");
+        assert_eq!(
+            frame[0],
+            "rtlab measure  1h02m05s / 2h00m00s  (51%)  57m55s left"
+        );
         for line in &frame {
             assert!(line.len() <= MAX_WIDTH, "{line}");
             assert!(line.is_ascii() && !line.contains('\x1b'), "{line}");
@@ -152,7 +156,7 @@ mod tests {
             elapsed_ns: Nanos::from_secs(70),
             ..progress_of(&run, Nanos::ZERO, Nanos::from_secs(60))
         };
-        assert!(live_frame(&overdue, "x")[0].ends_with("(100%)"));
+        assert!(live_frame(&overdue, "x")[0].ends_with("(100%)  0s left"));
         let long_title = "é".repeat(150);
         assert_eq!(live_frame(&p, &long_title)[0].chars().count(), MAX_WIDTH);
     }
