@@ -486,3 +486,40 @@ fn regex_lite(pattern: &'static str) -> impl Fn(&str) -> bool {
     let re = predicates::str::is_match(pattern).unwrap();
     move |s: &str| predicates::Predicate::eval(&re, s)
 }
+
+#[test]
+fn deadline_threads_pinned_to_one_cpu_get_the_root_domain_explanation() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: SCHED_DEADLINE needs CAP_SYS_NICE");
+    }
+    let out = rtlab()
+        .args([
+            "measure",
+            "--policy",
+            "deadline",
+            "--dl-runtime",
+            "100us",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if online_cpus() > 1 {
+        // The kernel admits a deadline task only if its affinity spans its root domain.
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("root domain") && stderr.contains("cpuset"),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        assert_eq!(run.params.dl_runtime_ns, Some(model::Nanos::from_us(100)));
+    }
+}

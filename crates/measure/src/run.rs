@@ -232,7 +232,6 @@ pub fn run(
     shared.t0.store(t0, Ordering::Release);
     let mut facts = facts;
     facts.started_at = SystemTime::now();
-    let started = Instant::now();
     shared.barrier.wait();
     observer.started(&result::document(
         &facts,
@@ -243,13 +242,11 @@ pub fn run(
         None,
     ));
 
+    // Measured time: up to the last deadline any thread reached (exact for complete runs,
+    // and independent of how quickly the main thread noticed the end).
     let elapsed = |cells: &[Arc<CpuCell>]| -> Nanos {
-        if real {
-            Nanos(sys::clock::monotonic_ns().saturating_sub(t0))
-        } else {
-            let periods = cells.iter().map(|c| c.periods_done()).max().unwrap_or(0);
-            Nanos(periods.saturating_mul(config.interval.get()))
-        }
+        let periods = cells.iter().map(|c| c.periods_done()).max().unwrap_or(0);
+        Nanos(periods.saturating_mul(config.interval.get()))
     };
     let planned = config.planned();
     let checkpoint_every = config.checkpoint.map(Nanos::to_duration);
@@ -292,11 +289,7 @@ pub fn run(
         status = RunStatus::BrokeThreshold;
     }
     let snaps = cells.iter().map(|c| c.snapshot()).collect();
-    let elapsed = if real {
-        Nanos::from(started.elapsed()).min(elapsed(&cells))
-    } else {
-        elapsed(&cells)
-    };
+    let elapsed = elapsed(&cells);
     drop(dma_guard);
     Ok(result::document(
         &facts,
