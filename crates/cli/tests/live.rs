@@ -155,55 +155,56 @@ fn fifo_threads_on_every_cpu_count_every_period_and_restore_the_machine() {
     assert_eq!(leftovers.len(), 1, "no temporary files: {leftovers:?}");
 }
 
+/// Starts a 60-second measurement writing `json`, reads its standard output on a thread (the
+/// document is larger than a pipe's buffer), and returns once the first checkpoint exists.
+fn start_long_run(json: &Path, extra: &[&str]) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = rtlab()
+        .args(["measure", "--duration", "60s", "--quiet", "--json"])
+        .arg(json)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    });
+    wait_until_file(json, Duration::from_secs(10));
+    (child, reader)
+}
+
 #[test]
-fn sigint_ends_the_run_as_interrupted_and_keeps_the_result() {
+fn sigint_and_sigterm_end_the_run_as_interrupted_and_keep_the_result() {
     let _guard = serial();
     if !is_root() {
         return eprintln!("not root: covered by the privilege check in the other live test");
     }
-    let dma_before = dma_latency_now();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let mut child = rtlab()
-        .args([
-            "measure",
-            "--duration",
-            "60s",
-            "--quiet",
-            "--format",
-            "json",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The document is larger than a pipe's buffer: read it while rtlab writes.
-    let mut pipe = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        pipe.read_to_string(&mut text).unwrap();
-        text
-    });
-    wait_until_file(&json, Duration::from_secs(10));
-    std::thread::sleep(Duration::from_millis(1_500));
-    signal(&child, libc::SIGINT);
-    let status = wait_for(&mut child, Duration::from_secs(10));
-    let stdout = reader.join().unwrap();
-    assert_eq!(status.code(), Some(130));
-    let printed = MeasureRun::from_json(&stdout).unwrap();
-    let saved = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for run in [&printed, &saved] {
-        assert_eq!(run.status, RunStatus::Interrupted);
-        assert!(run.all.stats.count > 0);
-        assert!(run.elapsed_ns.get() < 10_000_000_000);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let dma_before = dma_latency_now();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("run.json");
+        let (mut child, reader) = start_long_run(&json, &["--format", "json"]);
+        std::thread::sleep(Duration::from_millis(1_500));
+        signal(&child, sig);
+        let status = wait_for(&mut child, Duration::from_secs(10));
+        let stdout = reader.join().unwrap();
+        assert_eq!(status.code(), Some(130), "signal {sig}");
+        let printed = MeasureRun::from_json(&stdout).unwrap();
+        let saved = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for run in [&printed, &saved] {
+            assert_eq!(run.status, RunStatus::Interrupted, "signal {sig}");
+            assert!(run.all.stats.count > 0);
+            assert!(run.elapsed_ns.get() < 10_000_000_000);
+        }
+        assert_eq!(
+            dma_latency_now(),
+            dma_before,
+            "cpu_dma_latency released after signal {sig}"
+        );
     }
-    assert_eq!(
-        dma_latency_now(),
-        dma_before,
-        "cpu_dma_latency released after SIGINT"
-    );
 }
 
 #[test]
@@ -215,22 +216,7 @@ fn sigkill_leaves_a_valid_checkpoint() {
     let dma_before = dma_latency_now();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
-    let mut child = rtlab()
-        .args([
-            "measure",
-            "--duration",
-            "60s",
-            "--quiet",
-            "--checkpoint",
-            "1s",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_until_file(&json, Duration::from_secs(10));
+    let (mut child, _reader) = start_long_run(&json, &["--checkpoint", "1s"]);
     std::thread::sleep(Duration::from_millis(3_500));
     signal(&child, libc::SIGKILL);
     wait_for(&mut child, Duration::from_secs(10));

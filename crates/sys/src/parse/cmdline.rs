@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn ubuntu_desktop_cmdline() {
-        // /work/shared/corpus/proc/procfs_cmdline_ubuntu.txt (prometheus/procfs fixture).
+        // the shared corpus, corpus/proc/procfs_cmdline_ubuntu.txt (prometheus/procfs fixture).
         let text = "BOOT_IMAGE=/vmlinuz-5.11.0-22-generic root=UUID=456a0345-450d-4f7b-b7c9-43e3241d99ad ro quiet splash vt.handoff=7\n";
         let c = parse(text);
         assert_eq!(c.params.len(), 6);

@@ -31,7 +31,7 @@ pub fn kconfig_enabled(text: &str, name: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// Lines 1-8 and 129-135 of /work/shared/corpus/kconfig/config-6.1.0-56-amd64 (Debian 12).
+    /// Lines 1-8 and 129-135 of the shared corpus, corpus/kconfig/config-6.1.0-56-amd64 (Debian 12).
     const DEBIAN_AMD64: &str = "\
 #
 # Automatically generated file; DO NOT EDIT.

@@ -147,7 +147,7 @@ pub fn release_version(release: &str) -> Option<(u32, u32)> {
 mod tests {
     use super::*;
 
-    /// Lines 110-117 and 811-812 of /work/shared/corpus/kconfig/config-6.1.0-50-rt-arm64
+    /// Lines 110-117 and 811-812 of the shared corpus, corpus/kconfig/config-6.1.0-50-rt-arm64
     /// (Debian 12 PREEMPT_RT arm64).
     const DEBIAN_RT_ARM64: &str = "\
 CONFIG_HAVE_PREEMPT_LAZY=y
@@ -162,7 +162,7 @@ CONFIG_HAVE_PREEMPT_DYNAMIC=y
 CONFIG_HAVE_PREEMPT_DYNAMIC_KEY=y
 ";
 
-    /// Lines 129-135 and 868-869 of /work/shared/corpus/kconfig/config-6.1.0-56-amd64
+    /// Lines 129-135 and 868-869 of the shared corpus, corpus/kconfig/config-6.1.0-56-amd64
     /// (Debian 12 generic amd64).
     const DEBIAN_AMD64: &str = "\
 CONFIG_PREEMPT_BUILD=y
