@@ -153,6 +153,7 @@ struct ThreadSetup {
 }
 
 const TICK: Duration = Duration::from_millis(100);
+const START_MARGIN_NS: u64 = 10_000_000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// Measures according to `config` and returns the result (status `complete`, `interrupted`
@@ -209,7 +210,7 @@ pub fn run(
         })?;
     }
 
-    let facts = RunFacts {
+    let mut facts = RunFacts {
         host,
         params: result::params(config, dma_latency_us, !real),
         warnings,
@@ -224,14 +225,16 @@ pub fn run(
     });
 
     let (cells, handles) = start_threads(config, env, &shared)?;
+    // The common start lies a little ahead, so every thread is asleep before its first
+    // deadline however the scheduler orders their release from the barrier.
     let t0 = if real {
-        sys::clock::monotonic_ns() + 2 * config.interval.get().max(1_000_000)
+        sys::clock::monotonic_ns() + START_MARGIN_NS
     } else {
         FAKE_EPOCH_NS
     };
     shared.t0.store(t0, Ordering::Release);
-    let mut facts = facts;
-    facts.started_at = SystemTime::now();
+    facts.started_at =
+        SystemTime::now() + Duration::from_nanos(if real { START_MARGIN_NS } else { 0 });
     shared.barrier.wait();
     observer.started(&result::document(
         &facts,
