@@ -336,15 +336,7 @@ fn without_privileges_the_error_says_how_to_get_them() {
     std::fs::copy(assert_cmd::cargo::cargo_bin("rtlab"), &bin).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(setpriv)
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ])
-        .arg(&bin)
+    let out = as_nobody(setpriv, &bin)
         .args(["measure", "--duration", "1s"])
         .env("NO_COLOR", "1")
         .output()
@@ -357,15 +349,7 @@ fn without_privileges_the_error_says_how_to_get_them() {
         "{stderr}"
     );
     // The same user can still measure how a normal task is scheduled.
-    let out = Command::new(setpriv)
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ])
-        .arg(&bin)
+    let out = as_nobody(setpriv, &bin)
         .args([
             "measure",
             "--duration",
@@ -390,6 +374,15 @@ fn without_privileges_the_error_says_how_to_get_them() {
     let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
     assert_eq!(run.params.priority, 0);
     assert!(run.warnings.iter().any(|w| w.code == "policy-not-realtime"));
+}
+
+/// `bin` run as user nobody with every capability dropped.
+fn as_nobody(setpriv: &str, bin: &Path) -> Command {
+    let mut cmd = Command::new(setpriv);
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["--inh-caps=-all", "--bounding-set=-all"])
+        .arg(bin);
+    cmd
 }
 
 /// The cyclictest formats against the real cyclictest (Debian rt-tests), installed by .ci/run.
