@@ -86,6 +86,7 @@ pub(crate) fn document(
         all,
         break_event,
         warnings: facts.warnings.clone(),
+        load: None,
     }
 }
 

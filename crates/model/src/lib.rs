@@ -11,6 +11,7 @@
 pub mod cpuset;
 pub mod histogram;
 pub mod host;
+pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod stats;

@@ -286,6 +286,10 @@ pub struct MeasureRun {
     pub break_event: Option<BreakEvent>,
     /// Conditions that change what the numbers mean.
     pub warnings: Vec<Warning>,
+    /// The load that ran during the measurement (`--load`) and what it achieved over the
+    /// measured window; absent when none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::load::LoadReport>,
 }
 
 /// Why a document is not a measurement result rtlab can read.

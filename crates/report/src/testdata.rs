@@ -79,6 +79,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         cpus,
         break_event: None,
         warnings: Vec::new(),
+        load: None,
     }
 }
 
