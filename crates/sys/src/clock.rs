@@ -43,6 +43,31 @@ pub fn sleep_until_monotonic(deadline_ns: u64) {
     }
 }
 
+/// Nanoseconds of CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID: user plus
+/// system time, a system call on most platforms). Load generators use it to hold a duty cycle
+/// in CPU time rather than wall time, and to report what they consumed.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the thread CPU clock always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+}
+
+/// Sleeps for `ns` nanoseconds on CLOCK_MONOTONIC (a relative sleep, as an ordinary
+/// application's `nanosleep` is: the timer-storm generator relies on that).
+pub fn sleep_ns(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; a null remainder is allowed. An interrupted sleep
+    // simply ends early, which is harmless for a load.
+    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
+}
+
 /// The wall clock now.
 pub fn wall_now() -> SystemTime {
     SystemTime::now()
@@ -61,5 +86,19 @@ mod tests {
         // A deadline in the past returns at once.
         sleep_until_monotonic(a);
         assert!(monotonic_ns() >= b);
+    }
+
+    #[test]
+    fn thread_cpu_time_grows_with_work_not_with_sleep() {
+        let a = thread_cpu_ns();
+        sleep_ns(20_000_000);
+        let b = thread_cpu_ns();
+        assert!(b - a < 10_000_000, "sleeping used {} ns of CPU", b - a);
+        let start = monotonic_ns();
+        let mut x = 1u64;
+        while monotonic_ns() < start + 20_000_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        assert!(thread_cpu_ns() - b >= 10_000_000);
     }
 }

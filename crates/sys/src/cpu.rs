@@ -119,6 +119,30 @@ pub fn cpu_info(root: &Root, cpu: u32, cpuinfo: Option<&Cpuinfo<'_>>) -> CpuInfo
     }
 }
 
+/// The size in bytes of the largest (last-level) cache CPU `cpu` uses, from
+/// `/sys/devices/system/cpu/cpuN/cache/index*/size` (`32768K`); `None` when sysfs does not
+/// describe the caches (some ARM boards, some VMs).
+pub fn last_level_cache_bytes(root: &Root, cpu: u32) -> Option<u64> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}/cache");
+    root.list_dir(&dir)
+        .ok()?
+        .iter()
+        .filter(|name| name.starts_with("index"))
+        .filter_map(|name| parse_cache_size(&root.read_trimmed(format!("{dir}/{name}/size"))?))
+        .max()
+}
+
+/// A sysfs cache size: `32K`, `1024K`, `32M`, or plain bytes.
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let (digits, shift) = match text.as_bytes().last()? {
+        b'K' => (&text[..text.len() - 1], 10),
+        b'M' => (&text[..text.len() - 1], 20),
+        b'G' => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +252,21 @@ mod tests {
                 ..CpuInfo::default()
             }
         );
+    }
+
+    #[test]
+    fn last_level_cache_is_the_largest_index() {
+        let (_d, root) = tree();
+        assert_eq!(last_level_cache_bytes(&root, 0), None);
+        let dir = "/sys/devices/system/cpu/cpu0/cache";
+        put(&root, &format!("{dir}/index0/size"), "32K\n");
+        put(&root, &format!("{dir}/index2/size"), "1024K\n");
+        put(&root, &format!("{dir}/index3/size"), "32768K\n");
+        put(&root, &format!("{dir}/index4/size"), "garbage\n");
+        put(&root, &format!("{dir}/uevent"), "");
+        assert_eq!(last_level_cache_bytes(&root, 0), Some(32 << 20));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("K"), None);
     }
 }

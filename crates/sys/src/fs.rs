@@ -1,6 +1,8 @@
 //! Crash-safe result files: [`write_atomically`] replaces a file so that a reader never sees
 //! it half written and a crash (SIGKILL, power loss) leaves either the old or the new content;
-//! [`check_creatable`] reports a bad output path before a run starts rather than after it.
+//! [`check_creatable`] reports a bad output path before a run starts rather than after it;
+//! [`filesystem`] says how much room a directory has and whether it is backed by RAM (where an
+//! io load would never reach a disk).
 //!
 //! This module writes user files only (result exports, checkpoints), never kernel files — those
 //! go through [`crate::Root`]. It must not choose paths or formats; every error names the path.
@@ -70,6 +72,42 @@ pub fn check_creatable(path: &Path) -> Result<()> {
         return Err(io_error(&dir, io::Error::last_os_error()));
     }
     Ok(())
+}
+
+/// What the filesystem holding a directory offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filesystem {
+    /// Bytes an unprivileged writer may still use (`f_bavail` × `f_frsize`).
+    pub available_bytes: u64,
+    /// Backed by memory (tmpfs, ramfs): writes and fsyncs never reach a disk.
+    pub in_memory: bool,
+}
+
+/// The filesystem holding `dir` (statfs).
+pub fn filesystem(dir: &Path) -> Result<Filesystem> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    let c_dir = CString::new(dir.as_os_str().as_bytes()).map_err(|_| Error::Unsupported {
+        what: format!("statfs {}", dir.display()),
+        why: "the path contains a NUL byte".to_string(),
+    })?;
+    // SAFETY: an all-zero statfs is valid storage for the kernel to fill.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_dir` is a valid NUL-terminated path and `st` valid, writable storage.
+    if unsafe { libc::statfs(c_dir.as_ptr(), &mut st) } != 0 {
+        return Err(io_error(dir, io::Error::last_os_error()));
+    }
+    let fragment = if st.f_frsize > 0 {
+        st.f_frsize
+    } else {
+        st.f_bsize
+    };
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
+    let kind = st.f_type as i64;
+    Ok(Filesystem {
+        available_bytes: (st.f_bavail as u64).saturating_mul(fragment as u64),
+        in_memory: kind == TMPFS_MAGIC || kind == RAMFS_MAGIC,
+    })
 }
 
 /// The directory (`.` for a bare name) and the file name of `path`.
@@ -289,5 +327,18 @@ mod tests {
             write_atomically(&path, content).unwrap();
         }
         reader.join().unwrap();
+    }
+
+    #[test]
+    fn filesystem_of_dev_shm_is_in_memory() {
+        let shm = filesystem(Path::new("/dev/shm")).unwrap();
+        assert!(shm.in_memory, "{shm:?}");
+        let here = filesystem(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert!(here.available_bytes > 0, "{here:?}");
+        assert!(
+            filesystem(Path::new("/nonexistent/dir"))
+                .unwrap_err()
+                .is_not_found()
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! This crate decides nothing: it reports what the kernel says ([`Error`] carries the path and,
 //! where there is one, the fix); the rooms above decide what a missing file means.
 
+pub mod cgroup;
 pub mod clock;
 pub mod cpu;
 pub mod fs;
@@ -17,6 +18,7 @@ pub mod mem;
 pub mod parse;
 pub mod pmqos;
 pub mod privilege;
+pub mod process;
 mod root;
 pub mod sched;
 pub mod signals;

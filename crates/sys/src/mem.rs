@@ -1,6 +1,8 @@
 //! Memory residency for the measuring threads: locking all pages (mlockall), pre-faulting
 //! stacks and heap buffers so the loop never takes a page fault, and the process's own memory
-//! figures (VmHWM, VmLck from `/proc/self/status`).
+//! figures (VmHWM, VmLck from `/proc/self/status`); and the mappings load generators use (an
+//! anonymous mapping to fault in and give back, counters shared with forked workers) and the
+//! memory available to them.
 //!
 //! These run before and after the measuring loop, never inside it. This module locks and
 //! touches memory; it must not decide whether locking is required (`--no-mlock` is the
@@ -190,7 +192,8 @@ pub fn prefault_bytes(buf: &mut [u8]) {
     }
 }
 
-fn page_size() -> usize {
+/// The size of a memory page (4 KiB on x86, 4, 16 or 64 KiB on arm64).
+pub fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if size > 0 { size as usize } else { 4096 }
@@ -212,6 +215,172 @@ fn status_kib(status: &str, key: &str) -> Option<u64> {
         let rest = line.strip_prefix(key)?.strip_prefix(':')?;
         rest.trim().strip_suffix("kB")?.trim().parse().ok()
     })
+}
+
+/// An anonymous private memory mapping, unmapped on drop: for load that must fault pages in
+/// and give them back to the kernel (mmap, first touch, munmap), which heap allocations
+/// recycle without the kernel seeing.
+#[derive(Debug)]
+pub struct AnonMap {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value alone.
+unsafe impl Send for AnonMap {}
+
+impl AnonMap {
+    /// Maps `len` bytes (rounded up to whole pages by the kernel), readable and writable, not
+    /// yet backed by pages: the first touch of each page faults.
+    pub fn new(len: usize) -> Result<AnonMap> {
+        let len = len.max(1);
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases
+        // nothing.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::Io {
+                path: format!("mmap({len} bytes)").into(),
+                source: io::Error::last_os_error(),
+            });
+        }
+        let ptr = std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null");
+        Ok(AnonMap { ptr, len })
+    }
+
+    /// The mapping's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never: at least one byte is mapped).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes one byte into every page, so each page not yet backed faults in exactly once
+    /// (a write fault allocates a page; a read would map the zero page and fault again on the
+    /// first write). Returns the number of pages.
+    pub fn touch_for_write(&mut self) -> usize {
+        let page = page_size();
+        let bytes = self.as_mut_slice();
+        let mut pages = 0;
+        for i in (0..bytes.len()).step_by(page) {
+            // SAFETY: `i` is inside the mapping; the volatile write cannot be optimised away.
+            unsafe { std::ptr::write_volatile(&mut bytes[i], 1) };
+            pages += 1;
+        }
+        pages
+    }
+
+    /// The mapped bytes (zero until written).
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` points to `len` readable, writable bytes owned by `self`, borrowed
+        // mutably for the slice's lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AnonMap {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the region mmap returned; no slice of it outlives `self`.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Counters in anonymous *shared* memory: slots that a parent and the worker processes it
+/// forks afterwards all see, so forked load workers can count what they do without a pipe or
+/// a system call. Each slot has a cache line of its own, so workers do not slow each other
+/// down; unmapped on drop (children keep their own mapping until they exit).
+#[derive(Debug)]
+pub struct SharedCounters {
+    ptr: std::ptr::NonNull<AtomicU64>,
+    slots: usize,
+}
+
+// SAFETY: the mapping holds only atomics, which are shared safely by design.
+unsafe impl Send for SharedCounters {}
+// SAFETY: as above: every access goes through an atomic.
+unsafe impl Sync for SharedCounters {}
+
+/// u64 values per cache line: one slot's stride.
+const SLOT_STRIDE: usize = 64 / std::mem::size_of::<AtomicU64>();
+
+impl SharedCounters {
+    /// Maps `slots` zeroed counters shared with children forked later.
+    pub fn new(slots: usize) -> Result<SharedCounters> {
+        let slots = slots.max(1);
+        let len = slots * SLOT_STRIDE * std::mem::size_of::<AtomicU64>();
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases
+        // nothing; it is zero-filled, which is a valid AtomicU64 bit pattern.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::Io {
+                path: format!("mmap({len} shared bytes)").into(),
+                source: io::Error::last_os_error(),
+            });
+        }
+        let ptr = std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null");
+        Ok(SharedCounters { ptr, slots })
+    }
+
+    /// How many slots there are.
+    pub fn len(&self) -> usize {
+        self.slots
+    }
+
+    /// Whether there are none (never: at least one is mapped).
+    pub fn is_empty(&self) -> bool {
+        self.slots == 0
+    }
+
+    /// Slot `i` (panics when out of range).
+    pub fn slot(&self, i: usize) -> &AtomicU64 {
+        assert!(i < self.slots, "slot {i} of {}", self.slots);
+        // SAFETY: `i * SLOT_STRIDE` is inside the mapping, aligned for AtomicU64, and the
+        // memory lives as long as `self`.
+        unsafe { &*self.ptr.as_ptr().add(i * SLOT_STRIDE) }
+    }
+
+    /// The sum of every slot now.
+    pub fn sum(&self) -> u64 {
+        (0..self.slots)
+            .map(|i| self.slot(i).load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+impl Drop for SharedCounters {
+    fn drop(&mut self) {
+        let len = self.slots * SLOT_STRIDE * std::mem::size_of::<AtomicU64>();
+        // SAFETY: unmaps exactly the region mmap returned; no reference into it outlives
+        // `self`.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), len) };
+    }
+}
+
+/// Memory the kernel estimates can be allocated without swapping (`MemAvailable` of
+/// `/proc/meminfo`), in bytes; `None` when the file or the line is absent (kernels before 3.14).
+pub fn available_bytes(root: &Root) -> Option<u64> {
+    let text = root.read("/proc/meminfo").ok()?;
+    Some(status_kib(&text, "MemAvailable")? * 1024)
 }
 
 #[cfg(test)]
@@ -328,5 +497,51 @@ mod tests {
                 assert!(!crate::privilege::Privileges::current().can_lock_memory());
             }
         }
+    }
+
+    #[test]
+    fn anonymous_mapping_is_zeroed_writable_and_unmapped() {
+        let mut map = AnonMap::new(3 * 4096 + 1).unwrap();
+        assert_eq!(map.len(), 3 * 4096 + 1);
+        assert!(map.as_mut_slice().iter().all(|&b| b == 0));
+        map.as_mut_slice()[4096 * 3] = 7;
+        assert_eq!(map.as_mut_slice()[4096 * 3], 7);
+        assert_eq!(
+            map.touch_for_write(),
+            (3 * 4096 + 1usize).div_ceil(page_size())
+        );
+        drop(map);
+    }
+
+    #[test]
+    fn shared_counters_are_seen_by_a_forked_child() {
+        let counters = SharedCounters::new(3).unwrap();
+        assert_eq!(counters.len(), 3);
+        let pid = crate::process::fork_worker(|| {
+            counters.slot(1).fetch_add(5, Ordering::Relaxed);
+            counters.slot(2).fetch_add(7, Ordering::Relaxed);
+            0
+        })
+        .unwrap();
+        crate::process::reap(pid, true).unwrap();
+        assert_eq!(counters.slot(0).load(Ordering::Relaxed), 0);
+        assert_eq!(counters.slot(1).load(Ordering::Relaxed), 5);
+        assert_eq!(counters.sum(), 12);
+    }
+
+    #[test]
+    fn available_memory_from_meminfo() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        assert_eq!(available_bytes(&root), None);
+        std::fs::create_dir_all(root.path("/proc")).unwrap();
+        std::fs::write(
+            root.path("/proc/meminfo"),
+            "MemTotal:       24684012 kB\nMemFree:        23636544 kB\n\
+             MemAvailable:   24358800 kB\n",
+        )
+        .unwrap();
+        assert_eq!(available_bytes(&root), Some(24_358_800 * 1024));
+        assert!(available_bytes(&Root::host()).is_some_and(|b| b > 0));
     }
 }

@@ -3,12 +3,18 @@
 //! the readers in [`crate::cpu`] and [`crate::host`] fetch the text through a
 //! [`Root`](crate::Root) and decide what "absent" means.
 //!
+//! - [`cgroup`]: cgroup mounts from mountinfo and a process's place in them.
 //! - [`cmdline`]: `/proc/cmdline` boot parameters, with the kernel's quoting rules.
 //! - [`cpuinfo`]: `/proc/cpuinfo` records and the CPU model (x86 and ARM).
+//! - [`interrupts`]: `/proc/interrupts` rows, per-CPU counts and the local timer row.
 //! - [`kconfig`]: values from kernel config text (`/proc/config.gz`, `/boot/config-*`).
 //! - [`preempt`]: the preemption model, from debugfs, the version string or the config.
+//! - [`stat`]: CPU time lines of `/proc/stat` and `/proc/PID/stat`.
 
+pub mod cgroup;
 pub mod cmdline;
 pub mod cpuinfo;
+pub mod interrupts;
 pub mod kconfig;
 pub mod preempt;
+pub mod stat;

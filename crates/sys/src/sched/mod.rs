@@ -118,9 +118,8 @@ pub fn affinity() -> Result<CpuSet> {
     Ok(cpus)
 }
 
-/// Restricts the calling thread to `cpus` (`sched_setaffinity(0)`).
-pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
-    let mut mask: Mask = [0; MASK_CPUS / WORD_BITS];
+fn mask_of(cpus: &CpuSet) -> Result<Box<Mask>> {
+    let mut mask: Box<Mask> = Box::new([0; MASK_CPUS / WORD_BITS]);
     for cpu in cpus.iter() {
         let cpu = cpu as usize;
         if cpu >= MASK_CPUS {
@@ -131,11 +130,41 @@ pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
         }
         mask[cpu / WORD_BITS] |= 1 << (cpu % WORD_BITS);
     }
+    Ok(mask)
+}
+
+/// Makes the process `cmd` starts run only on `cpus`: the affinity is set between fork and
+/// exec, so the program and everything it starts inherit it from its first instruction.
+pub fn pin_command(cmd: &mut std::process::Command, cpus: &CpuSet) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let mask = mask_of(cpus)?;
+    // SAFETY: the closure runs between fork and exec and only calls sched_setaffinity, an
+    // async-signal-safe system call, on a mask prepared before the fork; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rc = libc::sched_setaffinity(
+                0,
+                std::mem::size_of_val(&*mask),
+                mask.as_ptr().cast::<libc::cpu_set_t>(),
+            );
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Restricts the calling thread to `cpus` (`sched_setaffinity(0)`).
+pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
+    let mask = mask_of(cpus)?;
     // SAFETY: `mask` is readable for the size passed; the kernel only reads it.
     let rc = unsafe {
         libc::sched_setaffinity(
             0,
-            std::mem::size_of_val(&mask),
+            std::mem::size_of_val(&*mask),
             mask.as_ptr().cast::<libc::cpu_set_t>(),
         )
     };
