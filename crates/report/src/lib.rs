@@ -1,14 +1,15 @@
 //! rtlab's renderers: model types in, text out.
 //!
 //! This crate owns how results look: the final per-CPU table of `rtlab measure` ([`table`]),
-//! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]) and the
-//! live per-CPU view refreshed during a run ([`live`]).
+//! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]), the
+//! live per-CPU view refreshed during a run ([`live`]) and the achieved-load table ([`load`]).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends only on `rtlab-model`.
 
 pub mod cyclictest;
 pub mod live;
+pub mod load;
 pub mod table;
 
 #[cfg(test)]

@@ -1,0 +1,235 @@
+//! How an achieved load reads: the table printed after `rtlab load` and under a measurement
+//! made with `--load`, and the one-line live summary.
+//!
+//! Rates are per second with SI suffixes (`180.3k wakeup/s`), throughput in binary units
+//! (`15.2 MiB/s`), CPU shares in percent of the generator's own CPUs. Text only; the caller
+//! decides where it goes.
+
+use std::fmt::Write as _;
+
+use rtlab_model::Nanos;
+use rtlab_model::load::LoadReport;
+use rtlab_model::load::spec::format_bytes;
+
+/// `1234.5` as `1.2k`, `2_500_000` as `2.50M`; below 1000 with one decimal.
+pub fn format_rate(per_sec: f64) -> String {
+    if per_sec >= 1e6 {
+        format!("{:.2}M", per_sec / 1e6)
+    } else if per_sec >= 1e3 {
+        format!("{:.1}k", per_sec / 1e3)
+    } else {
+        format!("{per_sec:.1}")
+    }
+}
+
+/// Bytes per second in the largest binary unit below the value (`15.2 MiB/s`).
+pub fn format_throughput(bytes_per_sec: f64) -> String {
+    format!("{}/s", format_bytes(bytes_per_sec))
+}
+
+fn seconds(ns: Nanos) -> String {
+    format!("{:.1} s", ns.get() as f64 / 1e9)
+}
+
+/// The achieved-load table: a header line, one row per generator, the per-CPU busy line,
+/// then each generator's notes. Ends with a newline.
+pub fn load_table(report: &LoadReport) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "load {} ({}): {}",
+        report.spec,
+        report.status,
+        seconds(report.window_ns)
+    );
+    if report.warmup_ns.get() >= 50_000_000 {
+        let _ = write!(out, " after {} warm-up", seconds(report.warmup_ns));
+    }
+    if let Some(cg) = &report.cgroup {
+        let _ = write!(out, ", in cgroup {cg}");
+    }
+    out.push('\n');
+
+    let mut rows = vec![vec![
+        "generator".to_string(),
+        "cpus".to_string(),
+        "tasks".to_string(),
+        "cpu share".to_string(),
+        "rate".to_string(),
+        "throughput".to_string(),
+    ]];
+    for g in &report.generators {
+        rows.push(vec![
+            g.spec.clone(),
+            g.cpus.to_string(),
+            g.tasks.to_string(),
+            format!("{:.1}%", g.cpu_share_percent),
+            if g.ops > 0 || g.unit != "n/a" {
+                format!("{} {}/s", format_rate(g.ops_per_sec), g.unit)
+            } else {
+                "-".to_string()
+            },
+            if g.bytes > 0 {
+                format_throughput(g.bytes_per_sec)
+            } else {
+                "-".to_string()
+            },
+        ]);
+    }
+    for line in align(&rows) {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if !report.cpu_busy.is_empty() {
+        out.push_str("busy per CPU (/proc/stat):");
+        for b in &report.cpu_busy {
+            let _ = write!(out, " cpu{} {:.1}%", b.cpu, b.busy_percent);
+        }
+        out.push('\n');
+    }
+    for g in &report.generators {
+        for note in &g.notes {
+            let _ = writeln!(out, "note: {}: {note}", g.spec);
+        }
+    }
+    out
+}
+
+/// One line for a live view: each generator's CPU share and rate, then the busy share per CPU.
+pub fn load_live_line(report: &LoadReport) -> String {
+    let mut parts: Vec<String> = report
+        .generators
+        .iter()
+        .map(|g| {
+            let rate = if g.unit == "n/a" {
+                String::new()
+            } else {
+                format!(" {} {}/s", format_rate(g.ops_per_sec), g.unit)
+            };
+            format!("{} {:.0}% cpu{rate}", g.spec, g.cpu_share_percent)
+        })
+        .collect();
+    if !report.cpu_busy.is_empty() {
+        let busy: Vec<String> = report
+            .cpu_busy
+            .iter()
+            .map(|b| format!("{}:{:.0}%", b.cpu, b.busy_percent))
+            .collect();
+        parts.push(format!("busy {}", busy.join(" ")));
+    }
+    parts.join(" | ")
+}
+
+/// First column left-aligned, the others right-aligned, two spaces apart.
+fn align(rows: &[Vec<String>]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
+                if i == 0 {
+                    let _ = write!(line, "{cell:<width$}");
+                } else {
+                    let _ = write!(line, "  {cell:>width$}");
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use rtlab_model::CpuSet;
+    use rtlab_model::load::GeneratorReport;
+    use rtlab_model::load::report::{CpuBusy, LOAD_SCHEMA};
+
+    use super::*;
+
+    fn report() -> LoadReport {
+        let g =
+            |spec: &str, unit: &str, ops: u64, rate: f64, bytes: f64, share: f64| GeneratorReport {
+                spec: spec.into(),
+                description: String::new(),
+                cpus: CpuSet::from_cpus([0, 1]),
+                tasks: 2,
+                unit: unit.into(),
+                ops,
+                ops_per_sec: rate,
+                bytes: bytes as u64,
+                bytes_per_sec: bytes / 10.0,
+                cpu_ns: Nanos::ZERO,
+                cpu_share_percent: share,
+                notes: vec![],
+            };
+        let mut cmd = g("cmd:\"make -j2\"", "n/a", 0, 0.0, 0.0, 97.25);
+        cmd.notes.push("the command ended by itself".into());
+        LoadReport {
+            schema: LOAD_SCHEMA.into(),
+            spec: "cpu:60%,io:64M:1,cmd:\"make -j2\"".into(),
+            window_ns: Nanos::from_secs(10),
+            warmup_ns: Nanos::from_secs(2),
+            status: "complete".into(),
+            cgroup: None,
+            generators: vec![
+                g("cpu:60%", "slice", 2000, 200.0, 0.0, 60.04),
+                g("io:64M:1", "fsync", 152, 15.2, 159_383_552.0, 3.1),
+                cmd,
+            ],
+            cpu_busy: vec![
+                CpuBusy {
+                    cpu: 0,
+                    busy_percent: 61.23,
+                },
+                CpuBusy {
+                    cpu: 1,
+                    busy_percent: 14.0,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn table_layout() {
+        let expected = "\
+load cpu:60%,io:64M:1,cmd:\"make -j2\" (complete): 10.0 s after 2.0 s warm-up
+generator       cpus  tasks  cpu share           rate  throughput
+cpu:60%          0-1      2      60.0%  200.0 slice/s           -
+io:64M:1         0-1      2       3.1%   15.2 fsync/s  15.2 MiB/s
+cmd:\"make -j2\"   0-1      2      97.2%              -           -
+busy per CPU (/proc/stat): cpu0 61.2% cpu1 14.0%
+note: cmd:\"make -j2\": the command ended by itself
+";
+        assert_eq!(load_table(&report()), expected);
+    }
+
+    #[test]
+    fn live_line() {
+        assert_eq!(
+            load_live_line(&report()),
+            "cpu:60% 60% cpu 200.0 slice/s | io:64M:1 3% cpu 15.2 fsync/s | cmd:\"make -j2\" 97% cpu | busy 0:61% 1:14%"
+        );
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(format_rate(999.94), "999.9");
+        assert_eq!(format_rate(180_300.0), "180.3k");
+        assert_eq!(format_rate(2_500_000.0), "2.50M");
+        assert_eq!(format_throughput(100.0), "100 B/s");
+        assert_eq!(format_throughput(1536.0), "1.5 KiB/s");
+        assert_eq!(
+            format_throughput(3.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0),
+            "3.0 TiB/s"
+        );
+    }
+}
