@@ -55,6 +55,9 @@ pub trait Observer {
     fn progress(&mut self, _progress: &Progress) {}
     /// Every checkpoint interval, with the full document so far (status `running`).
     fn checkpoint(&mut self, _run: &MeasureRun) {}
+    /// Once, as soon as the measuring threads have been told to stop (the measured time is
+    /// over, or the run was interrupted), before they are joined and the result is built.
+    fn finished(&mut self) {}
 }
 
 /// An observer that ignores everything.
@@ -153,6 +156,8 @@ struct ThreadSetup {
 }
 
 const TICK: Duration = Duration::from_millis(100);
+/// How often the main thread looks once the planned end has come.
+const END_POLL: Duration = Duration::from_millis(1);
 const START_MARGIN_NS: u64 = 10_000_000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -257,8 +262,17 @@ pub fn run(
     let mut last_progress = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut status = RunStatus::Complete;
+    // The last deadline (plus the widest thread offset); near it the main thread looks more
+    // often, so the end is noticed within a millisecond or two rather than a whole tick.
+    let planned_end = t0 + planned.get() + config.interval.get();
     loop {
-        if let Some(_signal) = signals.wait(TICK) {
+        let wait = if real {
+            let left = planned_end.saturating_sub(sys::clock::monotonic_ns());
+            TICK.min(Duration::from_nanos(left).max(END_POLL))
+        } else {
+            TICK
+        };
+        if let Some(_signal) = signals.wait(wait) {
             shared.stop.store(true, Ordering::Relaxed);
             status = RunStatus::Interrupted;
             break;
@@ -284,6 +298,7 @@ pub fn run(
         }
     }
     shared.stop.store(true, Ordering::Relaxed);
+    observer.finished();
     for h in handles {
         let _ = h.join();
     }
