@@ -10,6 +10,8 @@ mod args;
 mod console;
 mod docs_cmd;
 mod exit;
+mod load_child;
+mod load_cmd;
 mod measure_cmd;
 
 use std::process::ExitCode;
@@ -29,6 +31,8 @@ fn main() -> ExitCode {
     let root = cli.root.clone().map_or_else(Root::host, Root::at);
     let outcome = match &cli.command {
         Command::Measure(args) => measure_cmd::run(args, &root),
+        Command::Load(args) => load_cmd::run(args, &root),
+        Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);
             Ok(Exit::Ok)
@@ -68,8 +72,15 @@ fn usage_error(e: clap::Error) -> ExitCode {
         }
         _ => {
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let message = first.strip_prefix("error: ").unwrap_or(first);
+            let mut lines = text.lines();
+            let mut first = lines.next().unwrap_or("invalid arguments").to_string();
+            // "the following required arguments were not provided:" lists them below.
+            if first.ends_with(':') {
+                let listed: Vec<&str> =
+                    lines.map(str::trim).take_while(|l| !l.is_empty()).collect();
+                first = format!("{} {}", first, listed.join(", "));
+            }
+            let message = first.strip_prefix("error: ").unwrap_or(&first);
             let tip = text
                 .lines()
                 .map(str::trim)

@@ -9,9 +9,16 @@ use model::measure::{MeasureRun, Progress, RunStatus};
 use model::{CpuSet, CpuSpec, Nanos};
 use sys::Root;
 
+use model::load::LoadReport;
+use sys::signals::TerminationSignals;
+
 use crate::args::{MeasureArgs, MeasureFormat};
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
+use crate::load_child::LoadChild;
+
+/// How long a load runs before measuring starts, unless --warmup says otherwise.
+const DEFAULT_WARMUP: Nanos = Nanos::from_secs(2);
 
 /// Runs `rtlab measure`.
 pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
@@ -33,19 +40,71 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         .into());
     }
 
+    check_load_flags(args)?;
+    let load_options = args
+        .load
+        .as_ref()
+        .map(|spec| crate::load_cmd::options(spec, &args.placement, root))
+        .transpose()?;
+
     let env = Environment {
         root: root.clone(),
         clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
     };
     let mut console = Console::new(args.quiet);
+    // Blocked before the load process exists, so a Ctrl-C during the warm-up is collected
+    // here and the load is stopped in order; measure::run blocks them again for itself.
+    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let mut load = match (&args.load, load_options) {
+        (Some(spec), Some(_)) => {
+            let child = LoadChild::start(spec, &args.placement, root)?;
+            let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
+            console.note(&format!(
+                "load {} running; warming up for {warmup}",
+                child.initial.spec
+            ));
+            if let Some(signal) = signals.wait(warmup.to_duration()) {
+                let _ = child.finish();
+                console.verdict(&format!(
+                    "{signal} during the load warm-up: nothing was measured"
+                ));
+                return Ok(Exit::Interrupted);
+            }
+            // The observer opens the load's window when the measuring threads start and
+            // closes it when they stop.
+            Some(child)
+        }
+        _ => None,
+    };
     let mut observer = CliObserver {
         console: &mut console,
         json: args.json.as_deref(),
         table: args.format == MeasureFormat::Table,
         checkpoint_error: None,
+        load: load.as_mut(),
     };
-    let run = measure::run(&config, &env, &mut observer).map_err(|e| UsageError(e.to_string()))?;
+    let measured = measure::run(&config, &env, &mut observer);
     let checkpoint_error = observer.checkpoint_error.take();
+    let mut load_lost = None;
+    let load_report = load.take().map(|child| {
+        let initial = child.initial.clone();
+        child.finish().unwrap_or_else(|e| {
+            load_lost = Some(format!("{e:#}"));
+            LoadReport {
+                status: "lost".to_string(),
+                ..initial
+            }
+        })
+    });
+    drop(signals);
+    let mut run = measured.map_err(|e| UsageError(e.to_string()))?;
+    if let Some(reason) = load_lost {
+        run.warnings.push(model::measure::Warning::new(
+            "load-lost",
+            format!("the load process failed, so its achieved figures are missing: {reason}"),
+        ));
+    }
+    run.load = load_report;
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
@@ -59,7 +118,12 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             .with_context(|| format!("writing the result to {}", path.display()))?;
     }
     let text = match args.format {
-        MeasureFormat::Table => report::table::measure_table(&run),
+        MeasureFormat::Table => match &run.load {
+            Some(load) => {
+                report::table::measure_table(&run) + "\n" + &report::load::load_table(load)
+            }
+            None => report::table::measure_table(&run),
+        },
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {
             Some(limit) => {
@@ -110,6 +174,23 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
         (false, RunStatus::Interrupted) => Exit::Interrupted,
         _ => Exit::Ok,
     }
+}
+
+/// Load placement flags mean nothing without a load.
+fn check_load_flags(args: &MeasureArgs) -> Result<()> {
+    if args.load.is_some() {
+        return Ok(());
+    }
+    let p = &args.placement;
+    let stray = [
+        (p.load_cpus.is_some(), "--load-cpus"),
+        (p.load_cgroup, "--load-cgroup"),
+        (p.load_dir.is_some(), "--load-dir"),
+    ];
+    if let Some((_, flag)) = stray.iter().find(|(given, _)| *given) {
+        return Err(UsageError(format!("{flag} places a load; add --load SPEC")).into());
+    }
+    Ok(())
 }
 
 /// Resolves CPU selectors against the machine and validates the combination.
@@ -171,6 +252,9 @@ struct CliObserver<'a> {
     json: Option<&'a Path>,
     table: bool,
     checkpoint_error: Option<String>,
+    /// The load process: its window follows the measurement, and the load as it was when it
+    /// started is recorded in checkpoints.
+    load: Option<&'a mut LoadChild>,
 }
 
 impl Observer for CliObserver<'_> {
@@ -202,7 +286,16 @@ impl Observer for CliObserver<'_> {
                 },
             ));
         }
+        if let Some(load) = self.load.as_deref_mut() {
+            load.mark();
+        }
         self.checkpoint(run);
+    }
+
+    fn finished(&mut self) {
+        if let Some(load) = self.load.as_deref_mut() {
+            load.end();
+        }
     }
 
     fn wants_progress(&self) -> bool {
@@ -217,9 +310,19 @@ impl Observer for CliObserver<'_> {
     }
 
     fn checkpoint(&mut self, run: &MeasureRun) {
-        if let Some(path) = self.json
-            && let Err(e) = write_result(path, run)
-        {
+        let Some(path) = self.json else { return };
+        let with_load;
+        let run = match self.load.as_deref() {
+            Some(load) => {
+                with_load = MeasureRun {
+                    load: Some(load.initial.clone()),
+                    ..run.clone()
+                };
+                &with_load
+            }
+            None => run,
+        };
+        if let Err(e) = write_result(path, run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }
     }

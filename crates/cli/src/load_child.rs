@@ -1,0 +1,103 @@
+//! The load process of `rtlab measure --load`: rtlab runs its own `load --control` as a child
+//! so the load never shares an address space, memory locks or allocator with the measuring
+//! threads (a page-fault storm in the same process would send TLB-shootdown IPIs to the
+//! measured CPUs). The child is in its own process group (Ctrl-C reaches only the measuring
+//! rtlab, which stops it in order), dies by SIGKILL if the measuring rtlab dies, and has its
+//! own guardian.
+//!
+//! Protocol: the child prints `ready JSON` once every generator runs; `mark` on its stdin
+//! opens the reporting window; end of its stdin stops it, and it prints the final report.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use anyhow::{Context, Result};
+use model::load::{LoadReport, LoadSpec};
+use sys::Root;
+
+use crate::args::LoadPlacementArgs;
+use crate::exit::UsageError;
+
+/// A running load child.
+pub struct LoadChild {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    /// The report it gave when ready (spec, placement, tasks; no window yet).
+    pub initial: LoadReport,
+}
+
+impl LoadChild {
+    /// Starts `rtlab load SPEC --control ...` and waits until it is ready (or failed: its own
+    /// error line is already on standard error then).
+    pub fn start(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> Result<LoadChild> {
+        let exe = std::env::current_exe().context("finding rtlab's own executable")?;
+        let mut cmd = Command::new(exe);
+        if !root.is_host() {
+            cmd.arg("--root").arg(root.base());
+        }
+        cmd.arg("load").arg(spec.to_string()).arg("--control");
+        if let Some(cpus) = &placement.load_cpus {
+            cmd.arg("--load-cpus").arg(cpus.to_string());
+        }
+        if placement.load_cgroup {
+            cmd.arg("--load-cgroup");
+        }
+        if let Some(dir) = &placement.load_dir {
+            cmd.arg("--load-dir").arg(dir);
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        sys::process::die_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("starting the load process")?;
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout was piped"));
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .context("reading from the load process")?;
+        let Some(json) = line.strip_prefix("ready ") else {
+            let status = child.wait().context("waiting for the load process")?;
+            return Err(UsageError(format!(
+                "the load did not start ({status}); nothing was measured"
+            ))
+            .into());
+        };
+        let initial = LoadReport::from_json(json.trim()).context("the load process's report")?;
+        Ok(LoadChild {
+            child,
+            stdin,
+            stdout,
+            initial,
+        })
+    }
+
+    /// Opens the reporting window now.
+    pub fn mark(&mut self) {
+        if let Some(stdin) = &mut self.stdin {
+            let _ = stdin.write_all(b"mark\n").and_then(|()| stdin.flush());
+        }
+    }
+
+    /// Closes the reporting window and stops the load (its input ends); the report is read
+    /// by [`finish`](LoadChild::finish).
+    pub fn end(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Stops the load (if [`end`](LoadChild::end) did not) and returns what it achieved
+    /// since [`mark`](LoadChild::mark).
+    pub fn finish(mut self) -> Result<LoadReport> {
+        drop(self.stdin.take());
+        let mut text = String::new();
+        let read = self.stdout.read_to_string(&mut text);
+        let status = self.child.wait().context("waiting for the load process")?;
+        read.context("reading the load report")?;
+        if !status.success() {
+            anyhow::bail!("the load process ended with {status}");
+        }
+        LoadReport::from_json(text.trim()).context("the load process's report")
+    }
+}
