@@ -103,10 +103,11 @@ pub trait Generator: Send {
     fn achieved(&self) -> Counters;
 
     /// What is running, in words: task count, sizes, placement
-    /// (`2 workers at 60% duty, one pinned to each of CPUs 0-1`). Meaningful after `start`.
+    /// (`2 workers busy 60% of each ~10 ms slice, one pinned to each of CPUs 0-1`). Meaningful
+    /// after `start`.
     fn describe(&self) -> String;
 
-    /// What one operation is, singular (`slice`, `wakeup`, `message`, `fsync`, `fork`).
+    /// What one operation is, singular (`loop`, `wakeup`, `message`, `fault`, `fsync`, `fork`).
     fn unit(&self) -> &'static str;
 
     /// Threads or processes running at once.

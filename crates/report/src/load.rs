@@ -181,7 +181,7 @@ mod tests {
             status: "complete".into(),
             cgroup: None,
             generators: vec![
-                g("cpu:60%", "slice", 2000, 200.0, 0.0, 60.04),
+                g("cpu:60%", "loop", 2000, 200.0, 0.0, 60.04),
                 g("io:64M:1", "fsync", 152, 15.2, 159_383_552.0, 3.1),
                 cmd,
             ],
@@ -202,10 +202,10 @@ mod tests {
     fn table_layout() {
         let expected = "\
 load cpu:60%,io:64M:1,cmd:\"make -j2\" (complete): 10.0 s after 2.0 s warm-up
-generator       cpus  tasks  cpu share           rate  throughput
-cpu:60%          0-1      2      60.0%  200.0 slice/s           -
-io:64M:1         0-1      2       3.1%   15.2 fsync/s  15.2 MiB/s
-cmd:\"make -j2\"   0-1      2      97.2%              -           -
+generator       cpus  tasks  cpu share          rate  throughput
+cpu:60%          0-1      2      60.0%  200.0 loop/s           -
+io:64M:1         0-1      2       3.1%  15.2 fsync/s  15.2 MiB/s
+cmd:\"make -j2\"   0-1      2      97.2%             -           -
 busy per CPU (/proc/stat): cpu0 61.2% cpu1 14.0%
 note: cmd:\"make -j2\": the command ended by itself
 ";
@@ -216,7 +216,7 @@ note: cmd:\"make -j2\": the command ended by itself
     fn live_line() {
         assert_eq!(
             load_live_line(&report()),
-            "cpu:60% 60% cpu 200.0 slice/s | io:64M:1 3% cpu 15.2 fsync/s | cmd:\"make -j2\" 97% cpu | busy 0:61% 1:14%"
+            "cpu:60% 60% cpu 200.0 loop/s | io:64M:1 3% cpu 15.2 fsync/s | cmd:\"make -j2\" 97% cpu | busy 0:61% 1:14%"
         );
     }
 

@@ -10,18 +10,23 @@
 //! worker runs until its CPU time reaches N % of the wall time since it started, then sleeps
 //! to the end of the slice. A worker preempted by something else therefore does not count
 //! the time it did not run; what it could not get back within two slices is forgiven rather
-//! than run flat out later, and reported as a note. Slices are 8 to 12 ms, varied at random so
-//! the busy phases do not lock onto the scheduler tick, which samples busy time in `/proc/stat`.
+//! than run flat out later, and reported as a note.
+//!
+//! Slices are 10.618 ms long: `/proc/stat` counts busy time by sampling at each scheduler tick
+//! (every 1, 3.3, 4 or 10 ms), so a slice that is a multiple of the tick would lock the busy
+//! phase onto the samples and read far off the truth. With the golden-ratio fraction of a
+//! millisecond added, successive slices start at phases that spread evenly over any tick
+//! period (a Weyl sequence), so the sampled busy share converges faster than with random slice
+//! lengths (error bounded by a few ticks, not growing with the square root of the run).
 
 use model::CpuSet;
 
-use crate::worker::{DEFAULT_STACK, Meter, Rng, Shared, Workers};
+use crate::worker::{DEFAULT_STACK, Meter, Shared, Workers};
 use crate::{Counters, Generator, LoadError, StartContext};
 
-/// Mean slice length.
-const SLICE_NS: u64 = 10_000_000;
-/// Slices vary by up to this much either way.
-const SLICE_JITTER_NS: u64 = 2_000_000;
+/// Slice length: 10 ms plus the golden ratio's fraction of a millisecond (see the module
+/// note).
+const SLICE_NS: u64 = 10_618_034;
 /// 64-bit words in a worker's buffer (256 KiB).
 const BUFFER_WORDS: usize = 32 * 1024;
 /// Iterations of one work loop (about 10-30 us on a current core).
@@ -65,7 +70,7 @@ impl Generator for CpuLoad {
                     if percent >= 100 {
                         saturate(&mut work, shared, meter);
                     } else {
-                        duty_cycle(&mut work, u64::from(percent), seed, shared, meter);
+                        duty_cycle(&mut work, u64::from(percent), shared, meter);
                     }
                 },
             )?;
@@ -137,16 +142,14 @@ fn saturate(work: &mut Work, shared: &Shared, meter: &mut Meter) {
 }
 
 /// Busy `percent` % of each slice, in CPU time.
-fn duty_cycle(work: &mut Work, percent: u64, seed: u64, shared: &Shared, meter: &mut Meter) {
-    let mut rng = Rng::new(seed);
+fn duty_cycle(work: &mut Work, percent: u64, shared: &Shared, meter: &mut Meter) {
     let cpu_base = sys::clock::thread_cpu_ns();
     // CPU time owed since the start, and CPU time used.
     let mut target = 0u64;
     let mut slice_start = sys::clock::monotonic_ns();
     while !shared.stopping() {
-        let len = SLICE_NS - SLICE_JITTER_NS + rng.below(2 * SLICE_JITTER_NS + 1);
-        let slice_end = slice_start + len;
-        let share = len * percent / 100;
+        let slice_end = slice_start + SLICE_NS;
+        let share = SLICE_NS * percent / 100;
         let used = sys::clock::thread_cpu_ns() - cpu_base;
         // Owe this slice's share plus at most one slice of earlier shortfall.
         target = (target + share).min(used + 2 * share);

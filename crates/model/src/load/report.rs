@@ -45,7 +45,7 @@ pub struct GeneratorReport {
     pub cpus: CpuSet,
     /// Threads or processes it ran at once.
     pub tasks: u32,
-    /// What one operation is (`slice`, `wakeup`, `message`, `fsync`, `datagram`, `fork`, ...).
+    /// What one operation is (`loop`, `wakeup`, `message`, `fault`, `fsync`, `fork`; `n/a`).
     pub unit: String,
     /// Operations completed in the window.
     pub ops: u64,
@@ -142,7 +142,7 @@ mod tests {
                 description: "1 worker at 60% duty on CPU 0".into(),
                 cpus: CpuSet::from_cpus([0]),
                 tasks: 1,
-                unit: "slice".into(),
+                unit: "loop".into(),
                 ops: 1000,
                 ops_per_sec: per_second(1000, Nanos::from_secs(10)),
                 bytes: 0,
