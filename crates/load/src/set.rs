@@ -308,6 +308,7 @@ impl LoadSet {
                 Some(CpuBusy {
                     cpu: *cpu,
                     busy_percent: after.busy_percent_since(before)?,
+                    steal_percent: after.steal_percent_since(before)?,
                 })
             })
             .collect();

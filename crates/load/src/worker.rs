@@ -1,9 +1,14 @@
-//! Load threads: spawning them small, ordinary (SCHED_OTHER) and placed; the stop flag they
-//! poll; and the shared counters they publish into, CPU time included.
+//! Load threads: spawning them small, ordinary (SCHED_OTHER) and placed; the gate that holds
+//! them until all are spawned; the stop flag they poll; and the shared counters they publish
+//! into, CPU time included.
+//!
+//! The gate matters for big loads: a thousand timer-storm threads already storming would
+//! leave the thread spawning the next one a thousandth of the CPU, and starting them would
+//! take minutes instead of a fraction of a second.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 
 use model::CpuSet;
@@ -25,9 +30,24 @@ pub struct Shared {
     ops: AtomicU64,
     bytes: AtomicU64,
     cpu_ns: AtomicU64,
+    /// Open once every thread is spawned (or when stopping).
+    gate: Mutex<bool>,
+    opened: Condvar,
 }
 
 impl Shared {
+    fn wait_at_gate(&self) {
+        let mut open = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn open_gate(&self) {
+        *self.gate.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+
     /// Whether the threads should end.
     #[inline]
     pub fn stopping(&self) -> bool {
@@ -168,9 +188,9 @@ impl Workers {
     }
 
     /// Spawns a thread named `name` (at most 15 bytes show in `ps`) with a `stack`-byte stack,
-    /// SCHED_OTHER at nice 0, allowed on `cpus`, and runs `body` in it with a [`Meter`] that is
-    /// published once more when `body` returns. Returns when the thread is placed, or with why
-    /// it could not be (the thread then never runs `body`).
+    /// SCHED_OTHER at nice 0, allowed on `cpus`, that runs `body` with a [`Meter`] (published
+    /// once more when `body` returns) as soon as [`go`](Workers::go) is called. Returns when
+    /// the thread is placed, or with why it could not be (the thread then never runs `body`).
     pub fn spawn(
         &mut self,
         name: &str,
@@ -191,6 +211,7 @@ impl Workers {
                 let ok = placed.is_ok();
                 let _ = ready_tx.send(placed);
                 if ok {
+                    shared.wait_at_gate();
                     let mut meter = Meter::start();
                     body(&shared, &mut meter);
                     meter.publish(&shared);
@@ -217,10 +238,16 @@ impl Workers {
         placed.map_err(|e| LoadError::sys(&self.generator, e))
     }
 
+    /// Lets every thread spawned so far (and any spawned later) run its body.
+    pub fn go(&self) {
+        self.shared.open_gate();
+    }
+
     /// Asks every thread to stop and waits for all of them; returns the final counters. Calling
     /// it again changes nothing.
     pub fn stop(&mut self) -> Counters {
         self.shared.request_stop();
+        self.shared.open_gate();
         for handle in self.handles.drain(..) {
             let _ = handle.join();
         }
@@ -285,6 +312,9 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(workers.len(), 3);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(workers.counters().ops, 0, "held at the gate until go");
+        workers.go();
         std::thread::sleep(Duration::from_millis(100));
         let live = workers.shared().counters();
         assert!(live.ops > 0);
@@ -295,6 +325,24 @@ mod tests {
         assert!(done.ops >= live.ops);
         assert_eq!(done.bytes, done.ops * 10);
         assert!(done.cpu_ns > 0);
+    }
+
+    #[test]
+    fn threads_never_let_through_the_gate_still_stop() {
+        let mut workers = Workers::new("test");
+        workers
+            .spawn(
+                "w",
+                &CpuSet::from_cpus([0]),
+                DEFAULT_STACK,
+                |shared, meter| {
+                    while !shared.stopping() {
+                        meter.count(1, 0);
+                    }
+                },
+            )
+            .unwrap();
+        assert_eq!(workers.stop().ops, 0);
     }
 
     #[test]

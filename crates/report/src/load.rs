@@ -31,8 +31,12 @@ fn seconds(ns: Nanos) -> String {
     format!("{:.1} s", ns.get() as f64 / 1e9)
 }
 
-/// The achieved-load table: a header line, one row per generator, the per-CPU busy line,
-/// then each generator's notes. Ends with a newline.
+/// Steal below this share (percent of the window) on every CPU is not shown.
+const STEAL_WORTH_SHOWING: f64 = 0.5;
+
+/// The achieved-load table: a header line, one row per generator, the per-CPU busy line (and
+/// the stolen share, where a hypervisor took a noticeable one), then each generator's notes.
+/// Ends with a newline.
 pub fn load_table(report: &LoadReport) -> String {
     let mut out = String::new();
     let _ = write!(
@@ -86,6 +90,18 @@ pub fn load_table(report: &LoadReport) -> String {
             let _ = write!(out, " cpu{} {:.1}%", b.cpu, b.busy_percent);
         }
         out.push('\n');
+        // Steal matters only in virtual machines on a busy host; say so only then.
+        if report
+            .cpu_busy
+            .iter()
+            .any(|b| b.steal_percent >= STEAL_WORTH_SHOWING)
+        {
+            out.push_str("stolen by the hypervisor:");
+            for b in &report.cpu_busy {
+                let _ = write!(out, " cpu{} {:.1}%", b.cpu, b.steal_percent);
+            }
+            out.push('\n');
+        }
     }
     for g in &report.generators {
         for note in &g.notes {
@@ -189,10 +205,12 @@ mod tests {
                 CpuBusy {
                     cpu: 0,
                     busy_percent: 61.23,
+                    steal_percent: 0.2,
                 },
                 CpuBusy {
                     cpu: 1,
                     busy_percent: 14.0,
+                    steal_percent: 0.0,
                 },
             ],
         }
@@ -210,6 +228,20 @@ busy per CPU (/proc/stat): cpu0 61.2% cpu1 14.0%
 note: cmd:\"make -j2\": the command ended by itself
 ";
         assert_eq!(load_table(&report()), expected);
+    }
+
+    #[test]
+    fn steal_is_shown_once_a_hypervisor_takes_a_noticeable_share() {
+        let mut r = report();
+        r.cpu_busy[1].steal_percent = 3.04;
+        let table = load_table(&r);
+        assert!(
+            table.contains(
+                "busy per CPU (/proc/stat): cpu0 61.2% cpu1 14.0%\n\
+                 stolen by the hypervisor: cpu0 0.2% cpu1 3.0%\n"
+            ),
+            "{table}"
+        );
     }
 
     #[test]

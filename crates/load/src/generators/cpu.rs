@@ -61,6 +61,7 @@ impl Generator for CpuLoad {
         for (i, cpu) in ctx.cpus.iter().enumerate() {
             let percent = self.percent;
             let seed = ctx.seed.wrapping_add(i as u64);
+            let phase = slice_phase(i);
             self.workers.spawn(
                 &format!("rtlab-cpu{cpu}"),
                 &CpuSet::from_cpus([cpu]),
@@ -70,11 +71,12 @@ impl Generator for CpuLoad {
                     if percent >= 100 {
                         saturate(&mut work, shared, meter);
                     } else {
-                        duty_cycle(&mut work, u64::from(percent), shared, meter);
+                        duty_cycle(&mut work, u64::from(percent), phase, shared, meter);
                     }
                 },
             )?;
         }
+        self.workers.go();
         self.started_ns = sys::clock::monotonic_ns();
         Ok(())
     }
@@ -141,8 +143,17 @@ fn saturate(work: &mut Work, shared: &Shared, meter: &mut Meter) {
     }
 }
 
-/// Busy `percent` % of each slice, in CPU time.
-fn duty_cycle(work: &mut Work, percent: u64, shared: &Shared, meter: &mut Meter) {
+/// Where worker `i` starts its first slice, as an offset into it: the golden-ratio sequence
+/// again, so any number of workers spread their busy phases over the slice instead of all
+/// switching on and off together (which on a virtual machine also makes the host steal more).
+fn slice_phase(i: usize) -> u64 {
+    const GOLDEN: f64 = 0.618_033_988_749_895;
+    ((i as f64 * GOLDEN).fract() * SLICE_NS as f64) as u64
+}
+
+/// Busy `percent` % of each slice, in CPU time, the first slice starting `phase` ns from now.
+fn duty_cycle(work: &mut Work, percent: u64, phase: u64, shared: &Shared, meter: &mut Meter) {
+    sys::clock::sleep_ns(phase);
     let cpu_base = sys::clock::thread_cpu_ns();
     // CPU time owed since the start, and CPU time used.
     let mut target = 0u64;
@@ -222,6 +233,17 @@ mod tests {
             work.f
         );
         assert_ne!(work.buffer, before);
+    }
+
+    #[test]
+    fn workers_start_at_phases_spread_over_the_slice() {
+        let mut phases: Vec<u64> = (0..8).map(slice_phase).collect();
+        assert_eq!(phases[0], 0);
+        phases.sort_unstable();
+        // Eight phases in one slice: no two closer than a quarter of an even spacing.
+        let min_gap = phases.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+        assert!(min_gap > SLICE_NS / 8 / 4, "{phases:?}");
+        assert!(phases.iter().all(|&p| p < SLICE_NS));
     }
 
     #[test]

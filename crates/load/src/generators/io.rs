@@ -118,6 +118,7 @@ impl Generator for IoLoad {
                 },
             )?;
         }
+        self.workers.go();
         Ok(())
     }
 

@@ -111,6 +111,7 @@ impl Generator for MemoryLoad {
                 },
             )?;
         }
+        self.workers.go();
         Ok(())
     }
 

@@ -18,9 +18,7 @@ use std::sync::atomic::Ordering;
 
 use model::CpuSet;
 use model::load::spec::{TaskKind, Transport};
-use model::measure::Policy;
 use sys::mem::SharedCounters;
-use sys::sched::SchedParams;
 
 use crate::children::Children;
 use crate::worker::Workers;
@@ -173,10 +171,7 @@ impl Messaging {
                 writers.push(writer);
                 let slot = (g * self.fds + r) as usize;
                 let counters = Arc::clone(&counters);
-                self.children.fork(move || {
-                    if place_process(cpus).is_err() {
-                        return 2;
-                    }
+                self.children.fork_placed(cpus, move || {
                     let mut buf = [0u8; MESSAGE];
                     let mut reader = reader;
                     loop {
@@ -191,10 +186,7 @@ impl Messaging {
             }
             for _ in 0..self.fds {
                 let writers = &writers;
-                self.children.fork(move || {
-                    if place_process(cpus).is_err() {
-                        return 2;
-                    }
+                self.children.fork_placed(cpus, move || {
                     let message = [0x5au8; MESSAGE];
                     loop {
                         for mut w in writers.iter() {
@@ -211,20 +203,17 @@ impl Messaging {
     }
 }
 
-/// A forked worker's placement: ordinary scheduling, on the generator's CPUs.
-fn place_process(cpus: &CpuSet) -> sys::Result<()> {
-    sys::sched::set_current_thread_policy(&SchedParams::new(Policy::Other, 0))?;
-    sys::sched::pin_current_thread(cpus)
-}
-
 impl Generator for Messaging {
     fn start(&mut self, ctx: &StartContext<'_>) -> Result<(), LoadError> {
         self.check_open_files()?;
         self.cpus = ctx.cpus.clone();
         match self.tasks {
-            TaskKind::Thread => self.start_threads(ctx.cpus),
-            TaskKind::Process => self.start_processes(ctx.cpus),
+            TaskKind::Thread => self.start_threads(ctx.cpus)?,
+            TaskKind::Process => self.start_processes(ctx.cpus)?,
         }
+        self.threads.go();
+        self.children.go();
+        Ok(())
     }
 
     fn achieved(&self) -> Counters {

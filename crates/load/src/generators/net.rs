@@ -199,6 +199,8 @@ impl Generator for NetLoad {
         if self.protocols != Protocols::Tcp {
             self.start_udp(ctx.cpus)?;
         }
+        self.tcp.go();
+        self.udp.go();
         Ok(())
     }
 

@@ -55,6 +55,7 @@ impl Generator for TimerStorm {
                 },
             )?;
         }
+        self.workers.go();
         Ok(())
     }
 

@@ -29,7 +29,7 @@ pub struct LoadReport {
     pub cgroup: Option<String>,
     /// One entry per generator, in spec order.
     pub generators: Vec<GeneratorReport>,
-    /// Busy share of every online CPU over the window, from `/proc/stat`.
+    /// Busy (and stolen) share of every online CPU over the window, from `/proc/stat`.
     pub cpu_busy: Vec<CpuBusy>,
 }
 
@@ -70,8 +70,12 @@ pub struct GeneratorReport {
 pub struct CpuBusy {
     /// The CPU.
     pub cpu: u32,
-    /// Percent of the window not idle (user, nice, system, irq, softirq, steal).
+    /// Percent of the window this system kept the CPU busy (user, nice, system, irq,
+    /// softirq).
     pub busy_percent: f64,
+    /// Percent of the window a hypervisor ran something else while this CPU wanted to run
+    /// (steal; zero on bare metal).
+    pub steal_percent: f64,
 }
 
 /// Why a document is not a load report rtlab can read.
@@ -154,6 +158,7 @@ mod tests {
             cpu_busy: vec![CpuBusy {
                 cpu: 0,
                 busy_percent: 61.5,
+                steal_percent: 0.0,
             }],
         }
     }

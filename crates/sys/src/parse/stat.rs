@@ -1,8 +1,11 @@
 //! `/proc/stat` CPU time lines and `/proc/PID/stat` CPU time fields.
 //!
 //! `/proc/stat` counts, per CPU, the clock ticks (USER_HZ) spent in each state since boot. A
-//! CPU's busy share over a window is the growth of everything but `idle` and `iowait` divided
-//! by the growth of the total: how load generators are checked from outside.
+//! CPU's busy share over a window is the growth of everything but `idle`, `iowait` and
+//! `steal` divided by the growth of the total: how load generators are checked from outside.
+//! Steal (a virtual machine's CPU wanted to run and the hypervisor ran something else) is
+//! reported on its own: on a busy host it grows with the guest's busy time and would otherwise
+//! read as load the guest did not do.
 
 /// Ticks one CPU (or all of them, for the `cpu` line) spent in each state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,12 +31,14 @@ pub struct CpuTimes {
 impl CpuTimes {
     /// Every state's ticks together (guest time is already inside `user` and `nice`).
     pub fn total(&self) -> u64 {
-        self.busy() + self.idle + self.iowait
+        self.busy() + self.idle + self.iowait + self.steal
     }
 
-    /// Ticks spent doing something: all but idle and iowait.
+    /// Ticks this system spent doing something: user, nice, system, irq and softirq. Neither
+    /// idle nor iowait, nor steal (time a hypervisor ran something else while this CPU wanted
+    /// to run, which [`steal_percent_since`](CpuTimes::steal_percent_since) reports).
     pub fn busy(&self) -> u64 {
-        self.user + self.nice + self.system + self.irq + self.softirq + self.steal
+        self.user + self.nice + self.system + self.irq + self.softirq
     }
 
     /// Busy share in percent between `earlier` and `self`; `None` when no tick passed.
@@ -44,6 +49,16 @@ impl CpuTimes {
         }
         let busy = self.busy().saturating_sub(earlier.busy());
         Some(busy as f64 * 100.0 / total as f64)
+    }
+
+    /// Stolen share in percent between `earlier` and `self`; `None` when no tick passed.
+    pub fn steal_percent_since(&self, earlier: &CpuTimes) -> Option<f64> {
+        let total = self.total().checked_sub(earlier.total())?;
+        if total == 0 {
+            return None;
+        }
+        let steal = self.steal.saturating_sub(earlier.steal);
+        Some(steal as f64 * 100.0 / total as f64)
     }
 }
 
@@ -137,7 +152,8 @@ processes 26442
         assert_eq!(cpus.len(), 3);
         assert_eq!(cpus[0].0, 0);
         assert_eq!(cpus[0].1.softirq, 17875);
-        assert_eq!(cpus[1].1.busy(), 1335 + 4 + 2 + 3 + 4);
+        assert_eq!(cpus[1].1.busy(), 1335 + 4 + 2 + 3);
+        assert_eq!(cpus[1].1.total(), 1335 + 4 + 2 + 3 + 90 + 1 + 4);
         assert_eq!(cpus[2].1.nice, 8);
         assert_eq!(cpus[2].1.idle, 0);
         let before = CpuTimes {
@@ -153,7 +169,18 @@ processes 26442
             ..CpuTimes::default()
         };
         assert_eq!(after.busy_percent_since(&before), Some(70.0));
+        assert_eq!(after.steal_percent_since(&before), Some(0.0));
+        let stolen = CpuTimes { steal: 20, ..after };
+        assert_eq!(
+            stolen.busy_percent_since(&before),
+            Some(70.0 * 100.0 / 120.0)
+        );
+        assert_eq!(
+            stolen.steal_percent_since(&before),
+            Some(20.0 * 100.0 / 120.0)
+        );
         assert_eq!(before.busy_percent_since(&before), None);
+        assert_eq!(before.steal_percent_since(&before), None);
         assert_eq!(before.busy_percent_since(&after), None);
     }
 
