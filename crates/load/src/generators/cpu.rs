@@ -124,12 +124,15 @@ impl Generator for CpuLoad {
         if wall < 1e9 || expected == 0.0 || got >= expected * 0.95 {
             return Vec::new();
         }
+        let cpus = match self.cpus.len() {
+            1 => format!("CPU {}", self.cpus),
+            _ => format!("CPUs {}", self.cpus),
+        };
         vec![format!(
-            "the workers got {:.0}% of the CPU time {}% duty asks for: other work on CPUs {} \
-             (the measurement, other loads) took the rest",
+            "the workers got {:.0}% of the CPU time {}% duty asks for: other work on {cpus} \
+             (other generators, a measurement, other tasks) took the rest",
             got * 100.0 / expected,
             self.percent,
-            self.cpus
         )]
     }
 }
