@@ -4,30 +4,15 @@
 //!
 //! Tests here share the CPUs and /dev/cpu_dma_latency, so they take a lock and run one at a time.
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::{is_root, rtlab, serial, wait_for};
 use model::measure::{MeasureRun, RunStatus};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn rtlab() -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
 
 fn online_cpus() -> usize {
     model::CpuSet::parse_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap())
@@ -42,20 +27,6 @@ fn dma_latency_now() -> Option<i32> {
         .read_exact(&mut buf)
         .ok()?;
     Some(i32::from_ne_bytes(buf))
-}
-
-fn wait_for(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(
-            start.elapsed() < limit,
-            "rtlab did not finish within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn wait_until_file(path: &Path, limit: Duration) {

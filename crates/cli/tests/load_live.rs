@@ -4,30 +4,15 @@
 //!
 //! The tests share the CPUs (some read /proc/stat busy shares), so they run one at a time.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{is_root, rtlab, serial, wait_for};
 use model::load::LoadReport;
 use model::measure::MeasureRun;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn rtlab() -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
 
 fn last_cpu() -> u32 {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
@@ -103,20 +88,6 @@ fn rtlab_cgroups() -> Vec<PathBuf> {
     .iter()
     .flat_map(|base| rtlab_dirs(Path::new(base)))
     .collect()
-}
-
-fn wait_for(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(
-            start.elapsed() < limit,
-            "rtlab did not finish within {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {

@@ -80,7 +80,7 @@ pub fn load_table(report: &LoadReport) -> String {
             },
         ]);
     }
-    for line in align(&rows) {
+    for line in crate::table::align(&rows, true) {
         out.push_str(line.trim_end());
         out.push('\n');
     }
@@ -134,33 +134,6 @@ pub fn load_live_line(report: &LoadReport) -> String {
         parts.push(format!("busy {}", busy.join(" ")));
     }
     parts.join(" | ")
-}
-
-/// First column left-aligned, the others right-aligned, two spaces apart.
-fn align(rows: &[Vec<String>]) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(String::len)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-                if i == 0 {
-                    let _ = write!(line, "{cell:<width$}");
-                } else {
-                    let _ = write!(line, "  {cell:>width$}");
-                }
-            }
-            line
-        })
-        .collect()
 }
 
 #[cfg(test)]

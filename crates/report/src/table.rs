@@ -84,6 +84,12 @@ fn stats_row(label: String, s: &LatencyStats) -> Vec<String> {
 
 /// Right-aligns every cell to its column's widest cell, columns two spaces apart.
 pub(crate) fn align_right(rows: &[Vec<String>]) -> Vec<String> {
+    align(rows, false)
+}
+
+/// Aligns every cell to its column's widest cell, columns two spaces apart: right-aligned,
+/// except the first column when `first_left` (a name column).
+pub(crate) fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
@@ -101,7 +107,11 @@ pub(crate) fn align_right(rows: &[Vec<String>]) -> Vec<String> {
                 if i > 0 {
                     line.push_str("  ");
                 }
-                let _ = write!(line, "{cell:>width$}");
+                if i == 0 && first_left {
+                    let _ = write!(line, "{cell:<width$}");
+                } else {
+                    let _ = write!(line, "{cell:>width$}");
+                }
             }
             line
         })
