@@ -234,25 +234,7 @@ impl AnonMap {
     /// yet backed by pages: the first touch of each page faults.
     pub fn new(len: usize) -> Result<AnonMap> {
         let len = len.max(1);
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases
-        // nothing.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(Error::Io {
-                path: format!("mmap({len} bytes)").into(),
-                source: io::Error::last_os_error(),
-            });
-        }
-        let ptr = std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null");
+        let ptr = map_anonymous(len, libc::MAP_PRIVATE)?;
         Ok(AnonMap { ptr, len })
     }
 
@@ -319,25 +301,8 @@ impl SharedCounters {
     pub fn new(slots: usize) -> Result<SharedCounters> {
         let slots = slots.max(1);
         let len = slots * SLOT_STRIDE * std::mem::size_of::<AtomicU64>();
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases
-        // nothing; it is zero-filled, which is a valid AtomicU64 bit pattern.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(Error::Io {
-                path: format!("mmap({len} shared bytes)").into(),
-                source: io::Error::last_os_error(),
-            });
-        }
-        let ptr = std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null");
+        // Zero-filled memory is a valid AtomicU64 bit pattern, and the mapping is page-aligned.
+        let ptr = map_anonymous(len, libc::MAP_SHARED)?.cast();
         Ok(SharedCounters { ptr, slots })
     }
 
@@ -374,6 +339,30 @@ impl Drop for SharedCounters {
         // `self`.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), len) };
     }
+}
+
+/// A fresh, zero-filled, readable and writable anonymous mapping of `len` (> 0) bytes;
+/// `sharing` is `MAP_PRIVATE` or `MAP_SHARED` (seen by children forked later).
+fn map_anonymous(len: usize, sharing: libc::c_int) -> Result<std::ptr::NonNull<u8>> {
+    // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases
+    // nothing.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            sharing | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(Error::Io {
+            path: format!("mmap({len} bytes)").into(),
+            source: io::Error::last_os_error(),
+        });
+    }
+    Ok(std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null"))
 }
 
 /// Memory the kernel estimates can be allocated without swapping (`MemAvailable` of
