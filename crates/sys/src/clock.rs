@@ -1,20 +1,38 @@
-//! The clocks: CLOCK_MONOTONIC reads and absolute sleeps for the sampler, and the wall clock
-//! for timestamps. These are the only calls a measuring thread makes in its loop.
+//! The clocks: CLOCK_MONOTONIC reads and absolute sleeps for the sampler (the only calls a
+//! measuring thread makes in its loop), the wall clock for timestamps, and for load
+//! generators a thread's CPU time and relative sleeps.
 
 use std::time::SystemTime;
 
 const NS_PER_SEC: u64 = 1_000_000_000;
 
-/// Nanoseconds on CLOCK_MONOTONIC (served by the vDSO: no system call on common platforms).
+/// Nanoseconds on `clock`; `None` if the kernel refuses it (a CPU clock of a process that is
+/// gone).
 #[inline(always)]
-pub fn monotonic_ns() -> u64 {
+pub(crate) fn read_ns(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64)
+}
+
+/// `ns` nanoseconds as a timespec.
+#[inline(always)]
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
+    }
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC (served by the vDSO: no system call on common platforms).
+#[inline(always)]
+pub fn monotonic_ns() -> u64 {
+    // CLOCK_MONOTONIC always exists on Linux.
+    read_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
 }
 
 /// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (an absolute deadline, so sleep errors
@@ -22,10 +40,7 @@ pub fn monotonic_ns() -> u64 {
 /// block signals in measuring threads, and re-sleeping is safe because the deadline is absolute.
 #[inline(always)]
 pub fn sleep_until_monotonic(deadline_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (deadline_ns / NS_PER_SEC) as libc::time_t,
-        tv_nsec: (deadline_ns % NS_PER_SEC) as libc::c_long,
-    };
+    let ts = timespec(deadline_ns);
     loop {
         // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null for
         // TIMER_ABSTIME sleeps.
@@ -47,22 +62,14 @@ pub fn sleep_until_monotonic(deadline_ns: u64) {
 /// system time, a system call on most platforms). Load generators use it to hold a duty cycle
 /// in CPU time rather than wall time, and to report what they consumed.
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the thread CPU clock always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
+    // The calling thread's CPU clock always exists on Linux.
+    read_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
 /// Sleeps for `ns` nanoseconds on CLOCK_MONOTONIC (a relative sleep, as an ordinary
 /// application's `nanosleep` is: the timer-storm generator relies on that).
 pub fn sleep_ns(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
-        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
-    };
+    let ts = timespec(ns);
     // SAFETY: `ts` is a valid timespec; a null remainder is allowed. An interrupted sleep
     // simply ends early, which is harmless for a load.
     unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };

@@ -280,15 +280,7 @@ pub fn cpu_time_of(pid: u32) -> Option<u64> {
     if unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) } != 0 {
         return None;
     }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return None;
-    }
-    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    crate::clock::read_ns(clock)
 }
 
 /// Raises this process's soft limit on open files (RLIMIT_NOFILE) to its hard limit, for
