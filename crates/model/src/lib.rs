@@ -2,12 +2,13 @@
 //!
 //! This crate owns time values ([`Nanos`] and the unit-carrying duration syntax), CPU sets
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
-//! from it ([`stats`]), and the serialized result of a measurement ([`measure`]), whose JSON
-//! form is the versioned schema `rtlab.measure/1`.
+//! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
+//! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/1`).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room
 //! depends on it, and it depends on no room.
 
+pub mod audit;
 pub mod cpuset;
 pub mod histogram;
 pub mod host;

@@ -83,24 +83,36 @@ pub fn host_info(root: &Root) -> HostInfo {
 /// The running kernel's configuration: `/proc/config.gz` (CONFIG_IKCONFIG_PROC) unpacked,
 /// else `/boot/config-<release>`. `None` when neither can be read.
 pub fn kernel_config(root: &Root) -> Option<String> {
+    kernel_config_with_source(root).map(|(text, _)| text)
+}
+
+/// Like [`kernel_config`], also naming the file the text came from.
+pub fn kernel_config_with_source(root: &Root) -> Option<(String, String)> {
     let release = root
         .read_trimmed("/proc/sys/kernel/osrelease")
         .unwrap_or_default();
-    kernel_config_for(root, &release)
+    kernel_config_source_for(root, &release)
 }
 
 fn kernel_config_for(root: &Root, release: &str) -> Option<String> {
-    if let Some(text) = read_gzip(root, "/proc/config.gz") {
-        return Some(text);
+    kernel_config_source_for(root, release).map(|(text, _)| text)
+}
+
+fn kernel_config_source_for(root: &Root, release: &str) -> Option<(String, String)> {
+    const PROC: &str = "/proc/config.gz";
+    if let Some(text) = read_gzip(root, PROC) {
+        return Some((text, PROC.to_string()));
     }
     if release.is_empty() || release.contains('/') {
         return None;
     }
-    root.read(format!("/boot/config-{release}")).ok()
+    let boot = format!("/boot/config-{release}");
+    root.read(&boot).ok().map(|text| (text, boot))
 }
 
 /// Reads and unpacks a gzip file under `root`; `None` when absent, unreadable or corrupt.
 fn read_gzip(root: &Root, path: &str) -> Option<String> {
+    root.note(path);
     let bytes = std::fs::read(root.path(path)).ok()?;
     let mut text = String::new();
     flate2::read::GzDecoder::new(bytes.as_slice())

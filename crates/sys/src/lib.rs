@@ -14,14 +14,18 @@ pub mod clock;
 pub mod cpu;
 pub mod fs;
 pub mod host;
+pub mod irq;
+pub mod kmsg;
 pub mod mem;
 pub mod parse;
+pub mod partition;
 pub mod pmqos;
 pub mod privilege;
 pub mod process;
 mod root;
 pub mod sched;
 pub mod signals;
+pub mod tasks;
 pub mod tracefs;
 
 pub use root::{Error, Result, Root};

@@ -1,8 +1,10 @@
 //! [`Root`]: where kernel files are read from and written to, and [`Error`]: what went wrong,
 //! always with the path.
 
+use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -77,22 +79,74 @@ impl Error {
 ///
 /// Paths given to its methods are absolute kernel paths (`/proc/cmdline`); they are joined
 /// under the root's base.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// A root can also keep a record of every kernel path read through it ([`Root::recording`]):
+/// that is how `rtlab audit capture` knows exactly which files to copy.
+#[derive(Clone, Debug)]
 pub struct Root {
     base: PathBuf,
+    record: Option<Arc<Mutex<BTreeSet<PathBuf>>>>,
 }
+
+impl PartialEq for Root {
+    fn eq(&self, other: &Root) -> bool {
+        self.base == other.base
+    }
+}
+
+impl Eq for Root {}
 
 impl Root {
     /// The live machine.
     pub fn host() -> Root {
         Root {
             base: PathBuf::from("/"),
+            record: None,
         }
     }
 
     /// A tree rooted at `dir` (a captured fixture or a fake tree).
     pub fn at(dir: impl Into<PathBuf>) -> Root {
-        Root { base: dir.into() }
+        Root {
+            base: dir.into(),
+            record: None,
+        }
+    }
+
+    /// The same root, keeping a record of every kernel path read, listed or tested through it
+    /// (clones share the record).
+    pub fn recording(&self) -> Root {
+        Root {
+            base: self.base.clone(),
+            record: Some(Arc::new(Mutex::new(BTreeSet::new()))),
+        }
+    }
+
+    /// Notes that kernel path `path` was consulted (for readers that open files themselves).
+    pub fn note(&self, path: impl AsRef<Path>) {
+        if let Some(record) = &self.record {
+            let p = path.as_ref();
+            let abs = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                Path::new("/").join(p)
+            };
+            record.lock().unwrap_or_else(|e| e.into_inner()).insert(abs);
+        }
+    }
+
+    /// The kernel paths consulted so far, sorted; empty unless this root is recording.
+    pub fn recorded(&self) -> Vec<PathBuf> {
+        self.record
+            .as_ref()
+            .map(|r| {
+                r.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether this is the live machine.
@@ -113,6 +167,7 @@ impl Root {
 
     /// Reads a whole file as text, until EOF (pseudo-files can return short reads).
     pub fn read(&self, path: impl AsRef<Path>) -> Result<String> {
+        self.note(&path);
         let full = self.path(&path);
         let mut text = String::new();
         std::fs::File::open(&full)
@@ -142,6 +197,7 @@ impl Root {
 
     /// Whether the path exists.
     pub fn exists(&self, path: impl AsRef<Path>) -> bool {
+        self.note(&path);
         self.path(path).exists()
     }
 
@@ -160,6 +216,7 @@ impl Root {
 
     /// Names of the entries of a directory, sorted.
     pub fn list_dir(&self, path: impl AsRef<Path>) -> Result<Vec<String>> {
+        self.note(&path);
         let full = self.path(&path);
         let mut names: Vec<String> = std::fs::read_dir(&full)
             .map_err(|e| Error::from_io(&full, e))?
@@ -199,5 +256,27 @@ mod tests {
         assert_eq!(root.read_opt("/proc/nothing").unwrap(), None);
         root.write("/value", "42\n").unwrap();
         assert_eq!(root.read_value::<u32>("/value"), Some(42));
+    }
+
+    #[test]
+    fn a_recording_root_lists_what_was_consulted() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = Root::at(dir.path());
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        plain.write("/proc/a", "1").unwrap();
+        let _ = plain.read("/proc/a");
+        assert!(plain.recorded().is_empty());
+        let root = plain.recording();
+        assert_eq!(root, plain);
+        let _ = root.read("/proc/a");
+        let _ = root.clone().read_opt("/proc/missing");
+        let _ = root.list_dir("/proc");
+        root.note("sys/x");
+        assert_eq!(
+            root.recorded(),
+            ["/proc", "/proc/a", "/proc/missing", "/sys/x"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! - [`cpuinfo`]: `/proc/cpuinfo` records and the CPU model (x86 and ARM).
 //! - [`interrupts`]: `/proc/interrupts` rows, per-CPU counts and the local timer row.
 //! - [`kconfig`]: values from kernel config text (`/proc/config.gz`, `/boot/config-*`).
+//! - [`klog`]: kernel log lines (`/dev/kmsg` records, `dmesg` and journal text).
 //! - [`preempt`]: the preemption model, from debugfs, the version string or the config.
 //! - [`stat`]: CPU time lines of `/proc/stat` and `/proc/PID/stat`.
 
@@ -16,5 +17,6 @@ pub mod cmdline;
 pub mod cpuinfo;
 pub mod interrupts;
 pub mod kconfig;
+pub mod klog;
 pub mod preempt;
 pub mod stat;

@@ -1,0 +1,6 @@
+//! (being written)
+
+use crate::check::Check;
+
+/// The checks of this group.
+pub(crate) const CHECKS: &[Check] = &[];

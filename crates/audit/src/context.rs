@@ -1,0 +1,323 @@
+//! [`Ctx`]: what every check reads from, each input fetched once through the [`Root`] and
+//! kept for the other checks (kernel config, command line, host description, kernel log, the
+//! real-time CPUs), plus a typed memo for inputs only one group of checks shares.
+
+use std::any::{Any, TypeId};
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use model::CpuSet;
+use model::audit::{Profile, RtCpus};
+use model::host::HostInfo;
+use sys::Root;
+use sys::parse::cmdline::{self, Cmdline};
+
+/// What the audit was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Production or validation kernel.
+    pub profile: Profile,
+    /// The real-time CPUs, when the user named them (`--rt-cpus`).
+    pub rt_cpus: Option<CpuSet>,
+    /// A kernel config file to judge instead of the running kernel's (`--kconfig`), on the
+    /// local file system (not under the root).
+    pub kconfig: Option<PathBuf>,
+    /// A saved kernel log to judge instead of `/dev/kmsg` (`--dmesg`), on the local file
+    /// system.
+    pub dmesg: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            profile: Profile::Production,
+            rt_cpus: None,
+            kconfig: None,
+            dmesg: None,
+        }
+    }
+}
+
+/// A text input and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The text.
+    pub text: String,
+    /// The file it was read from (a kernel path, or a local file given on the command line).
+    pub path: String,
+}
+
+/// The audit's view of one machine. Inputs are read on first use; a missing input is an
+/// `Err` carrying the reason, which the checks turn into status `unknown`.
+pub struct Ctx {
+    root: Root,
+    options: Options,
+    host: OnceCell<HostInfo>,
+    kconfig: OnceCell<Result<Source, String>>,
+    kernel_log: OnceCell<Result<Source, String>>,
+    rt: OnceCell<RtCpus>,
+    memo: RefCell<HashMap<TypeId, Rc<dyn Any>>>,
+}
+
+impl Ctx {
+    /// A context over `root`.
+    pub fn new(root: Root, options: Options) -> Ctx {
+        Ctx {
+            root,
+            options,
+            host: OnceCell::new(),
+            kconfig: OnceCell::new(),
+            kernel_log: OnceCell::new(),
+            rt: OnceCell::new(),
+            memo: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Where kernel files are read.
+    pub fn root(&self) -> &Root {
+        &self.root
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> Profile {
+        self.options.profile
+    }
+
+    /// The host description (kernel, preemption model, command line, CPU sets, topology).
+    pub fn host(&self) -> &HostInfo {
+        self.host.get_or_init(|| sys::host::host_info(&self.root))
+    }
+
+    /// The boot command line as read (empty when unreadable).
+    pub fn cmdline_text(&self) -> &str {
+        &self.host().cmdline
+    }
+
+    /// The boot command line, split into parameters.
+    pub fn cmdline(&self) -> Cmdline<'_> {
+        cmdline::parse(self.cmdline_text())
+    }
+
+    /// Whether `/proc/cmdline` could be read at all.
+    pub fn has_cmdline(&self) -> bool {
+        self.root.exists("/proc/cmdline")
+    }
+
+    /// The online CPUs.
+    pub fn online(&self) -> &CpuSet {
+        &self.host().online_cpus
+    }
+
+    /// The kernel configuration: `--kconfig FILE`, `/proc/config.gz` or
+    /// `/boot/config-<release>`.
+    pub fn kconfig(&self) -> Result<&Source, &str> {
+        self.kconfig
+            .get_or_init(|| {
+                if let Some(path) = &self.options.kconfig {
+                    return std::fs::read_to_string(path)
+                        .map(|text| Source {
+                            text,
+                            path: path.display().to_string(),
+                        })
+                        .map_err(|e| format!("{}: {e}", path.display()));
+                }
+                sys::host::kernel_config_with_source(&self.root)
+                    .map(|(text, path)| Source { text, path })
+                    .ok_or_else(|| {
+                        format!(
+                            "no kernel config: /proc/config.gz is absent (CONFIG_IKCONFIG_PROC) and /boot/config-{} cannot be read; give one with --kconfig FILE",
+                            self.host().kernel_release
+                        )
+                    })
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// The kernel log: `--dmesg FILE`, else `/dev/kmsg`.
+    pub fn kernel_log(&self) -> Result<&Source, &str> {
+        self.kernel_log
+            .get_or_init(|| {
+                if let Some(path) = &self.options.dmesg {
+                    return std::fs::read(path)
+                        .map(|bytes| Source {
+                            text: String::from_utf8_lossy(&bytes).into_owned(),
+                            path: path.display().to_string(),
+                        })
+                        .map_err(|e| format!("{}: {e}", path.display()));
+                }
+                sys::kmsg::read_all(&self.root)
+                    .map(|text| Source {
+                        text,
+                        path: sys::kmsg::KMSG.to_string(),
+                    })
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// The real-time CPUs: `--rt-cpus`, else `isolcpus=`, else `nohz_full=`, else the CPUs of
+    /// cgroup v2 cpuset partitions; empty with source `none` when nothing sets CPUs apart.
+    pub fn rt(&self) -> &RtCpus {
+        self.rt.get_or_init(|| infer_rt_cpus(self))
+    }
+
+    /// The real-time CPUs, or the `unknown` outcome a placement check returns when no CPU is
+    /// set apart (the `cpu.isolation` check reports the absence itself).
+    pub fn rt_cpus_or_unknown(&self) -> Result<&CpuSet, crate::Outcome> {
+        let rt = self.rt();
+        if rt.cpus.is_empty() {
+            Err(crate::Outcome::unknown(
+                "no real-time CPUs are set apart (no isolcpus=, nohz_full= or cpuset partition); name them with --rt-cpus LIST",
+            ))
+        } else {
+            Ok(&rt.cpus)
+        }
+    }
+
+    /// A value computed once per audit and shared by the checks that need it (the IRQ table,
+    /// the task list). `T` identifies the value.
+    pub fn memo<T: 'static>(&self, compute: impl FnOnce(&Ctx) -> T) -> Rc<T> {
+        let key = TypeId::of::<T>();
+        if let Some(v) = self.memo.borrow().get(&key) {
+            return Rc::clone(v).downcast::<T>().expect("memo keyed by type");
+        }
+        let value: Rc<T> = Rc::new(compute(self));
+        self.memo
+            .borrow_mut()
+            .insert(key, Rc::clone(&value) as Rc<dyn Any>);
+        value
+    }
+}
+
+fn infer_rt_cpus(ctx: &Ctx) -> RtCpus {
+    let rt = |cpus: CpuSet, source: &str| RtCpus {
+        cpus,
+        source: source.to_string(),
+    };
+    if let Some(cpus) = &ctx.options.rt_cpus {
+        return rt(cpus.clone(), "--rt-cpus");
+    }
+    let cmdline = ctx.cmdline();
+    if let Some(value) = cmdline.value("isolcpus")
+        && let Some(cpus) = isolcpus_cpus(value)
+        && !cpus.is_empty()
+    {
+        return rt(cpus, "isolcpus");
+    }
+    if let Some(value) = cmdline.value("nohz_full")
+        && let Ok(cpus) = CpuSet::parse_list(value)
+        && !cpus.is_empty()
+    {
+        return rt(cpus, "nohz_full");
+    }
+    let partitions = sys::partition::cpuset_partitions(ctx.root());
+    let cpus = partitions
+        .iter()
+        .filter(|p| p.is_valid())
+        .fold(CpuSet::new(), |acc, p| acc.union(&p.cpus));
+    if !cpus.is_empty() {
+        return rt(cpus, "cpuset partition");
+    }
+    rt(CpuSet::new(), "none")
+}
+
+/// The CPU list of an `isolcpus=` value, after its flags (`isolcpus=nohz,domain,2-7`).
+pub fn isolcpus_cpus(value: &str) -> Option<CpuSet> {
+    let list = isolcpus_split(value).1;
+    CpuSet::parse_list(list).ok()
+}
+
+/// Splits an `isolcpus=` value into its flags and its CPU list. The kernel takes leading
+/// words made of letters and `_` as flags (`nohz`, `domain`, `managed_irq`).
+pub fn isolcpus_split(value: &str) -> (Vec<&str>, &str) {
+    let mut flags = Vec::new();
+    let mut rest = value;
+    while let Some((word, tail)) = rest.split_once(',') {
+        if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') {
+            flags.push(word);
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    (flags, rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use testkit::FakeRoot;
+
+    #[test]
+    fn isolcpus_flags_and_list_split() {
+        assert_eq!(isolcpus_split("2-7"), (vec![], "2-7"));
+        assert_eq!(
+            isolcpus_split("nohz,domain,managed_irq,2-3,6"),
+            (vec!["nohz", "domain", "managed_irq"], "2-3,6")
+        );
+        assert_eq!(isolcpus_cpus("managed_irq,3"), Some(CpuSet::from_cpus([3])));
+        assert_eq!(isolcpus_cpus("x-y"), None);
+    }
+
+    #[test]
+    fn rt_cpus_come_from_the_most_explicit_source() {
+        let fake = FakeRoot::new()
+            .cpus(8)
+            .cmdline("isolcpus=domain,managed_irq,2-7 nohz_full=4-7");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert_eq!(ctx.rt().source, "isolcpus");
+        assert_eq!(ctx.rt().cpus, CpuSet::parse_list("2-7").unwrap());
+
+        let ctx = Ctx::new(
+            fake.root(),
+            Options {
+                rt_cpus: Some(CpuSet::from_cpus([5])),
+                ..Options::default()
+            },
+        );
+        assert_eq!(ctx.rt().source, "--rt-cpus");
+
+        let fake = FakeRoot::new().cpus(4).cmdline("quiet nohz_full=3");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert_eq!(ctx.rt().source, "nohz_full");
+
+        let fake = FakeRoot::new().cpus(4).cmdline("quiet");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert_eq!(ctx.rt().source, "none");
+        assert!(ctx.rt().cpus.is_empty());
+    }
+
+    #[test]
+    fn memo_computes_once_per_type() {
+        let fake = FakeRoot::new().cpus(1);
+        let ctx = Ctx::new(fake.root(), Options::default());
+        let mut calls = 0;
+        let a = ctx.memo(|_| {
+            calls += 1;
+            7u32
+        });
+        let b = ctx.memo(|_| 8u32);
+        assert_eq!((*a, *b, calls), (7, 7, 1));
+    }
+
+    #[test]
+    fn missing_inputs_give_reasons() {
+        let fake = FakeRoot::new().cpus(1).kernel("6.1.0", "#1 SMP");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        let err = ctx.kconfig().unwrap_err();
+        assert!(
+            err.contains("/boot/config-6.1.0") && err.contains("--kconfig"),
+            "{err}"
+        );
+        assert!(ctx.kernel_log().unwrap_err().contains("dev/kmsg"));
+    }
+}

@@ -1,0 +1,123 @@
+//! The real-time readiness audit: checks as data, each reading the machine through a
+//! [`Root`](sys::Root) and returning a finding with evidence, the domain reason and the exact
+//! fix.
+//!
+//! - [`check`]: what a check is and what it returns; selecting checks by id.
+//! - [`context`]: the inputs the checks share, read once.
+//! - [`checks`]: the catalogue, one module per group.
+//! - [`kconfig_diff`]: the real-time-relevant differences between two kernel configs.
+//! - [`capture`]: copying exactly the files an audit read into a fixture tree.
+//!
+//! The audit never writes to the machine and never stops at a failing check: a check that
+//! cannot read its input reports `unknown`, one that panics reports `error`, and the rest run.
+
+pub mod capture;
+pub mod check;
+pub mod checks;
+pub mod context;
+pub mod kconfig_diff;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use model::audit::{AuditReport, Counts, Finding, SCHEMA};
+use sys::Root;
+
+pub use check::{Check, Outcome, UnknownCheck};
+pub use checks::catalogue;
+pub use context::{Ctx, Options};
+
+/// Which checks to run: ids, groups or `prefix*` patterns (see [`check::matches`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Run only these (empty: all).
+    pub only: Vec<String>,
+    /// Skip these.
+    pub skip: Vec<String>,
+}
+
+/// Audits the machine under `root`.
+///
+/// Errors only on a selection pattern that matches no check; everything the machine lacks is
+/// a finding.
+pub fn run(
+    root: &Root,
+    options: &Options,
+    selection: &Selection,
+) -> Result<AuditReport, UnknownCheck> {
+    let started = Instant::now();
+    let catalogue = catalogue();
+    let checks = check::select(&catalogue, &selection.only, &selection.skip)?;
+    let ctx = Ctx::new(root.clone(), options.clone());
+    let findings: Vec<Finding> = checks.iter().map(|c| run_one(c, &ctx)).collect();
+    let mut findings = findings;
+    findings.sort_by_key(|f| f.group);
+    let host = ctx.host();
+    Ok(AuditReport {
+        schema: SCHEMA.to_string(),
+        rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel_release: host.kernel_release.clone(),
+        arch: host.arch.clone(),
+        profile: options.profile,
+        rt_cpus: ctx.rt().clone(),
+        elapsed_us: started.elapsed().as_micros() as u64,
+        counts: Counts::of(&findings),
+        findings,
+    })
+}
+
+/// Runs one check; a panic becomes an `error` finding instead of ending the audit.
+fn run_one(check: &Check, ctx: &Ctx) -> Finding {
+    match catch_unwind(AssertUnwindSafe(|| (check.run)(ctx))) {
+        Ok(outcome) => outcome.into_finding(check),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            check::error_finding(check, &message)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::audit::{Group, Severity, Status};
+
+    #[test]
+    fn a_panicking_check_is_an_error_finding() {
+        let c = Check {
+            id: "x.boom",
+            title: "t",
+            group: Group::Kernel,
+            severity: Severity::Warn,
+            why: "w",
+            run: |_| panic!("boom"),
+        };
+        let fake = testkit::FakeRoot::new().cpus(1);
+        let ctx = Ctx::new(fake.root(), Options::default());
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let f = run_one(&c, &ctx);
+        std::panic::set_hook(prev);
+        assert_eq!(f.status, Status::Error);
+        assert!(f.summary.contains("boom"), "{}", f.summary);
+    }
+
+    #[test]
+    fn unknown_selections_are_refused() {
+        let fake = testkit::FakeRoot::new().cpus(1);
+        let err = run(
+            &fake.root(),
+            &Options::default(),
+            &Selection {
+                only: vec!["nope".into()],
+                skip: vec![],
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("'nope'"));
+    }
+}
