@@ -28,4 +28,4 @@ pub mod signals;
 pub mod tasks;
 pub mod tracefs;
 
-pub use root::{Error, Result, Root};
+pub use root::{Error, KEEP_MARKER, Result, Root};

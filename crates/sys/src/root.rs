@@ -6,6 +6,10 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+/// The empty file that keeps an otherwise empty directory of a fixture tree in git
+/// (`/proc/irq/24/eth0/.keep`); [`Root::list_dir`] hides it under fixture roots.
+pub const KEEP_MARKER: &str = ".keep";
+
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -214,14 +218,17 @@ impl Root {
             .map_err(|e| Error::from_io(&full, e))
     }
 
-    /// Names of the entries of a directory, sorted.
+    /// Names of the entries of a directory, sorted. Under a fixture tree the marker
+    /// [`KEEP_MARKER`] (which keeps empty directories in git) is not an entry.
     pub fn list_dir(&self, path: impl AsRef<Path>) -> Result<Vec<String>> {
         self.note(&path);
         let full = self.path(&path);
+        let host = self.is_host();
         let mut names: Vec<String> = std::fs::read_dir(&full)
             .map_err(|e| Error::from_io(&full, e))?
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| host || n != KEEP_MARKER)
             .collect();
         names.sort();
         Ok(names)
