@@ -49,9 +49,13 @@ pub fn run(
     let catalogue = catalogue();
     let checks = check::select(&catalogue, &selection.only, &selection.skip)?;
     let ctx = Ctx::new(root.clone(), options.clone());
-    let findings: Vec<Finding> = checks.iter().map(|c| run_one(c, &ctx)).collect();
-    let mut findings = findings;
+    let mut findings: Vec<Finding> = checks.iter().map(|c| run_one(c, &ctx)).collect();
     findings.sort_by_key(|f| f.group);
+    if !root.is_host() {
+        for f in &mut findings {
+            unroot(f, root);
+        }
+    }
     let host = ctx.host();
     Ok(AuditReport {
         schema: SCHEMA.to_string(),
@@ -64,6 +68,26 @@ pub fn run(
         counts: Counts::of(&findings),
         findings,
     })
+}
+
+/// Rewrites paths under a fixture root as the kernel paths they stand for, so a captured
+/// tree reads like the machine it came from (error texts carry the full path).
+fn unroot(finding: &mut Finding, root: &Root) {
+    let base = root.base().display().to_string();
+    let base = base.trim_end_matches('/');
+    if base.is_empty() {
+        return;
+    }
+    let fix = |s: &mut String| {
+        if s.contains(base) {
+            *s = s.replace(base, "");
+        }
+    };
+    fix(&mut finding.summary);
+    for e in &mut finding.evidence {
+        fix(&mut e.source);
+        fix(&mut e.value);
+    }
 }
 
 /// Runs one check; a panic becomes an `error` finding instead of ending the audit.

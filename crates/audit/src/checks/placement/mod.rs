@@ -1,6 +1,235 @@
-//! (being written)
+//! Runtime placement for the real-time CPUs: whether CPUs are set apart at all, and then
+//! whether IRQs, irqbalance, workqueues, user and kernel threads stay off them; SMT siblings,
+//! cpuset partitions, and the priorities of RT tasks, IRQ threads and softirq threads.
+//!
+//! The RT CPUs come from [`Ctx::rt`]; every other online CPU is a housekeeping CPU, and the
+//! fixes name those lists. The IRQ table and the thread list are read once per audit
+//! ([`irq_table`], [`task_list`]) and shared by the checks here.
+//!
+//! - [`cpu`]: `cpu.isolation`, `cpuset.partitions`, `cpu.smt_siblings`.
+//! - [`irq`]: `irq.affinity`, `irq.effective_affinity`, `irq.default_affinity`.
+//! - [`irqbalance`]: `irq.irqbalance`, the daemon and the CPUs it leaves alone.
+//! - [`workqueue`]: `workqueue.unbound_cpumask`, `workqueue.named`.
+//! - [`tasks`]: `tasks.user_affinity`, `tasks.kernel_threads`.
+//! - [`prio`]: `irq.threads`, `sched_prio.rt99`, `sched_prio.softirq_threads`.
 
-use crate::check::Check;
+use std::fmt::Display;
+use std::rc::Rc;
+
+use model::CpuSet;
+use sys::irq::IrqTable;
+use sys::tasks::Task;
+
+use crate::check::{Check, Outcome};
+use crate::context::Ctx;
+
+mod cpu;
+mod irq;
+mod irqbalance;
+mod prio;
+mod tasks;
+#[cfg(test)]
+mod trees;
+mod workqueue;
 
 /// The checks of this group.
-pub(crate) const CHECKS: &[Check] = &[];
+pub(crate) const CHECKS: &[Check] = &[
+    cpu::ISOLATION,
+    cpu::PARTITIONS,
+    cpu::SMT_SIBLINGS,
+    irq::AFFINITY,
+    irq::EFFECTIVE_AFFINITY,
+    irq::DEFAULT_AFFINITY,
+    irqbalance::IRQBALANCE,
+    workqueue::UNBOUND_CPUMASK,
+    workqueue::NAMED,
+    tasks::USER_AFFINITY,
+    tasks::KERNEL_THREADS,
+    prio::IRQ_THREADS,
+    prio::RT99,
+    prio::SOFTIRQ_THREADS,
+];
+
+/// How many items a summary or an evidence value names before "... and N more".
+const FEW: usize = 8;
+
+/// The RT CPUs and the housekeeping CPUs (the other online ones).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Split {
+    rt: CpuSet,
+    hk: CpuSet,
+}
+
+/// The split, or the outcome a placement check returns without one: `unknown` when no CPU is
+/// set apart, or when no online CPU is left for housekeeping (`cpu.isolation` reports both).
+fn split(ctx: &Ctx) -> Result<Split, Outcome> {
+    let rt = ctx.rt_cpus_or_unknown()?.clone();
+    let hk = ctx.online().difference(&rt);
+    if hk.is_empty() {
+        return Err(Outcome::unknown(format!(
+            "every online CPU ({}) is an RT CPU, so there is no housekeeping CPU to move work to (see cpu.isolation)",
+            ctx.online()
+        )));
+    }
+    Ok(Split { rt, hk })
+}
+
+/// The IRQ table, read once per audit.
+struct IrqMemo(Result<IrqTable, String>);
+
+fn irq_table(ctx: &Ctx) -> Rc<IrqMemo> {
+    ctx.memo(|ctx| IrqMemo(sys::irq::irq_table(ctx.root()).map_err(|e| e.to_string())))
+}
+
+/// Every thread, read once per audit.
+struct TaskMemo(Result<Vec<Task>, String>);
+
+fn task_list(ctx: &Ctx) -> Rc<TaskMemo> {
+    ctx.memo(|ctx| {
+        TaskMemo(match sys::tasks::all_threads(ctx.root()) {
+            Ok(tasks) if tasks.is_empty() => Err("no process directories under /proc".to_string()),
+            Ok(tasks) => Ok(tasks),
+            Err(e) => Err(e.to_string()),
+        })
+    })
+}
+
+/// The outcome of a check that cannot read the thread list.
+fn no_threads(err: &str) -> Outcome {
+    Outcome::unknown(format!(
+        "the thread list cannot be read ({err}); /proc/PID/task/TID lists every thread"
+    ))
+}
+
+/// Whether `task` is this audit itself (on the live machine), which no check should report.
+fn is_self(ctx: &Ctx, task: &Task) -> bool {
+    ctx.root().is_host() && task.pid == std::process::id()
+}
+
+/// `a, b, c` for at most [`FEW`] items, then `... and N more`.
+fn few<T: Display>(items: impl IntoIterator<Item = T>) -> String {
+    let items: Vec<String> = items.into_iter().map(|i| i.to_string()).collect();
+    let mut out = items
+        .iter()
+        .take(FEW)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > FEW {
+        out.push_str(&format!(" ... and {} more", items.len() - FEW));
+    }
+    out
+}
+
+/// `CPU 3` or `CPUs 2-7`.
+fn cpus_word(cpus: &CpuSet) -> String {
+    if cpus.len() == 1 {
+        format!("CPU {cpus}")
+    } else {
+        format!("CPUs {cpus}")
+    }
+}
+
+/// `1 thread` / `3 threads`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Options;
+
+    #[test]
+    fn lists_are_cut_after_a_few() {
+        assert_eq!(few([1, 2, 3]), "1, 2, 3");
+        assert_eq!(few(0..10), "0, 1, 2, 3, 4, 5, 6, 7 ... and 2 more");
+        assert_eq!(few(Vec::<u32>::new()), "");
+        assert_eq!(cpus_word(&CpuSet::from_cpus([3])), "CPU 3");
+        assert_eq!(cpus_word(&CpuSet::parse_list("2-7").unwrap()), "CPUs 2-7");
+        assert_eq!(count(1, "IRQ", "IRQs"), "1 IRQ");
+        assert_eq!(count(0, "IRQ", "IRQs"), "0 IRQs");
+    }
+
+    #[test]
+    fn the_split_needs_rt_and_housekeeping_cpus() {
+        let fake = testkit::FakeRoot::new().cpus(4).cmdline("quiet");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert!(!split(&ctx).unwrap_err().passed());
+        let ctx = Ctx::new(
+            fake.root(),
+            Options {
+                rt_cpus: Some(CpuSet::parse_list("0-3").unwrap()),
+                ..Options::default()
+            },
+        );
+        let err = split(&ctx).unwrap_err();
+        assert!(err.summary().contains("no housekeeping CPU"), "{err:?}");
+        let ctx = Ctx::new(
+            fake.root(),
+            Options {
+                rt_cpus: Some(CpuSet::parse_list("2-3").unwrap()),
+                ..Options::default()
+            },
+        );
+        let s = split(&ctx).unwrap();
+        assert_eq!(
+            (s.rt.to_string(), s.hk.to_string()),
+            ("2-3".into(), "0-1".into())
+        );
+    }
+
+    /// This machine: every placement check runs, none panics, and the ones that read /proc
+    /// find the threads and IRQs; quick enough for the audit's 200 ms budget.
+    #[test]
+    fn live_host() {
+        let root = sys::Root::host();
+        let online = sys::cpu::online(&root).unwrap_or_default();
+        let Some(last) = online.last().filter(|_| online.len() > 1) else {
+            return eprintln!("one CPU here: nothing to split");
+        };
+        let ctx = Ctx::new(
+            root,
+            Options {
+                rt_cpus: Some(CpuSet::from_cpus([last])),
+                ..Options::default()
+            },
+        );
+        let started = std::time::Instant::now();
+        let _ = ctx.host();
+        eprintln!("host description read in {:?}", started.elapsed());
+        for check in CHECKS {
+            let one = std::time::Instant::now();
+            let finding = (check.run)(&ctx).into_finding(check);
+            eprintln!(
+                "{} {:?} in {:?}: {}",
+                finding.id,
+                finding.status,
+                one.elapsed(),
+                finding.summary
+            );
+            if check.id.starts_with("tasks.") || check.id.starts_with("sched_prio.") {
+                assert_ne!(finding.status, model::audit::Status::Unknown, "{finding:?}");
+            }
+        }
+        eprintln!("placement checks took {:?}", started.elapsed());
+        let memo = task_list(&ctx);
+        let tasks = memo.0.as_ref().unwrap();
+        assert!(tasks.len() > 10);
+        if let Some(kthreadd) = tasks.iter().find(|t| t.pid == 2) {
+            assert!(kthreadd.is_kernel_thread() && kthreadd.comm == "kthreadd");
+        }
+        if let Ok(table) = &irq_table(&ctx).0 {
+            assert!(
+                table
+                    .irqs
+                    .iter()
+                    .all(|i| i.affinity.is_some() || !i.counts.is_empty())
+            );
+        }
+    }
+}

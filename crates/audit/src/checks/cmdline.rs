@@ -1,6 +1,0 @@
-//! (being written)
-
-use crate::check::Check;
-
-/// The checks of this group.
-pub(crate) const CHECKS: &[Check] = &[];

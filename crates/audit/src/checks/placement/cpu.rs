@@ -1,0 +1,405 @@
+//! `cpu.isolation` (are RT CPUs set apart at all, and sensibly), `cpuset.partitions` (did the
+//! kernel accept the cgroup v2 partitions) and `cpu.smt_siblings` (do RT CPUs share a core
+//! with housekeeping work).
+
+use std::rc::Rc;
+
+use model::CpuSet;
+use model::audit::{Group, Severity};
+use sys::partition::Partition;
+
+use super::{cpus_word, few, split};
+use crate::check::{Check, Outcome};
+use crate::context::Ctx;
+
+pub(super) const ISOLATION: Check = Check {
+    id: "cpu.isolation",
+    title: "RT CPUs set apart",
+    group: Group::Placement,
+    severity: Severity::Warn,
+    why: "without CPUs reserved for real-time work, IRQs, kernel threads and every other task share the CPUs the latency-critical threads run on",
+    run: isolation,
+};
+
+pub(super) const PARTITIONS: Check = Check {
+    id: "cpuset.partitions",
+    title: "cpuset partitions valid",
+    group: Group::Placement,
+    severity: Severity::Fail,
+    why: "an invalid cpuset partition silently gives its CPUs back to the scheduler, so the RT tasks in it are no longer isolated",
+    run: partitions,
+};
+
+pub(super) const SMT_SIBLINGS: Check = Check {
+    id: "cpu.smt_siblings",
+    title: "SMT siblings of RT CPUs",
+    group: Group::Placement,
+    severity: Severity::Warn,
+    why: "an SMT sibling shares the core's pipelines and caches, so housekeeping work on it slows the RT thread on the other hardware thread",
+    run: smt_siblings,
+};
+
+const ONLINE: &str = "/sys/devices/system/cpu/online";
+const ISOLATED: &str = "/sys/devices/system/cpu/isolated";
+const NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
+const SMT_CONTROL: &str = "/sys/devices/system/cpu/smt/control";
+
+/// The cpuset partitions, read once per audit.
+struct PartitionMemo(Vec<Partition>);
+
+fn cpuset_partitions(ctx: &Ctx) -> Rc<PartitionMemo> {
+    ctx.memo(|ctx| PartitionMemo(sys::partition::cpuset_partitions(ctx.root())))
+}
+
+/// A housekeeping/RT split to suggest: the first quarter of the online CPUs (at least one)
+/// for housekeeping, widened to whole cores when SMT siblings are known, the rest for RT.
+/// `None` with fewer than two online CPUs.
+fn suggested_split(ctx: &Ctx) -> Option<(CpuSet, CpuSet)> {
+    let online = ctx.online();
+    if online.len() < 2 {
+        return None;
+    }
+    let k = (online.len() / 4).max(1);
+    let first: CpuSet = online.iter().take(k).collect();
+    let mut hk = first.clone();
+    for info in &ctx.host().cpus {
+        if first.contains(info.cpu)
+            && let Some(siblings) = &info.siblings
+        {
+            hk = hk.union(&siblings.intersection(online));
+        }
+    }
+    if hk.len() >= online.len() {
+        hk = first;
+    }
+    let rt = online.difference(&hk);
+    (!rt.is_empty()).then_some((hk, rt))
+}
+
+/// The boot parameters and the cpuset commands that set `rt` apart with `hk` left over.
+fn isolation_fixes(outcome: Outcome, hk: &CpuSet, rt: &CpuSet) -> Outcome {
+    outcome
+        .fix_boot(format!(
+            "isolcpus=managed_irq,domain,{rt} nohz_full={rt} rcu_nocbs={rt} irqaffinity={hk}"
+        ))
+        .fix_command(format!(
+            "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p /sys/fs/cgroup/rt \
+             && echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus \
+             && echo isolated > /sys/fs/cgroup/rt/cpuset.cpus.partition"
+        ))
+        .fix_advice(
+            "the boot parameters isolate fully (ticks, RCU callbacks, managed IRQs) after a reboot; the cgroup v2 partition works at once for tasks started in /sys/fs/cgroup/rt; `rtlab tune plan` is planned to prepare both for this machine",
+        )
+}
+
+fn isolation(ctx: &Ctx) -> Outcome {
+    let online = ctx.online();
+    if online.is_empty() {
+        return Outcome::unknown(format!(
+            "{ONLINE} cannot be read, so the online CPUs are unknown"
+        ));
+    }
+    let rt = ctx.rt();
+    let host = ctx.host();
+    if rt.cpus.is_empty() {
+        let outcome = Outcome::problem(
+            "no CPUs are set apart for real-time work: no isolcpus=, nohz_full= or cpuset partition (name them with --rt-cpus to audit placement anyway)",
+        )
+        .evidence("/proc/cmdline", trimmed(ctx.cmdline_text()))
+        .evidence(ISOLATED, empty_word(&host.isolated_cpus));
+        return match suggested_split(ctx) {
+            Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
+            None => outcome.fix_advice(
+                "only one CPU is online: bring more CPUs online (or use a machine with more) to keep one for housekeeping",
+            ),
+        };
+    }
+    let source = rt.source.as_str();
+    let origin = format!("{} (from {source})", cpus_word(&rt.cpus));
+    let offline = rt.cpus.difference(online);
+    if !offline.is_empty() {
+        let mut outcome = Outcome::problem(format!(
+            "RT {origin} include {} that {} not online",
+            cpus_word(&offline),
+            if offline.len() == 1 { "is" } else { "are" }
+        ))
+        .with_severity(Severity::Fail)
+        .evidence(ONLINE, online.to_string());
+        for cpu in offline.iter().take(super::FEW) {
+            outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1");
+        }
+        return outcome.fix_advice(format!(
+            "or name only online CPUs as RT CPUs ({})",
+            rt.cpus.intersection(online)
+        ));
+    }
+    if online.is_subset(&rt.cpus) {
+        let outcome = Outcome::problem(format!(
+            "every online CPU is an RT CPU ({origin}): no housekeeping CPU is left for IRQs, kernel threads and the rest of the system"
+        ))
+        .with_severity(Severity::Fail)
+        .evidence(ONLINE, online.to_string());
+        return match suggested_split(ctx) {
+            Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
+            None => outcome.fix_advice("keep at least one CPU for housekeeping"),
+        };
+    }
+    let hk = online.difference(&rt.cpus);
+    let mut outcome_evidence: Vec<(String, String)> = Vec::new();
+    match source {
+        "isolcpus" | "nohz_full" => {
+            let value = ctx.cmdline().value(source).unwrap_or_default().to_string();
+            outcome_evidence.push(("/proc/cmdline".into(), format!("{source}={value}")));
+        }
+        "--rt-cpus" => {
+            outcome_evidence.push(("command line".into(), format!("--rt-cpus {}", rt.cpus)));
+        }
+        _ => {
+            for p in cpuset_partitions(ctx).0.iter().filter(|p| p.is_valid()) {
+                outcome_evidence.push((
+                    format!("{}/cpuset.cpus.partition", p.path.display()),
+                    format!("{} ({})", p.raw, p.cpus),
+                ));
+            }
+        }
+    }
+    if source == "--rt-cpus" {
+        // Named by hand: does anything in the kernel keep other work off them?
+        let kept = host
+            .isolated_cpus
+            .union(&host.nohz_full_cpus)
+            .union(&valid_partition_cpus(ctx));
+        let loose = rt.cpus.difference(&kept);
+        if !loose.is_empty() {
+            let mut outcome = Outcome::warn(format!(
+                "RT {origin}, but the kernel does not set {} apart (not in isolcpus=, nohz_full= or a cpuset partition)",
+                cpus_word(&loose)
+            ));
+            for (s, v) in outcome_evidence {
+                outcome = outcome.evidence(s, v);
+            }
+            outcome = outcome
+                .evidence(ISOLATED, empty_word(&host.isolated_cpus))
+                .evidence(NOHZ_FULL, empty_word(&host.nohz_full_cpus));
+            return isolation_fixes(outcome, &hk, &rt.cpus);
+        }
+    }
+    let mut outcome = Outcome::pass(format!("RT {origin}; housekeeping {}", cpus_word(&hk)));
+    for (s, v) in outcome_evidence {
+        outcome = outcome.evidence(s, v);
+    }
+    outcome.evidence(ONLINE, online.to_string())
+}
+
+fn valid_partition_cpus(ctx: &Ctx) -> CpuSet {
+    cpuset_partitions(ctx)
+        .0
+        .iter()
+        .filter(|p| p.is_valid())
+        .fold(CpuSet::new(), |acc, p| acc.union(&p.cpus))
+}
+
+fn trimmed(text: &str) -> String {
+    const MAX: usize = 200;
+    let text = text.trim();
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}...")
+    }
+}
+
+fn empty_word(set: &CpuSet) -> String {
+    if set.is_empty() {
+        "(empty)".to_string()
+    } else {
+        set.to_string()
+    }
+}
+
+/// What to do about the kernel's reason for refusing a partition.
+fn partition_advice(reason: &str) -> &'static str {
+    let r = reason.to_ascii_lowercase();
+    if r.contains("not exclusive") {
+        "take these CPUs out of the cpuset.cpus of every sibling cgroup (or claim them with cpuset.cpus.exclusive), then write the partition type again"
+    } else if r.contains("parent is not a partition root") || r.contains("parent") {
+        "make the parent cgroup a partition root first (echo root > PARENT/cpuset.cpus.partition), or create the partition directly below /sys/fs/cgroup"
+    } else if r.contains("hotplug") || r.contains("no cpu available") {
+        "bring the partition's CPUs back online, or list online CPUs in its cpuset.cpus"
+    } else if r.contains("load balanc") {
+        "turn load balancing back on where the kernel requires it, or use an isolated partition"
+    } else {
+        "fix the cause the kernel names, then write the partition type again and read the file back"
+    }
+}
+
+fn partitions(ctx: &Ctx) -> Outcome {
+    let root = ctx.root();
+    let Some(mount) = sys::partition::unified_mount(root) else {
+        if root.exists("/sys/fs/cgroup/cpuset") {
+            return Outcome::pass(
+                "no cgroup v2 hierarchy: cgroup v1 cpusets are in use (/sys/fs/cgroup/cpuset), which have no partitions to validate",
+            )
+            .evidence("/sys/fs/cgroup/cpuset", "present");
+        }
+        return Outcome::pass(
+            "no cgroup v2 hierarchy is mounted, so there are no cpuset partitions to validate",
+        )
+        .evidence("/proc/self/mountinfo", "no cgroup2 mount");
+    };
+    let controllers_path = mount.join("cgroup.controllers");
+    let controllers = root.read_trimmed(&controllers_path).unwrap_or_default();
+    if !controllers.split_whitespace().any(|c| c == "cpuset") {
+        if root.exists("/sys/fs/cgroup/cpuset") {
+            return Outcome::pass(format!(
+                "the cpuset controller is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/cpuset, not to the v2 one at {}: v1 cpusets have no partitions to validate",
+                mount.display()
+            ))
+            .evidence(controllers_path.display().to_string(), trimmed(&controllers))
+            .evidence("/sys/fs/cgroup/cpuset", "present");
+        }
+        return Outcome::pass(format!(
+            "the cgroup v2 hierarchy at {} offers no cpuset controller (CONFIG_CPUSETS off, or cpuset bound to a v1 hierarchy): no partitions",
+            mount.display()
+        ))
+        .evidence(controllers_path.display().to_string(), trimmed(&controllers));
+    }
+    let parts = cpuset_partitions(ctx);
+    let evidence_of = |o: Outcome, p: &Partition| {
+        o.evidence(
+            format!("{}/cpuset.cpus.partition", p.path.display()),
+            format!("{} (CPUs {})", p.raw, p.cpus),
+        )
+    };
+    let invalid: Vec<&Partition> = parts.0.iter().filter(|p| !p.is_valid()).collect();
+    if !invalid.is_empty() {
+        let names = few(invalid.iter().map(|p| {
+            format!(
+                "{} ({})",
+                p.path.display(),
+                p.invalid.as_deref().unwrap_or("no reason given")
+            )
+        }));
+        let mut outcome = Outcome::problem(format!(
+            "{} invalid: {names}",
+            if invalid.len() == 1 {
+                "1 cpuset partition is".to_string()
+            } else {
+                format!("{} cpuset partitions are", invalid.len())
+            }
+        ));
+        for p in parts.0.iter().take(super::FEW) {
+            outcome = evidence_of(outcome, p);
+        }
+        for p in invalid.iter().take(super::FEW) {
+            outcome = outcome
+                .fix_advice(format!(
+                    "{}: {}",
+                    p.path.display(),
+                    partition_advice(p.invalid.as_deref().unwrap_or(""))
+                ))
+                .fix_write(
+                    format!("{}/cpuset.cpus.partition", p.path.display()),
+                    p.kind.clone(),
+                );
+        }
+        return outcome;
+    }
+    if parts.0.is_empty() {
+        return Outcome::pass(format!(
+            "no cpuset partitions below {} (CPUs are set apart by other means, if at all)",
+            mount.display()
+        ))
+        .evidence(
+            controllers_path.display().to_string(),
+            trimmed(&controllers),
+        );
+    }
+    let names = few(parts
+        .0
+        .iter()
+        .map(|p| format!("{} {} {}", p.path.display(), p.kind, p.cpus)));
+    let mut outcome = Outcome::pass(format!("valid cpuset partitions: {names}"));
+    for p in parts.0.iter().take(super::FEW) {
+        outcome = evidence_of(outcome, p);
+    }
+    outcome
+}
+
+fn smt_siblings(ctx: &Ctx) -> Outcome {
+    let s = match split(ctx) {
+        Ok(s) => s,
+        Err(o) => return o,
+    };
+    let host = ctx.host();
+    let control = ctx.root().read_trimmed(SMT_CONTROL);
+    let mut known = false;
+    let mut shared = CpuSet::new();
+    let mut pairs = Vec::new();
+    for info in host.cpus.iter().filter(|i| s.rt.contains(i.cpu)) {
+        let Some(siblings) = &info.siblings else {
+            continue;
+        };
+        known = true;
+        let others = siblings.intersection(ctx.online()).difference(&s.rt);
+        if !others.is_empty() {
+            shared = shared.union(&others);
+            pairs.push((info.cpu, siblings.clone(), others));
+        }
+    }
+    if !known {
+        return Outcome::unknown(
+            "no /sys/devices/system/cpu/cpuN/topology/thread_siblings_list for the RT CPUs, so SMT siblings are unknown",
+        );
+    }
+    let control_evidence = |o: Outcome| match &control {
+        Some(c) => o.evidence(SMT_CONTROL, c.clone()),
+        None => o,
+    };
+    if pairs.is_empty() {
+        let smt_on = host
+            .cpus
+            .iter()
+            .any(|i| i.siblings.as_ref().is_some_and(|s| s.len() > 1));
+        let summary = if smt_on {
+            "every online SMT sibling of an RT CPU is itself an RT CPU".to_string()
+        } else {
+            "no SMT: each RT CPU has its core to itself".to_string()
+        };
+        return control_evidence(Outcome::pass(summary));
+    }
+    let rt_with: CpuSet = pairs.iter().map(|(cpu, _, _)| *cpu).collect();
+    let mut outcome = Outcome::problem(format!(
+        "RT {} {} with housekeeping {} (SMT {})",
+        cpus_word(&rt_with),
+        if rt_with.len() == 1 {
+            "shares its core"
+        } else {
+            "share their cores"
+        },
+        cpus_word(&shared),
+        if shared.len() == 1 {
+            "sibling"
+        } else {
+            "siblings"
+        },
+    ));
+    for (cpu, siblings, _) in pairs.iter().take(super::FEW) {
+        outcome = outcome.evidence(
+            format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"),
+            siblings.to_string(),
+        );
+    }
+    outcome = control_evidence(outcome);
+    for cpu in shared.iter().take(super::FEW) {
+        outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "0");
+    }
+    outcome.fix_boot("nosmt").fix_advice(format!(
+        "or make {} RT CPUs too and keep them idle",
+        cpus_word(&shared)
+    ))
+}
+
+#[cfg(test)]
+mod tests;
