@@ -183,8 +183,8 @@ fn every_fixture_describes_its_online_cpus() {
 #[test]
 fn firecracker_fixture_values() {
     let h = host_info(&fixture_root("vm-x86_64-2cpu"));
-    assert_eq!(h.hostname, "vm");
-    assert_eq!(h.kernel_release, "6.18.44-fc-v445");
+    assert_eq!(h.hostname, "rtlab-host");
+    assert_eq!(h.kernel_release, "6.18.44-fc-v595");
     assert_eq!(h.cpus.len(), 2);
     assert_eq!(h.clocksource.as_deref(), Some("tsc"));
     assert_eq!(h.sched_rt_runtime_us, Some(950_000));
