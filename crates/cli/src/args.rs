@@ -13,14 +13,15 @@ use model::{CpuSpec, Nanos};
 const ABOUT: &str = "Make a Linux machine's real-time behaviour visible, explainable and fixable";
 
 const LONG_ABOUT: &str = "\
-rtlab measures how late real-time threads wake up on every CPU, and will audit, tune, trace \
-and explain what gets in their way. It is one tool for the work that otherwise takes \
-cyclictest, rtla, rteval, tuned and tuna together.";
+rtlab audits a machine's real-time readiness, measures how late real-time threads wake up on \
+every CPU under built-in load, and will tune, trace and explain what gets in their way. It is \
+one tool for the work that otherwise takes cyclictest, rtla, rteval, tuned and tuna together.";
 
 const EXIT_STATUS: &str = "\
 EXIT STATUS:
     0    the command ran and every verdict passed
-    1    the command ran and a verdict failed (latency over --fail-above, --break fired)
+    1    the command ran and a verdict failed (latency over --fail-above, --break fired, an
+         audit finding failed)
     2    bad input or a setup error (the message says which value and how to fix it)
     130  interrupted by SIGINT or SIGTERM (the result is kept, with status \"interrupted\")";
 
@@ -47,6 +48,12 @@ pub enum Command {
     /// Run built-in stress loads alone, with a live line of what they achieve.
     #[command(long_about = LOAD_LONG, after_long_help = LOAD_AFTER)]
     Load(Box<LoadArgs>),
+    /// Check this machine's real-time readiness: every finding with evidence and the fix.
+    #[command(long_about = crate::audit_args::AUDIT_LONG, after_long_help = crate::audit_args::AUDIT_AFTER)]
+    Audit(Box<crate::audit_args::AuditArgs>),
+    /// Kernel configuration tools: the real-time-relevant differences between two configs.
+    #[command(long_about = crate::audit_args::KCONFIG_LONG)]
+    Kconfig(crate::audit_args::KconfigArgs),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,

@@ -7,9 +7,12 @@
 #![allow(unreachable_pub)]
 
 mod args;
+mod audit_args;
+mod audit_cmd;
 mod console;
 mod docs_cmd;
 mod exit;
+mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
 mod measure_cmd;
@@ -32,6 +35,8 @@ fn main() -> ExitCode {
     let outcome = match &cli.command {
         Command::Measure(args) => measure_cmd::run(args, &root),
         Command::Load(args) => load_cmd::run(args, &root),
+        Command::Audit(args) => audit_cmd::run(args, &root),
+        Command::Kconfig(args) => kconfig_cmd::run(args),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

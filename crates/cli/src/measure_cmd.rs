@@ -52,6 +52,15 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
     };
     let mut console = Console::new(args.quiet);
+    // The audit summary goes into the result: what a reader of the figures must know about
+    // the machine. It reads, never writes, and takes milliseconds.
+    let audit_summary = audit::run(
+        root,
+        &audit::Options::default(),
+        &audit::Selection::default(),
+    )
+    .ok()
+    .map(|r| r.summary());
     // Blocked before the load process exists, so a Ctrl-C during the warm-up is collected
     // here and the load is stopped in order; measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
@@ -82,6 +91,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         table: args.format == MeasureFormat::Table,
         checkpoint_error: None,
         load: load.as_mut(),
+        audit: audit_summary.clone(),
     };
     let measured = measure::run(&config, &env, &mut observer);
     let checkpoint_error = observer.checkpoint_error.take();
@@ -105,6 +115,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         ));
     }
     run.load = load_report;
+    run.audit = audit_summary;
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
@@ -118,12 +129,20 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             .with_context(|| format!("writing the result to {}", path.display()))?;
     }
     let text = match args.format {
-        MeasureFormat::Table => match &run.load {
-            Some(load) => {
-                report::table::measure_table(&run) + "\n" + &report::load::load_table(load)
+        MeasureFormat::Table => {
+            let mut text = report::table::measure_table(&run);
+            if let Some(load) = &run.load {
+                text = text + "\n" + &report::load::load_table(load);
             }
-            None => report::table::measure_table(&run),
-        },
+            if let Some(line) = run
+                .audit
+                .as_ref()
+                .and_then(report::audit::measure_audit_line)
+            {
+                text = text + &line + "\n";
+            }
+            text
+        }
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {
             Some(limit) => {
@@ -255,6 +274,8 @@ struct CliObserver<'a> {
     /// The load process: its window follows the measurement, and the load as it was when it
     /// started is recorded in checkpoints.
     load: Option<&'a mut LoadChild>,
+    /// The audit summary, recorded in checkpoints too.
+    audit: Option<model::audit::AuditSummary>,
 }
 
 impl Observer for CliObserver<'_> {
@@ -311,17 +332,12 @@ impl Observer for CliObserver<'_> {
 
     fn checkpoint(&mut self, run: &MeasureRun) {
         let Some(path) = self.json else { return };
-        let with_load;
-        let run = match self.load.as_deref() {
-            Some(load) => {
-                with_load = MeasureRun {
-                    load: Some(load.initial.clone()),
-                    ..run.clone()
-                };
-                &with_load
-            }
-            None => run,
+        let with_extras = MeasureRun {
+            load: self.load.as_deref().map(|l| l.initial.clone()),
+            audit: self.audit.clone(),
+            ..run.clone()
         };
+        let run = &with_extras;
         if let Err(e) = write_result(path, run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }

@@ -87,6 +87,7 @@ pub(crate) fn document(
         break_event,
         warnings: facts.warnings.clone(),
         load: None,
+        audit: None,
     }
 }
 

@@ -290,6 +290,10 @@ pub struct MeasureRun {
     /// measured window; absent when none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<crate::load::LoadReport>,
+    /// The audit of the machine the run was made on, in brief (absent in results written
+    /// before rtlab audit existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<crate::audit::AuditSummary>,
 }
 
 /// Why a document is not a measurement result rtlab can read.

@@ -2,11 +2,13 @@
 //!
 //! This crate owns how results look: the final per-CPU table of `rtlab measure` ([`table`]),
 //! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]), the
-//! live per-CPU view refreshed during a run ([`live`]) and the achieved-load table ([`load`]).
+//! live per-CPU view refreshed during a run ([`live`]), the achieved-load table ([`load`]) and
+//! the audit's findings as a terminal table or Markdown ([`audit`]).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends only on `rtlab-model`.
 
+pub mod audit;
 pub mod cyclictest;
 pub mod live;
 pub mod load;

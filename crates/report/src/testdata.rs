@@ -80,6 +80,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         break_event: None,
         warnings: Vec::new(),
         load: None,
+        audit: None,
     }
 }
 

@@ -1,0 +1,124 @@
+//! `rtlab audit`: runs the audit room on the machine (or a captured tree), prints the table,
+//! JSON or Markdown, and exits 1 when a finding failed; `rtlab audit capture DIR`.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use audit::{Options, Selection};
+use model::audit::{Profile, Status};
+use report::audit::{AuditStyle, audit_markdown, audit_table};
+use sys::Root;
+
+use crate::audit_args::{AuditAction, AuditArgs, AuditFormat, AuditProfile};
+use crate::console;
+use crate::exit::{Exit, UsageError};
+
+/// Runs `rtlab audit` with `args` on `root`.
+pub fn run(args: &AuditArgs, root: &Root) -> Result<Exit> {
+    let options = options(args)?;
+    if let Some(AuditAction::Capture { dir }) = &args.action {
+        return capture(root, dir, &options);
+    }
+    if args.list {
+        console::print_stdout(&list())?;
+        return Ok(Exit::Ok);
+    }
+    let selection = Selection {
+        only: args.only.clone(),
+        skip: args.skip.clone(),
+    };
+    let report = audit::run(root, &options, &selection).map_err(|e| UsageError(e.to_string()))?;
+    let text = match args.format {
+        AuditFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        AuditFormat::Markdown => audit_markdown(&report),
+        AuditFormat::Table => {
+            let colour = std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            audit_table(
+                &report,
+                AuditStyle {
+                    verbose: args.verbose,
+                },
+                &|status, label| paint(colour, status, label),
+            )
+        }
+    };
+    console::print_stdout(&text)?;
+    Ok(if report.failed() {
+        Exit::VerdictFailed
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The audit options, with the input files checked before anything runs.
+fn options(args: &AuditArgs) -> Result<Options> {
+    for (flag, path) in [("--kconfig", &args.kconfig), ("--dmesg", &args.dmesg)] {
+        if let Some(path) = path
+            && let Err(e) = std::fs::File::open(path)
+        {
+            return Err(UsageError(format!(
+                "{flag} {}: {e}; give a readable file",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    Ok(Options {
+        profile: match args.profile {
+            AuditProfile::Production => Profile::Production,
+            AuditProfile::Debug => Profile::Debug,
+        },
+        rt_cpus: args.rt_cpus.clone(),
+        kconfig: args.kconfig.clone(),
+        dmesg: args.dmesg.clone(),
+    })
+}
+
+fn paint(colour: bool, status: Status, label: &str) -> String {
+    if !colour {
+        return label.to_string();
+    }
+    let code = match status {
+        Status::Fail | Status::Error => "1;31",
+        Status::Warn if label == "info" => "36",
+        Status::Warn => "33",
+        Status::Unknown => "36",
+        Status::Pass => "32",
+    };
+    format!("\x1b[{code}m{label}\x1b[0m")
+}
+
+/// `--list`: every check, one per line.
+fn list() -> String {
+    let checks = audit::catalogue();
+    let width = checks.iter().map(|c| c.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for c in checks {
+        out.push_str(&format!(
+            "{:<width$}  {:<4}  {}\n",
+            c.id,
+            c.severity.as_str(),
+            c.title
+        ));
+    }
+    out
+}
+
+fn capture(root: &Root, dir: &std::path::Path, options: &Options) -> Result<Exit> {
+    let summary =
+        audit::capture::capture(root, dir, options).map_err(|e| UsageError(e.to_string()))?;
+    let mut console = console::Console::new(false);
+    console.note(&format!(
+        "captured {} files and {} directories ({} KiB) into {}; replay with `rtlab audit --root {}`",
+        summary.files,
+        summary.dirs,
+        summary.bytes.div_ceil(1024),
+        dir.display(),
+        dir.display()
+    ));
+    for (path, why) in &summary.skipped {
+        console.warn(&format!("not captured: {path}: {why}"));
+    }
+    Ok(Exit::Ok)
+}
