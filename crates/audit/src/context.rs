@@ -208,13 +208,13 @@ fn infer_rt_cpus(ctx: &Ctx) -> RtCpus {
     }
     let cmdline = ctx.cmdline();
     if let Some(value) = cmdline.value("isolcpus")
-        && let Some(cpus) = isolcpus_cpus(value)
+        && let Some(cpus) = isolcpus_cpus(value, &ctx.host().possible_cpus)
         && !cpus.is_empty()
     {
         return rt(cpus, "isolcpus");
     }
     if let Some(value) = cmdline.value("nohz_full")
-        && let Ok(cpus) = CpuSet::parse_list(value)
+        && let Ok(cpus) = kernel_cpu_list(value, &ctx.host().possible_cpus)
         && !cpus.is_empty()
     {
         return rt(cpus, "nohz_full");
@@ -230,10 +230,57 @@ fn infer_rt_cpus(ctx: &Ctx) -> RtCpus {
     rt(CpuSet::new(), "none")
 }
 
-/// The CPU list of an `isolcpus=` value, after its flags (`isolcpus=nohz,domain,2-7`).
-pub fn isolcpus_cpus(value: &str) -> Option<CpuSet> {
+/// The CPU list of an `isolcpus=` value, after its flags (`isolcpus=nohz,domain,2-N`), read
+/// with the kernel's list syntax against the `possible` CPUs.
+pub fn isolcpus_cpus(value: &str, possible: &CpuSet) -> Option<CpuSet> {
     let list = isolcpus_split(value).1;
-    CpuSet::parse_list(list).ok()
+    kernel_cpu_list(list, possible).ok()
+}
+
+/// A CPU list as the kernel reads it: `all`, `N` (the last possible CPU) and the plain
+/// syntax of [`CpuSet::parse_list`].
+pub fn kernel_cpu_list(value: &str, possible: &CpuSet) -> Result<CpuSet, String> {
+    let value = value.trim();
+    if value == "all" {
+        return Ok(possible.clone());
+    }
+    let last = possible.last().map(|c| c.to_string());
+    let text = if value.contains('N') {
+        let Some(last) = &last else {
+            return Err(format!("'{value}' uses N but the CPU count is unknown"));
+        };
+        value
+            .split(',')
+            .map(|part| {
+                let (range, stride) = match part.split_once(':') {
+                    Some((r, s)) => (r, Some(s)),
+                    None => (part, None),
+                };
+                let range = range
+                    .split('-')
+                    .map(|end| {
+                        if end.trim() == "N" {
+                            last.as_str()
+                        } else {
+                            end
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("-");
+                match stride {
+                    Some(s) => format!("{range}:{s}"),
+                    None => range,
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    } else {
+        value.to_string()
+    };
+    if text.is_empty() {
+        return Err("an empty CPU list".to_string());
+    }
+    CpuSet::parse_list(&text).map_err(|e| e.to_string())
 }
 
 /// Splits an `isolcpus=` value into its flags and its CPU list. The kernel takes leading
@@ -264,8 +311,16 @@ mod tests {
             isolcpus_split("nohz,domain,managed_irq,2-3,6"),
             (vec!["nohz", "domain", "managed_irq"], "2-3,6")
         );
-        assert_eq!(isolcpus_cpus("managed_irq,3"), Some(CpuSet::from_cpus([3])));
-        assert_eq!(isolcpus_cpus("x-y"), None);
+        let possible = CpuSet::parse_list("0-7").unwrap();
+        assert_eq!(
+            isolcpus_cpus("managed_irq,3", &possible),
+            Some(CpuSet::from_cpus([3]))
+        );
+        assert_eq!(
+            isolcpus_cpus("domain,2-N", &possible),
+            Some(CpuSet::parse_list("2-7").unwrap())
+        );
+        assert_eq!(isolcpus_cpus("x-y", &possible), None);
     }
 
     #[test]

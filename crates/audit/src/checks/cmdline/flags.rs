@@ -106,6 +106,25 @@ pub(super) fn nowatchdog(ctx: &Ctx) -> Outcome {
         return Outcome::pass(format!("the hard lockup detector is off at boot ({by})"))
             .evidence(CMDLINE, evidence);
     }
+    // Without the boot parameter the detector may still not run: the kernel has none, or it
+    // was switched off at run time.
+    const NMI: &str = "/proc/sys/kernel/nmi_watchdog";
+    match ctx.root().read_trimmed(NMI).as_deref() {
+        None => {
+            return Outcome::pass(format!(
+                "no hard lockup detector in this kernel ({NMI} is absent)"
+            ))
+            .evidence(CMDLINE, evidence);
+        }
+        Some("0") => {
+            return Outcome::pass(format!(
+                "the hard lockup detector is off at run time ({NMI} = 0), though not by a boot parameter"
+            ))
+            .evidence(CMDLINE, evidence)
+            .evidence(NMI, "0");
+        }
+        Some(_) => {}
+    }
     let mut summary = "the hard lockup detector (NMI watchdog) runs: it interrupts every CPU, RT CPUs included, periodically and holds a perf counter (no nowatchdog)".to_string();
     if ctx.profile() == Profile::Debug {
         summary.push_str(

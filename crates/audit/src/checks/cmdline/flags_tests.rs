@@ -22,11 +22,24 @@ const FLAG_CHECKS: [&str; 6] = [
     "cmdline.threadirqs",
 ];
 
+/// An x86 machine whose hard lockup detector runs unless the command line stops it.
 fn x86(cmdline: &str) -> FakeRoot {
     FakeRoot::new()
         .cpus(8)
         .file("/proc/sys/kernel/arch", "x86_64\n")
+        .file("/proc/sys/kernel/nmi_watchdog", "1\n")
         .cmdline(cmdline)
+}
+
+#[test]
+fn a_detector_that_does_not_run_needs_no_boot_switch() {
+    let off = x86("quiet").file("/proc/sys/kernel/nmi_watchdog", "0\n");
+    let f = run_with(&off, Profile::Production, "cmdline.nowatchdog");
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert!(f.summary.contains("off at run time"));
+    let none = x86("quiet").remove("/proc/sys/kernel/nmi_watchdog");
+    let f = run_with(&none, Profile::Production, "cmdline.nowatchdog");
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
 }
 
 fn run_with(fake: &FakeRoot, profile: Profile, id: &str) -> Finding {

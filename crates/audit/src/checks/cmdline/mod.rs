@@ -220,51 +220,7 @@ fn possible(ctx: &Ctx) -> CpuSet {
     }
 }
 
-/// A CPU list as the kernel reads it: `all`, `N` (the last possible CPU) and the plain
-/// syntax of [`CpuSet::parse_list`].
-fn kernel_cpu_list(value: &str, possible: &CpuSet) -> Result<CpuSet, String> {
-    let value = value.trim();
-    if value == "all" {
-        return Ok(possible.clone());
-    }
-    let last = possible.last().map(|c| c.to_string());
-    let text = if value.contains('N') {
-        let Some(last) = &last else {
-            return Err(format!("'{value}' uses N but the CPU count is unknown"));
-        };
-        value
-            .split(',')
-            .map(|part| {
-                let (range, stride) = match part.split_once(':') {
-                    Some((r, s)) => (r, Some(s)),
-                    None => (part, None),
-                };
-                let range = range
-                    .split('-')
-                    .map(|end| {
-                        if end.trim() == "N" {
-                            last.as_str()
-                        } else {
-                            end
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("-");
-                match stride {
-                    Some(s) => format!("{range}:{s}"),
-                    None => range,
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    } else {
-        value.to_string()
-    };
-    if text.is_empty() {
-        return Err("an empty CPU list".to_string());
-    }
-    CpuSet::parse_list(&text).map_err(|e| e.to_string())
-}
+pub(crate) use crate::context::kernel_cpu_list;
 
 #[cfg(test)]
 mod tests {

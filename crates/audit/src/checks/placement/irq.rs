@@ -317,10 +317,13 @@ fn effective_affinity(ctx: &Ctx) -> Outcome {
         }
     };
     let mut outcome = if !fired.is_empty() {
+        let verb = if fired.len() == 1 { "is" } else { "are" };
         let what = if table.counted {
-            "are delivered to RT CPUs and have fired there"
+            format!("{verb} delivered to RT CPUs and have fired there")
         } else {
-            "are delivered to RT CPUs (/proc/interrupts unreadable, so whether they fired is unknown)"
+            format!(
+                "{verb} delivered to RT CPUs (/proc/interrupts unreadable, so whether they fired is unknown)"
+            )
         };
         let names = few(fired.iter().map(|i| {
             if table.counted {
