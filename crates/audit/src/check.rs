@@ -187,6 +187,12 @@ pub fn error_finding(check: &Check, message: &str) -> Finding {
     }
 }
 
+/// Whether `check` is selected by `pattern`: [`matches`] on its id, or the name of its
+/// group (`placement` selects `irq.*`, `tasks.*`, `cpu.*` ...).
+pub fn selects(pattern: &str, check: &Check) -> bool {
+    matches(pattern, check.id) || pattern.trim() == check.group.name()
+}
+
 /// A bad `--only` / `--skip` pattern.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("no audit check matches '{pattern}'; `rtlab audit --list` shows the check ids")]
@@ -216,7 +222,7 @@ pub fn select(
     skip: &[String],
 ) -> Result<Vec<&'static Check>, UnknownCheck> {
     for pattern in only.iter().chain(skip) {
-        if !all.iter().any(|c| matches(pattern, c.id)) {
+        if !all.iter().any(|c| selects(pattern, c)) {
             return Err(UnknownCheck {
                 pattern: pattern.clone(),
             });
@@ -224,8 +230,8 @@ pub fn select(
     }
     Ok(all
         .iter()
-        .filter(|c| only.is_empty() || only.iter().any(|p| matches(p, c.id)))
-        .filter(|c| !skip.iter().any(|p| matches(p, c.id)))
+        .filter(|c| only.is_empty() || only.iter().any(|p| selects(p, c)))
+        .filter(|c| !skip.iter().any(|p| selects(p, c)))
         .copied()
         .collect())
 }
@@ -268,6 +274,8 @@ mod tests {
             ids(select(&all, &["a".into()], &["a.y".into()]).unwrap()),
             ["a.x"]
         );
+        // The group name selects every check of the group (all are Kernel here).
+        assert_eq!(ids(select(&all, &["kernel".into()], &[]).unwrap()).len(), 3);
         assert_eq!(
             select(&all, &["c".into()], &[]).unwrap_err().pattern,
             "c".to_string()

@@ -27,7 +27,7 @@ pub const AUDIT_AFTER: &str = "\
 EXAMPLES:
     rtlab audit                                   audit this machine
     rtlab audit --rt-cpus 2-7                     judge placement for CPUs 2-7
-    rtlab audit --only kconfig,cmdline            some groups only (ids, groups or prefix*)
+    rtlab audit --only kconfig,placement          some checks only (ids, groups or prefix*)
     rtlab audit --format markdown > audit.md      for a ticket
     rtlab audit --kconfig /boot/config-6.12-rt    judge a config before booting it
     rtlab audit --only log --dmesg saved.log      classify a saved kernel log
@@ -54,8 +54,9 @@ pub struct AuditArgs {
     #[arg(long, value_enum, default_value = "production")]
     pub profile: AuditProfile,
 
-    /// Run only these checks: ids, groups (`kconfig`) or prefixes (`cmdline.rcu*`),
-    /// comma-separated.
+    /// Run only these checks: ids (`irq.affinity`), id prefixes before the dot (`kconfig`),
+    /// groups (`kernel`, `cmdline`, `placement`, `power`, `sched`, `time`, `log`) or
+    /// `prefix*` (`cmdline.rcu*`), comma-separated.
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub only: Vec<String>,
 

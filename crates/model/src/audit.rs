@@ -105,6 +105,19 @@ impl Group {
         Group::Log,
     ];
 
+    /// The name as written in JSON and accepted by `--only`/`--skip` (`placement`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Kernel => "kernel",
+            Group::Cmdline => "cmdline",
+            Group::Placement => "placement",
+            Group::Power => "power",
+            Group::Sched => "sched",
+            Group::Time => "time",
+            Group::Log => "log",
+        }
+    }
+
     /// The heading used in reports.
     pub fn title(self) -> &'static str {
         match self {
@@ -396,6 +409,16 @@ mod tests {
             param: "rcu_nocbs=2-7".into(),
         };
         assert_eq!(b.render(), "boot parameter: rcu_nocbs=2-7");
+    }
+
+    #[test]
+    fn group_names_match_their_json() {
+        for g in Group::ALL {
+            assert_eq!(
+                serde_json::to_string(&g).unwrap(),
+                format!("\"{}\"", g.name())
+            );
+        }
     }
 
     #[test]
