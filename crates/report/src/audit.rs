@@ -71,6 +71,18 @@ pub fn summary_line(report: &AuditReport) -> String {
     )
 }
 
+/// The findings of each group that has any, in report order.
+fn grouped(report: &AuditReport) -> impl Iterator<Item = (Group, Vec<&Finding>)> {
+    Group::ALL.into_iter().filter_map(|group| {
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.group == group)
+            .collect();
+        (!findings.is_empty()).then_some((group, findings))
+    })
+}
+
 /// The terminal table. `paint` decorates a status label (identity for plain text). Ends
 /// with a newline.
 pub fn audit_table(
@@ -86,15 +98,7 @@ pub fn audit_table(
         .map(|f| f.id.len())
         .max()
         .unwrap_or(0);
-    for group in Group::ALL {
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.group == group)
-            .collect();
-        if findings.is_empty() {
-            continue;
-        }
+    for (group, findings) in grouped(report) {
         let _ = writeln!(out, "\n{}", group.title());
         for f in findings {
             let label = paint(f.status, status_label(f));
@@ -158,15 +162,7 @@ pub fn audit_markdown(report: &AuditReport) -> String {
     let _ = writeln!(out, "# Real-time readiness audit\n");
     let _ = writeln!(out, "{}\n", header(report));
     let _ = writeln!(out, "**{}**", summary_line(report));
-    for group in Group::ALL {
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.group == group)
-            .collect();
-        if findings.is_empty() {
-            continue;
-        }
+    for (group, findings) in grouped(report) {
         let _ = writeln!(out, "\n## {}\n", group.title());
         let _ = writeln!(out, "| status | check | finding |");
         let _ = writeln!(out, "| --- | --- | --- |");

@@ -394,10 +394,14 @@ mod tests {
     #[test]
     fn cpu_clock_of_a_child_is_exact_and_ends_with_it() {
         let pid = fork_worker(|| {
-            let start = Instant::now();
+            // Spin until this process has used 40 ms of CPU (not of wall time: on a loaded
+            // machine 40 ms of wall time can hold much less CPU time).
+            let me = current_pid();
             let mut x = 0u64;
-            while start.elapsed() < Duration::from_millis(40) {
-                x = std::hint::black_box(x.wrapping_add(1));
+            while cpu_time_of(me).unwrap_or(u64::MAX) < 40_000_000 {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
             }
             // Wait to be killed, without using CPU.
             std::thread::sleep(Duration::from_secs(30));

@@ -106,6 +106,35 @@ fn value<T: std::str::FromStr>(ctx: &Ctx, path: &str) -> Result<T, Outcome> {
     }
 }
 
+/// A sysctl that is a feature switch: 0 is what real-time wants, any other value is on, and
+/// an absent file means the kernel lacks the feature.
+struct Switch {
+    path: &'static str,
+    absent: &'static str,
+    off: &'static str,
+    on: &'static str,
+    boot: Option<&'static str>,
+}
+
+fn switch(ctx: &Ctx, s: &Switch) -> Outcome {
+    if !ctx.root().exists(s.path) {
+        return Outcome::pass(format!("{} is absent: {}", s.path, s.absent));
+    }
+    match value::<u32>(ctx, s.path) {
+        Ok(0) => Outcome::pass(s.off).evidence(s.path, "0"),
+        Ok(v) => {
+            let o = Outcome::problem(s.on)
+                .evidence(s.path, v.to_string())
+                .fix_write(s.path, "0");
+            match s.boot {
+                Some(param) => o.fix_boot(param),
+                None => o,
+            }
+        }
+        Err(o) => o,
+    }
+}
+
 fn rt_throttling(ctx: &Ctx) -> Outcome {
     if !ctx.root().exists(RT_RUNTIME) {
         return Outcome::pass(format!(
@@ -134,34 +163,29 @@ fn rt_throttling(ctx: &Ctx) -> Outcome {
 }
 
 fn timer_migration(ctx: &Ctx) -> Outcome {
-    if !ctx.root().exists(TIMER_MIGRATION) {
-        return Outcome::pass(format!(
-            "{TIMER_MIGRATION} is absent (kernel without NO_HZ_COMMON): timers stay where armed"
-        ));
-    }
-    match value::<u32>(ctx, TIMER_MIGRATION) {
-        Ok(0) => Outcome::pass("timer migration is off").evidence(TIMER_MIGRATION, "0"),
-        Ok(v) => Outcome::problem("timer migration is on")
-            .evidence(TIMER_MIGRATION, v.to_string())
-            .fix_write(TIMER_MIGRATION, "0"),
-        Err(o) => o,
-    }
+    switch(
+        ctx,
+        &Switch {
+            path: TIMER_MIGRATION,
+            absent: "kernel without NO_HZ_COMMON: timers stay where armed",
+            off: "timer migration is off",
+            on: "timer migration is on",
+            boot: None,
+        },
+    )
 }
 
 fn numa_balancing(ctx: &Ctx) -> Outcome {
-    if !ctx.root().exists(NUMA_BALANCING) {
-        return Outcome::pass(format!(
-            "{NUMA_BALANCING} is absent: no automatic NUMA balancing on this kernel"
-        ));
-    }
-    match value::<u32>(ctx, NUMA_BALANCING) {
-        Ok(0) => Outcome::pass("NUMA balancing is off").evidence(NUMA_BALANCING, "0"),
-        Ok(v) => Outcome::problem("automatic NUMA balancing is on")
-            .evidence(NUMA_BALANCING, v.to_string())
-            .fix_write(NUMA_BALANCING, "0")
-            .fix_boot("numa_balancing=disable"),
-        Err(o) => o,
-    }
+    switch(
+        ctx,
+        &Switch {
+            path: NUMA_BALANCING,
+            absent: "no automatic NUMA balancing on this kernel",
+            off: "NUMA balancing is off",
+            on: "automatic NUMA balancing is on",
+            boot: Some("numa_balancing=disable"),
+        },
+    )
 }
 
 /// The bracketed choice of a sysfs selector (`always [madvise] never` -> `madvise`).
@@ -243,19 +267,16 @@ fn stat_interval(ctx: &Ctx) -> Outcome {
 }
 
 fn nmi_watchdog(ctx: &Ctx) -> Outcome {
-    if !ctx.root().exists(NMI_WATCHDOG) {
-        return Outcome::pass(format!(
-            "{NMI_WATCHDOG} is absent: no hard-lockup detector on this kernel"
-        ));
-    }
-    match value::<u32>(ctx, NMI_WATCHDOG) {
-        Ok(0) => Outcome::pass("the NMI watchdog is off").evidence(NMI_WATCHDOG, "0"),
-        Ok(v) => Outcome::problem("the NMI watchdog is on")
-            .evidence(NMI_WATCHDOG, v.to_string())
-            .fix_write(NMI_WATCHDOG, "0")
-            .fix_boot("nmi_watchdog=0"),
-        Err(o) => o,
-    }
+    switch(
+        ctx,
+        &Switch {
+            path: NMI_WATCHDOG,
+            absent: "no hard-lockup detector on this kernel",
+            off: "the NMI watchdog is off",
+            on: "the NMI watchdog is on",
+            boot: Some("nmi_watchdog=0"),
+        },
+    )
 }
 
 fn soft_watchdog(ctx: &Ctx) -> Outcome {
