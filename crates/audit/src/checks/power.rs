@@ -191,8 +191,18 @@ fn frequency_range(ctx: &Ctx) -> Outcome {
 /// One cpuidle state of one CPU.
 struct IdleState {
     name: String,
-    latency_us: u64,
+    /// Exit latency; `None` when the file is unreadable or not a number.
+    latency_us: Option<u64>,
     disabled: bool,
+}
+
+impl IdleState {
+    fn describe(&self) -> String {
+        match self.latency_us {
+            Some(us) => format!("{} ({us} us)", self.name),
+            None => format!("{} (latency unknown)", self.name),
+        }
+    }
 }
 
 fn idle_states(ctx: &Ctx, cpu: u32) -> Vec<IdleState> {
@@ -209,7 +219,7 @@ fn idle_states(ctx: &Ctx, cpu: u32) -> Vec<IdleState> {
                 k,
                 IdleState {
                     name: file("name").unwrap_or_else(|| n.clone()),
-                    latency_us: file("latency").and_then(|v| v.parse().ok()).unwrap_or(0),
+                    latency_us: file("latency").and_then(|v| v.parse().ok()),
                     disabled: file("disable").is_some_and(|v| v == "1"),
                 },
             )
@@ -230,15 +240,17 @@ fn cpuidle(ctx: &Ctx) -> Outcome {
     for cpu in cpus.iter() {
         let states = idle_states(ctx, cpu);
         any |= !states.is_empty();
+        // A state whose latency cannot be read is judged deep: better a false alarm than a
+        // C6 passed unseen.
         let enabled_deep: Vec<String> = states
             .iter()
-            .filter(|s| !s.disabled && s.latency_us > IDLE_LATENCY_LIMIT_US)
-            .map(|s| format!("{} ({} us)", s.name, s.latency_us))
+            .filter(|s| !s.disabled && s.latency_us.is_none_or(|us| us > IDLE_LATENCY_LIMIT_US))
+            .map(IdleState::describe)
             .collect();
         let enabled: Vec<String> = states
             .iter()
             .filter(|s| !s.disabled)
-            .map(|s| format!("{} ({} us)", s.name, s.latency_us))
+            .map(IdleState::describe)
             .collect();
         if !enabled_deep.is_empty() {
             deep.insert(cpu, enabled_deep.join(", "));
@@ -424,6 +436,28 @@ mod tests {
         let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.cpuidle").unwrap());
         assert_eq!(f.fix[0].render(), "cpupower -c 1 idle-set -D 10");
         assert!(f.evidence[1].value.contains("C6 (133 us)"));
+    }
+
+    #[test]
+    fn unreadable_latencies_count_as_deep() {
+        let mut fake = FakeRoot::new().cpus(1);
+        fake = idle(fake, 0, 0, "POLL", 0, false);
+        fake = fake
+            .file("/sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C6\n")
+            .file(
+                "/sys/devices/system/cpu/cpu0/cpuidle/state1/latency",
+                "lots\n",
+            )
+            .file("/sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0\n")
+            // A directory that is not a state is ignored.
+            .dir("/sys/devices/system/cpu/cpu0/cpuidle/driver");
+        let o = cpuidle(&ctx(&fake, None));
+        assert!(!o.passed());
+        let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.cpuidle").unwrap());
+        assert!(
+            f.evidence[1].value.contains("C6 (latency unknown)"),
+            "{f:?}"
+        );
     }
 
     #[test]
