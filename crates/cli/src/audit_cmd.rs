@@ -15,7 +15,7 @@ use crate::exit::{Exit, UsageError};
 
 /// Runs `rtlab audit` with `args` on `root`.
 pub fn run(args: &AuditArgs, root: &Root) -> Result<Exit> {
-    let options = options(args)?;
+    let options = options(args, root)?;
     if let Some(AuditAction::Capture { dir }) = &args.action {
         return capture(root, dir, &options);
     }
@@ -51,8 +51,18 @@ pub fn run(args: &AuditArgs, root: &Root) -> Result<Exit> {
     })
 }
 
-/// The audit options, with the input files checked before anything runs.
-fn options(args: &AuditArgs) -> Result<Options> {
+/// The audit options, with the input files and CPUs checked before anything runs. A CPU
+/// that exists but is offline is not an input error: `cpu.isolation` reports it.
+fn options(args: &AuditArgs, root: &Root) -> Result<Options> {
+    if let Some(rt) = &args.rt_cpus
+        && let Ok(possible) = sys::cpu::possible(root)
+        && let Some(cpu) = rt.iter().find(|c| !possible.contains(*c))
+    {
+        return Err(UsageError(format!(
+            "--rt-cpus {rt}: CPU {cpu} does not exist on this machine (CPUs: {possible})"
+        ))
+        .into());
+    }
     for (flag, path) in [("--kconfig", &args.kconfig), ("--dmesg", &args.dmesg)] {
         if let Some(path) = path
             && let Err(e) = std::fs::File::open(path)

@@ -151,6 +151,10 @@ fn bad_input_is_one_line_and_exit_2() {
             "--dmesg /nonexistent/log",
         ),
         (vec!["audit", "--rt-cpus", "2-x"], "'2-x'"),
+        (
+            vec!["audit", "--rt-cpus", "6-9"],
+            "CPU 8 does not exist on this machine (CPUs: 0-7)",
+        ),
         (vec!["audit", "--profile", "fast"], "fast"),
         (
             vec!["kconfig", "diff", "/nonexistent/a", "/nonexistent/b"],
