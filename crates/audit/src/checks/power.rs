@@ -50,14 +50,20 @@ pub(crate) const CHECKS: &[Check] = &[
     },
 ];
 
-/// The CPUs power checks look at, and how to name them.
+/// The CPUs power checks look at, and what kind they are (`RT` or `online`).
 fn target_cpus(ctx: &Ctx) -> (CpuSet, &'static str) {
     let rt = &ctx.rt().cpus;
     if rt.is_empty() {
-        (ctx.online().clone(), "online CPUs")
+        (ctx.online().clone(), "online")
     } else {
-        (rt.clone(), "RT CPUs")
+        (rt.clone(), "RT")
     }
+}
+
+/// `RT CPU 3`, `RT CPUs 2-7`, `online CPUs 0-1`.
+fn named(what: &str, cpus: &CpuSet) -> String {
+    let noun = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+    format!("{what} {noun} {cpus}")
 }
 
 fn cpufreq_dir(cpu: u32) -> String {
@@ -108,13 +114,18 @@ fn governor(ctx: &Ctx) -> Outcome {
     );
     let evidence = by_value(&govs);
     if slow.is_empty() {
-        return Outcome::pass(format!("{what} {cpus} run the performance governor")).evidence(
+        return Outcome::pass(format!(
+            "the performance governor runs on {}",
+            named(what, &cpus)
+        ))
+        .evidence(
             "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
             evidence,
         );
     }
     Outcome::problem(format!(
-        "{what} {slow} do not use the performance governor"
+        "the performance governor is not in use on {}",
+        named(what, &slow)
     ))
     .evidence("/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor", evidence)
     .fix_command(format!("cpupower -c {slow} frequency-set -g performance"))
@@ -160,14 +171,16 @@ fn frequency_range(ctx: &Ctx) -> Outcome {
     }
     if ranges.is_empty() {
         return Outcome::unknown(format!(
-            "scaling_min_freq/scaling_max_freq unreadable on {what} {cpus}"
+            "scaling_min_freq/scaling_max_freq unreadable on {}",
+            named(what, &cpus)
         ));
     }
     let evidence = by_value(&ranges);
     let source = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_{min,max}_freq";
     if !moving.is_empty() {
         return Outcome::problem(format!(
-            "the clock of {what} {moving} moves between its minimum and maximum"
+            "the clock moves between its minimum and maximum on {}",
+            named(what, &moving)
         ))
         .evidence(source, evidence)
         .fix_command(format!("cpupower -c {moving} frequency-set -g performance"))
@@ -177,7 +190,8 @@ fn frequency_range(ctx: &Ctx) -> Outcome {
     }
     if !capped.is_empty() {
         return Outcome::warn(format!(
-            "{what} {capped} are capped below their hardware maximum ({})",
+            "the clock is capped below the hardware maximum on {} ({})",
+            named(what, &capped),
             capped_to.join(", ")
         ))
         .evidence(source, evidence)
@@ -185,7 +199,11 @@ fn frequency_range(ctx: &Ctx) -> Outcome {
             "raise scaling_max_freq to cpuinfo_max_freq on cpu{capped} unless the cap is for thermal reasons (then measure with it)"
         ));
     }
-    Outcome::pass(format!("the clock of {what} {cpus} is held steady")).evidence(source, evidence)
+    Outcome::pass(format!(
+        "the clock is held steady on {}",
+        named(what, &cpus)
+    ))
+    .evidence(source, evidence)
 }
 
 /// One cpuidle state of one CPU.
@@ -260,14 +278,16 @@ fn cpuidle(ctx: &Ctx) -> Outcome {
     let driver_text = driver.clone().unwrap_or_else(|| "none".to_string());
     if !any {
         return Outcome::pass(format!(
-            "no cpuidle states on {what} {cpus} (driver: {driver_text}): idle is the architecture's default wait"
+            "no cpuidle states on {} (driver: {driver_text}): idle is the architecture's default wait",
+            named(what, &cpus)
         ))
         .evidence("/sys/devices/system/cpu/cpuidle/current_driver", driver_text);
     }
     let source = "/sys/devices/system/cpu/cpu*/cpuidle/state*/{name,latency,disable}";
     if deep.is_empty() {
         return Outcome::pass(format!(
-            "no idle state deeper than {IDLE_LATENCY_LIMIT_US} us is enabled on {what} {cpus}"
+            "no idle state deeper than {IDLE_LATENCY_LIMIT_US} us is enabled on {}",
+            named(what, &cpus)
         ))
         .evidence(
             "/sys/devices/system/cpu/cpuidle/current_driver",
@@ -277,7 +297,8 @@ fn cpuidle(ctx: &Ctx) -> Outcome {
     }
     let cpus_deep = CpuSet::from_cpus(deep.keys().copied());
     Outcome::problem(format!(
-        "{what} {cpus_deep} may enter idle states with exit latency over {IDLE_LATENCY_LIMIT_US} us"
+        "idle states with exit latency over {IDLE_LATENCY_LIMIT_US} us are enabled on {}",
+        named(what, &cpus_deep)
     ))
     .evidence("/sys/devices/system/cpu/cpuidle/current_driver", driver_text)
     .evidence(source, by_value(&deep))
@@ -386,7 +407,10 @@ mod tests {
         fake = freq(fake, 3, "ondemand", 600_000, 1_500_000, 1_800_000);
         let o = governor(&ctx(&fake, Some("2-3")));
         assert!(!o.passed());
-        assert_eq!(o.summary(), "RT CPUs 3 do not use the performance governor");
+        assert_eq!(
+            o.summary(),
+            "the performance governor is not in use on RT CPU 3"
+        );
         let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.governor").unwrap());
         assert_eq!(
             f.fix[0].render(),
@@ -396,7 +420,7 @@ mod tests {
         let o = frequency_range(&ctx(&fake, Some("2-3")));
         assert_eq!(
             o.summary(),
-            "the clock of RT CPUs 3 moves between its minimum and maximum"
+            "the clock moves between its minimum and maximum on RT CPU 3"
         );
         // The performance governor on CPU 2 holds the maximum: not "moving", not capped.
         assert!(frequency_range(&ctx(&fake, Some("2"))).passed());
@@ -432,7 +456,7 @@ mod tests {
         assert!(o.passed(), "{o:?}");
         let o = cpuidle(&ctx(&fake, Some("0-1")));
         assert!(!o.passed());
-        assert!(o.summary().contains("RT CPUs 1 "), "{}", o.summary());
+        assert!(o.summary().ends_with("on RT CPU 1"), "{}", o.summary());
         let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.cpuidle").unwrap());
         assert_eq!(f.fix[0].render(), "cpupower -c 1 idle-set -D 10");
         assert!(f.evidence[1].value.contains("C6 (133 us)"));

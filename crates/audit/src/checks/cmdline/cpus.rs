@@ -76,14 +76,19 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
                 .map(|(p, _)| p.as_str())
                 .collect();
             return Outcome::pass(format!(
-                "RT CPUs {rt} are set apart by a cpuset partition ({}); isolcpus=managed_irq,{rt} would also keep managed IRQs off them",
+                "{} {} set apart by a cpuset partition ({}); isolcpus=managed_irq,{rt} would also keep managed IRQs off them",
+                rt_named(&rt),
+                are(&rt),
                 paths.join(", ")
             ))
             .evidence(src, val);
         }
         let missing = rt.difference(&in_partitions);
         return Outcome::problem(format!(
-            "RT CPUs {missing} are not isolated: no isolcpus= and no valid cpuset partition holds them"
+            "{} {} not isolated: no isolcpus= and no valid cpuset partition holds {}",
+            rt_named(&missing),
+            are(&missing),
+            verb(&missing, "it", "them")
         ))
         .evidence(CMDLINE, seen(ctx, &["isolcpus"]))
         .evidence(src, val)
@@ -121,7 +126,11 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
     }
     let not_isolated = rt.difference(&listed.union(&in_partitions));
     if !not_isolated.is_empty() {
-        problems.push(format!("RT CPUs {not_isolated} are not in it"));
+        problems.push(format!(
+            "{} {} not in it",
+            rt_named(&not_isolated),
+            are(&not_isolated)
+        ));
     }
     let domain = flags.is_empty() || flags.contains(&"domain");
     if !domain {
@@ -156,7 +165,11 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
     }
     outcome_evidence.push((src, val));
     let mut outcome = if problems.is_empty() {
-        Outcome::pass(format!("RT CPUs {rt} are isolated by isolcpus={value}"))
+        Outcome::pass(format!(
+            "{} {} isolated by isolcpus={value}",
+            rt_named(&rt),
+            are(&rt)
+        ))
     } else {
         let mut wanted = listed.union(&rt);
         if !possible.is_empty() {
@@ -185,7 +198,9 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
     let given = match cpu_param(ctx, "nohz_full") {
         CpuParam::Absent | CpuParam::Bare => {
             return evidence(Outcome::problem(format!(
-                "RT CPUs {rt} keep the periodic scheduler tick (no nohz_full=)"
+                "{} {} the periodic scheduler tick (no nohz_full=)",
+                rt_named(&rt),
+                verb(&rt, "keeps", "keep")
             )))
             .fix_boot(format!("nohz_full={rt}"))
             .fix_advice(ONLY_FOR);
@@ -200,7 +215,10 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
             let missing = rt.difference(&cpus);
             if !missing.is_empty() {
                 return evidence(Outcome::problem(format!(
-                    "RT CPUs {missing} are not in nohz_full={cpus} and keep the tick"
+                    "{} {} not in nohz_full={cpus} and {} the tick",
+                    rt_named(&missing),
+                    are(&missing),
+                    verb(&missing, "keeps", "keep")
                 )))
                 .fix_boot(format!("nohz_full={}", cpus.union(&rt)))
                 .fix_advice(ONLY_FOR);
@@ -217,7 +235,11 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
         Some(text) => {
             let applied = CpuSet::parse_list(&text).unwrap_or_default();
             let outcome = if rt.is_subset(&applied) {
-                Outcome::pass(format!("RT CPUs {rt} run without the periodic tick (nohz_full={given})"))
+                Outcome::pass(format!(
+                    "{} {} without the periodic tick (nohz_full={given})",
+                    rt_named(&rt),
+                    verb(&rt, "runs", "run")
+                ))
             } else {
                 Outcome::problem(format!(
                     "nohz_full={given} is given but the kernel runs {} tickless",
@@ -268,7 +290,9 @@ pub(super) fn rcu_nocbs(ctx: &Ctx) -> Outcome {
             "rcu_nocbs and nohz_full, which the kernel offloads too"
         };
         return evidence(Outcome::pass(format!(
-            "RT CPUs {rt} hand their RCU callbacks to rcuo kthreads ({via})"
+            "{} {} RCU callbacks to rcuo kthreads ({via})",
+            rt_named(&rt),
+            verb(&rt, "hands its", "hand their")
         )));
     }
     let why = match given {
@@ -279,7 +303,9 @@ pub(super) fn rcu_nocbs(ctx: &Ctx) -> Outcome {
         _ => "they are not in rcu_nocbs=",
     };
     evidence(Outcome::problem(format!(
-        "RT CPUs {missing} run their own RCU callbacks in softirq context: {why}"
+        "{} {} own RCU callbacks in softirq context: {why}",
+        rt_named(&missing),
+        verb(&missing, "runs its", "run their")
     )))
     .fix_boot(format!("rcu_nocbs={}", given.cpus().union(&rt)))
 }
@@ -359,7 +385,8 @@ pub(super) fn irqaffinity(ctx: &Ctx) -> Outcome {
     };
     match cpu_param(ctx, "irqaffinity") {
         CpuParam::Absent | CpuParam::Bare => fix(evidence(Outcome::warn(format!(
-            "no irqaffinity=: IRQs set up at boot may start on RT CPUs {rt}"
+            "no irqaffinity=: IRQs set up at boot may start on {}",
+            rt_named(&rt)
         )))),
         CpuParam::Bad(e) => fix(evidence(Outcome::warn(format!(
             "irqaffinity= is not a CPU list ({e}): the kernel keeps IRQs on all CPUs"
@@ -370,7 +397,8 @@ pub(super) fn irqaffinity(ctx: &Ctx) -> Outcome {
             let overlap = effective.intersection(&rt);
             if overlap.is_empty() {
                 return evidence(Outcome::pass(format!(
-                    "irqaffinity={cpus} keeps new IRQs off RT CPUs {rt}"
+                    "irqaffinity={cpus} keeps new IRQs off {}",
+                    rt_named(&rt)
                 )));
             }
             let boot_only = !cpus.contains(0) && overlap == CpuSet::from_cpus([0]);
@@ -379,11 +407,33 @@ pub(super) fn irqaffinity(ctx: &Ctx) -> Outcome {
                     "irqaffinity={cpus}, but the kernel always adds the boot CPU 0, which is an RT CPU"
                 )
             } else {
-                format!("irqaffinity={cpus} lets IRQs start on RT CPUs {overlap}")
+                format!(
+                    "irqaffinity={cpus} lets IRQs start on {}",
+                    rt_named(&overlap)
+                )
             };
             fix(evidence(Outcome::problem(summary)))
         }
     }
+}
+
+/// `RT CPU 3` or `RT CPUs 2-7`.
+fn rt_named(cpus: &CpuSet) -> String {
+    if cpus.len() == 1 {
+        format!("RT CPU {cpus}")
+    } else {
+        format!("RT CPUs {cpus}")
+    }
+}
+
+/// The verb form that agrees with a CPU set as subject.
+fn verb<'a>(cpus: &CpuSet, one: &'a str, many: &'a str) -> &'a str {
+    if cpus.len() == 1 { one } else { many }
+}
+
+/// `is` or `are` for a CPU set as subject.
+fn are(cpus: &CpuSet) -> &'static str {
+    verb(cpus, "is", "are")
 }
 
 #[cfg(test)]

@@ -211,7 +211,7 @@ fn a_cpuset_partition_isolates_too() {
     // --rt-cpus beyond the partition.
     let f = run(&fake, Some("1-7"), "cmdline.isolcpus");
     assert!(
-        f.summary.starts_with("RT CPUs 1 are not isolated"),
+        f.summary.starts_with("RT CPU 1 is not isolated"),
         "{}",
         f.summary
     );
