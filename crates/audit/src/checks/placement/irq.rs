@@ -127,13 +127,6 @@ fn looks_managed(name: &str) -> bool {
     })
 }
 
-/// The outcome of a check that cannot read the IRQ table.
-fn no_table(err: &str) -> Outcome {
-    Outcome::unknown(format!(
-        "the IRQ table cannot be read ({err}); /proc/irq lists every IRQ and its affinity"
-    ))
-}
-
 /// The kind of each IRQ of `irqs`, in order.
 fn kinds(irqs: &[Irq], online: &CpuSet) -> Vec<Kind> {
     irqs.iter().map(|i| classify(i, online)).collect()
@@ -203,10 +196,9 @@ fn affinity(ctx: &Ctx) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let memo = irq_table(ctx);
-    let table = match &memo.0 {
+    let table = match irq_table(ctx) {
         Ok(t) => t,
-        Err(e) => return no_table(e),
+        Err(o) => return o,
     };
     let kinds = kinds(&table.irqs, ctx.online());
     let mut handled = 0;
@@ -271,10 +263,9 @@ fn effective_affinity(ctx: &Ctx) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let memo = irq_table(ctx);
-    let table = match &memo.0 {
+    let table = match irq_table(ctx) {
         Ok(t) => t,
-        Err(e) => return no_table(e),
+        Err(o) => return o,
     };
     let kinds = kinds(&table.irqs, ctx.online());
     let uses_requested = table.irqs.iter().all(|i| i.effective.is_none());

@@ -12,7 +12,7 @@
 use model::CpuSet;
 use model::audit::{Group, Severity};
 
-use super::{cpus_word, no_threads, split, task_list};
+use super::{cpus_word, split, task_list};
 use crate::check::{Check, Outcome};
 use crate::context::Ctx;
 
@@ -74,10 +74,9 @@ fn banned_by_vars(vars: &[(String, String)]) -> Option<(CpuSet, String)> {
 }
 
 fn irqbalance(ctx: &Ctx) -> Outcome {
-    let tasks = task_list(ctx);
-    let tasks = match &tasks.0 {
+    let tasks = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let Some(daemon) = tasks
         .iter()

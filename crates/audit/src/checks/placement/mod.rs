@@ -75,23 +75,46 @@ fn split(ctx: &Ctx) -> Result<Split, Outcome> {
 }
 
 /// The IRQ table, read once per audit.
-struct IrqMemo(Result<IrqTable, String>);
+struct IrqMemo(Result<Rc<IrqTable>, String>);
 
-fn irq_table(ctx: &Ctx) -> Rc<IrqMemo> {
-    ctx.memo(|ctx| IrqMemo(sys::irq::irq_table(ctx.root()).map_err(|e| e.to_string())))
+/// The IRQ table, or the `unknown` outcome of a check that cannot read it.
+fn irq_table(ctx: &Ctx) -> Result<Rc<IrqTable>, Outcome> {
+    let memo = ctx.memo(|ctx| {
+        IrqMemo(
+            sys::irq::irq_table(ctx.root())
+                .map(Rc::new)
+                .map_err(|e| e.to_string()),
+        )
+    });
+    match &memo.0 {
+        Ok(table) => Ok(Rc::clone(table)),
+        Err(e) => Err(no_table(e)),
+    }
 }
 
 /// Every thread, read once per audit.
-struct TaskMemo(Result<Vec<Task>, String>);
+struct TaskMemo(Result<Rc<Vec<Task>>, String>);
 
-fn task_list(ctx: &Ctx) -> Rc<TaskMemo> {
-    ctx.memo(|ctx| {
+/// Every thread, or the `unknown` outcome of a check that cannot read the list.
+fn task_list(ctx: &Ctx) -> Result<Rc<Vec<Task>>, Outcome> {
+    let memo = ctx.memo(|ctx| {
         TaskMemo(match sys::tasks::all_threads(ctx.root()) {
             Ok(tasks) if tasks.is_empty() => Err("no process directories under /proc".to_string()),
-            Ok(tasks) => Ok(tasks),
+            Ok(tasks) => Ok(Rc::new(tasks)),
             Err(e) => Err(e.to_string()),
         })
-    })
+    });
+    match &memo.0 {
+        Ok(tasks) => Ok(Rc::clone(tasks)),
+        Err(e) => Err(no_threads(e)),
+    }
+}
+
+/// The outcome of a check that cannot read the IRQ table.
+fn no_table(err: &str) -> Outcome {
+    Outcome::unknown(format!(
+        "the IRQ table cannot be read ({err}); /proc/irq lists every IRQ and its affinity"
+    ))
 }
 
 /// The outcome of a check that cannot read the thread list.
@@ -217,13 +240,12 @@ mod tests {
             }
         }
         eprintln!("placement checks took {:?}", started.elapsed());
-        let memo = task_list(&ctx);
-        let tasks = memo.0.as_ref().unwrap();
+        let tasks = task_list(&ctx).unwrap();
         assert!(tasks.len() > 10);
         if let Some(kthreadd) = tasks.iter().find(|t| t.pid == 2) {
             assert!(kthreadd.is_kernel_thread() && kthreadd.comm == "kthreadd");
         }
-        if let Ok(table) = &irq_table(&ctx).0 {
+        if let Ok(table) = irq_table(&ctx) {
             assert!(
                 table
                     .irqs

@@ -13,7 +13,7 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
-use super::{count, cpus_word, few, is_self, no_threads, split, task_list};
+use super::{count, cpus_word, few, is_self, split, task_list};
 use crate::check::{Check, Outcome};
 use crate::context::Ctx;
 use model::measure::Policy;
@@ -59,10 +59,9 @@ fn distribution(tasks: &[&Task]) -> String {
 }
 
 fn irq_threads(ctx: &Ctx) -> Outcome {
-    let memo = task_list(ctx);
-    let all = match &memo.0 {
+    let all = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let threads: Vec<&Task> = all
         .iter()
@@ -113,10 +112,9 @@ fn irq_threads(ctx: &Ctx) -> Outcome {
 }
 
 fn rt99(ctx: &Ctx) -> Outcome {
-    let memo = task_list(ctx);
-    let all = match &memo.0 {
+    let all = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let user_rt: Vec<&Task> = all
         .iter()
@@ -174,10 +172,9 @@ fn softirq_threads(ctx: &Ctx) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let memo = task_list(ctx);
-    let all = match &memo.0 {
+    let all = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let mut found: Vec<(&str, u32, &Task)> = Vec::new();
     for t in all.iter().filter(|t| t.is_kernel_thread() && !t.is_dead()) {

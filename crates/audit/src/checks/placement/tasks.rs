@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
-use super::{Split, count, cpus_word, few, is_self, no_threads, split, task_list};
+use super::{Split, count, cpus_word, few, is_self, split, task_list};
 use crate::check::{Check, Outcome};
 use crate::context::{Ctx, isolcpus_split};
 
@@ -73,10 +73,9 @@ fn user_affinity(ctx: &Ctx) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let memo = task_list(ctx);
-    let all = match &memo.0 {
+    let all = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let user: Vec<&Task> = all
         .iter()
@@ -156,10 +155,9 @@ fn kernel_threads(ctx: &Ctx) -> Outcome {
         Ok(s) => s,
         Err(o) => return o,
     };
-    let memo = task_list(ctx);
-    let all = match &memo.0 {
+    let all = match task_list(ctx) {
         Ok(t) => t,
-        Err(e) => return no_threads(e),
+        Err(o) => return o,
     };
     let kthreads: Vec<&Task> = all
         .iter()

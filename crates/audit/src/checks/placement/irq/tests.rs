@@ -287,8 +287,7 @@ fn kvm_guest_from_the_corpus() {
     }
     let fake = tree.0;
     let ctx = ctx_with_rt(&fake, "2-3");
-    let memo = irq_table(&ctx);
-    let table = memo.0.as_ref().unwrap();
+    let table = irq_table(&ctx).unwrap();
     assert_eq!(table.irqs.len(), 16);
     let kind = |n: u32| classify(table.get(n).unwrap(), ctx.online());
     assert_eq!(kind(0), Kind::Fixed("fixed (legacy timer or cascade)"));
@@ -348,8 +347,7 @@ fn armada_nas_from_the_corpus() {
     }
     let fake = tree.0;
     let ctx = Ctx::new(fake.root(), Options::default());
-    let memo = irq_table(&ctx);
-    let table = memo.0.as_ref().unwrap();
+    let table = irq_table(&ctx).unwrap();
     let kind = |n: u32| classify(table.get(n).unwrap(), ctx.online());
     assert_eq!(kind(17), Kind::Fixed("per-CPU (GIC PPI)"));
     assert_eq!(kind(18), Kind::Fixed("per-CPU"));
