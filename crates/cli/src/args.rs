@@ -54,6 +54,21 @@ pub enum Command {
     /// Kernel configuration tools: the real-time-relevant differences between two configs.
     #[command(long_about = crate::audit_args::KCONFIG_LONG)]
     Kconfig(crate::audit_args::KconfigArgs),
+    /// List the stored runs, newest first.
+    Runs(crate::store_args::RunsArgs),
+    /// Show a stored run (or a result file) again: table, JSON or cyclictest lines.
+    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    Show(crate::store_args::ShowArgs),
+    /// Label a stored run ("RT-#2"); an empty label removes it.
+    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    Label(crate::store_args::LabelArgs),
+    /// Delete stored runs.
+    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    Rm(crate::store_args::RmArgs),
+    /// Export a run as JSON, CSV, JUnit XML (per-CPU verdicts against --budget) or
+    /// OpenMetrics.
+    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    Export(crate::store_args::ExportArgs),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,
@@ -247,6 +262,24 @@ pub struct MeasureArgs {
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
 
+    /// The run store the result is saved in (default: $RTLAB_DB, else
+    /// $XDG_DATA_HOME/rtlab/rtlab.db, else ~/.local/share/rtlab/rtlab.db).
+    #[arg(long, value_name = "PATH", help_heading = "Store")]
+    pub db: Option<PathBuf>,
+
+    /// Save the result with this label (e.g. "RT-#2"), as `rtlab label` would.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "no_store",
+        help_heading = "Store"
+    )]
+    pub label: Option<String>,
+
+    /// Do not save the result in the run store.
+    #[arg(long, help_heading = "Store")]
+    pub no_store: bool,
+
     /// Run this load during the measurement (see `rtlab load --help` for the spec): it
     /// starts first, settles for --warmup, is stopped after the run, and what it achieved
     /// over the measured window is recorded in the result.
@@ -381,7 +414,7 @@ pub enum LoadFormat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DmaLatency(pub Option<u32>);
 
-fn parse_time(text: &str) -> Result<Nanos, String> {
+pub fn parse_time(text: &str) -> Result<Nanos, String> {
     parse_nanos(text).map_err(|e| e.to_string())
 }
 

@@ -16,6 +16,8 @@ mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
 mod measure_cmd;
+mod store_args;
+mod store_cmd;
 
 use std::process::ExitCode;
 
@@ -37,6 +39,11 @@ fn main() -> ExitCode {
         Command::Load(args) => load_cmd::run(args, &root),
         Command::Audit(args) => audit_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),
+        Command::Runs(args) => store_cmd::runs(args),
+        Command::Show(args) => store_cmd::show(args),
+        Command::Label(args) => store_cmd::label(args),
+        Command::Rm(args) => store_cmd::rm(args),
+        Command::Export(args) => store_cmd::export(args),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -128,6 +128,18 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         write_result(path, &run)
             .with_context(|| format!("writing the result to {}", path.display()))?;
     }
+    if !args.no_store {
+        // The measurement is done and printed either way: a store that cannot be written is
+        // a warning, not a failed run.
+        match crate::store_cmd::save(&run, args.db.as_deref(), args.label.as_deref()) {
+            Ok(id) => console.note(&format!(
+                "saved as run {id}; `rtlab show {id}` shows it again"
+            )),
+            Err(e) => console.warn(&format!(
+                "the result was not saved in the run store: {e:#}; --no-store skips it"
+            )),
+        }
+    }
     let text = match args.format {
         MeasureFormat::Table => {
             let mut text = report::table::measure_table(&run);

@@ -15,6 +15,11 @@ fn tree(name: &str) -> PathBuf {
 fn rtlab() -> Command {
     let mut cmd = Command::cargo_bin("rtlab").unwrap();
     cmd.env("NO_COLOR", "1");
+    // Measurements are saved: into the test run's own store, not the user's.
+    cmd.env(
+        "RTLAB_DB",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
+    );
     cmd
 }
 

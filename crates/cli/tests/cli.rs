@@ -17,6 +17,11 @@ fn rtlab() -> Command {
     let mut cmd = Command::cargo_bin("rtlab").unwrap();
     cmd.arg("--root").arg(fixture());
     cmd.env_remove("NO_COLOR");
+    // Measurements are saved: into the test run's own store, not the user's.
+    cmd.env(
+        "RTLAB_DB",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
+    );
     cmd
 }
 

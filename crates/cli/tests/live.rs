@@ -333,6 +333,7 @@ fn without_privileges_the_error_says_how_to_get_them() {
             "--quiet",
             "--format",
             "json",
+            "--no-store",
         ])
         .output()
         .unwrap();

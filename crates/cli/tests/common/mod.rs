@@ -22,6 +22,11 @@ pub(crate) fn is_root() -> bool {
 pub(crate) fn rtlab() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
     cmd.env("NO_COLOR", "1");
+    // Measurements are saved: into the test run's own store, not the user's.
+    cmd.env(
+        "RTLAB_DB",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
+    );
     cmd
 }
 

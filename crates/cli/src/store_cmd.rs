@@ -1,0 +1,190 @@
+//! The run store from the command line: saving a measurement, `rtlab runs`, `show`, `label`,
+//! `rm` and `export`. RUN arguments are resolved here: a result file on disk, else a stored
+//! run's id, unique prefix or `last`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use model::measure::MeasureRun;
+use store::{Filter, RunId, Store};
+
+use crate::console;
+use crate::exit::{Exit, UsageError};
+use crate::store_args::{
+    ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
+};
+
+/// The store's path: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME).
+fn db_path(db: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = db {
+        return Ok(p.to_path_buf());
+    }
+    store::default_path(|k| std::env::var_os(k)).ok_or_else(|| {
+        UsageError(
+            "no place for the run store: HOME is not set; give --db PATH or set RTLAB_DB".into(),
+        )
+        .into()
+    })
+}
+
+/// Opens (creating if need be) the store, for saving.
+fn open(db: Option<&Path>) -> Result<Store> {
+    let path = db_path(db)?;
+    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Opens the store for reading: a store that does not exist yet is an error, not a new file.
+fn open_existing(db: Option<&Path>) -> Result<Store> {
+    let path = db_path(db)?;
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "no run store at {} yet: `rtlab measure` saves every run there (or give --db PATH)",
+            path.display()
+        ))
+        .into());
+    }
+    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Saves a finished measurement; returns its id.
+pub fn save(run: &MeasureRun, db: Option<&Path>, label: Option<&str>) -> Result<RunId> {
+    let mut store = open(db)?;
+    Ok(store.save_measure(run, label, None)?)
+}
+
+/// A RUN argument: a result file, or a stored run.
+fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        return MeasureRun::from_json(&text)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into());
+    }
+    let store = open_existing(db)?;
+    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
+    Ok(store.load_measure(&id)?)
+}
+
+/// `rtlab runs`.
+pub fn runs(args: &RunsArgs) -> Result<Exit> {
+    let store = open_existing(args.db.db.as_deref())?;
+    let filter = Filter {
+        host: args.host.clone(),
+        kernel: args.kernel.clone(),
+        label: args.label.clone(),
+        status: args.status.clone(),
+        since: args.since.clone(),
+        until: args.until.clone(),
+        limit: args.limit,
+    };
+    let list = store.list(&filter)?;
+    let text = match args.format {
+        ListFormat::Json => serde_json::to_string_pretty(&list)? + "\n",
+        ListFormat::Table => {
+            let mut out = String::new();
+            let _ = writeln!(
+                out,
+                "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  label",
+                "id", "started (UTC)", "host", "kernel", "status", "max us"
+            );
+            for r in &list {
+                let started: String = r.started_at.chars().take(19).collect();
+                let _ = writeln!(
+                    out,
+                    "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {}",
+                    r.id,
+                    started.replace('T', " "),
+                    r.hostname,
+                    r.kernel_release,
+                    r.status,
+                    r.max_ns
+                        .map(report::format_us)
+                        .unwrap_or_else(|| "-".into()),
+                    r.label.as_deref().unwrap_or("")
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{} run{}",
+                list.len(),
+                if list.len() == 1 { "" } else { "s" }
+            );
+            out
+        }
+    };
+    console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
+/// `rtlab show RUN`.
+pub fn show(args: &ShowArgs) -> Result<Exit> {
+    let run = load(&args.run, args.db.db.as_deref())?;
+    let text = match args.format {
+        ShowFormat::Json => run.to_json(),
+        ShowFormat::Cyclictest => report::cyclictest::summary(&run),
+        ShowFormat::Table => {
+            let mut text = report::table::measure_table(&run);
+            if let Some(load) = &run.load {
+                text = text + "\n" + &report::load::load_table(load);
+            }
+            if let Some(line) = run
+                .audit
+                .as_ref()
+                .and_then(report::audit::measure_audit_line)
+            {
+                text = text + &line + "\n";
+            }
+            text
+        }
+    };
+    console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
+/// `rtlab label RUN LABEL`.
+pub fn label(args: &LabelArgs) -> Result<Exit> {
+    let mut store = open_existing(args.db.db.as_deref())?;
+    let id = store
+        .resolve(&args.run)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let label = Some(args.label.as_str()).filter(|l| !l.is_empty());
+    store.set_label(&id, label)?;
+    Ok(Exit::Ok)
+}
+
+/// `rtlab rm RUN...`: every RUN is resolved before any is deleted.
+pub fn rm(args: &RmArgs) -> Result<Exit> {
+    let mut store = open_existing(args.db.db.as_deref())?;
+    let ids = args
+        .runs
+        .iter()
+        .map(|r| store.resolve(r).map_err(|e| UsageError(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    for id in &ids {
+        store.remove(id)?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `rtlab export RUN --format ...`.
+pub fn export(args: &ExportArgs) -> Result<Exit> {
+    if let Some(path) = &args.output {
+        sys::fs::check_creatable(path)
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    }
+    let run = load(&args.run, args.db.db.as_deref())?;
+    let text = match args.format {
+        ExportFormat::Json => run.to_json(),
+        ExportFormat::Csv => report::export::csv(&run),
+        ExportFormat::Junit => report::export::junit(&run, args.budget),
+        ExportFormat::Openmetrics => report::export::openmetrics(&run),
+    };
+    match &args.output {
+        Some(path) => sys::fs::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?,
+        None => console::print_stdout(&text)?,
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,212 @@
+//! A measurement as CSV: one header row, one row per measured CPU, then the `all` row.
+//!
+//! Columns: `host,kernel,started_at,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,
+//! p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns`. The run id is not known to a renderer; the
+//! host, kernel release and start time identify the run when rows of several runs are pasted
+//! into one sheet.
+//!
+//! Units: every latency is an integer count of nanoseconds, as in the JSON schema (whose field
+//! names the columns reuse): min, max and the percentiles are exact integers already, and the
+//! mean and standard deviation are rounded half up to whole nanoseconds (below any clock's
+//! resolution). Integers survive every spreadsheet and locale unchanged (no decimal comma, no
+//! float rounding); a sheet that wants microseconds divides by 1000. A figure the run does not
+//! have (a CPU without samples) is an empty field.
+//!
+//! Quoting follows RFC 4180: a field holding a comma, a double quote, CR or LF is enclosed in
+//! double quotes and its quotes are doubled; the hostname and kernel release are the only
+//! fields that can need it. Records end with LF, not RFC 4180's CRLF, so the output reads well
+//! in `cut`, `awk` and `column` too; spreadsheets and CSV libraries accept both. Fields are not
+//! altered to defuse spreadsheet formulas (a hostname starting with `=`): the export is data,
+//! and kernel hostnames cannot normally contain such text.
+
+use rtlab_model::measure::MeasureRun;
+use rtlab_model::stats::LatencyStats;
+
+/// The header row, in column order.
+pub const HEADER: [&str; 16] = [
+    "host",
+    "kernel",
+    "started_at",
+    "cpu",
+    "samples",
+    "min_ns",
+    "mean_ns",
+    "stddev_ns",
+    "p50_ns",
+    "p90_ns",
+    "p99_ns",
+    "p99_9_ns",
+    "p99_99_ns",
+    "p99_999_ns",
+    "max_ns",
+    "overruns",
+];
+
+/// The run as CSV: the header row, one row per CPU in the run's order, then the `all` row.
+/// Every record, the last included, ends with `\n`.
+pub fn csv(run: &MeasureRun) -> String {
+    let mut out = String::new();
+    push_record(&mut out, HEADER.iter().map(|h| h.to_string()));
+    for c in &run.cpus {
+        push_record(&mut out, row(run, c.cpu.to_string(), &c.stats));
+    }
+    push_record(&mut out, row(run, "all".to_string(), &run.all.stats));
+    out
+}
+
+fn row(run: &MeasureRun, cpu: String, s: &LatencyStats) -> impl Iterator<Item = String> {
+    let int = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    // `as` saturates; the model never produces a negative or NaN mean.
+    let round = |v: Option<f64>| int(v.map(|v| v.round() as u64));
+    [
+        run.host.hostname.clone(),
+        run.host.kernel_release.clone(),
+        run.started_at.clone(),
+        cpu,
+        s.count.to_string(),
+        int(s.min_ns),
+        round(s.mean_ns),
+        round(s.stddev_ns),
+        int(s.p50_ns),
+        int(s.p90_ns),
+        int(s.p99_ns),
+        int(s.p99_9_ns),
+        int(s.p99_99_ns),
+        int(s.p99_999_ns),
+        int(s.max_ns),
+        s.overruns.to_string(),
+    ]
+    .into_iter()
+}
+
+/// Appends one record: fields joined by commas, quoted where RFC 4180 needs it, then `\n`.
+fn push_record(out: &mut String, fields: impl Iterator<Item = String>) {
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_field(out, &field);
+    }
+    out.push('\n');
+}
+
+fn push_field(out: &mut String, field: &str) {
+    if field.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&field.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(field);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata;
+
+    #[test]
+    fn two_cpus_exactly() {
+        let expected = "\
+host,kernel,started_at,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1
+";
+        assert_eq!(csv(&testdata::two_cpus()), expected);
+    }
+
+    #[test]
+    fn figures_are_the_runs_statistics() {
+        let run = testdata::two_cpus();
+        let text = csv(&run);
+        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), run.cpus.len() + 2);
+        assert!(rows.iter().all(|r| r.len() == HEADER.len()));
+        let col = |name: &str| HEADER.iter().position(|h| *h == name).unwrap();
+        for (r, c) in rows[1..].iter().zip(&run.cpus) {
+            assert_eq!(r[col("cpu")], c.cpu.to_string());
+            assert_eq!(r[col("samples")], c.stats.count.to_string());
+            assert_eq!(r[col("max_ns")], c.stats.max_ns.unwrap().to_string());
+            assert_eq!(r[col("p99_9_ns")], c.stats.p99_9_ns.unwrap().to_string());
+            assert_eq!(r[col("overruns")], c.stats.overruns.to_string());
+        }
+    }
+
+    #[test]
+    fn empty_cpu_has_empty_fields() {
+        let text = csv(&testdata::one_empty_cpu());
+        let row = text.lines().nth(2).unwrap();
+        assert_eq!(
+            row,
+            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,1,0,,,,,,,,,,,0"
+        );
+    }
+
+    #[test]
+    fn above_range_sample_is_exact() {
+        let run = testdata::above_range();
+        let text = csv(&run);
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(row[14], run.cpus[0].raw.max_ns.to_string());
+    }
+
+    /// Splits RFC 4180 text back into records, the way a spreadsheet reads it.
+    fn parse(text: &str) -> Vec<Vec<String>> {
+        let mut records = Vec::new();
+        let mut record = Vec::new();
+        let mut field = String::new();
+        let mut quoted = false;
+        let mut chars = text.chars().peekable();
+        while let Some(ch) = chars.next() {
+            match (quoted, ch) {
+                (true, '"') if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                (true, '"') => quoted = false,
+                (true, ch) => field.push(ch),
+                (false, '"') if field.is_empty() => quoted = true,
+                (false, ',') => record.push(std::mem::take(&mut field)),
+                (false, '\n') => {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                (false, ch) => field.push(ch),
+            }
+        }
+        assert!(
+            !quoted && field.is_empty() && record.is_empty(),
+            "unterminated"
+        );
+        records
+    }
+
+    #[test]
+    fn awkward_hostnames_are_quoted_and_round_trip() {
+        for host in [
+            "a,b",
+            "say \"hi\"",
+            "two\nlines",
+            "cr\rlf",
+            "\"",
+            ",",
+            "plain-host",
+            "",
+        ] {
+            let mut run = testdata::two_cpus();
+            run.host.hostname = host.to_string();
+            run.host.kernel_release = format!("6.1,{host}");
+            let records = parse(&csv(&run));
+            assert_eq!(records.len(), 4, "{host:?}");
+            for r in &records[1..] {
+                assert_eq!(r.len(), HEADER.len(), "{host:?}");
+                assert_eq!(r[0], host);
+                assert_eq!(r[1], format!("6.1,{host}"));
+            }
+        }
+        let mut run = testdata::two_cpus();
+        run.host.hostname = "a\"b,c".to_string();
+        assert!(csv(&run).contains("\n\"a\"\"b,c\",6.1.0"));
+    }
+}

@@ -1,0 +1,315 @@
+//! Finding runs: resolving what a person typed for RUN (an id, a unique prefix, `last`) and
+//! listing runs with filters, newest first, with a few figures derived from each run's
+//! all-CPU aggregate.
+
+use model::measure::RunStatus;
+use model::stats::{Accumulator, percentile};
+use model::{CpuSet, Histogram, Nanos};
+use rusqlite::OptionalExtension;
+use rusqlite::types::Value;
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::id::{MIN_PREFIX, RunId, is_lower_hex};
+use crate::schema::ALL_CPUS;
+use crate::store::{Store, parse_status, sql_err};
+
+/// What [`Store::list`] keeps. Every field left `None` keeps everything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Hostname, exactly.
+    pub host: Option<String>,
+    /// Part of the kernel release (`-rt`, `6.1.0`), case-sensitive.
+    pub kernel: Option<String>,
+    /// Part of the label, ignoring ASCII case.
+    pub label: Option<String>,
+    /// Run status, exactly (`complete`, `interrupted`, `broke-threshold`, `running`).
+    pub status: Option<String>,
+    /// Runs started at or after this RFC 3339 UTC date or date-time prefix (`2026-01-12`,
+    /// `2026-01-12T11:52`), compared as text with `started_at`.
+    pub since: Option<String>,
+    /// Runs started at or before this prefix, inclusive of all of it (`2026-01-12` keeps the
+    /// whole day).
+    pub until: Option<String>,
+    /// At most this many runs (the newest).
+    pub limit: Option<usize>,
+}
+
+/// One line of `rtlab runs`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: RunId,
+    /// What produced it (`measure`).
+    pub kind: String,
+    /// Start, RFC 3339 UTC, as the run recorded it.
+    pub started_at: String,
+    /// Host it ran on.
+    pub hostname: String,
+    /// Kernel release it ran on.
+    pub kernel_release: String,
+    /// Label, if any.
+    pub label: Option<String>,
+    /// How it ended (`complete`, `interrupted`, ...).
+    pub status: String,
+    /// Session, if any.
+    pub session: Option<String>,
+    /// Measured CPUs.
+    pub cpus: CpuSet,
+    /// Measured time.
+    pub elapsed_ns: Nanos,
+    /// Worst latency over all CPUs (exact, ns); `None` when nothing was measured.
+    pub max_ns: Option<u64>,
+    /// 99th percentile over all CPUs (ns), derived from the aggregate histogram.
+    pub p99_ns: Option<u64>,
+}
+
+/// The run status names, for messages.
+const STATUS_NAMES: [RunStatus; 4] = [
+    RunStatus::Running,
+    RunStatus::Complete,
+    RunStatus::Interrupted,
+    RunStatus::BrokeThreshold,
+];
+
+impl Store {
+    /// The run that `spec` names: a whole id, a unique prefix of at least
+    /// [`MIN_PREFIX`] characters (case is ignored), or `last` (the newest by start time).
+    pub fn resolve(&self, spec: &str) -> Result<RunId, StoreError> {
+        let err = sql_err(&self.path);
+        let spec = spec.trim();
+        if spec.eq_ignore_ascii_case("last") {
+            let newest: Option<String> = self
+                .conn
+                .query_row(
+                    "SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(&err)?;
+            let id = newest.ok_or_else(|| StoreError::Empty {
+                path: self.path.clone(),
+            })?;
+            return self.stored_id(id);
+        }
+        let prefix = spec.to_ascii_lowercase();
+        let not_found = || StoreError::NotFound {
+            path: self.path.clone(),
+            spec: spec.to_string(),
+        };
+        if prefix.len() > RunId::LEN || !prefix.bytes().all(is_lower_hex) {
+            return Err(not_found());
+        }
+        if prefix.len() < MIN_PREFIX {
+            return Err(StoreError::TooShort {
+                spec: spec.to_string(),
+            });
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE substr(id, 1, ?1) = ?2 ORDER BY id")
+            .map_err(&err)?;
+        let ids = stmt
+            .query_map(rusqlite::params![prefix.len() as i64, prefix], |r| {
+                r.get::<_, String>(0)
+            })
+            .map_err(&err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&err)?;
+        let mut ids = ids
+            .into_iter()
+            .map(|id| self.stored_id(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        match ids.len() {
+            0 => Err(not_found()),
+            1 => Ok(ids.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix,
+                candidates: ids,
+            }),
+        }
+    }
+
+    /// Runs that pass `filter`, newest first (by start time, then by when they were saved).
+    pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+        let err = sql_err(&self.path);
+        let mut sql = String::from(
+            "SELECT r.id, r.kind, r.started_at, r.hostname, r.kernel_release, r.label,
+                    r.status, r.session, r.elapsed_ns,
+                    (SELECT group_concat(c.cpu) FROM run_cpus c
+                     WHERE c.run_id = r.id AND c.cpu >= 0),
+                    a.raw_json, a.histogram_json
+             FROM runs r LEFT JOIN run_cpus a ON a.run_id = r.id AND a.cpu = ?1
+             WHERE 1",
+        );
+        let mut args = vec![Value::Integer(ALL_CPUS)];
+        let mut push = |clause: &str, value: &str| {
+            args.push(Value::Text(value.to_string()));
+            sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
+        };
+        if let Some(host) = &filter.host {
+            push(" AND r.hostname = ?", host);
+        }
+        if let Some(kernel) = &filter.kernel {
+            push(" AND instr(r.kernel_release, ?) > 0", kernel);
+        }
+        if let Some(label) = &filter.label {
+            push(" AND instr(lower(r.label), lower(?)) > 0", label);
+        }
+        if let Some(status) = &filter.status {
+            check_status(status)?;
+            push(" AND r.status = ?", status);
+        }
+        if let Some(since) = &filter.since {
+            push(" AND r.started_at >= ?", &check_time("since", since)?);
+        }
+        if let Some(until) = &filter.until {
+            let until = check_time("until", until)?;
+            // Both placeholders name the same argument.
+            push(" AND substr(r.started_at, 1, length(?)) <= ?", &until);
+        }
+        sql.push_str(" ORDER BY r.started_at DESC, r.rowid DESC");
+        if let Some(limit) = filter.limit {
+            args.push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+            sql.push_str(&format!(" LIMIT ?{}", args.len()));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(&err)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(SummaryRow {
+                    id: r.get(0)?,
+                    kind: r.get(1)?,
+                    started_at: r.get(2)?,
+                    hostname: r.get(3)?,
+                    kernel_release: r.get(4)?,
+                    label: r.get(5)?,
+                    status: r.get(6)?,
+                    session: r.get(7)?,
+                    elapsed_ns: r.get(8)?,
+                    cpus: r.get(9)?,
+                    raw: r.get(10)?,
+                    histogram: r.get(11)?,
+                })
+            })
+            .map_err(&err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&err)?;
+        rows.into_iter().map(|row| self.summary(row)).collect()
+    }
+
+    fn summary(&self, row: SummaryRow) -> Result<RunSummary, StoreError> {
+        let run = row.id.clone();
+        let (raw_text, hist_text) = row
+            .raw
+            .zip(row.histogram)
+            .ok_or_else(|| self.corrupt(&run, "run_cpus", "the all-CPU row is missing"))?;
+        let raw: Accumulator = self.decode(&run, "run_cpus.raw_json (all-CPU row)", &raw_text)?;
+        let histogram: Histogram =
+            self.decode(&run, "run_cpus.histogram_json (all-CPU row)", &hist_text)?;
+        let cpus = row
+            .cpus
+            .unwrap_or_default()
+            .split(',')
+            .filter(|c| !c.is_empty())
+            .map(|c| c.parse::<u32>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| self.corrupt(&run, "run_cpus.cpu", "not a CPU number"))?;
+        let elapsed = u64::try_from(row.elapsed_ns)
+            .map_err(|_| self.corrupt(&run, "elapsed_ns", "negative"))?;
+        Ok(RunSummary {
+            id: self.stored_id(row.id)?,
+            kind: row.kind,
+            started_at: row.started_at,
+            hostname: row.hostname,
+            kernel_release: row.kernel_release,
+            label: row.label,
+            status: row.status,
+            session: row.session,
+            cpus: CpuSet::from_cpus(cpus),
+            elapsed_ns: Nanos(elapsed),
+            max_ns: (raw.count > 0).then_some(raw.max_ns),
+            p99_ns: percentile(&raw, &histogram, 0.99),
+        })
+    }
+
+    /// An id read from the database, checked.
+    fn stored_id(&self, id: String) -> Result<RunId, StoreError> {
+        RunId::parse(&id).ok_or_else(|| self.corrupt(&id, "id", "not a 12-character hex id"))
+    }
+}
+
+/// A `runs` row joined with its aggregate, as [`Store::list`] reads it.
+struct SummaryRow {
+    id: String,
+    kind: String,
+    started_at: String,
+    hostname: String,
+    kernel_release: String,
+    label: Option<String>,
+    status: String,
+    session: Option<String>,
+    elapsed_ns: i64,
+    cpus: Option<String>,
+    raw: Option<String>,
+    histogram: Option<String>,
+}
+
+fn check_status(status: &str) -> Result<(), StoreError> {
+    if parse_status(status).is_some() {
+        return Ok(());
+    }
+    let names: Vec<&str> = STATUS_NAMES.iter().map(|s| s.as_str()).collect();
+    Err(StoreError::BadFilter {
+        field: "status",
+        value: status.to_string(),
+        expected: format!("is not a run status; use one of {}", names.join(", ")),
+    })
+}
+
+/// A `since`/`until` value checked to be a prefix of an RFC 3339 UTC time as runs record it
+/// (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`), at least a year long. A lowercase `t` or a space
+/// between date and time is accepted and written as `T`.
+fn check_time(field: &'static str, value: &str) -> Result<String, StoreError> {
+    const TEMPLATE: &[u8] = b"dddd-dd-ddTdd:dd:dd";
+    let text: String = value
+        .trim()
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i == 10 && (c == 't' || c == ' ') {
+                'T'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let bytes = text.as_bytes();
+    let head_ok = bytes.iter().zip(TEMPLATE).all(|(&b, &t)| match t {
+        b'd' => b.is_ascii_digit(),
+        _ => b == t,
+    });
+    let tail = bytes.get(TEMPLATE.len()..).unwrap_or_default();
+    let tail_ok = match tail {
+        [] => true,
+        [b'.', rest @ ..] => {
+            let digits = rest.strip_suffix(b"Z").unwrap_or(rest);
+            digits.iter().all(u8::is_ascii_digit)
+        }
+        [b'Z'] => true,
+        _ => false,
+    };
+    if bytes.len() >= 4 && head_ok && tail_ok {
+        return Ok(text);
+    }
+    Err(StoreError::BadFilter {
+        field,
+        value: value.to_string(),
+        expected: "is not a date; write a UTC date or date and time such as 2026-01-12 or \
+                   2026-01-12T11:52 (runs record their start in UTC)"
+            .to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

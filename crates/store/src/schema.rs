@@ -1,0 +1,85 @@
+//! The database schema, written down as the list of migrations that build it.
+//!
+//! The schema version is SQLite's `user_version`, kept by `rusqlite_migration`: version `n`
+//! means the first `n` migrations below have been applied. Migrations are only ever appended;
+//! a released one is never edited, so every database reaches the same schema by the same steps.
+//!
+//! What is stored is raw: run metadata, and per CPU the exact accumulator, the sparse histogram,
+//! the worst samples and the per-second series, each as the JSON of its `rtlab-model` type.
+//! Statistics (percentiles, mean, standard deviation) and region counts are derived from those
+//! when a run is read, so a better estimator never needs a migration (docs/decisions/0010).
+//!
+//! `runs` has one row per stored result; `hostname`, `kernel_release`, `arch`, `status`,
+//! `started_at`, `label` and `session` are plain columns so that listing and filtering need no
+//! JSON. `run_cpus` has one row per measured CPU and one for the all-CPU aggregate
+//! ([`ALL_CPUS`]).
+
+use rusqlite_migration::{M, Migrations};
+
+/// The `run_cpus.cpu` value of the all-CPU aggregate row.
+pub const ALL_CPUS: i64 = -1;
+
+/// The `runs.kind` of a measurement (`rtlab measure`).
+pub const KIND_MEASURE: &str = "measure";
+
+/// Every migration, oldest first.
+const STEPS: &[M<'static>] = &[M::up(
+    // 1: runs and per-CPU raw data (issue #5).
+    r#"
+CREATE TABLE runs (
+    id             TEXT    NOT NULL PRIMARY KEY CHECK (length(id) = 12),
+    kind           TEXT    NOT NULL,
+    schema         TEXT    NOT NULL,
+    rtlab_version  TEXT    NOT NULL,
+    status         TEXT    NOT NULL,
+    started_at     TEXT    NOT NULL,
+    ended_at       TEXT    NOT NULL,
+    elapsed_ns     INTEGER NOT NULL,
+    hostname       TEXT    NOT NULL,
+    kernel_release TEXT    NOT NULL,
+    arch           TEXT    NOT NULL,
+    label          TEXT,
+    session        TEXT,
+    host_json      TEXT    NOT NULL,
+    params_json    TEXT    NOT NULL,
+    break_json     TEXT,
+    warnings_json  TEXT    NOT NULL,
+    load_json      TEXT,
+    audit_json     TEXT,
+    created_at     TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) STRICT;
+CREATE INDEX runs_started_at ON runs (started_at);
+CREATE INDEX runs_hostname ON runs (hostname);
+CREATE INDEX runs_label ON runs (label);
+CREATE INDEX runs_session ON runs (session);
+
+CREATE TABLE run_cpus (
+    run_id         TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    cpu            INTEGER NOT NULL CHECK (cpu >= -1),
+    tid            INTEGER,
+    raw_json       TEXT    NOT NULL,
+    histogram_json TEXT    NOT NULL,
+    spikes_json    TEXT,
+    series_json    TEXT    NOT NULL,
+    PRIMARY KEY (run_id, cpu)
+) STRICT;
+"#,
+)
+.foreign_key_check()];
+
+/// The schema version this rtlab writes and reads: the number of migrations.
+pub const SCHEMA_VERSION: usize = STEPS.len();
+
+/// The migrations, for `rusqlite_migration`.
+pub(crate) const MIGRATIONS: Migrations<'static> = Migrations::from_slice(STEPS);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        MIGRATIONS.validate().unwrap();
+        assert_eq!(SCHEMA_VERSION, 1);
+    }
+}
