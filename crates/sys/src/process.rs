@@ -324,10 +324,14 @@ mod tests {
     #[test]
     fn forked_worker_exit_code_and_cpu_time() {
         let pid = fork_worker(|| {
-            let start = Instant::now();
+            // Spin until this process has used 15 ms of CPU (wall time is no measure of CPU
+            // time on a loaded machine).
+            let me = current_pid();
             let mut x = 0u64;
-            while start.elapsed() < Duration::from_millis(30) {
-                x = std::hint::black_box(x.wrapping_add(1));
+            while cpu_time_of(me).unwrap_or(u64::MAX) < 15_000_000 {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_add(1));
+                }
             }
             7
         })
