@@ -77,6 +77,7 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
         status: args.status.clone(),
         since: args.since.clone(),
         until: args.until.clone(),
+        session: None,
         limit: args.limit,
     };
     let list = store.list(&filter)?;

@@ -31,6 +31,8 @@ pub struct Filter {
     /// Runs started at or before this prefix, inclusive of all of it (`2026-01-12` keeps the
     /// whole day).
     pub until: Option<String>,
+    /// Runs of this session (the phases of one `rtlab run`), exactly.
+    pub session: Option<String>,
     /// At most this many runs (the newest).
     pub limit: Option<usize>,
 }
@@ -160,6 +162,9 @@ impl Store {
         if let Some(status) = &filter.status {
             check_status(status)?;
             push(" AND r.status = ?", status);
+        }
+        if let Some(session) = &filter.session {
+            push(" AND r.session = ?", session);
         }
         if let Some(since) = &filter.since {
             push(" AND r.started_at >= ?", &check_time("since", since)?);

@@ -256,6 +256,11 @@ fn filters_select_by_host_kernel_label_and_status() {
         .map(|s| s.session)
         .collect();
     assert_eq!(sessions, [Some("s".into()), Some("s".into()), None, None]);
+    let session = Filter {
+        session: Some("s".into()),
+        ..f()
+    };
+    assert_eq!(ids(&store, session).len(), 2);
     let combined = Filter {
         host: Some("pi".into()),
         kernel: Some("rt".into()),
