@@ -280,6 +280,10 @@ pub struct MeasureArgs {
     #[arg(long, help_heading = "Store")]
     pub no_store: bool,
 
+    /// Save the result as part of this session (set by `rtlab run` for its phases).
+    #[arg(long, value_name = "ID", hide = true, conflicts_with = "no_store")]
+    pub session: Option<String>,
+
     /// Run this load during the measurement (see `rtlab load --help` for the spec): it
     /// starts first, settles for --warmup, is stopped after the run, and what it achieved
     /// over the measured window is recorded in the result.

@@ -131,7 +131,12 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     if !args.no_store {
         // The measurement is done and printed either way: a store that cannot be written is
         // a warning, not a failed run.
-        match crate::store_cmd::save(&run, args.db.as_deref(), args.label.as_deref()) {
+        match crate::store_cmd::save(
+            &run,
+            args.db.as_deref(),
+            args.label.as_deref(),
+            args.session.as_deref(),
+        ) {
             Ok(id) => console.note(&format!(
                 "saved as run {id}; `rtlab show {id}` shows it again"
             )),

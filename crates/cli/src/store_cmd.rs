@@ -47,10 +47,16 @@ fn open_existing(db: Option<&Path>) -> Result<Store> {
     Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
 }
 
-/// Saves a finished measurement; returns its id.
-pub fn save(run: &MeasureRun, db: Option<&Path>, label: Option<&str>) -> Result<RunId> {
+/// Saves a finished measurement, with its label and the session it belongs to (the phases of
+/// one `rtlab run`); returns its id.
+pub fn save(
+    run: &MeasureRun,
+    db: Option<&Path>,
+    label: Option<&str>,
+    session: Option<&str>,
+) -> Result<RunId> {
     let mut store = open(db)?;
-    Ok(store.save_measure(run, label, None)?)
+    Ok(store.save_measure(run, label, session)?)
 }
 
 /// A RUN argument: a result file, or a stored run.
