@@ -54,6 +54,10 @@ pub enum Command {
     /// Kernel configuration tools: the real-time-relevant differences between two configs.
     #[command(long_about = crate::audit_args::KCONFIG_LONG)]
     Kconfig(crate::audit_args::KconfigArgs),
+    /// Evaluate the machine in one command: audit, measure idle / 60% / full load, compare,
+    /// report.
+    #[command(long_about = crate::run_cmd::RUN_LONG, after_long_help = crate::run_cmd::RUN_AFTER)]
+    Run(crate::run_cmd::RunArgs),
     /// List the stored runs, newest first.
     Runs(crate::store_args::RunsArgs),
     /// Show a stored run (or a result file) again: table, JSON or cyclictest lines.
@@ -69,6 +73,14 @@ pub enum Command {
     /// OpenMetrics.
     #[command(after_long_help = crate::store_args::RUN_HELP)]
     Export(crate::store_args::ExportArgs),
+    /// Compare runs side by side (talk 000's table): per-CPU min/avg/p99.9/max by cluster,
+    /// changes against the first run, and a regression verdict (--fail-if-worse).
+    #[command(long_about = crate::compare_cmd::COMPARE_LONG, after_long_help = crate::compare_cmd::compare_after())]
+    Compare(crate::compare_cmd::CompareArgs),
+    /// Write an HTML report with latency plots over one or more runs (self-contained; --svg
+    /// writes the plots as SVG files too).
+    #[command(long_about = crate::report_cmd::REPORT_LONG, after_long_help = crate::store_args::RUN_HELP)]
+    Report(crate::report_cmd::ReportArgs),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,

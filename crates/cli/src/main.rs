@@ -9,6 +9,7 @@
 mod args;
 mod audit_args;
 mod audit_cmd;
+mod compare_cmd;
 mod console;
 mod docs_cmd;
 mod exit;
@@ -16,6 +17,8 @@ mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
 mod measure_cmd;
+mod report_cmd;
+mod run_cmd;
 mod store_args;
 mod store_cmd;
 
@@ -39,11 +42,14 @@ fn main() -> ExitCode {
         Command::Load(args) => load_cmd::run(args, &root),
         Command::Audit(args) => audit_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args, &root),
         Command::Runs(args) => store_cmd::runs(args),
         Command::Show(args) => store_cmd::show(args),
         Command::Label(args) => store_cmd::label(args),
         Command::Rm(args) => store_cmd::rm(args),
         Command::Export(args) => store_cmd::export(args),
+        Command::Compare(args) => compare_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -35,7 +35,7 @@ fn open(db: Option<&Path>) -> Result<Store> {
 }
 
 /// Opens the store for reading: a store that does not exist yet is an error, not a new file.
-fn open_existing(db: Option<&Path>) -> Result<Store> {
+pub fn open_existing(db: Option<&Path>) -> Result<Store> {
     let path = db_path(db)?;
     if !path.exists() {
         return Err(UsageError(format!(
@@ -60,7 +60,7 @@ pub fn save(
 }
 
 /// A RUN argument: a result file, or a stored run.
-fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
+pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
     let path = Path::new(spec);
     if path.is_file() {
         let text =

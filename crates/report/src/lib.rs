@@ -3,16 +3,22 @@
 //! This crate owns how results look: the final per-CPU table of `rtlab measure` ([`table`]),
 //! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]), the
 //! live per-CPU view refreshed during a run ([`live`]), the achieved-load table ([`load`]) and
-//! the audit's findings as a terminal table or Markdown ([`audit`]), and a measurement's
-//! exports for other tools: CSV, JUnit XML and OpenMetrics ([`export`]).
+//! the audit's findings as a terminal table or Markdown ([`audit`]), a measurement's
+//! exports for other tools: CSV, JUnit XML and OpenMetrics ([`export`]), and the
+//! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
+//! side — talk 000's per-cluster comparison table with deltas and a regression verdict — are
+//! [`compare`] (terminal, Markdown, HTML, JSON via serde_json).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
-//! `String` or lines, and the caller decides where they go. It depends on `rtlab-model`, and on
-//! quick-xml and prometheus-client for the export formats.
+//! `String` or lines, and the caller decides where they go. It depends on `rtlab-model`, on
+//! quick-xml and prometheus-client for the export formats, and on minijinja and plotters (SVG
+//! only) for the HTML report.
 
 pub mod audit;
+pub mod compare;
 pub mod cyclictest;
 pub mod export;
+pub mod html;
 pub mod live;
 pub mod load;
 pub mod table;

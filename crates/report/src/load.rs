@@ -32,54 +32,15 @@ fn seconds(ns: Nanos) -> String {
 }
 
 /// Steal below this share (percent of the window) on every CPU is not shown.
-const STEAL_WORTH_SHOWING: f64 = 0.5;
+pub(crate) const STEAL_WORTH_SHOWING: f64 = 0.5;
 
 /// The achieved-load table: a header line, one row per generator, the per-CPU busy line (and
 /// the stolen share, where a hypervisor took a noticeable one), then each generator's notes.
 /// Ends with a newline.
 pub fn load_table(report: &LoadReport) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "load {} ({}): {}",
-        report.spec,
-        report.status,
-        seconds(report.window_ns)
-    );
-    if report.warmup_ns.get() >= 50_000_000 {
-        let _ = write!(out, " after {} warm-up", seconds(report.warmup_ns));
-    }
-    if let Some(cg) = &report.cgroup {
-        let _ = write!(out, ", in cgroup {cg}");
-    }
+    let mut out = load_header(report);
     out.push('\n');
-
-    let mut rows = vec![vec![
-        "generator".to_string(),
-        "cpus".to_string(),
-        "tasks".to_string(),
-        "cpu share".to_string(),
-        "rate".to_string(),
-        "throughput".to_string(),
-    ]];
-    for g in &report.generators {
-        rows.push(vec![
-            g.spec.clone(),
-            g.cpus.to_string(),
-            g.tasks.to_string(),
-            format!("{:.1}%", g.cpu_share_percent),
-            if g.ops > 0 || g.unit != "n/a" {
-                format!("{} {}/s", format_rate(g.ops_per_sec), g.unit)
-            } else {
-                "-".to_string()
-            },
-            if g.bytes > 0 {
-                format_throughput(g.bytes_per_sec)
-            } else {
-                "-".to_string()
-            },
-        ]);
-    }
+    let rows = load_rows(report);
     for line in crate::table::align(&rows, true) {
         out.push_str(line.trim_end());
         out.push('\n');
@@ -109,6 +70,56 @@ pub fn load_table(report: &LoadReport) -> String {
         }
     }
     out
+}
+
+/// The table's first line: `load SPEC (STATUS): 10.0 s after 2.0 s warm-up, in cgroup CG`.
+pub(crate) fn load_header(report: &LoadReport) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "load {} ({}): {}",
+        report.spec,
+        report.status,
+        seconds(report.window_ns)
+    );
+    if report.warmup_ns.get() >= 50_000_000 {
+        let _ = write!(out, " after {} warm-up", seconds(report.warmup_ns));
+    }
+    if let Some(cg) = &report.cgroup {
+        let _ = write!(out, ", in cgroup {cg}");
+    }
+    out
+}
+
+/// The generator table's cells: a header row, then one row per generator.
+pub(crate) fn load_rows(report: &LoadReport) -> Vec<Vec<String>> {
+    let mut rows = vec![vec![
+        "generator".to_string(),
+        "cpus".to_string(),
+        "tasks".to_string(),
+        "cpu share".to_string(),
+        "rate".to_string(),
+        "throughput".to_string(),
+    ]];
+    for g in &report.generators {
+        rows.push(vec![
+            g.spec.clone(),
+            g.cpus.to_string(),
+            g.tasks.to_string(),
+            format!("{:.1}%", g.cpu_share_percent),
+            if g.ops > 0 || g.unit != "n/a" {
+                format!("{} {}/s", format_rate(g.ops_per_sec), g.unit)
+            } else {
+                "-".to_string()
+            },
+            if g.bytes > 0 {
+                format_throughput(g.bytes_per_sec)
+            } else {
+                "-".to_string()
+            },
+        ]);
+    }
+    rows
 }
 
 /// One line for a live view: each generator's CPU share and rate, then the busy share per CPU.

@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use rtlab_model::host::HostInfo;
 use rtlab_model::measure::{BreakEvent, MeasureParams, MeasureRun, Policy};
 use rtlab_model::stats::LatencyStats;
 
@@ -59,12 +60,12 @@ pub fn measure_table(run: &MeasureRun) -> String {
 }
 
 /// The table's columns, in order.
-const COLUMNS: [&str; 13] = [
+pub(crate) const COLUMNS: [&str; 13] = [
     "CPU", "samples", "min", "avg", "stddev", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999",
     "max", "overruns",
 ];
 
-fn stats_row(label: String, s: &LatencyStats) -> Vec<String> {
+pub(crate) fn stats_row(label: String, s: &LatencyStats) -> Vec<String> {
     vec![
         label,
         s.count.to_string(),
@@ -123,15 +124,7 @@ pub(crate) fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
 fn header_line(run: &MeasureRun) -> String {
     let p = &run.params;
     let host = &run.host;
-    let preempt = if host.preempt_rt {
-        "PREEMPT_RT".to_string()
-    } else {
-        match (&host.preempt_model, host.preempt_dynamic) {
-            (Some(m), true) => format!("preempt {m}, dynamic"),
-            (Some(m), false) => format!("preempt {m}"),
-            (None, _) => "preempt model unknown".to_string(),
-        }
-    };
+    let preempt = preempt_text(host);
     let dma = match p.dma_latency_us {
         Some(us) => format!("{us}us"),
         None => "off".to_string(),
@@ -155,12 +148,25 @@ fn header_line(run: &MeasureRun) -> String {
     line
 }
 
-fn or_unknown(text: &str) -> &str {
+/// `PREEMPT_RT`, `preempt full, dynamic`, `preempt voluntary`, `preempt model unknown`.
+pub(crate) fn preempt_text(host: &HostInfo) -> String {
+    if host.preempt_rt {
+        "PREEMPT_RT".to_string()
+    } else {
+        match (&host.preempt_model, host.preempt_dynamic) {
+            (Some(m), true) => format!("preempt {m}, dynamic"),
+            (Some(m), false) => format!("preempt {m}"),
+            (None, _) => "preempt model unknown".to_string(),
+        }
+    }
+}
+
+pub(crate) fn or_unknown(text: &str) -> &str {
     if text.is_empty() { "(unknown)" } else { text }
 }
 
 /// `fifo:95`, `other`, `deadline 200us/1ms`.
-fn policy_text(p: &MeasureParams) -> String {
+pub(crate) fn policy_text(p: &MeasureParams) -> String {
     match (p.policy, p.dl_runtime_ns, p.dl_period_ns) {
         (policy, _, _) if policy.takes_priority() => format!("{}:{}", policy.as_str(), p.priority),
         (Policy::Deadline, Some(runtime), Some(period)) => format!("deadline {runtime}/{period}"),
@@ -169,7 +175,7 @@ fn policy_text(p: &MeasureParams) -> String {
 }
 
 /// `60s`, `100000 cycles`, or the planned periods when neither was given.
-fn planned_text(p: &MeasureParams) -> String {
+pub(crate) fn planned_text(p: &MeasureParams) -> String {
     match (p.duration_ns, p.cycles) {
         (Some(d), _) => d.to_string(),
         (None, Some(c)) => format!("{c} cycles"),
@@ -178,12 +184,12 @@ fn planned_text(p: &MeasureParams) -> String {
 }
 
 /// Seconds with one decimal, rounded half up: `60.0s`, `0.5s`.
-fn format_secs(ns: u64) -> String {
+pub(crate) fn format_secs(ns: u64) -> String {
     let tenths = ns / 100_000_000 + u64::from(ns % 100_000_000 >= 50_000_000);
     format!("{}.{}s", tenths / 10, tenths % 10)
 }
 
-fn break_line(event: &BreakEvent, params: &MeasureParams) -> String {
+pub(crate) fn break_line(event: &BreakEvent, params: &MeasureParams) -> String {
     let threshold = params
         .break_ns
         .map(|t| format!(" (threshold {t})"))

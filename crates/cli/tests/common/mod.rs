@@ -1,6 +1,11 @@
 //! Helpers the live test binaries share: one test at a time, root or not, the rtlab binary,
 //! waiting for it with a limit.
 
+#![allow(
+    dead_code,
+    reason = "each test binary uses its own part of these helpers"
+)]
+
 use std::process::{Child, Command, ExitStatus};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -1,0 +1,148 @@
+//! `rtlab report` from the command line: runs named by label, id or file, what is written
+//! where, and bad input as one line with exit status 2. (The page in a real browser:
+//! report_browser.rs.)
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn fixture() -> PathBuf {
+    testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf()
+}
+
+fn rtlab(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rtlab").unwrap();
+    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
+    cmd
+}
+
+/// A short scripted run saved in `db`, also written as a result file `json`; returns its id.
+fn measure(db: &Path, label: Option<&str>, json: &Path) -> String {
+    let mut cmd = rtlab(db);
+    cmd.arg("--root").arg(fixture()).args([
+        "measure",
+        "--fake-clock",
+        "5us,9us,70us",
+        "--cycles",
+        "1500",
+        "--format",
+        "json",
+    ]);
+    if let Some(l) = label {
+        cmd.args(["--label", l]);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    std::fs::write(json, &out.stdout).unwrap();
+    stderr
+        .split("saved as run ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no saved line: {stderr}"))
+        .to_string()
+}
+
+#[test]
+fn runs_are_named_by_label_id_or_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let labelled = measure(&db, Some("<b>RT-#2</b>"), &dir.path().join("a.json"));
+    let plain = measure(&db, None, &dir.path().join("b.json"));
+    let page = dir.path().join("out.html");
+    rtlab(&db)
+        .current_dir(dir.path())
+        .args(["report", &labelled, "last", "b.json", "-o", "out.html"])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(predicate::eq(
+            "rtlab: report on 3 runs written to out.html\n",
+        ));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<title>rtlab report: 3 runs</title>"));
+    // The label, escaped; the unlabelled run by its id; the file by its name.
+    assert!(html.contains(&format!(
+        "<a href=\"#run-{labelled}\">&lt;b&gt;RT-#2&lt;&#x2f;b&gt;</a>"
+    )));
+    assert!(!html.contains("<b>RT"));
+    assert!(html.contains(&format!("<a href=\"#run-{plain}\">{plain}</a>")));
+    assert!(html.contains("<a href=\"#run-b\">b.json</a>"));
+    assert!(html.contains("file b.json"));
+    assert!(html.contains(&format!("stored run {labelled}")));
+    // No --svg: nothing but the page was written.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.json", "b.json", "out.html", "rtlab.db"]);
+}
+
+#[test]
+fn svg_files_go_into_a_new_directory_and_a_page_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let id = measure(&db, None, &dir.path().join("a.json"));
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, "old").unwrap();
+    let svgs = dir.path().join("plots/deeper");
+    rtlab(&db)
+        .args(["report", "last", "--svg"])
+        .arg(&svgs)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("; 3 SVG files in "));
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+    for kind in ["histogram", "exceedance", "max-over-time"] {
+        let svg = std::fs::read_to_string(svgs.join(format!("{id}-{kind}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg ") && svg.contains("<polyline"),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let one_line = |args: &[&str], expected: &str| {
+        let out = rtlab(&db)
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    };
+    // Before any run is stored.
+    one_line(&["report", "last", "-o", "r.html"], "no run store at");
+    measure(&db, None, &dir.path().join("a.json"));
+    one_line(&["report", "last"], "--output <FILE>");
+    one_line(&["report", "-o", "r.html"], "<RUN>");
+    one_line(&["report", "nosuch", "-o", "r.html"], "no run 'nosuch' in");
+    one_line(
+        &["report", "last", "-o", "missing/dir/r.html"],
+        "--output missing/dir/r.html:",
+    );
+    one_line(
+        &["report", "last", "-o", "r.html", "--svg", "a.json"],
+        "--svg a.json: not a directory",
+    );
+    std::fs::write(dir.path().join("bad.json"), "{\"schema\": \"other/1\"}").unwrap();
+    one_line(
+        &["report", "bad.json", "-o", "r.html"],
+        "bad.json: result schema is 'other/1'",
+    );
+    assert!(!dir.path().join("r.html").exists());
+}

@@ -1,0 +1,121 @@
+//! `rtlab run` end to end: three short phases under a scripted clock (any user), and for real
+//! as root; the phases are stored under one session, compared, judged and reported.
+
+mod common;
+
+use std::path::Path;
+
+use common::{is_root, rtlab, serial};
+
+fn stored(db: &Path) -> Vec<serde_json::Value> {
+    let out = rtlab()
+        .args(["runs", "--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn three_phases_are_stored_compared_judged_and_reported() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let html = dir.path().join("report.html");
+    let root = testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf();
+    let out = rtlab()
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "run",
+            "--phase",
+            "1s",
+            "--quiet",
+            "--fake-clock",
+            "5us,7us,900us",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // 900 us is over the default 100 us budget in every phase.
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("audit: "), "{stdout}");
+    assert!(stdout.contains("rtlab compare: 3 runs"), "{stdout}");
+    assert!(
+        stderr.contains("over the 100us budget: idle max 900.0 us"),
+        "{stderr}"
+    );
+    let runs = stored(&db);
+    assert_eq!(runs.len(), 3);
+    let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["full load", "cpu:60%", "idle"]);
+    let session = runs[0]["session"].as_str().unwrap();
+    assert!(runs.iter().all(|r| r["session"] == session), "{runs:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    for label in ["idle", "cpu:60%", "full load"] {
+        assert!(page.contains(label), "report lacks {label}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["run", "--phase", "1"],
+        vec!["run", "--cpus", "x-"],
+        vec!["run", "-o", "/nonexistent/dir/report.html"],
+    ] {
+        let out = rtlab()
+            .args(&args)
+            .arg("--db")
+            .arg(dir.path().join("db"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+    assert!(
+        !dir.path().join("db").exists(),
+        "nothing stored for bad input"
+    );
+}
+
+#[test]
+fn a_real_evaluation_as_root() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: the scripted evaluation above covers the flow");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let out = rtlab()
+        .current_dir(dir.path())
+        .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stored(&db).len(), 3);
+    // The report lands in the working directory under its default name.
+    let reports: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{stderr}");
+}

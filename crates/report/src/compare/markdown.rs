@@ -1,0 +1,113 @@
+//! The Markdown form of a comparison, for pull requests, tickets and wikis: the runs compared,
+//! then talk 000's table as one wide table — column groups Min / Avg / p99.9 / Max, one column
+//! per CPU, a `Cluster` row naming the CPU groups when the host is heterogeneous, a `CPU` row,
+//! one row per run and, in italics under every later run, its change against the first run.
+//! Markdown tables have one header row, so the cluster and CPU rows are bold body rows, as in
+//! the talk's slides. Cells are escaped (`|`, `<`).
+
+use std::fmt::Write as _;
+
+use super::text::{delta_label, started};
+use super::{Comparison, Figure};
+
+/// The comparison as Markdown, ending with a newline.
+pub fn compare_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let baseline = c.baseline().unwrap_or_default();
+    let _ = writeln!(out, "## Latency comparison\n");
+    let _ = writeln!(
+        out,
+        "Latencies in us. Rows in italics give a run's change against {}.\n",
+        cell(baseline)
+    );
+    let _ = writeln!(out, "| run | host | kernel | started (UTC) |");
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    for r in &c.runs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            cell(&r.label),
+            cell(&r.hostname),
+            cell(&r.kernel_release),
+            cell(&started(&r.started_at))
+        );
+    }
+    out.push('\n');
+
+    let columns: Vec<u32> = c.clusters.iter().flat_map(|g| g.cpus.clone()).collect();
+    let n = columns.len();
+    let mut head = vec![String::new()];
+    let mut rule = vec![":--".to_string()];
+    for f in Figure::ALL {
+        for i in 0..n {
+            head.push(if i == 0 {
+                f.title().to_string()
+            } else {
+                String::new()
+            });
+            rule.push("--:".to_string());
+        }
+    }
+    row(&mut out, &head);
+    row(&mut out, &rule);
+    if c.heterogeneous {
+        let mut names = vec!["**Cluster**".to_string()];
+        for _ in Figure::ALL {
+            for g in &c.clusters {
+                for i in 0..g.cpus.len() {
+                    names.push(match (&g.name, i) {
+                        (Some(name), 0) => format!("**{}**", cell(name)),
+                        _ => String::new(),
+                    });
+                }
+            }
+        }
+        row(&mut out, &names);
+    }
+    let mut cpus = vec!["**CPU**".to_string()];
+    for _ in Figure::ALL {
+        cpus.extend(columns.iter().map(|cpu| format!("**{cpu}**")));
+    }
+    row(&mut out, &cpus);
+    let delta = format!("*{}*", cell(&delta_label(baseline)));
+    for (i, r) in c.runs.iter().enumerate() {
+        let mut cells = vec![cell(&r.label)];
+        for f in Figure::ALL {
+            cells.extend(r.cpus.iter().map(|x| x.cell(f)));
+        }
+        row(&mut out, &cells);
+        if i > 0 {
+            let mut changes = vec![delta.clone()];
+            for f in Figure::ALL {
+                changes.extend((0..r.cpus.len()).map(|col| match c.delta_cell(i, col, f) {
+                    d if d == "-" => d,
+                    d => format!("*{d}*"),
+                }));
+            }
+            row(&mut out, &changes);
+        }
+    }
+    if let Some(v) = &c.verdict {
+        let _ = writeln!(out, "\n**{}**", cell(&v.summary()));
+        if !v.passed {
+            out.push('\n');
+        }
+        for m in v.messages() {
+            let _ = writeln!(out, "- {}", cell(&m));
+        }
+    }
+    out
+}
+
+/// One table row.
+fn row(out: &mut String, cells: &[String]) {
+    let _ = writeln!(out, "| {} |", cells.join(" | "));
+}
+
+/// Text made safe for a table cell: `|` escaped, `<` escaped so that nothing a run brings is
+/// read as HTML, line breaks as spaces.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('<', "\\<")
+        .replace(['\r', '\n'], " ")
+}

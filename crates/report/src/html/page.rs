@@ -1,0 +1,591 @@
+//! The page: what each section says, gathered into a serializable context and laid out by the
+//! embedded template `report.html.j2` (with `style.css` inlined).
+//!
+//! Every figure is formatted here, in Rust, with the same helpers as the terminal table, so
+//! the template only arranges text. The template is registered under a `.html` name, which
+//! makes minijinja escape every value for HTML; only the SVG (drawn by plotters, which escapes
+//! its own text) and the stylesheet are inserted as they are.
+
+use std::collections::BTreeMap;
+
+use minijinja::Environment;
+use minijinja::value::{Serde, Value};
+use rtlab_model::host::{CpuInfo, HostInfo};
+use rtlab_model::load::LoadReport;
+use rtlab_model::measure::{MeasureRun, RunStatus};
+use rtlab_model::{CpuSet, audit::AuditSummary};
+use serde::Serialize;
+
+use super::plots::{self, Plot};
+use super::{HtmlReport, ReportRun, SvgFile, unique_keys};
+use crate::load::{STEAL_WORTH_SHOWING, load_header, load_rows};
+use crate::table::{
+    COLUMNS, break_line, format_opt_us, format_secs, or_unknown, planned_text, policy_text,
+    preempt_text, stats_row,
+};
+
+const TEMPLATE: &str = include_str!("report.html.j2");
+const STYLE: &str = include_str!("style.css");
+
+#[derive(Serialize)]
+struct PageCtx {
+    title: String,
+    version: &'static str,
+    style: Value,
+    several: bool,
+    overlay: Option<PlotCtx>,
+    runs: Vec<RunCtx>,
+}
+
+#[derive(Serialize)]
+struct PlotCtx {
+    anchor: String,
+    kind: &'static str,
+    title: String,
+    caption: String,
+    file: String,
+    svg: Value,
+}
+
+#[derive(Serialize)]
+struct Fact {
+    key: String,
+    value: String,
+}
+
+fn fact(key: &str, value: impl Into<String>) -> Fact {
+    Fact {
+        key: key.to_string(),
+        value: value.into(),
+    }
+}
+
+#[derive(Serialize, Default)]
+struct TableCtx {
+    head: Vec<String>,
+    rows: Vec<Vec<String>>,
+    foot: Vec<Vec<String>>,
+}
+
+#[derive(Serialize)]
+struct RunCtx {
+    anchor: String,
+    name: String,
+    source: String,
+    status: &'static str,
+    status_class: &'static str,
+    fake_clock: bool,
+    facts: Vec<Fact>,
+    break_line: Option<String>,
+    table: TableCtx,
+    kinds: Vec<String>,
+    plots: Vec<PlotCtx>,
+    missing: Vec<String>,
+    load: Option<LoadCtx>,
+    audit: Option<AuditCtx>,
+    warnings: Vec<Fact>,
+    environment: Vec<Fact>,
+    topology: Option<TableCtx>,
+}
+
+#[derive(Serialize)]
+struct LoadCtx {
+    header: String,
+    generators: TableCtx,
+    busy: Option<TableCtx>,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct AuditCtx {
+    profile: &'static str,
+    rt_cpus: String,
+    counts: Vec<Fact>,
+    top: Vec<AuditItemCtx>,
+}
+
+#[derive(Serialize)]
+struct AuditItemCtx {
+    status: &'static str,
+    id: String,
+    summary: String,
+    fix: Option<String>,
+}
+
+/// Renders the page and collects the SVG files.
+pub(super) fn render(runs: &[ReportRun<'_>]) -> HtmlReport {
+    let keys = unique_keys(runs);
+    let mut svg_files = Vec::new();
+    let named: Vec<(&str, &MeasureRun)> = runs.iter().map(|r| (r.name, r.run)).collect();
+    let overlay = plots::runs_exceedance(&named).map(|p| {
+        let file = format!("{}.svg", p.kind);
+        plot_ctx(p, None, file, &mut svg_files)
+    });
+    let run_ctxs: Vec<RunCtx> = runs
+        .iter()
+        .zip(&keys)
+        .map(|(r, key)| run_ctx(r, key, &mut svg_files))
+        .collect();
+    let title = match runs {
+        [one] => format!(
+            "rtlab report: {} on {}",
+            one.name,
+            or_unknown(&one.run.host.hostname)
+        ),
+        _ => format!("rtlab report: {} runs", runs.len()),
+    };
+    let ctx = PageCtx {
+        title,
+        version: env!("CARGO_PKG_VERSION"),
+        style: Value::from_safe_string(STYLE.to_string()),
+        several: runs.len() > 1,
+        overlay,
+        runs: run_ctxs,
+    };
+    HtmlReport {
+        page: render_template(&ctx),
+        svg_files,
+    }
+}
+
+/// The template over `ctx`. The template is fixed and the context always serializes, so a
+/// failure is a bug in this crate: it panics with the template error, which the tests catch.
+fn render_template(ctx: &PageCtx) -> String {
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE)
+        .expect("the embedded report template parses");
+    env.get_template("report.html")
+        .and_then(|t| t.render(Serde(ctx)))
+        .expect("the embedded report template renders")
+}
+
+/// The plot's context, its file recorded in `files`. Its anchor is `PREFIX-KIND`, or the
+/// kind alone without a prefix.
+fn plot_ctx(plot: Plot, prefix: Option<&str>, file: String, files: &mut Vec<SvgFile>) -> PlotCtx {
+    files.push(SvgFile {
+        name: file.clone(),
+        svg: plot.svg.clone(),
+    });
+    PlotCtx {
+        anchor: match prefix {
+            Some(prefix) => format!("{prefix}-{}", plot.kind),
+            None => plot.kind.to_string(),
+        },
+        kind: plot.kind,
+        title: plot.title,
+        caption: plot.caption,
+        file,
+        // plotters escapes the text it writes: the SVG goes in as it is.
+        svg: Value::from_safe_string(plot.svg),
+    }
+}
+
+fn status_class(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Complete => "ok",
+        RunStatus::Running | RunStatus::Interrupted => "warn",
+        RunStatus::BrokeThreshold => "bad",
+    }
+}
+
+fn run_ctx(r: &ReportRun<'_>, key: &str, files: &mut Vec<SvgFile>) -> RunCtx {
+    let run = r.run;
+    let anchor = format!("run-{key}");
+    let plots: Vec<PlotCtx> = plots::run_plots(run, r.name)
+        .into_iter()
+        .map(|p| {
+            let file = format!("{key}-{}.svg", p.kind);
+            plot_ctx(p, Some(&anchor), file, files)
+        })
+        .collect();
+    let mut missing = Vec::new();
+    if !plots.iter().any(|p| p.kind == "histogram") {
+        missing.push("No latency plots: this run holds no samples.".to_string());
+    }
+    if !plots.iter().any(|p| p.kind == "max-over-time") && run.all.stats.count > 0 {
+        missing.push(
+            "No maximum-over-time plot: this result carries no per-second series.".to_string(),
+        );
+    }
+    let (kinds, kind_of) = cpu_kinds(&run.host);
+    RunCtx {
+        anchor,
+        name: r.name.to_string(),
+        source: r.source.to_string(),
+        status: run.status.as_str(),
+        status_class: status_class(run.status),
+        fake_clock: run.params.clock == "fake",
+        facts: header_facts(run),
+        break_line: run.break_event.as_ref().map(|e| break_line(e, &run.params)),
+        table: cpu_table(run, &kind_of),
+        kinds,
+        plots,
+        missing,
+        load: run.load.as_ref().map(load_ctx),
+        audit: run.audit.as_ref().map(audit_ctx),
+        warnings: run
+            .warnings
+            .iter()
+            .map(|w| fact(&w.code, w.message.clone()))
+            .collect(),
+        environment: environment(&run.host),
+        topology: topology(&run.host, &kind_of),
+    }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
+fn header_facts(run: &MeasureRun) -> Vec<Fact> {
+    let p = &run.params;
+    let host = &run.host;
+    let mut facts = vec![
+        fact(
+            "Host",
+            format!(
+                "{} ({})",
+                or_unknown(&host.hostname),
+                or_unknown(&host.arch)
+            ),
+        ),
+        fact(
+            "Kernel",
+            format!(
+                "{} ({})",
+                or_unknown(&host.kernel_release),
+                preempt_text(host)
+            ),
+        ),
+        fact(
+            "When",
+            format!(
+                "{} to {} ({} measured)",
+                run.started_at,
+                run.ended_at,
+                format_secs(run.elapsed_ns.get())
+            ),
+        ),
+        fact("Status", run.status.as_str()),
+    ];
+    if let Some(max) = run.all.stats.max_ns {
+        let worst = CpuSet::from_cpus(
+            run.cpus
+                .iter()
+                .filter(|c| c.stats.max_ns == Some(max))
+                .map(|c| c.cpu),
+        );
+        facts.push(fact(
+            "Worst latency",
+            format!(
+                "{} us on CPU{} {worst}, p99.9 {} us over all CPUs",
+                format_opt_us(Some(max)),
+                if worst.len() == 1 { "" } else { "s" },
+                format_opt_us(run.all.stats.p99_9_ns)
+            ),
+        ));
+    }
+    let mut params = format!(
+        "{} on CPUs {}, interval {}, planned {}, mlock {}, stack {} KiB, dma latency {}",
+        policy_text(p),
+        p.cpus,
+        p.interval_ns,
+        planned_text(p),
+        on_off(p.mlock),
+        p.thread_stack_bytes / 1024,
+        p.dma_latency_us
+            .map_or_else(|| "off".to_string(), |us| format!("{us}us")),
+    );
+    if p.aligned {
+        params.push_str(", aligned wake-ups");
+    }
+    if let Some(main) = &p.main_cpus {
+        params.push_str(&format!(", other threads on CPUs {main}"));
+    }
+    if let Some(b) = p.break_ns {
+        params.push_str(&format!(", break at {b}"));
+    }
+    if let Some(f) = p.fail_above_ns {
+        params.push_str(&format!(", fail above {f}"));
+    }
+    facts.push(fact("Parameters", params));
+    facts.push(fact(
+        "Clock",
+        if p.clock == "monotonic" {
+            "CLOCK_MONOTONIC".to_string()
+        } else {
+            format!("{} (scripted for a test: not a measurement)", p.clock)
+        },
+    ));
+    facts.push(fact("rtlab", run.rtlab_version.clone()));
+    facts
+}
+
+/// The kinds of CPU on the host, described, when there is more than one; and the kind
+/// letter (`A`, `B`, ...) of each CPU.
+fn cpu_kinds(host: &HostInfo) -> (Vec<String>, BTreeMap<u32, String>) {
+    let mut order: Vec<(Vec<u32>, &CpuInfo)> = Vec::new();
+    for c in &host.cpus {
+        match order
+            .iter_mut()
+            .find(|(_, first)| first.kind_key() == c.kind_key())
+        {
+            Some((cpus, _)) => cpus.push(c.cpu),
+            None => order.push((vec![c.cpu], c)),
+        }
+    }
+    if order.len() < 2 {
+        return (Vec::new(), BTreeMap::new());
+    }
+    let mut kind_of = BTreeMap::new();
+    let mut kinds = Vec::new();
+    for (i, (cpus, first)) in order.iter().enumerate() {
+        let letter = kind_letter(i);
+        for &cpu in cpus {
+            kind_of.insert(cpu, letter.clone());
+        }
+        kinds.push(format!(
+            "{letter}: CPUs {} ({})",
+            CpuSet::from_cpus(cpus.iter().copied()),
+            describe_kind(first)
+        ));
+    }
+    (kinds, kind_of)
+}
+
+fn kind_letter(i: usize) -> String {
+    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if i < letters.len() {
+        (letters[i] as char).to_string()
+    } else {
+        format!("K{i}")
+    }
+}
+
+fn describe_kind(c: &CpuInfo) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &c.core_type {
+        parts.push(format!("{t} cores"));
+    }
+    if let Some(cap) = c.capacity {
+        parts.push(format!("capacity {cap}"));
+    }
+    if let Some(m) = &c.model {
+        parts.push(m.clone());
+    }
+    if let Some(f) = c.max_freq_khz {
+        parts.push(format!("up to {:.2} GHz", f as f64 / 1e6));
+    }
+    if parts.is_empty() {
+        "no details".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn cpu_table(run: &MeasureRun, kind_of: &BTreeMap<u32, String>) -> TableCtx {
+    let with_kind = !kind_of.is_empty();
+    let mut head: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    if with_kind {
+        head.insert(1, "kind".to_string());
+    }
+    let mut rows = Vec::new();
+    for c in &run.cpus {
+        let mut row = stats_row(c.cpu.to_string(), &c.stats);
+        if with_kind {
+            row.insert(1, kind_of.get(&c.cpu).cloned().unwrap_or_default());
+        }
+        rows.push(row);
+    }
+    let mut all = stats_row("all".to_string(), &run.all.stats);
+    if with_kind {
+        all.insert(1, String::new());
+    }
+    TableCtx {
+        head,
+        rows,
+        foot: vec![all],
+    }
+}
+
+fn load_ctx(report: &LoadReport) -> LoadCtx {
+    let mut rows = load_rows(report);
+    let head = if rows.is_empty() {
+        Vec::new()
+    } else {
+        rows.remove(0)
+    };
+    let busy = (!report.cpu_busy.is_empty()).then(|| {
+        let steal = report
+            .cpu_busy
+            .iter()
+            .any(|b| b.steal_percent >= STEAL_WORTH_SHOWING);
+        let mut head = vec!["CPU".to_string(), "busy".to_string()];
+        if steal {
+            head.push("stolen by the hypervisor".to_string());
+        }
+        let rows = report
+            .cpu_busy
+            .iter()
+            .map(|b| {
+                let mut row = vec![b.cpu.to_string(), format!("{:.1}%", b.busy_percent)];
+                if steal {
+                    row.push(format!("{:.1}%", b.steal_percent));
+                }
+                row
+            })
+            .collect();
+        TableCtx {
+            head,
+            rows,
+            foot: Vec::new(),
+        }
+    });
+    LoadCtx {
+        header: load_header(report),
+        generators: TableCtx {
+            head,
+            rows,
+            foot: Vec::new(),
+        },
+        busy,
+        notes: report
+            .generators
+            .iter()
+            .flat_map(|g| g.notes.iter().map(move |n| format!("{}: {n}", g.spec)))
+            .collect(),
+    }
+}
+
+fn audit_ctx(summary: &AuditSummary) -> AuditCtx {
+    let c = summary.counts;
+    AuditCtx {
+        profile: summary.profile.as_str(),
+        rt_cpus: if summary.rt_cpus.cpus.is_empty() {
+            format!("none set apart ({})", summary.rt_cpus.source)
+        } else {
+            format!("{} (from {})", summary.rt_cpus.cpus, summary.rt_cpus.source)
+        },
+        counts: vec![
+            fact("fail", c.fail.to_string()),
+            fact("warn", c.warn.to_string()),
+            fact("pass", c.pass.to_string()),
+            fact("unknown", c.unknown.to_string()),
+            fact("error", c.error.to_string()),
+        ],
+        top: summary
+            .top
+            .iter()
+            .map(|t| AuditItemCtx {
+                status: t.status.as_str(),
+                id: t.id.clone(),
+                summary: t.summary.clone(),
+                fix: t.fix.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn set_or_none(set: &CpuSet) -> String {
+    if set.is_empty() {
+        "none".to_string()
+    } else {
+        set.to_string()
+    }
+}
+
+fn environment(host: &HostInfo) -> Vec<Fact> {
+    let mut env = vec![
+        fact("Kernel release", or_unknown(&host.kernel_release)),
+        fact("Kernel version", or_unknown(&host.kernel_version)),
+        fact("Architecture", or_unknown(&host.arch)),
+        fact(
+            "Preemption model",
+            match &host.preempt_model_source {
+                Some(src) => format!("{} (read from {src})", preempt_text(host)),
+                None => preempt_text(host),
+            },
+        ),
+        fact("Boot command line", or_unknown(&host.cmdline)),
+    ];
+    let clock = match (&host.clocksource, host.available_clocksources.is_empty()) {
+        (Some(c), false) => format!(
+            "{c} (available: {})",
+            host.available_clocksources.join(", ")
+        ),
+        (Some(c), true) => c.clone(),
+        (None, _) => "(unknown)".to_string(),
+    };
+    env.push(fact("Clock source", clock));
+    env.push(fact(
+        "CPU model",
+        host.cpu_model.as_deref().unwrap_or("(unknown)"),
+    ));
+    env.push(fact(
+        "CPUs",
+        format!(
+            "online {}, possible {}",
+            set_or_none(&host.online_cpus),
+            set_or_none(&host.possible_cpus)
+        ),
+    ));
+    env.push(fact("Isolated CPUs", set_or_none(&host.isolated_cpus)));
+    env.push(fact("nohz_full CPUs", set_or_none(&host.nohz_full_cpus)));
+    let throttling = match (host.sched_rt_runtime_us, host.sched_rt_period_us) {
+        (Some(-1), _) => "off (sched_rt_runtime_us = -1)".to_string(),
+        (Some(rt), Some(period)) => format!("on: {rt} us of every {period} us"),
+        (Some(rt), None) => format!("on: sched_rt_runtime_us = {rt}"),
+        (None, _) => "(unknown)".to_string(),
+    };
+    env.push(fact("RT throttling", throttling));
+    env
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "-".to_string(), T::to_string)
+}
+
+fn topology(host: &HostInfo, kind_of: &BTreeMap<u32, String>) -> Option<TableCtx> {
+    if host.cpus.is_empty() {
+        return None;
+    }
+    let with_kind = !kind_of.is_empty();
+    let mut head: Vec<String> = [
+        "CPU", "package", "die", "cluster", "core", "siblings", "capacity", "type", "max MHz",
+        "model", "node",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if with_kind {
+        head.insert(1, "kind".to_string());
+    }
+    let rows = host
+        .cpus
+        .iter()
+        .map(|c| {
+            let mut row = vec![
+                c.cpu.to_string(),
+                opt(&c.package),
+                opt(&c.die),
+                opt(&c.cluster),
+                opt(&c.core),
+                opt(&c.siblings),
+                opt(&c.capacity),
+                opt(&c.core_type),
+                opt(&c.max_freq_khz.map(|k| k / 1000)),
+                opt(&c.model),
+                opt(&c.node),
+            ];
+            if with_kind {
+                row.insert(1, kind_of.get(&c.cpu).cloned().unwrap_or_default());
+            }
+            row
+        })
+        .collect();
+    Some(TableCtx {
+        head,
+        rows,
+        foot: Vec::new(),
+    })
+}

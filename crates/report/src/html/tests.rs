@@ -1,0 +1,456 @@
+//! The HTML report over canned runs: which plots and sections appear, that every plot draws a
+//! line per CPU with its axis labels, that hostile names are escaped, and that the page asks
+//! for nothing outside itself.
+
+use rtlab_model::audit::{AuditSummary, Counts, Profile, RtCpus, SCHEMA as AUDIT_SCHEMA};
+use rtlab_model::audit::{Status, SummaryItem};
+use rtlab_model::host::CpuInfo;
+use rtlab_model::load::report::{CpuBusy, LOAD_SCHEMA};
+use rtlab_model::load::{GeneratorReport, LoadReport};
+use rtlab_model::measure::{MeasureRun, Series, Warning, aggregate};
+use rtlab_model::{CpuSet, Nanos};
+
+use super::*;
+use crate::testdata;
+
+/// The data lines of a chart (legend swatches and grid lines have other widths).
+fn data_lines(svg: &str) -> Vec<&str> {
+    svg.lines()
+        .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+        .collect()
+}
+
+fn stroke(line: &str) -> &str {
+    line.split("stroke=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+}
+
+/// Whether an SVG holds `text` as a text element of its own (axis label, legend entry).
+fn has_text(svg: &str, text: &str) -> bool {
+    svg.contains(&format!(">\n{text}\n</text>"))
+}
+
+/// [`testdata::two_cpus`] with three seconds of per-second series (CPU 1 silent in the
+/// second one), a load, an audit summary and a warning.
+fn full_run() -> MeasureRun {
+    let mut run = testdata::two_cpus();
+    run.cpus[0].series = Series {
+        slot_ns: Nanos::from_secs(1),
+        max_ns: vec![15_000, 66_000, 14_100],
+        count: vec![2, 1, 1],
+    };
+    run.cpus[1].series = Series {
+        slot_ns: Nanos::from_secs(1),
+        max_ns: vec![13_999, 0, 250_000],
+        count: vec![2, 0, 1],
+    };
+    run.all = aggregate(&run.cpus);
+    run.host.cmdline = "BOOT_IMAGE=/vmlinuz isolcpus=1 nohz_full=1".into();
+    run.host.clocksource = Some("tsc".into());
+    run.host.available_clocksources = vec!["tsc".into(), "hpet".into()];
+    run.host.cpu_model = Some("Intel(R) Xeon(R) CPU".into());
+    run.host.cpus = (0..2)
+        .map(|cpu| CpuInfo {
+            cpu,
+            package: Some(0),
+            core: Some(cpu),
+            model: Some("Intel(R) Xeon(R) CPU".into()),
+            ..CpuInfo::default()
+        })
+        .collect();
+    run.load = Some(LoadReport {
+        schema: LOAD_SCHEMA.into(),
+        spec: "cpu:60%".into(),
+        window_ns: Nanos::from_secs(3),
+        warmup_ns: Nanos::ZERO,
+        status: "complete".into(),
+        cgroup: None,
+        generators: vec![GeneratorReport {
+            spec: "cpu:60%@0-1".into(),
+            description: "2 workers at 60% duty".into(),
+            cpus: CpuSet::from_cpus([0, 1]),
+            tasks: 2,
+            unit: "loop".into(),
+            ops: 600,
+            ops_per_sec: 200.0,
+            bytes: 0,
+            bytes_per_sec: 0.0,
+            cpu_ns: Nanos::from_ms(3600),
+            cpu_share_percent: 60.04,
+            notes: vec!["warm-up skipped".into()],
+        }],
+        cpu_busy: vec![CpuBusy {
+            cpu: 0,
+            busy_percent: 61.25,
+            steal_percent: 0.0,
+        }],
+    });
+    run.audit = Some(AuditSummary {
+        schema: AUDIT_SCHEMA.into(),
+        profile: Profile::Production,
+        rt_cpus: RtCpus {
+            cpus: CpuSet::from_cpus([1]),
+            source: "isolcpus".into(),
+        },
+        counts: Counts {
+            pass: 30,
+            warn: 2,
+            fail: 1,
+            unknown: 3,
+            error: 0,
+        },
+        top: vec![SummaryItem {
+            id: "sched.rt_throttling".into(),
+            status: Status::Fail,
+            summary: "RT throttling is on".into(),
+            fix: Some("echo -1 > /proc/sys/kernel/sched_rt_runtime_us".into()),
+        }],
+    });
+    run.warnings = vec![Warning::new("cpu-not-isolated", "CPU 0 is not isolated")];
+    run
+}
+
+fn one(run: &MeasureRun, name: &str) -> HtmlReport {
+    html_report(&[ReportRun {
+        run,
+        name,
+        source: "stored run 0123456789ab",
+        key: "0123456789ab",
+    }])
+}
+
+fn file<'a>(report: &'a HtmlReport, name: &str) -> &'a str {
+    &report
+        .svg_files
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", names(report)))
+        .svg
+}
+
+fn names(report: &HtmlReport) -> Vec<&str> {
+    report.svg_files.iter().map(|f| f.name.as_str()).collect()
+}
+
+#[test]
+fn every_plot_draws_one_line_per_cpu_with_its_axes() {
+    let run = full_run();
+    let report = one(&run, "RT-#1");
+    assert_eq!(
+        names(&report),
+        [
+            "0123456789ab-histogram.svg",
+            "0123456789ab-exceedance.svg",
+            "0123456789ab-max-over-time.svg"
+        ]
+    );
+
+    let histogram = file(&report, "0123456789ab-histogram.svg");
+    let lines = data_lines(histogram);
+    assert_eq!(lines.len(), 2, "{histogram}");
+    assert_ne!(stroke(lines[0]), stroke(lines[1]));
+    for text in [
+        "latency (us)",
+        "samples per 1 us bin",
+        "CPU 0",
+        "CPU 1",
+        "Latency histogram: RT-#1",
+    ] {
+        assert!(has_text(histogram, text), "{text}: {histogram}");
+    }
+    // Log scale: decades labelled; 250 us needs 251 one-microsecond bins plus the baseline.
+    assert!(has_text(histogram, "1") && has_text(histogram, "10"));
+    let cpu1_points = lines[1].split("points=\"").nth(1).unwrap();
+    assert_eq!(cpu1_points.split_whitespace().count(), 252);
+
+    let exceedance = file(&report, "0123456789ab-exceedance.svg");
+    assert_eq!(data_lines(exceedance).len(), 2, "{exceedance}");
+    for text in ["latency (us)", "fraction of samples at or above", "CPU 1"] {
+        assert!(has_text(exceedance, text), "{text}");
+    }
+    assert!(has_text(exceedance, "1") && has_text(exceedance, "0.1"));
+
+    let over_time = file(&report, "0123456789ab-max-over-time.svg");
+    let lines = data_lines(over_time);
+    // CPU 1 had no sample in the second slot: its line breaks there.
+    assert_eq!(lines.len(), 3, "{over_time}");
+    assert_eq!(stroke(lines[1]), stroke(lines[2]));
+    assert_ne!(stroke(lines[0]), stroke(lines[1]));
+    for text in [
+        "time since start (s)",
+        "largest latency per 1s (us)",
+        "CPU 0",
+    ] {
+        assert!(has_text(over_time, text), "{text}: {over_time}");
+    }
+
+    // The page holds the same SVG, in order, each in its figure.
+    let page = &report.page;
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} not in page"));
+    assert!(at("data-kind=\"histogram\"") < at("data-kind=\"exceedance\""));
+    assert!(at("data-kind=\"exceedance\"") < at("data-kind=\"max-over-time\""));
+    assert_eq!(page.matches("<svg ").count(), 3);
+    assert!(page.contains(histogram.trim_end()));
+}
+
+#[test]
+fn all_sections_of_a_full_run() {
+    let run = full_run();
+    let page = one(&run, "RT-#1").page;
+    for expected in [
+        "<title>rtlab report: RT-#1 on rt-box</title>",
+        "stored run 0123456789ab",
+        "6.1.0-50-rt-amd64 (PREEMPT_RT)",
+        "2026-01-12T11:52:32Z to 2026-01-12T11:53:32Z (60.0s measured)",
+        "fifo:95 on CPUs 0-1, interval 1ms, planned 1m, mlock on",
+        "250.0 us on CPU 1, p99.9 250.0 us over all CPUs",
+        "<th>p99.999</th>",
+        "<td>all</td>",
+        "<td>92.3</td>",
+        "Load achieved",
+        "<td>cpu:60%@0-1</td><td>0-1</td><td>2</td><td>60.0%</td><td>200.0 loop&#x2f;s</td>",
+        "<td>61.2%</td>",
+        "cpu:60%@0-1: warm-up skipped",
+        "Profile production; real-time CPUs 1 (from isolcpus).",
+        "1 fail",
+        "<code>sched.rt_throttling</code>",
+        "<code>echo -1 &gt; &#x2f;proc&#x2f;sys&#x2f;kernel&#x2f;sched_rt_runtime_us</code>",
+        "<code>cpu-not-isolated</code> CPU 0 is not isolated",
+        "<code>BOOT_IMAGE=&#x2f;vmlinuz isolcpus=1 nohz_full=1</code>",
+        "tsc (available: tsc, hpet)",
+        "<h4>Topology</h4>",
+    ] {
+        assert!(page.contains(expected), "{expected} not in page:\n{page}");
+    }
+    assert!(!page.contains("class=\"missing\""), "{page}");
+    // A homogeneous host needs no kind column.
+    assert!(!page.contains("<th>kind</th>"));
+}
+
+#[test]
+fn a_run_without_series_load_or_audit_leaves_those_sections_out() {
+    let run = testdata::two_cpus();
+    let report = one(&run, "0123456789ab");
+    let page = &report.page;
+    assert_eq!(report.svg_files.len(), 2);
+    assert!(page.contains("data-kind=\"histogram\""));
+    assert!(!page.contains("data-kind=\"max-over-time\""));
+    assert!(page.contains("No maximum-over-time plot: this result carries no per-second series."));
+    for absent in [
+        "Load achieved",
+        "class=\"audit\"",
+        "Warnings",
+        "Topology",
+        "Runs compared",
+        "<nav>",
+    ] {
+        assert!(!page.contains(absent), "{absent} in page");
+    }
+}
+
+#[test]
+fn a_run_without_samples_has_no_plots_but_a_table() {
+    let run = testdata::run_of(vec![testdata::cpu(0, None, &[], 0)]);
+    let report = one(&run, "empty");
+    assert!(report.svg_files.is_empty());
+    assert!(
+        report
+            .page
+            .contains("No latency plots: this run holds no samples.")
+    );
+    assert!(report.page.contains("<td>0</td><td>0</td><td>-</td>"));
+    assert!(!report.page.contains("Worst latency"));
+}
+
+#[test]
+fn an_empty_cpu_gets_no_line_and_above_range_samples_are_named() {
+    let run = testdata::one_empty_cpu();
+    let report = one(&run, "x");
+    assert_eq!(
+        data_lines(file(&report, "0123456789ab-histogram.svg")).len(),
+        1
+    );
+
+    let run = testdata::above_range();
+    let report = one(&run, "x");
+    assert!(
+        report
+            .page
+            .contains("1 sample above the histogram&#x27;s range (about 17.2 s) is not drawn."),
+        "{}",
+        report.page
+    );
+    let exceedance = file(&report, "0123456789ab-exceedance.svg");
+    assert_eq!(data_lines(exceedance).len(), 2);
+}
+
+#[test]
+fn hostile_names_and_hosts_are_escaped() {
+    let mut run = full_run();
+    run.host.hostname = "\"><img src=x onerror=alert(1)>".into();
+    run.host.cmdline = "</code><script>alert(2)</script>".into();
+    run.warnings = vec![Warning::new("x", "<b>bold</b> & 'quoted'")];
+    let name = "<script>alert(3)</script>";
+    let other = testdata::two_cpus();
+    let report = html_report(&[
+        ReportRun {
+            run: &run,
+            name,
+            source: "file <evil>.json",
+            key: "../../etc/passwd",
+        },
+        ReportRun {
+            run: &other,
+            name: "plain",
+            source: "stored run abc",
+            key: "../../etc/passwd",
+        },
+    ]);
+    let page = &report.page;
+    for forbidden in ["<script", "<img", "<b>", "onerror=alert(1)>"] {
+        assert!(!page.contains(forbidden), "{forbidden} in page");
+    }
+    assert!(page.contains("&lt;script&gt;alert(3)&lt;&#x2f;script&gt;"));
+    assert!(page.contains("&lt;b&gt;bold&lt;&#x2f;b&gt; &amp; &#x27;quoted&#x27;"));
+    // plotters escapes its own text: the legend of the chart over runs names the run.
+    let overlay = file(&report, "runs-exceedance.svg");
+    assert!(
+        overlay.contains("&lt;script&gt;alert(3)&lt;/script&gt;"),
+        "{overlay}"
+    );
+    for f in &report.svg_files {
+        assert!(!f.svg.contains("<script"), "{}", f.name);
+        assert!(
+            !f.name.contains('/') && !f.name.starts_with('.'),
+            "{}",
+            f.name
+        );
+    }
+    assert_eq!(
+        names(&report),
+        [
+            "runs-exceedance.svg",
+            "etc-passwd-histogram.svg",
+            "etc-passwd-exceedance.svg",
+            "etc-passwd-max-over-time.svg",
+            "etc-passwd-2-histogram.svg",
+            "etc-passwd-2-exceedance.svg",
+        ]
+    );
+}
+
+#[test]
+fn several_runs_are_compared_at_the_top_then_reported_in_turn() {
+    let a = full_run();
+    let b = testdata::two_cpus_broken();
+    let c = testdata::run_of(vec![testdata::cpu(0, None, &[], 0)]);
+    let runs = [
+        ReportRun {
+            run: &a,
+            name: "Van-#1",
+            source: "stored run aaaa",
+            key: "aaaa",
+        },
+        ReportRun {
+            run: &b,
+            name: "RT-#1",
+            source: "stored run bbbb",
+            key: "bbbb",
+        },
+        ReportRun {
+            run: &c,
+            name: "empty",
+            source: "file empty.json",
+            key: "runs",
+        },
+    ];
+    let report = html_report(&runs);
+    let page = &report.page;
+    let overlay = file(&report, "runs-exceedance.svg");
+    // The run without samples has no curve.
+    let lines = data_lines(overlay);
+    assert_eq!(lines.len(), 2, "{overlay}");
+    assert!(has_text(overlay, "Van-#1") && has_text(overlay, "RT-#1"));
+    assert!(!has_text(overlay, "empty"));
+    assert!(page.contains("<title>rtlab report: 3 runs</title>"));
+    assert!(page.contains("<a href=\"#run-aaaa\">Van-#1</a>"));
+    assert!(page.contains("<a href=\"#run-runs-2\">empty</a>"));
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} not in page"));
+    assert!(at("id=\"overlay\"") < at("id=\"run-aaaa\""));
+    assert!(at("id=\"run-aaaa\"") < at("id=\"run-bbbb\""));
+    assert!(page.contains("<span class=\"status bad\">broke-threshold</span>"));
+    assert!(page.contains("break: CPU 1 woke 250.0 us late (threshold 200us) at cycle 2"));
+    assert_eq!(page.matches("<svg ").count(), 1 + 3 + 2);
+    // One run alone has nothing to compare.
+    assert!(
+        !one(&a, "a")
+            .svg_files
+            .iter()
+            .any(|f| f.name.starts_with("runs"))
+    );
+}
+
+#[test]
+fn the_page_fetches_nothing() {
+    let run = full_run();
+    let page = one(&run, "RT-#1").page;
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..200]);
+    assert!(page.contains(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; img-src data:\">"
+    ));
+    // The only URL is the SVG namespace, which is a name, not a fetch.
+    let without_ns = page.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for forbidden in [
+        "http:", "https:", "src=", "<link", "<script", "@import", "url(",
+    ] {
+        assert!(!without_ns.contains(forbidden), "{forbidden} in page");
+    }
+    for href in without_ns.split("href=\"").skip(1) {
+        assert!(href.starts_with('#'), "external link: {href}");
+    }
+}
+
+#[test]
+fn a_heterogeneous_host_gets_a_kind_column() {
+    let mut run = full_run();
+    run.host.cpus = vec![
+        CpuInfo {
+            cpu: 0,
+            capacity: Some(446),
+            model: Some("0x41:0xd05".into()),
+            max_freq_khz: Some(1_800_000),
+            ..CpuInfo::default()
+        },
+        CpuInfo {
+            cpu: 1,
+            capacity: Some(1024),
+            model: Some("0x41:0xd0d".into()),
+            max_freq_khz: Some(2_400_000),
+            ..CpuInfo::default()
+        },
+    ];
+    let page = one(&run, "RT-#1").page;
+    assert!(page.contains("<th>CPU</th><th>kind</th><th>samples</th>"));
+    assert!(page.contains("<td>1</td><td>B</td><td>3</td>"));
+    assert!(page.contains("A: CPUs 0 (capacity 446, 0x41:0xd05, up to 1.80 GHz)"));
+}
+
+#[test]
+fn sixty_four_cpus_get_sixty_four_lines_and_a_legend_in_columns() {
+    let cpus = (0..64)
+        .map(|cpu| testdata::cpu(cpu, None, &[5_000 + u64::from(cpu) * 1_000, 9_000], 0))
+        .collect();
+    let run = testdata::run_of(cpus);
+    let report = one(&run, "big");
+    let histogram = file(&report, "0123456789ab-histogram.svg");
+    let lines = data_lines(histogram);
+    assert_eq!(lines.len(), 64);
+    let colours: std::collections::HashSet<&str> = lines.iter().map(|l| stroke(l)).collect();
+    assert_eq!(colours.len(), 64);
+    assert!(has_text(histogram, "CPU 0") && has_text(histogram, "CPU 63"));
+}
