@@ -146,20 +146,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         }
     }
     let text = match args.format {
-        MeasureFormat::Table => {
-            let mut text = report::table::measure_table(&run);
-            if let Some(load) = &run.load {
-                text = text + "\n" + &report::load::load_table(load);
-            }
-            if let Some(line) = run
-                .audit
-                .as_ref()
-                .and_then(report::audit::measure_audit_line)
-            {
-                text = text + &line + "\n";
-            }
-            text
-        }
+        MeasureFormat::Table => table_text(&run),
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {
             Some(limit) => {
@@ -174,6 +161,23 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     };
     console::print_stdout(&text).context("writing to standard output")?;
     Ok(verdict(&run, &config, &mut console))
+}
+
+/// The table a finished run prints (also `rtlab show`): the per-CPU table, the load achieved
+/// and the audit's line.
+pub fn table_text(run: &MeasureRun) -> String {
+    let mut text = report::table::measure_table(run);
+    if let Some(load) = &run.load {
+        text = text + "\n" + &report::load::load_table(load);
+    }
+    if let Some(line) = run
+        .audit
+        .as_ref()
+        .and_then(report::audit::measure_audit_line)
+    {
+        text = text + &line + "\n";
+    }
+    text
 }
 
 /// Exit status from the finished run.

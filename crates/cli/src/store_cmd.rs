@@ -131,20 +131,7 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
     let text = match args.format {
         ShowFormat::Json => run.to_json(),
         ShowFormat::Cyclictest => report::cyclictest::summary(&run),
-        ShowFormat::Table => {
-            let mut text = report::table::measure_table(&run);
-            if let Some(load) = &run.load {
-                text = text + "\n" + &report::load::load_table(load);
-            }
-            if let Some(line) = run
-                .audit
-                .as_ref()
-                .and_then(report::audit::measure_audit_line)
-            {
-                text = text + &line + "\n";
-            }
-            text
-        }
+        ShowFormat::Table => crate::measure_cmd::table_text(&run),
     };
     console::print_stdout(&text)?;
     Ok(Exit::Ok)
