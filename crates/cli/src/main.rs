@@ -13,6 +13,7 @@ mod compare_cmd;
 mod console;
 mod docs_cmd;
 mod exit;
+mod import_cmd;
 mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Command::Export(args) => store_cmd::export(args),
         Command::Compare(args) => compare_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
+        Command::Import(args) => import_cmd::run(args),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -29,7 +29,7 @@ fn db_path(db: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// Opens (creating if need be) the store, for saving.
-fn open(db: Option<&Path>) -> Result<Store> {
+pub fn open(db: Option<&Path>) -> Result<Store> {
     let path = db_path(db)?;
     Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
 }

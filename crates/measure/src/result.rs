@@ -88,6 +88,7 @@ pub(crate) fn document(
         warnings: facts.warnings.clone(),
         load: None,
         audit: None,
+        import: None,
     }
 }
 

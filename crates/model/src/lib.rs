@@ -12,6 +12,7 @@ pub mod audit;
 pub mod cpuset;
 pub mod histogram;
 pub mod host;
+pub mod imported;
 pub mod load;
 pub mod measure;
 pub mod nanos;

@@ -294,6 +294,10 @@ pub struct MeasureRun {
     /// before rtlab audit existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<crate::audit::AuditSummary>,
+    /// For a run read by `rtlab import` from another tool's output: where it came from and
+    /// what the source did not give exactly; absent for runs rtlab measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<crate::imported::ImportInfo>,
 }
 
 /// Why a document is not a measurement result rtlab can read.

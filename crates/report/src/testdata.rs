@@ -81,6 +81,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         warnings: Vec::new(),
         load: None,
         audit: None,
+        import: None,
     }
 }
 

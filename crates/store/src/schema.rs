@@ -23,9 +23,10 @@ pub const ALL_CPUS: i64 = -1;
 pub const KIND_MEASURE: &str = "measure";
 
 /// Every migration, oldest first.
-const STEPS: &[M<'static>] = &[M::up(
-    // 1: runs and per-CPU raw data (issue #5).
-    r#"
+const STEPS: &[M<'static>] = &[
+    M::up(
+        // 1: runs and per-CPU raw data (issue #5).
+        r#"
 CREATE TABLE runs (
     id             TEXT    NOT NULL PRIMARY KEY CHECK (length(id) = 12),
     kind           TEXT    NOT NULL,
@@ -64,8 +65,13 @@ CREATE TABLE run_cpus (
     PRIMARY KEY (run_id, cpu)
 ) STRICT;
 "#,
-)
-.foreign_key_check()];
+    )
+    .foreign_key_check(),
+    M::up(
+        // 2: where an imported run came from (`rtlab import`, issue #5); NULL for measured runs.
+        "ALTER TABLE runs ADD COLUMN import_json TEXT;",
+    ),
+];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -80,6 +86,6 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 1);
+        assert_eq!(SCHEMA_VERSION, 2);
     }
 }

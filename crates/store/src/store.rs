@@ -170,9 +170,9 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
                  elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
-                 params_json, break_json, warnings_json, load_json, audit_json)
+                 params_json, break_json, warnings_json, load_json, audit_json, import_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19)",
+                 ?17, ?18, ?19, ?20)",
             params![
                 id.as_str(),
                 KIND_MEASURE,
@@ -193,6 +193,7 @@ impl Store {
                 encode("warnings_json", &run.warnings)?,
                 encode_opt("load_json", run.load.as_ref())?,
                 encode_opt("audit_json", run.audit.as_ref())?,
+                encode_opt("import_json", run.import.as_ref())?,
             ],
         )
         .map_err(&err)?;
@@ -241,7 +242,8 @@ impl Store {
             .conn
             .query_row(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
-                        host_json, params_json, break_json, warnings_json, load_json, audit_json
+                        host_json, params_json, break_json, warnings_json, load_json, audit_json,
+                        import_json
                  FROM runs WHERE id = ?1",
                 [id.as_str()],
                 |r| {
@@ -259,6 +261,7 @@ impl Store {
                         warnings: r.get(10)?,
                         load: r.get(11)?,
                         audit: r.get(12)?,
+                        import: r.get(13)?,
                     })
                 },
             )
@@ -294,6 +297,7 @@ impl Store {
             warnings: self.decode(id.as_str(), "warnings_json", &row.warnings)?,
             load: self.decode_opt(id.as_str(), "load_json", row.load)?,
             audit: self.decode_opt(id.as_str(), "audit_json", row.audit)?,
+            import: self.decode_opt(id.as_str(), "import_json", row.import)?,
         })
     }
 
@@ -446,6 +450,7 @@ struct RunRow {
     warnings: String,
     load: Option<String>,
     audit: Option<String>,
+    import: Option<String>,
 }
 
 /// A `run_cpus` row.

@@ -247,6 +247,14 @@ pub(crate) fn realistic() -> MeasureRun {
         ],
         load: Some(load()),
         audit: Some(audit()),
+        import: Some(model::imported::ImportInfo {
+            tool: "cyclictest 2.60".to_string(),
+            format: "cyclictest-json".to_string(),
+            file: "baseline.json".to_string(),
+            resolution_ns: 1_000,
+            command: Some("cyclictest -m -p 80 -i 1000".to_string()),
+            notes: vec!["values are lower bounds within 1 us".to_string()],
+        }),
     }
 }
 

@@ -394,3 +394,22 @@ fn connections_opening_a_fresh_database_at_once_all_succeed() {
         assert_eq!(Store::open(&path).unwrap().count().unwrap(), 8);
     }
 }
+
+#[test]
+fn a_version_1_store_gains_the_import_column_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let mut conn = Connection::open(&path).unwrap();
+    crate::schema::MIGRATIONS.to_version(&mut conn, 1).unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let run = realistic();
+    assert!(run.import.is_some());
+    let saved = store.save_measure(&run, None, None).unwrap();
+    assert_eq!(store.load_measure(&saved).unwrap(), run);
+    let mut measured = small("h", "6.1", "2026-01-01T00:00:00Z", &[5_000]);
+    measured.import = None;
+    let saved = store.save_measure(&measured, None, None).unwrap();
+    assert_eq!(store.load_measure(&saved).unwrap().import, None);
+}

@@ -1,0 +1,118 @@
+//! `rtlab import FILE... [--label TEXT] [--db PATH]`: results other tools wrote (cyclictest
+//! JSON, histograms and summary lines), read by the `import` room, stored as runs.
+//!
+//! All or nothing: every file is read and parsed before anything is saved; the first file that
+//! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
+//! part way removes the runs this command already saved.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use model::measure::MeasureRun;
+
+use crate::console;
+use crate::exit::{Exit, UsageError};
+use crate::store_args::DbArgs;
+
+/// The long help of `rtlab import`.
+pub const IMPORT_LONG: &str = "\
+Read results that other tools wrote, store each file as a run, and print one line per run with \
+its id. The format is recognised from the content, not the file name:
+
+  cyclictest --json=FILE output (rt-tests 2.x), quirks included: the keys 'cmdline:' and \
+'rt_test_version:' with their trailing colon; samples above the histogram range, which the \
+JSON leaves out of each thread's histogram, are counted as unknown (above the range), never \
+dropped, so every CPU's count equals cyclictest's cycles.
+
+  cyclictest -h N / -H N output or --histfile=FILE: one row per microsecond and the '#' \
+footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'); summary lines in \
+the same output add thread ids, priority and interval.
+
+  cyclictest summary lines ('T: 0 (1234) P:80 I:1000 C: 1000 Min: 5 Act: 8 Avg: 9 Max: 33'), \
+as printed live or with -q: the last line of each thread counts. They hold no distribution, \
+so every percentile of such a run reads as its maximum.
+
+An imported run works with show, compare, report and export like a measured one. What the \
+source does not give exactly is said in the run's 'import' record (rtlab show RUN --format \
+json): cyclictest counts in 1-us buckets, so histogram values are lower bounds within 1 us; \
+its average is rounded; the standard deviation is estimated; CPU numbers of histogram and \
+summary files are cyclictest's thread numbers; a file that records no time is dated by its \
+modification time.
+
+Every file is parsed before anything is stored: a file rtlab cannot read is reported with its \
+line, exit status 2, and nothing is imported.";
+
+/// Options of `rtlab import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import (cyclictest JSON, histogram or summary output).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// The store.
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// One parsed file.
+struct Parsed {
+    file: String,
+    format: &'static str,
+    run: MeasureRun,
+}
+
+/// `rtlab import`.
+pub fn run(args: &ImportArgs) -> Result<Exit> {
+    let mut parsed = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| UsageError(format!("{name}: {e}")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| UsageError(format!("{name}: not a text file (invalid UTF-8)")))?;
+        let modified = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|_| SystemTime::now());
+        let run = import::import(&name, &text, modified).map_err(|e| UsageError(e.to_string()))?;
+        let format = run
+            .import
+            .as_ref()
+            .and_then(|i| import::Format::from_name(&i.format))
+            .map_or("import", import::Format::describe);
+        parsed.push(Parsed {
+            file: name,
+            format,
+            run,
+        });
+    }
+    let mut store = crate::store_cmd::open(args.db.db.as_deref())?;
+    let label = args.label.as_deref();
+    let mut saved = Vec::with_capacity(parsed.len());
+    for p in &parsed {
+        match store.save_measure(&p.run, label, None) {
+            Ok(id) => saved.push(id),
+            Err(e) => {
+                for id in &saved {
+                    let _ = store.remove(id);
+                }
+                return Err(e).with_context(|| format!("saving {}", p.file));
+            }
+        }
+    }
+    let mut text = String::new();
+    for (p, id) in parsed.iter().zip(&saved) {
+        let cpus = p.run.cpus.len();
+        text.push_str(&format!(
+            "imported {} as run {id} ({}, {cpus} CPU{}, {} samples)\n",
+            p.file,
+            p.format,
+            if cpus == 1 { "" } else { "s" },
+            p.run.all.raw.count
+        ));
+    }
+    console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,198 @@
+//! `rtlab import` end to end: each cyclictest format stored and shown with the file's figures,
+//! the i.MX8MP JSON and its histogram file agreeing, a damaged file refused with one line and
+//! nothing stored.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use model::measure::MeasureRun;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/imports")
+        .join(name)
+}
+
+/// `rtlab` with its own store in `db`.
+fn rtlab(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rtlab").unwrap();
+    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
+    cmd
+}
+
+/// Imports `files`; returns the ids printed, in order.
+fn import(db: &Path, files: &[PathBuf], label: Option<&str>) -> Vec<String> {
+    let mut cmd = rtlab(db);
+    cmd.arg("import").args(files);
+    if let Some(l) = label {
+        cmd.args(["--label", l]);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| {
+            l.split(" as run ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .unwrap_or_else(|| panic!("no id in {l}"))
+                .to_string()
+        })
+        .collect()
+}
+
+fn show(db: &Path, id: &str) -> MeasureRun {
+    let out = rtlab(db)
+        .args(["show", id, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap()
+}
+
+/// (cpu, count, max_ns) per CPU as `show` gives them.
+fn per_cpu(run: &MeasureRun) -> Vec<(u32, u64, Option<u64>)> {
+    run.cpus
+        .iter()
+        .map(|c| (c.cpu, c.stats.count, c.stats.max_ns))
+        .collect()
+}
+
+#[test]
+fn every_format_is_stored_labelled_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let files = [
+        fixture("local_cyclictest_2t_H100.json"),
+        fixture("local_cyclictest_2t_H100.hist"),
+        fixture("local_cyclictest_summary_live.txt"),
+    ];
+    let out = rtlab(&db)
+        .arg("import")
+        .args(&files)
+        .args(["--label", "VM"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].ends_with("(cyclictest JSON, 2 CPUs, 6000 samples)"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].ends_with("(cyclictest histogram, 2 CPUs, 6000 samples)"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].ends_with("(cyclictest summary, 2 CPUs, 2497 samples)"),
+        "{stdout}"
+    );
+    let ids: Vec<&str> = lines.iter().map(|l| l.split(' ').nth(4).unwrap()).collect();
+
+    let json = show(&db, ids[0]);
+    let expected = vec![(0, 3000, Some(3_382_000)), (1, 3000, Some(4_735_000))];
+    assert_eq!(per_cpu(&json), expected);
+    assert_eq!(json.import.as_ref().unwrap().format, "cyclictest-json");
+    assert_eq!(json.cpus[1].histogram.above_range(), 167);
+    assert_eq!(per_cpu(&show(&db, ids[1])), expected);
+    let live = show(&db, ids[2]);
+    assert_eq!(
+        per_cpu(&live),
+        vec![(0, 1500, Some(3_088_000)), (1, 997, Some(7_938_000))]
+    );
+    assert_eq!(live.import.as_ref().unwrap().format, "cyclictest-summary");
+
+    let runs = rtlab(&db).args(["runs", "--label", "VM"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("3 runs"));
+    // An imported run reads in the other commands too.
+    rtlab(&db)
+        .args(["compare", ids[0], ids[1]])
+        .assert()
+        .success();
+    rtlab(&db)
+        .args(["export", ids[0], "--format", "csv"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn the_imx8mp_json_and_its_histfile_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(
+        &db,
+        &[
+            fixture("analisi_imx8mp_baseline.json"),
+            fixture("analisi_imx8mp_baseline.hist"),
+            fixture("machinekit792_rpi2_3.18.9-rt5.txt"),
+        ],
+        Some("baseline"),
+    );
+    let (json, hist) = (show(&db, &ids[0]), show(&db, &ids[1]));
+    let figures = |r: &MeasureRun| -> Vec<_> {
+        r.cpus
+            .iter()
+            .map(|c| (c.cpu, c.stats.count, c.stats.min_ns, c.stats.max_ns))
+            .collect()
+    };
+    assert_eq!(figures(&json), figures(&hist));
+    assert_eq!(
+        figures(&json),
+        vec![
+            (0, 30_000, Some(5_000), Some(33_000)),
+            (1, 30_000, Some(5_000), Some(19_000)),
+            (2, 29_998, Some(5_000), Some(19_000)),
+            (3, 29_996, Some(5_000), Some(18_000)),
+        ]
+    );
+    assert_eq!(json.host.hostname, "sm2s-imx8mp");
+    let rpi = show(&db, &ids[2]);
+    assert_eq!(per_cpu(&rpi), vec![(0, 10_000, Some(66_000))]);
+}
+
+#[test]
+fn a_damaged_file_is_one_line_exit_2_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let text = std::fs::read_to_string(fixture("local_cyclictest_2t_H100.hist")).unwrap();
+    let damaged = dir.path().join("cut.hist");
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&damaged, lines[..50].join("\n")).unwrap();
+    let out = rtlab(&db)
+        .arg("import")
+        .arg(fixture("analisi_imx8mp_baseline.json"))
+        .arg(&damaged)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cut.hist: line 51: expected a `# Total:` footer line"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    assert!(!db.exists(), "nothing may be stored");
+
+    let unknown = dir.path().join("notes.txt");
+    std::fs::write(&unknown, "just some text\n").unwrap();
+    let out = rtlab(&db).arg("import").arg(&unknown).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("notes.txt: not a format rtlab import reads"),
+        "{stderr}"
+    );
+    assert!(!db.exists());
+}

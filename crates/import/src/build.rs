@@ -1,0 +1,192 @@
+//! Turning what a tool reported per thread (1-us buckets, overflow count, exact min/max, a
+//! rounded average) into rtlab's raw data (accumulator and histogram), and the per-thread
+//! figures plus the run's facts into a [`MeasureRun`] whose statistics derive as usual.
+//!
+//! Honesty rules: a sample in the tool's bucket `k` us lies in `[k, k+1)` us and is put at
+//! `k` us exactly (a lower bound within the tool's resolution); samples the tool left out of
+//! its histogram are counted in `above_range` (percentiles that land there read as the
+//! maximum, an upper bound); the sum comes from the tool's rounded average; the sum of squares
+//! is estimated. Each of these becomes a note in [`ImportInfo`].
+
+use std::time::{Duration, SystemTime};
+
+use model::host::{CpuInfo, HostInfo};
+use model::imported::ImportInfo;
+use model::measure::{self, CpuResult, MeasureParams, MeasureRun, Policy, RunStatus, Series};
+use model::stats::Accumulator;
+use model::{CpuSet, Histogram, Nanos};
+
+/// One thread's figures as a tool reported them, in the tool's unit (`unit_ns` per unit).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ThreadFigures {
+    /// The CPU (or thread number when the CPU is not known).
+    pub cpu: u32,
+    /// Thread id, when reported.
+    pub tid: Option<u32>,
+    /// Samples in all: histogram plus overflow.
+    pub count: u64,
+    /// Histogram as (bucket index = value in units, samples), any order.
+    pub buckets: Vec<(u64, u64)>,
+    /// Samples the tool counted but left out of its histogram (values unknown).
+    pub unknown: u64,
+    /// The tool's exact minimum and maximum, in units.
+    pub min: Option<u64>,
+    /// See `min`.
+    pub max: Option<u64>,
+    /// The tool's (rounded) average, in units.
+    pub avg: Option<f64>,
+    /// The last sample, in units (cyclictest `Act:`).
+    pub last: Option<u64>,
+}
+
+/// Builds one CPU's result. `unit_ns` converts the tool's unit to nanoseconds.
+pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
+    let mut histogram = Histogram::new();
+    let (mut known_n, mut known_sum, mut known_sq) = (0u64, 0u128, 0u128);
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for &(k, n) in t.buckets.iter().filter(|&&(_, n)| n > 0) {
+        let v = k.saturating_mul(unit_ns);
+        histogram.record_n(v, n);
+        known_n += n;
+        known_sum += u128::from(v) * u128::from(n);
+        known_sq += u128::from(v) * u128::from(v) * u128::from(n);
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let unknown = t.count.saturating_sub(known_n);
+    histogram.record_n(u64::MAX, unknown);
+    let mut acc = Accumulator::new();
+    acc.count = t.count;
+    if t.count > 0 {
+        acc.min_ns = t.min.map_or(lo, |m| m.saturating_mul(unit_ns));
+        acc.max_ns = t
+            .max
+            .map_or(hi, |m| m.saturating_mul(unit_ns))
+            .max(acc.min_ns);
+        let sum = match t.avg {
+            Some(avg) => (avg * t.count as f64 * unit_ns as f64).round() as u128,
+            None => known_sum,
+        };
+        let n = u128::from(t.count);
+        let sum = sum.clamp(u128::from(acc.min_ns) * n, u128::from(acc.max_ns) * n);
+        acc.sum_ns = u64::try_from(sum).unwrap_or(u64::MAX);
+        // Unknown samples are put at the mean of what the sum leaves for them (Jensen: a
+        // lower bound of their squares).
+        let rest = sum.saturating_sub(known_sum);
+        let rest_sq = if unknown > 0 {
+            let mean = rest / u128::from(unknown);
+            mean * mean * u128::from(unknown)
+        } else {
+            0
+        };
+        acc.sum_sq_ns2 = known_sq.saturating_add(rest_sq);
+        acc.last_ns = t.last.map_or(0, |l| l.saturating_mul(unit_ns));
+    }
+    measure::cpu_result(t.cpu, t.tid, acc, histogram, Vec::new(), Series::default())
+}
+
+/// The notes every histogram-based import carries.
+pub(crate) fn histogram_notes(unit: &str, unknown: u64, range: Option<u64>) -> Vec<String> {
+    let mut notes = vec![
+        format!(
+            "the tool counts samples in 1-{unit} buckets: a sample in bucket k lies in [k, k+1) \
+             {unit} and is stored at k {unit} exactly, so histogram values and percentiles are \
+             lower bounds within 1 {unit} (minimum and maximum are the tool's own figures)"
+        ),
+        "the mean comes from the tool's rounded average; the standard deviation is estimated \
+         from the histogram"
+            .to_string(),
+    ];
+    if unknown > 0 {
+        let range = range.map_or(String::new(), |r| format!(" ({r} {unit})"));
+        notes.push(format!(
+            "{unknown} samples were above the tool's histogram range{range} and left out of it: \
+             they are counted in above_range with unknown values, so percentiles that fall \
+             there read as the maximum"
+        ));
+    }
+    notes
+}
+
+/// Facts about a run beyond its per-CPU data.
+#[derive(Clone, Debug)]
+pub(crate) struct RunFacts {
+    pub host: HostInfo,
+    pub params: MeasureParams,
+    pub started: SystemTime,
+    pub elapsed: Duration,
+    pub import: ImportInfo,
+}
+
+/// Neutral parameters for `cpus`; importers overwrite what the source says.
+pub(crate) fn neutral_params(cpus: &CpuSet) -> MeasureParams {
+    MeasureParams {
+        cpus: cpus.clone(),
+        interval_ns: Nanos::MILLISECOND,
+        periods: 0,
+        duration_ns: None,
+        cycles: None,
+        aligned: false,
+        offsets_ns: vec![Nanos::ZERO; cpus.len()],
+        policy: Policy::Other,
+        priority: 0,
+        dl_runtime_ns: None,
+        dl_period_ns: None,
+        main_cpus: None,
+        mlock: false,
+        thread_stack_bytes: 0,
+        dma_latency_us: None,
+        break_ns: None,
+        fail_above_ns: None,
+        spikes: 0,
+        checkpoint_ns: None,
+        clock: "monotonic".to_string(),
+    }
+}
+
+/// A host that says only what is known: `unknown` names, the measured CPUs.
+pub(crate) fn unknown_host(cpus: &CpuSet) -> HostInfo {
+    HostInfo {
+        hostname: "unknown".to_string(),
+        kernel_release: "unknown".to_string(),
+        kernel_version: "unknown".to_string(),
+        arch: "unknown".to_string(),
+        cpus: cpus
+            .iter()
+            .map(|cpu| CpuInfo {
+                cpu,
+                ..CpuInfo::default()
+            })
+            .collect(),
+        ..HostInfo::default()
+    }
+}
+
+/// The run document.
+pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
+    let all = measure::aggregate(&cpus);
+    let ended = facts.started + facts.elapsed;
+    MeasureRun {
+        schema: measure::SCHEMA.to_string(),
+        rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        status: RunStatus::Complete,
+        started_at: humantime::format_rfc3339_micros(facts.started).to_string(),
+        ended_at: humantime::format_rfc3339_micros(ended).to_string(),
+        elapsed_ns: Nanos(u64::try_from(facts.elapsed.as_nanos()).unwrap_or(u64::MAX)),
+        host: facts.host,
+        params: facts.params,
+        cpus,
+        all,
+        break_event: None,
+        warnings: Vec::new(),
+        load: None,
+        audit: None,
+        import: Some(facts.import),
+    }
+}
+
+/// Whether `cpus` are distinct, so they can key per-CPU results.
+pub(crate) fn distinct(cpus: &[u32]) -> bool {
+    let set: std::collections::BTreeSet<_> = cpus.iter().collect();
+    set.len() == cpus.len()
+}

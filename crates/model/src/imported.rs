@@ -1,0 +1,26 @@
+//! Where an imported result came from: the tool, its output format, the file, the tool's time
+//! resolution and command line, and notes on what the source did not say exactly.
+//!
+//! A run made by another tool (cyclictest, rtla, oslat) and read by `rtlab import` is kept as a
+//! [`crate::measure::MeasureRun`] so every command works on it; this record, its `import`
+//! field, says honestly which figures are the tool's and which are estimates. Pure data.
+
+use serde::{Deserialize, Serialize};
+
+/// Provenance of an imported run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportInfo {
+    /// The tool and its version when the file says it (`cyclictest 2.60`, `cyclictest`).
+    pub tool: String,
+    /// The format read: `cyclictest-json`, `cyclictest-hist` or `cyclictest-summary`.
+    pub format: String,
+    /// The file name as given to `rtlab import`.
+    pub file: String,
+    /// The tool's time resolution (1000 ns for cyclictest's microseconds).
+    pub resolution_ns: u64,
+    /// The tool's command line, when the file records it.
+    pub command: Option<String>,
+    /// What the source did not give exactly, and how rtlab filled it in.
+    pub notes: Vec<String>,
+}
