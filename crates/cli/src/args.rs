@@ -81,8 +81,8 @@ pub enum Command {
     /// writes the plots as SVG files too).
     #[command(long_about = crate::report_cmd::REPORT_LONG, after_long_help = crate::store_args::RUN_HELP)]
     Report(crate::report_cmd::ReportArgs),
-    /// Import results other tools wrote (cyclictest JSON, histograms, summary lines) as
-    /// stored runs.
+    /// Import results other tools wrote (cyclictest JSON, histograms, summary lines; rtla
+    /// timerlat hist) as stored runs.
     #[command(long_about = crate::import_cmd::IMPORT_LONG)]
     Import(crate::import_cmd::ImportArgs),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).

@@ -1,5 +1,6 @@
 //! `rtlab import FILE... [--label TEXT] [--db PATH]`: results other tools wrote (cyclictest
-//! JSON, histograms and summary lines), read by the `import` room, stored as runs.
+//! JSON, histograms and summary lines; rtla timerlat hist), read by the `import` room, stored
+//! as runs.
 //!
 //! All or nothing: every file is read and parsed before anything is saved; the first file that
 //! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
@@ -34,6 +35,8 @@ the same output add thread ids, priority and interval.
 as printed live or with -q: the last line of each thread counts. They hold no distribution, \
 so every percentile of such a run reads as its maximum.
 
+  rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown. rtla osnoise hist output is refused: it measures noise, not wake-up latency.
+
 An imported run works with show, compare, report and export like a measured one. What the \
 source does not give exactly is said in the run's 'import' record (rtlab show RUN --format \
 json): cyclictest counts in 1-us buckets, so histogram values are lower bounds within 1 us; \
@@ -47,7 +50,7 @@ line, exit status 2, and nothing is imported.";
 /// Options of `rtlab import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import (cyclictest JSON, histogram or summary output).
+    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat hist).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".

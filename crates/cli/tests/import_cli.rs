@@ -196,3 +196,53 @@ fn a_damaged_file_is_one_line_exit_2_and_nothing_is_stored() {
     );
     assert!(!db.exists());
 }
+
+#[test]
+fn rtla_timerlat_hist_is_imported_and_osnoise_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let out = rtlab(&db)
+        .arg("import")
+        .arg(fixture("kdoc_timerlat_hist_5cpu_deadline.txt"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .trim_end()
+            .ends_with("(rtla timerlat histogram, 5 CPUs, 3000010 samples)"),
+        "{stdout}"
+    );
+    let id = stdout.split(' ').nth(4).unwrap();
+    let run = show(&db, id);
+    assert_eq!(
+        per_cpu(&run),
+        vec![
+            (0, 600_002, Some(36_000)),
+            (1, 600_002, Some(58_000)),
+            (2, 600_002, Some(44_000)),
+            (3, 600_002, Some(46_000)),
+            (4, 600_002, Some(50_000)),
+        ]
+    );
+    assert_eq!(run.import.unwrap().format, "rtla-timerlat-hist");
+    rtlab(&db).args(["show", id]).assert().success();
+
+    let osnoise = dir.path().join("osnoise.txt");
+    std::fs::write(
+        &osnoise,
+        "# RTLA osnoise histogram\n# Time unit is microseconds (us)\nIndex   CPU-000\n0 12\n",
+    )
+    .unwrap();
+    let db2 = dir.path().join("other.db");
+    let out = rtlab(&db2).arg("import").arg(&osnoise).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("osnoise measures operating-system noise"),
+        "{stderr}"
+    );
+    assert!(!db2.exists());
+}

@@ -6,7 +6,10 @@
 //! Formats, recognised by content, never by file name: cyclictest `--json` output
 //! ([`Format::CyclictestJson`]), cyclictest `-h`/`-H`/`--histfile` histograms with their `#`
 //! footer ([`Format::CyclictestHist`]) and cyclictest's `T:` summary lines
-//! ([`Format::CyclictestSummary`]).
+//! ([`Format::CyclictestSummary`]), and `rtla timerlat hist` text output
+//! ([`Format::RtlaTimerlatHist`]; `rtla osnoise hist` output is recognised and refused: it
+//! measures noise, not wake-up latency). oslat output (text and JSON) is recognised and
+//! refused for now, so its cyclictest-shaped JSON is never misread as cyclictest's.
 //!
 //! Parsers are pure functions of text: no file access, no clock (the caller passes the file's
 //! modification time for sources that do not say when they ran), no printing. Every error
@@ -18,6 +21,7 @@ mod cyclictest_json;
 mod cyclictest_opts;
 mod cyclictest_summary;
 mod error;
+mod rtla_hist;
 
 use std::time::SystemTime;
 
@@ -34,12 +38,16 @@ pub enum Format {
     CyclictestHist,
     /// cyclictest's `T: 0 (1234) P:80 I:1000 C: ... Min: ... Act: ... Avg: ... Max: ...` lines.
     CyclictestSummary,
+    /// `rtla timerlat hist` text: `Index IRQ-000 Thr-000 ...` rows, `over:`/`count:`/`min:`/
+    /// `avg:`/`max:` footer; the thread latency is imported.
+    RtlaTimerlatHist,
 }
 
 /// What the error for an unknown file lists.
 pub const SUPPORTED: &str = "cyclictest --json output, cyclictest -h/-H/--histfile histograms \
                              (with their '# Total:' footer), cyclictest summary lines ('T: 0 (...) \
-                             P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..')";
+                             P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), rtla \
+                             timerlat hist text output";
 
 impl Format {
     /// The format's id, as stored in `import.format`.
@@ -48,6 +56,7 @@ impl Format {
             Format::CyclictestJson => "cyclictest-json",
             Format::CyclictestHist => "cyclictest-hist",
             Format::CyclictestSummary => "cyclictest-summary",
+            Format::RtlaTimerlatHist => "rtla-timerlat-hist",
         }
     }
 
@@ -57,6 +66,7 @@ impl Format {
             Format::CyclictestJson => "cyclictest JSON",
             Format::CyclictestHist => "cyclictest histogram",
             Format::CyclictestSummary => "cyclictest summary",
+            Format::RtlaTimerlatHist => "rtla timerlat histogram",
         }
     }
 
@@ -66,15 +76,39 @@ impl Format {
             Format::CyclictestJson,
             Format::CyclictestHist,
             Format::CyclictestSummary,
+            Format::RtlaTimerlatHist,
         ]
         .into_iter()
         .find(|f| f.name() == name)
     }
 }
 
+/// Why oslat output is refused, for now: it is recognised so it is not misread as cyclictest's
+/// (its JSON has the same shape), and said plainly.
+pub const OSLAT_REFUSAL: &str = "oslat output is not read yet: oslat measures the gaps in a busy-polling loop, not wake-up latency, and rtlab has no run kind for it; import cyclictest or rtla timerlat output instead";
+
+/// Whether `text` is oslat's output: its JSON (`"cmdline:": "oslat ...`, threads with `freq`
+/// and no `cycles`) or its text report (`Core:`/`core_i:` with `NNN (us):` rows).
+fn is_oslat(text: &str) -> bool {
+    let json = text.trim_start().starts_with('{');
+    if json {
+        return text.contains("\"oslat ")
+            || (text.contains("\"freq\"") && !text.contains("\"cycles\""));
+    }
+    let cores = text
+        .lines()
+        .any(|l| matches!(l.trim_start().split(':').next(), Some("Core" | "core_i")));
+    let rows = text.lines().any(|l| l.trim_start().contains(" (us):"));
+    cores && rows
+}
+
 /// Recognises the format of `text`, if it is one rtlab reads.
 pub fn detect(text: &str) -> Option<Format> {
-    if cyclictest_json::detect(text) {
+    if is_oslat(text) {
+        None
+    } else if rtla_hist::detect(text) {
+        Some(Format::RtlaTimerlatHist)
+    } else if cyclictest_json::detect(text) {
         Some(Format::CyclictestJson)
     } else if cyclictest_hist::detect(text) {
         Some(Format::CyclictestHist)
@@ -92,6 +126,11 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
         Some(Format::CyclictestJson) => cyclictest_json::parse(file, text, modified),
         Some(Format::CyclictestHist) => cyclictest_hist::parse(file, text, modified),
         Some(Format::CyclictestSummary) => cyclictest_summary::parse(file, text, modified),
+        Some(Format::RtlaTimerlatHist) => rtla_hist::parse(file, text, modified),
+        None if rtla_hist::is_osnoise(text) => {
+            Err(ImportError::whole(file, rtla_hist::OSNOISE_REFUSAL))
+        }
+        None if is_oslat(text) => Err(ImportError::whole(file, OSLAT_REFUSAL)),
         None => Err(ImportError::whole(
             file,
             format!("not a format rtlab import reads; it reads {SUPPORTED}"),

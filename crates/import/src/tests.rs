@@ -37,6 +37,15 @@ fn figures(run: &MeasureRun) -> Vec<(u32, u64, u64, u64)> {
 
 /// The invariants every run must keep: histogram and regions account for every sample.
 fn consistent(run: &MeasureRun) {
+    accounted(run);
+    let back = MeasureRun::from_json(&run.to_json()).unwrap();
+    assert_eq!(&back, run);
+}
+
+/// Histogram and regions account for every sample; the raw data survive JSON. (Derived
+/// floats such as the standard deviation may come back one ULP off: serde_json is built
+/// without `float_roundtrip`.)
+fn accounted(run: &MeasureRun) {
     for c in &run.cpus {
         assert_eq!(c.histogram.count(), c.raw.count, "cpu {}", c.cpu);
         assert_eq!(c.regions.iter().map(|r| r.count).sum::<u64>(), c.raw.count);
@@ -56,7 +65,10 @@ fn consistent(run: &MeasureRun) {
         run.cpus.iter().map(|c| c.raw.count).sum::<u64>()
     );
     let back = MeasureRun::from_json(&run.to_json()).unwrap();
-    assert_eq!(&back, run);
+    for (a, b) in back.cpus.iter().zip(&run.cpus) {
+        assert_eq!((&a.raw, &a.histogram), (&b.raw, &b.histogram));
+    }
+    assert_eq!(back.import, run.import);
 }
 
 #[test]
@@ -284,6 +296,128 @@ fn damaged_summary_lines() {
     );
 }
 
+const TIMERLAT: &str = "kdoc_timerlat_hist_5cpu_deadline.txt";
+
+#[test]
+fn timerlat_hist_imports_the_thread_latency() {
+    let run = read(TIMERLAT);
+    accounted(&run);
+    assert_eq!(detect(&fixture(TIMERLAT)), Some(Format::RtlaTimerlatHist));
+    assert_eq!(
+        figures(&run),
+        vec![
+            (0, 600_002, 1_000, 36_000),
+            (1, 600_002, 1_000, 58_000),
+            (2, 600_002, 1_000, 44_000),
+            (3, 600_002, 1_000, 46_000),
+            (4, 600_002, 1_000, 50_000),
+        ]
+    );
+    // Thr-000 avg 5 us over 600002 samples.
+    assert_eq!(run.cpus[0].raw.sum_ns, 3_000_010_000);
+    // Thr-000 rows: 35487 at 1 us, 122584 at 2 us, ... the median lies in the 6 us row.
+    let p50 = run.cpus[0].stats.p50_ns.unwrap();
+    assert!((6_000..7_000).contains(&p50), "{p50}");
+    assert!(run.cpus.iter().all(|c| c.histogram.above_range() == 0));
+    assert_eq!(run.elapsed_ns.get(), 600_000_000_000);
+    assert_eq!(
+        run.params.duration_ns.map(|d| d.get()),
+        Some(600_000_000_000)
+    );
+    assert_eq!(
+        run.params.interval_ns.get(),
+        999_000,
+        "600 s / 600002 samples"
+    );
+    let import = run.import.unwrap();
+    assert_eq!(import.format, "rtla-timerlat-hist");
+    assert_eq!(import.resolution_ns, 1000);
+    let notes = import.notes.join("\n");
+    assert!(
+        notes.contains(
+            "CPU 1 IRQ latency (timer expiry to the timer IRQ handler): count 600002, over 0, \
+             min 0 us, avg 0 us, max 15 us"
+        ),
+        "{notes}"
+    );
+    assert!(notes.contains("thread latency (Thr-"), "{notes}");
+}
+
+#[test]
+fn timerlat_overflow_goes_above_range() {
+    let text = fixture(TIMERLAT)
+        .replace("over:         0         0", "over:         0         4")
+        .replace("count:   600002    600002", "count:   600002    600006")
+        .replace("max:         16        36", "max:         16       900");
+    let run = import("f.txt", &text, when()).unwrap();
+    accounted(&run);
+    let c = &run.cpus[0];
+    assert_eq!((c.raw.count, c.histogram.above_range()), (600_006, 4));
+    assert_eq!(c.raw.max_ns, 900_000);
+    // 10 in a million above the 99.999th percentile: the 4 unknown samples are among them.
+    assert!(c.stats.p99_999_ns.unwrap() < 900_000);
+    let notes = run.import.unwrap().notes.join("\n");
+    assert!(notes.contains("4 samples were above"), "{notes}");
+}
+
+#[test]
+fn damaged_timerlat_hist() {
+    let text = fixture(TIMERLAT);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        err(&lines[..40].join("\n")),
+        "f.txt: line 41: expected the `over:` footer row (is the file truncated?)"
+    );
+    assert_eq!(
+        err(&lines[..55].join("\n")),
+        "f.txt: line 56: expected the `max:` footer row (is the file truncated?)"
+    );
+    assert_eq!(
+        err(&text.replace("count:   600002    600002", "count:   600003    600002")),
+        "f.txt: line 53: IRQ-000: the rows hold 600002 samples and `over:` 0, but `count:` \
+         says 600003"
+    );
+    let e = err(&text.replacen("0        276489", "0        27x489", 1));
+    assert!(
+        e.starts_with("f.txt: line 5: expected a histogram row `INDEX` and 10 counts"),
+        "{e}"
+    );
+    assert_eq!(
+        err(&text.replacen("\n2          3282", "\n1          3282", 1)),
+        "f.txt: line 7: expected an index above 1, found 1"
+    );
+    let e = err(&text.replace("max:         16        36", "max:         16"));
+    assert_eq!(
+        e,
+        "f.txt: line 56: expected 10 numbers (or `-`) after `max:`, one per column"
+    );
+    let e = err(&text.replace("Thr-000", "Tread-000"));
+    assert!(e.starts_with("f.txt: line 4: expected column names"), "{e}");
+    let no_thread = "# RTLA timerlat histogram\nIndex   IRQ-000\n0  3\nover:  0\ncount: 3\nmin: 0\n\
+                     avg: 0\nmax: 0\n";
+    assert!(
+        err(no_thread).starts_with("f.txt: line 2: expected `Thr-NNN` columns"),
+        "{}",
+        err(no_thread)
+    );
+    let e = err(&text.replace("# Duration:   0 00:10:00", "# Duration:   ten minutes"));
+    assert!(e.starts_with("f.txt: line 3: expected a duration"), "{e}");
+}
+
+#[test]
+fn osnoise_hist_is_refused_in_one_line() {
+    let text = "# RTLA osnoise histogram\n# Time unit is microseconds (us)\nIndex   CPU-000\n\
+                0   12\nover:  0\ncount: 12\nmin: 0\navg: 0\nmax: 0\n";
+    let e = err(text);
+    assert_eq!(
+        e,
+        "f.txt: this is an rtla osnoise histogram: osnoise measures operating-system noise \
+         (time taken from a busy-looping thread), not wake-up latency, so rtlab import does not \
+         read it; import `rtla timerlat hist` output instead"
+    );
+    assert_eq!(detect(text), None);
+}
+
 proptest! {
     #[test]
     fn never_panics_on_arbitrary_text(text in "\\PC{0,200}") {
@@ -292,10 +426,11 @@ proptest! {
 
     #[test]
     fn never_panics_on_mangled_fixtures(
-        which in 0usize..4, at in 0usize..100_000, len in 0usize..40, junk in "[0-9 #:{}\",\nT().-]{0,12}",
+        which in 0usize..5, at in 0usize..100_000, len in 0usize..40, junk in "[0-9 #:{}\",\nT().-]{0,12}",
     ) {
         let name = ["analisi_imx8mp_baseline.json", "local_cyclictest_2t_H100.hist",
-                    "machinekit792_rpi2_3.18.9-rt5.txt", "local_cyclictest_h200_stdout.txt"][which];
+                    "machinekit792_rpi2_3.18.9-rt5.txt", "local_cyclictest_h200_stdout.txt",
+                    TIMERLAT][which];
         let text = fixture(name);
         let at = at % (text.len() + 1);
         let end = (at + len).min(text.len());
@@ -307,5 +442,29 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn oslat_output_is_recognised_and_refused_plainly() {
+    let json = r#"{
+  "file_version": 1,
+  "cmdline:": "oslat --cpu-list 1 -D 3 --json out.json",
+  "rt_test_version:": "2.40",
+  "num_threads": 1,
+  "thread": { "0": { "cpu": 1, "freq": 2597, "min": 1, "avg": 1.0, "max": 1311, "duration": 2.998,
+    "histogram": { "1": 124600957, "32": 501 } } }
+}"#;
+    // Lines 1-5 and 35-36 of oslat 2.40's report on this machine (oslat --cpu-list 1 -D 3).
+    let text = "        Core:\t 1\nCounter Freq:\t 2597 (Mhz)\n    001 (us):\t 124600957\n    002 (us):\t 1628\n     Maximum:\t 1311 (us)\n";
+    // The v0.1.0 layout (corpus/oslat/xzpeter_oslat_v0.1.0_vm_8cpu_1h.txt, lines 4-6).
+    let old = "    core_i:    2 3 4 5\n    cpu_mhz:    2197 2197 2197 2197\n    001 (us):    93 93 93 93\n";
+    for input in [json, text, old] {
+        assert_eq!(crate::detect(input), None);
+        let err = crate::import("oslat.out", input, std::time::SystemTime::UNIX_EPOCH).unwrap_err();
+        assert!(
+            err.to_string().contains("oslat output is not read yet"),
+            "{err}"
+        );
     }
 }

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct ImportInfo {
     /// The tool and its version when the file says it (`cyclictest 2.60`, `cyclictest`).
     pub tool: String,
-    /// The format read: `cyclictest-json`, `cyclictest-hist` or `cyclictest-summary`.
+    /// The format read: `cyclictest-json`, `cyclictest-hist`, `cyclictest-summary` or
+    /// `rtla-timerlat-hist`.
     pub format: String,
     /// The file name as given to `rtlab import`.
     pub file: String,
