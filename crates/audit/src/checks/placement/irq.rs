@@ -17,7 +17,7 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::irq::{DEFAULT_SMP_AFFINITY, Irq, to_mask};
 
-use super::{Split, count, cpus_word, few, irq_table, split};
+use super::{Split, count, cpus_word, few, split, split_and_irqs};
 use crate::check::{Check, Outcome};
 use crate::context::{Ctx, isolcpus_split};
 
@@ -192,12 +192,8 @@ fn move_fixes(mut outcome: Outcome, irqs: &[&Irq], s: &Split) -> Outcome {
 }
 
 fn affinity(ctx: &Ctx) -> Outcome {
-    let s = match split(ctx) {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let table = match irq_table(ctx) {
-        Ok(t) => t,
+    let (s, table) = match split_and_irqs(ctx) {
+        Ok(v) => v,
         Err(o) => return o,
     };
     let kinds = kinds(&table.irqs, ctx.online());
@@ -259,12 +255,8 @@ fn fired_text(irq: &Irq, rt: &CpuSet) -> String {
 }
 
 fn effective_affinity(ctx: &Ctx) -> Outcome {
-    let s = match split(ctx) {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let table = match irq_table(ctx) {
-        Ok(t) => t,
+    let (s, table) = match split_and_irqs(ctx) {
+        Ok(v) => v,
         Err(o) => return o,
     };
     let kinds = kinds(&table.irqs, ctx.online());

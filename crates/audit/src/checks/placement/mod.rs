@@ -110,6 +110,16 @@ fn task_list(ctx: &Ctx) -> Result<Rc<Vec<Task>>, Outcome> {
     }
 }
 
+/// The split and every thread, or the outcome of a check that lacks either.
+fn split_and_tasks(ctx: &Ctx) -> Result<(Split, Rc<Vec<Task>>), Outcome> {
+    Ok((split(ctx)?, task_list(ctx)?))
+}
+
+/// The split and the IRQ table, or the outcome of a check that lacks either.
+fn split_and_irqs(ctx: &Ctx) -> Result<(Split, Rc<IrqTable>), Outcome> {
+    Ok((split(ctx)?, irq_table(ctx)?))
+}
+
 /// The outcome of a check that cannot read the IRQ table.
 fn no_table(err: &str) -> Outcome {
     Outcome::unknown(format!(

@@ -13,7 +13,7 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
-use super::{count, cpus_word, few, is_self, split, task_list};
+use super::{count, cpus_word, few, is_self, split_and_tasks, task_list};
 use crate::check::{Check, Outcome};
 use crate::context::Ctx;
 use model::measure::Policy;
@@ -168,12 +168,8 @@ fn rt99(ctx: &Ctx) -> Outcome {
 const SOFTIRQ_KINDS: [&str; 3] = ["ksoftirqd", "ktimers", "ktimersoftd"];
 
 fn softirq_threads(ctx: &Ctx) -> Outcome {
-    let s = match split(ctx) {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let all = match task_list(ctx) {
-        Ok(t) => t,
+    let (s, all) = match split_and_tasks(ctx) {
+        Ok(v) => v,
         Err(o) => return o,
     };
     let mut found: Vec<(&str, u32, &Task)> = Vec::new();

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
-use super::{Split, count, cpus_word, few, is_self, split, task_list};
+use super::{Split, count, cpus_word, few, is_self, split_and_tasks};
 use crate::check::{Check, Outcome};
 use crate::context::{Ctx, isolcpus_split};
 
@@ -69,12 +69,8 @@ fn allowed_evidence(mut outcome: Outcome, tasks: &[&Task]) -> Outcome {
 }
 
 fn user_affinity(ctx: &Ctx) -> Outcome {
-    let s = match split(ctx) {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let all = match task_list(ctx) {
-        Ok(t) => t,
+    let (s, all) = match split_and_tasks(ctx) {
+        Ok(v) => v,
         Err(o) => return o,
     };
     let user: Vec<&Task> = all
@@ -151,12 +147,8 @@ fn user_affinity(ctx: &Ctx) -> Outcome {
 }
 
 fn kernel_threads(ctx: &Ctx) -> Outcome {
-    let s = match split(ctx) {
-        Ok(s) => s,
-        Err(o) => return o,
-    };
-    let all = match task_list(ctx) {
-        Ok(t) => t,
+    let (s, all) = match split_and_tasks(ctx) {
+        Ok(v) => v,
         Err(o) => return o,
     };
     let kthreads: Vec<&Task> = all

@@ -4,6 +4,7 @@
 use model::audit::{Finding, Fix, Status};
 use testkit::FakeRoot;
 
+use super::super::irq_table;
 use super::super::trees::{Tree, tuned, tuned_ctx, untuned, untuned_ctx};
 use super::*;
 use crate::context::Options;
