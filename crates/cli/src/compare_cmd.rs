@@ -115,6 +115,12 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         .zip(named.iter().map(|n| &n.run))
         .collect();
     let mut comparison = Comparison::new(&pairs);
+    if let (Some(_), Some(warning)) = (args.fail_if_worse, comparison.mixed_warning()) {
+        return Err(UsageError(format!(
+            "--fail-if-worse cannot judge these runs: {warning}; compare runs of one kind"
+        ))
+        .into());
+    }
     let verdict = args.fail_if_worse.map(|pct| comparison.judge(pct).clone());
     let text = match args.format {
         CompareFormat::Table => compare::compare_text(&comparison),

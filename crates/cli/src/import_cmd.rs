@@ -1,6 +1,6 @@
 //! `rtlab import FILE... [--label TEXT] [--db PATH]`: results other tools wrote (cyclictest
-//! JSON, histograms and summary lines; rtla timerlat hist), read by the `import` room, stored
-//! as runs.
+//! JSON, histograms and summary lines; rtla timerlat and osnoise hist; oslat text and JSON),
+//! read by the `import` room, stored as runs.
 //!
 //! All or nothing: every file is read and parsed before anything is saved; the first file that
 //! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
@@ -35,7 +35,21 @@ the same output add thread ids, priority and interval.
 as printed live or with -q: the last line of each thread counts. They hold no distribution, \
 so every percentile of such a run reads as its maximum.
 
-  rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown. rtla osnoise hist output is refused: it measures noise, not wake-up latency.
+  rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown.
+
+Two measures of operating-system noise are read and stored as noise, not wake-up latency: \
+tables and reports say so, and compare warns when runs of both kinds meet and refuses to judge \
+them with --fail-if-worse.
+
+  oslat's text report (rt-tests 2.x: 'Core:', 'NNN (us):' rows, the last '(including \
+overflows)', Minimum/Maximum/Duration; or the standalone v0.1 layout with 'core_i:' and \
+'maxlat:') and its --json output. Each sample is one turn of a busy loop; a row labelled L \
+holds gaps in [L - 1 us, L) and is stored at its lower edge; samples in the last row beyond \
+its range are counted as unknown; the minimum and maximum that rt-tests 2.x rounds up are \
+stored 1 us lower; the mean is derived from the histogram.
+
+  rtla osnoise hist output ('# RTLA osnoise histogram', 'Index CPU-000 ...'): each sample is \
+one noise event; the bucket size is taken from the step between row indices.
 
 An imported run works with show, compare, report and export like a measured one. What the \
 source does not give exactly is said in the run's 'import' record (rtlab show RUN --format \
@@ -50,7 +64,8 @@ line, exit status 2, and nothing is imported.";
 /// Options of `rtlab import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat hist).
+    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat or osnoise
+    /// hist; oslat text or JSON).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".

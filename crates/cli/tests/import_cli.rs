@@ -1,10 +1,12 @@
 //! `rtlab import` end to end: each cyclictest format stored and shown with the file's figures,
 //! the i.MX8MP JSON and its histogram file agreeing, a damaged file refused with one line and
-//! nothing stored.
+//! nothing stored, oslat and rtla osnoise runs stored as OS noise and never judged against
+//! wake-up latency.
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use model::imported::Quantity;
 use model::measure::MeasureRun;
 
 fn fixture(name: &str) -> PathBuf {
@@ -198,7 +200,7 @@ fn a_damaged_file_is_one_line_exit_2_and_nothing_is_stored() {
 }
 
 #[test]
-fn rtla_timerlat_hist_is_imported_and_osnoise_refused() {
+fn rtla_timerlat_hist_is_imported() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rtlab.db");
     let out = rtlab(&db)
@@ -228,21 +230,78 @@ fn rtla_timerlat_hist_is_imported_and_osnoise_refused() {
     );
     assert_eq!(run.import.unwrap().format, "rtla-timerlat-hist");
     rtlab(&db).args(["show", id]).assert().success();
+}
 
-    let osnoise = dir.path().join("osnoise.txt");
-    std::fs::write(
-        &osnoise,
-        "# RTLA osnoise histogram\n# Time unit is microseconds (us)\nIndex   CPU-000\n0 12\n",
-    )
-    .unwrap();
-    let db2 = dir.path().join("other.db");
-    let out = rtlab(&db2).arg("import").arg(&osnoise).output().unwrap();
+#[test]
+fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(
+        &db,
+        &[
+            fixture("local_oslat_2cpu.txt"),
+            fixture("local_oslat_2cpu.json"),
+            fixture("kdoc_osnoise_hist_9cpu.txt"),
+            fixture("local_cyclictest_2t_H100.json"),
+        ],
+        None,
+    );
+    let text = show(&db, &ids[0]);
+    let json = show(&db, &ids[1]);
+    for run in [&text, &json] {
+        assert_eq!(
+            per_cpu(run),
+            vec![
+                (0, 126_849_768, Some(4_032_000)),
+                (1, 127_357_943, Some(296_000))
+            ]
+        );
+        assert_eq!(run.import.as_ref().unwrap().quantity, Quantity::OsNoise);
+    }
+    let osnoise = show(&db, &ids[2]);
+    assert_eq!(osnoise.import.as_ref().unwrap().format, "rtla-osnoise-hist");
+    assert_eq!(osnoise.cpus.len(), 9);
+
+    // The table says what the figures are.
+    let out = rtlab(&db).args(["show", &ids[0]]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("imported from oslat 2.40 output: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("OS noise in us (time taken from a busy loop; not wake-up latency)"));
+
+    // Noise against noise compares and judges; noise against latency is flagged, never judged.
+    let out = rtlab(&db)
+        .args(["compare", &ids[0], &ids[1], "--fail-if-worse", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OS noise figures in us"));
+    let out = rtlab(&db)
+        .args(["compare", &ids[3], &ids[0]])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warning: these runs measured different things"),
+        "{stdout}"
+    );
+    let out = rtlab(&db)
+        .args(["compare", &ids[3], &ids[0], "--fail-if-worse", "10"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("osnoise measures operating-system noise"),
+        stderr.contains("--fail-if-worse cannot judge these runs"),
         "{stderr}"
     );
-    assert!(!db2.exists());
 }

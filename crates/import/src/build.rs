@@ -86,12 +86,19 @@ pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
 }
 
 /// The notes every histogram-based import carries.
-pub(crate) fn histogram_notes(unit: &str, unknown: u64, range: Option<u64>) -> Vec<String> {
+/// `width` is the bucket width in `unit`s.
+pub(crate) fn histogram_notes(
+    unit: &str,
+    width: u64,
+    unknown: u64,
+    range: Option<u64>,
+) -> Vec<String> {
     let mut notes = vec![
         format!(
-            "the tool counts samples in 1-{unit} buckets: a sample in bucket k lies in [k, k+1) \
-             {unit} and is stored at k {unit} exactly, so histogram values and percentiles are \
-             lower bounds within 1 {unit} (minimum and maximum are the tool's own figures)"
+            "the tool counts samples in {width}-{unit} buckets: a sample in bucket k lies in \
+             [k, k+{width}) {unit} and is stored at k {unit} exactly, so histogram values and \
+             percentiles are lower bounds within {width} {unit} (minimum and maximum are the \
+             tool's own figures)"
         ),
         "the mean comes from the tool's rounded average; the standard deviation is estimated \
          from the histogram"

@@ -206,7 +206,7 @@ pub(crate) fn parse(
     let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us));
     let unknown: u64 = overflow.iter().take(threads).sum();
     let range = rows.last().map(|(b, _)| b + 1);
-    let mut notes = build::histogram_notes("us", unknown, range);
+    let mut notes = build::histogram_notes("us", 1, unknown, range);
     notes.extend([
         "the footer's average is rounded to 1 us".to_string(),
         "CPU numbers are cyclictest's thread numbers; the host is unknown".to_string(),
@@ -233,6 +233,7 @@ pub(crate) fn parse(
             file: file.to_string(),
             resolution_ns: 1000,
             command: None,
+            quantity: model::imported::Quantity::WakeupLatency,
             notes,
         },
     };

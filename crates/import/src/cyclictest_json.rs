@@ -5,6 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
+use model::host::HostInfo;
 use model::imported::ImportInfo;
 use model::measure::MeasureRun;
 use serde_json::{Map, Value};
@@ -26,11 +27,7 @@ pub(crate) fn parse(
     text: &str,
     modified: SystemTime,
 ) -> Result<MeasureRun, ImportError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        ImportError::at(file, e.line().max(1), format!("not valid JSON ({msg})"))
-    })?;
+    let doc: Value = serde_json::from_str(text).map_err(|e| syntax_error(file, &e))?;
     let top = doc
         .as_object()
         .ok_or_else(|| ImportError::at(file, 1, "expected a JSON object"))?;
@@ -44,13 +41,8 @@ pub(crate) fn parse(
             )
         })?;
     let thread_line = line_of(text, "\"thread\"", 0);
-    let text_of = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| top.get(*k).and_then(Value::as_str))
-            .map(str::to_string)
-    };
-    let command = text_of(&["cmdline:", "cmdline"]);
-    let version = text_of(&["rt_test_version:", "rt_test_version"]);
+    let command = text_field(top, &["cmdline:", "cmdline"]);
+    let version = text_field(top, &["rt_test_version:", "rt_test_version"]);
     let opts = command
         .as_deref()
         .map(cyclictest_opts::parse)
@@ -141,29 +133,7 @@ pub(crate) fn parse(
     figures.sort_by_key(|f| f.cpu);
 
     let cpu_set: CpuSet = cpus.iter().copied().collect();
-    let mut host = build::unknown_host(&cpu_set);
-    match top.get("sysinfo").and_then(Value::as_object) {
-        Some(sys) => {
-            let s = |k: &str| {
-                sys.get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown")
-                    .to_string()
-            };
-            host.hostname = s("nodename");
-            host.kernel_release = s("release");
-            host.kernel_version = s("version");
-            host.arch = s("machine");
-            host.preempt_rt = sys.get("realtime").and_then(Value::as_i64) == Some(1)
-                || host.kernel_version.contains("PREEMPT_RT");
-            host.preempt_dynamic = host.kernel_version.contains("PREEMPT_DYNAMIC");
-            if host.preempt_rt {
-                host.preempt_model = Some("rt".to_string());
-                host.preempt_model_source = Some("cyclictest sysinfo".to_string());
-            }
-        }
-        None => notes.push("the file has no `sysinfo`: the host is unknown".to_string()),
-    }
+    let host = host(top, &cpu_set, "cyclictest sysinfo", &mut notes);
 
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
     let mut params = build::neutral_params(&cpu_set);
@@ -193,19 +163,10 @@ pub(crate) fn parse(
         notes.push(format!("cyclictest exited with return code {rc}"));
     }
 
-    let start = top
-        .get("start_time")
-        .and_then(Value::as_str)
-        .and_then(cyclictest_opts::rfc2822);
-    let end = top
-        .get("end_time")
-        .and_then(Value::as_str)
-        .and_then(cyclictest_opts::rfc2822);
     let estimated = Duration::from_micros(max_count.saturating_mul(opts.interval_us));
-    let (started, elapsed) = match (start, end) {
-        (Some(s), Some(e)) => (s, e.duration_since(s).unwrap_or(estimated)),
-        (Some(s), None) => (s, estimated),
-        _ => {
+    let (started, elapsed) = match times(top) {
+        Some((s, elapsed)) => (s, elapsed.unwrap_or(estimated)),
+        None => {
             notes.push(
                 "the file has no start time: the run is dated by the file's modification time"
                     .to_string(),
@@ -218,7 +179,7 @@ pub(crate) fn parse(
     };
 
     let unknown: u64 = figures.iter().map(|f| f.unknown).sum();
-    let mut all_notes = build::histogram_notes(unit, unknown, opts.histogram_us);
+    let mut all_notes = build::histogram_notes(unit, 1, unknown, opts.histogram_us);
     all_notes.extend(notes);
     let results = figures
         .iter()
@@ -235,10 +196,73 @@ pub(crate) fn parse(
             file: file.to_string(),
             resolution_ns: unit_ns,
             command,
+            quantity: model::imported::Quantity::WakeupLatency,
             notes: all_notes,
         },
     };
     Ok(build::run(facts, results))
+}
+
+/// The host an rt-tests JSON document's `sysinfo` describes (cyclictest and oslat write the
+/// same one); an unknown host and a note when it has none.
+pub(crate) fn host(
+    top: &Map<String, Value>,
+    cpus: &CpuSet,
+    source: &str,
+    notes: &mut Vec<String>,
+) -> HostInfo {
+    let mut host = build::unknown_host(cpus);
+    let Some(sys) = top.get("sysinfo").and_then(Value::as_object) else {
+        notes.push("the file has no `sysinfo`: the host is unknown".to_string());
+        return host;
+    };
+    let s = |k: &str| {
+        sys.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string()
+    };
+    host.hostname = s("nodename");
+    host.kernel_release = s("release");
+    host.kernel_version = s("version");
+    host.arch = s("machine");
+    host.preempt_rt = sys.get("realtime").and_then(Value::as_i64) == Some(1)
+        || host.kernel_version.contains("PREEMPT_RT");
+    host.preempt_dynamic = host.kernel_version.contains("PREEMPT_DYNAMIC");
+    if host.preempt_rt {
+        host.preempt_model = Some("rt".to_string());
+        host.preempt_model_source = Some(source.to_string());
+    }
+    host
+}
+
+/// The JSON error for a document that does not parse: its line and serde's reason.
+pub(crate) fn syntax_error(file: &str, e: &serde_json::Error) -> ImportError {
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    ImportError::at(file, e.line().max(1), format!("not valid JSON ({msg})"))
+}
+
+/// The first of `keys` that `top` has as a string (rt-tests writes `cmdline:` with a colon).
+pub(crate) fn text_field(top: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|k| top.get(*k).and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// The run's start and length from an rt-tests document's `start_time`/`end_time`, or `None`
+/// when it has no start time.
+pub(crate) fn times(top: &Map<String, Value>) -> Option<(SystemTime, Option<Duration>)> {
+    let at = |k: &str| {
+        top.get(k)
+            .and_then(Value::as_str)
+            .and_then(cyclictest_opts::rfc2822)
+    };
+    let start = at("start_time")?;
+    Some((
+        start,
+        at("end_time").and_then(|e| e.duration_since(start).ok()),
+    ))
 }
 
 fn field_u64(t: &Map<String, Value>, key: &str) -> Option<u64> {

@@ -201,6 +201,7 @@ pub(crate) fn parse(
             file: file.to_string(),
             resolution_ns: 1000,
             command: None,
+            quantity: model::imported::Quantity::WakeupLatency,
             notes,
         },
     };

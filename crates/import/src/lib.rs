@@ -7,9 +7,10 @@
 //! ([`Format::CyclictestJson`]), cyclictest `-h`/`-H`/`--histfile` histograms with their `#`
 //! footer ([`Format::CyclictestHist`]) and cyclictest's `T:` summary lines
 //! ([`Format::CyclictestSummary`]), and `rtla timerlat hist` text output
-//! ([`Format::RtlaTimerlatHist`]; `rtla osnoise hist` output is recognised and refused: it
-//! measures noise, not wake-up latency). oslat output (text and JSON) is recognised and
-//! refused for now, so its cyclictest-shaped JSON is never misread as cyclictest's.
+//! ([`Format::RtlaTimerlatHist`]), and two measures of operating-system noise, stored as such
+//! ([`model::imported::Quantity::OsNoise`]): oslat's text report and JSON
+//! ([`Format::OslatText`], [`Format::OslatJson`]; recognised before cyclictest's JSON, whose
+//! shape oslat's shares) and `rtla osnoise hist` text ([`Format::RtlaOsnoiseHist`]).
 //!
 //! Parsers are pure functions of text: no file access, no clock (the caller passes the file's
 //! modification time for sources that do not say when they ran), no printing. Every error
@@ -21,6 +22,7 @@ mod cyclictest_json;
 mod cyclictest_opts;
 mod cyclictest_summary;
 mod error;
+mod oslat;
 mod rtla_hist;
 
 use std::time::SystemTime;
@@ -41,13 +43,20 @@ pub enum Format {
     /// `rtla timerlat hist` text: `Index IRQ-000 Thr-000 ...` rows, `over:`/`count:`/`min:`/
     /// `avg:`/`max:` footer; the thread latency is imported.
     RtlaTimerlatHist,
+    /// `rtla osnoise hist` text: `Index CPU-000 ...` rows and the same footer; OS noise.
+    RtlaOsnoiseHist,
+    /// oslat's text report (rt-tests 2.x or the standalone v0.1); OS noise.
+    OslatText,
+    /// oslat `--json=FILE`; OS noise.
+    OslatJson,
 }
 
 /// What the error for an unknown file lists.
 pub const SUPPORTED: &str = "cyclictest --json output, cyclictest -h/-H/--histfile histograms \
                              (with their '# Total:' footer), cyclictest summary lines ('T: 0 (...) \
                              P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), rtla \
-                             timerlat hist text output";
+                             timerlat hist and osnoise hist text output, oslat text and --json \
+                             output";
 
 impl Format {
     /// The format's id, as stored in `import.format`.
@@ -57,6 +66,9 @@ impl Format {
             Format::CyclictestHist => "cyclictest-hist",
             Format::CyclictestSummary => "cyclictest-summary",
             Format::RtlaTimerlatHist => "rtla-timerlat-hist",
+            Format::RtlaOsnoiseHist => "rtla-osnoise-hist",
+            Format::OslatText => "oslat-text",
+            Format::OslatJson => "oslat-json",
         }
     }
 
@@ -67,6 +79,9 @@ impl Format {
             Format::CyclictestHist => "cyclictest histogram",
             Format::CyclictestSummary => "cyclictest summary",
             Format::RtlaTimerlatHist => "rtla timerlat histogram",
+            Format::RtlaOsnoiseHist => "rtla osnoise histogram",
+            Format::OslatText => "oslat report",
+            Format::OslatJson => "oslat JSON",
         }
     }
 
@@ -77,37 +92,23 @@ impl Format {
             Format::CyclictestHist,
             Format::CyclictestSummary,
             Format::RtlaTimerlatHist,
+            Format::RtlaOsnoiseHist,
+            Format::OslatText,
+            Format::OslatJson,
         ]
         .into_iter()
         .find(|f| f.name() == name)
     }
 }
 
-/// Why oslat output is refused, for now: it is recognised so it is not misread as cyclictest's
-/// (its JSON has the same shape), and said plainly.
-pub const OSLAT_REFUSAL: &str = "oslat output is not read yet: oslat measures the gaps in a busy-polling loop, not wake-up latency, and rtlab has no run kind for it; import cyclictest or rtla timerlat output instead";
-
-/// Whether `text` is oslat's output: its JSON (`"cmdline:": "oslat ...`, threads with `freq`
-/// and no `cycles`) or its text report (`Core:`/`core_i:` with `NNN (us):` rows).
-fn is_oslat(text: &str) -> bool {
-    let json = text.trim_start().starts_with('{');
-    if json {
-        return text.contains("\"oslat ")
-            || (text.contains("\"freq\"") && !text.contains("\"cycles\""));
-    }
-    let cores = text
-        .lines()
-        .any(|l| matches!(l.trim_start().split(':').next(), Some("Core" | "core_i")));
-    let rows = text.lines().any(|l| l.trim_start().contains(" (us):"));
-    cores && rows
-}
-
 /// Recognises the format of `text`, if it is one rtlab reads.
 pub fn detect(text: &str) -> Option<Format> {
-    if is_oslat(text) {
-        None
+    if let Some(format) = oslat::detect(text) {
+        Some(format)
     } else if rtla_hist::detect(text) {
         Some(Format::RtlaTimerlatHist)
+    } else if rtla_hist::is_osnoise(text) {
+        Some(Format::RtlaOsnoiseHist)
     } else if cyclictest_json::detect(text) {
         Some(Format::CyclictestJson)
     } else if cyclictest_hist::detect(text) {
@@ -127,10 +128,9 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
         Some(Format::CyclictestHist) => cyclictest_hist::parse(file, text, modified),
         Some(Format::CyclictestSummary) => cyclictest_summary::parse(file, text, modified),
         Some(Format::RtlaTimerlatHist) => rtla_hist::parse(file, text, modified),
-        None if rtla_hist::is_osnoise(text) => {
-            Err(ImportError::whole(file, rtla_hist::OSNOISE_REFUSAL))
-        }
-        None if is_oslat(text) => Err(ImportError::whole(file, OSLAT_REFUSAL)),
+        Some(Format::RtlaOsnoiseHist) => rtla_hist::parse_osnoise(file, text, modified),
+        Some(Format::OslatText) => oslat::parse_text(file, text, modified),
+        Some(Format::OslatJson) => oslat::parse_json(file, text, modified),
         None => Err(ImportError::whole(
             file,
             format!("not a format rtlab import reads; it reads {SUPPORTED}"),
@@ -140,3 +140,5 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_noise;

@@ -6,12 +6,13 @@
 //!
 //! The thread latency (`Thr-`: timer expiry to the timerlat thread running, what cyclictest
 //! measures) becomes each CPU's wake-up latency; the IRQ columns' figures go to the notes.
-//! `rtla osnoise hist` output is recognised and refused: it measures noise, not wake-up
-//! latency.
+//! `rtla osnoise hist` output has the same layout with one `CPU-NNN` column per CPU; each
+//! sample is one noise occurrence (an `osnoise:sample_threshold` event: time taken from the
+//! tracer's busy-looping thread), so the run is stored as OS noise, not wake-up latency.
 
 use std::time::{Duration, SystemTime};
 
-use model::imported::ImportInfo;
+use model::imported::{ImportInfo, Quantity};
 use model::measure::MeasureRun;
 use model::{CpuSet, Nanos};
 
@@ -23,11 +24,6 @@ use crate::cyclictest_summary::plain;
 const TIMERLAT: &str = "# RTLA timerlat histogram";
 /// The first line of `rtla osnoise hist` output.
 const OSNOISE: &str = "# RTLA osnoise histogram";
-
-/// Why an osnoise histogram is not imported.
-pub(crate) const OSNOISE_REFUSAL: &str = "this is an rtla osnoise histogram: osnoise measures \
-     operating-system noise (time taken from a busy-looping thread), not wake-up latency, so \
-     rtlab import does not read it; import `rtla timerlat hist` output instead";
 
 /// Whether `text` is `rtla timerlat hist` output.
 pub(crate) fn detect(text: &str) -> bool {
@@ -45,6 +41,8 @@ enum Kind {
     Irq,
     Thread,
     User,
+    /// osnoise's per-CPU noise.
+    Cpu,
 }
 
 /// A footer row: one value per column (`None` for `-`) and its 1-based line number.
@@ -55,6 +53,25 @@ pub(crate) fn parse(
     file: &str,
     text: &str,
     modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    read(file, text, modified, false)
+}
+
+/// Reads `rtla osnoise hist` output.
+pub(crate) fn parse_osnoise(
+    file: &str,
+    text: &str,
+    modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    read(file, text, modified, true)
+}
+
+/// Reads either histogram; `osnoise` picks the columns imported and what the run says.
+fn read(
+    file: &str,
+    text: &str,
+    modified: SystemTime,
+    osnoise: bool,
 ) -> Result<MeasureRun, ImportError> {
     let mut unit: Option<(u64, &str)> = None;
     let mut duration: Option<Duration> = None;
@@ -111,7 +128,8 @@ pub(crate) fn parse(
                     ImportError::at(
                         file,
                         n,
-                        "expected column names `IRQ-NNN`, `Thr-NNN` or `Usr-NNN` after `Index`",
+                        "expected column names `IRQ-NNN`, `Thr-NNN`, `Usr-NNN` or `CPU-NNN` after \
+                         `Index`",
                     )
                 })?;
             index_line = n;
@@ -124,7 +142,8 @@ pub(crate) fn parse(
             return Err(ImportError::at(
                 file,
                 n,
-                "expected the `Index IRQ-000 Thr-000 ...` column line before the rows",
+                "expected the `Index IRQ-000 Thr-000 ...` (or `Index CPU-000 ...`) column line \
+                 before the rows",
             ));
         }
         let slot = match first {
@@ -255,15 +274,24 @@ pub(crate) fn parse(
         stats.push((kind, cpu, total, o, min[c], avg[c], max[c]));
     }
 
+    let (wanted, wanted_name) = if osnoise {
+        (Kind::Cpu, "CPU")
+    } else {
+        (Kind::Thread, "Thr")
+    };
     let threads: Vec<usize> = (0..columns.len())
-        .filter(|&c| columns[c].0 == Kind::Thread)
+        .filter(|&c| columns[c].0 == wanted)
         .collect();
     if threads.is_empty() {
         return Err(ImportError::at(
             file,
             index_line,
-            "expected `Thr-NNN` columns: rtlab imports the thread latency (was rtla run with \
-             --no-thread?)",
+            if osnoise {
+                "expected `CPU-NNN` columns in an osnoise histogram"
+            } else {
+                "expected `Thr-NNN` columns: rtlab imports the thread latency (was rtla run with \
+                 --no-thread?)"
+            },
         ));
     }
     let cpus: Vec<u32> = threads.iter().map(|&c| columns[c].1).collect();
@@ -271,7 +299,7 @@ pub(crate) fn parse(
         return Err(ImportError::at(
             file,
             index_line,
-            "expected one `Thr-NNN` column per CPU, found a CPU twice",
+            format!("expected one `{wanted_name}-NNN` column per CPU, found a CPU twice"),
         ));
     }
     let figures: Vec<ThreadFigures> = threads
@@ -297,26 +325,37 @@ pub(crate) fn parse(
     let mut params = build::neutral_params(&cpu_set);
     params.periods = max_count;
     let unknown: u64 = figures.iter().map(|f| f.unknown).sum();
-    let mut notes = build::histogram_notes(unit_name, unknown, None);
+    // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
+    // between row indices is the width when two adjacent buckets hold samples.
+    let step = rows.windows(2).map(|w| w[1].0 - w[0].0).min().unwrap_or(1);
+    let mut notes = build::histogram_notes(unit_name, step, unknown, None);
     notes.push(format!(
-        "the file does not record rtla's bucket size (-b, default 1 {unit_name}); with -b B a \
-         sample in the row for k lies in [k, k+B) {unit_name} and is still stored at k, a lower \
-         bound"
+        "the file does not record rtla's bucket size (-b, default 1 {unit_name}): it is taken \
+         as the smallest step between row indices ({step} {unit_name}); a row's index is its \
+         bucket's lower bound either way"
     ));
     notes.push(format!(
         "the footer's average is rtla's integer average, truncated to whole {unit_name}"
     ));
-    notes.push(
+    notes.push(if osnoise {
+        "rtla osnoise measures OS noise, not wake-up latency: each sample is one noise \
+         occurrence (an osnoise:sample_threshold event, time taken from the tracer's \
+         busy-looping thread by an interrupt, softirq, thread, NMI or the hardware), so counts \
+         are events, not loop iterations or periods; compare it with other noise runs, not with \
+         wake-up latency. CPU numbers are rtla's; the host is unknown"
+            .to_string()
+    } else {
         "the per-CPU latency is rtla's thread latency (Thr-: timer expiry to the timerlat \
          thread running, as cyclictest measures); CPU numbers are rtla's; the host is unknown"
-            .to_string(),
-    );
+            .to_string()
+    });
     for &(kind, cpu, total, o, lo, mean, hi) in &stats {
-        if kind == Kind::Thread {
+        if kind == wanted {
             continue;
         }
         let what = match kind {
             Kind::Irq => "IRQ latency (timer expiry to the timer IRQ handler)",
+            Kind::Cpu => "noise",
             _ => "user-space thread latency (-u: timer expiry to the user thread running)",
         };
         let show = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} {unit_name}"));
@@ -330,16 +369,21 @@ pub(crate) fn parse(
     let elapsed = match duration {
         Some(d) => {
             params.duration_ns = Some(Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)));
-            if max_count > 0 {
+            if max_count > 0 && !osnoise {
                 let us = (d.as_micros() / u128::from(max_count)).max(1);
                 params.interval_ns = Nanos(u64::try_from(us).unwrap_or(u64::MAX) * 1000);
             }
-            notes.push(
+            notes.push(if osnoise {
+                "the file records its duration but no time: the run is dated by the file's \
+                 modification time; osnoise's period and runtime (-p, -r), policy and priority \
+                 are not recorded and shown as neutral values"
+                    .to_string()
+            } else {
                 "the file records its duration but no time: the run is dated by the file's \
                  modification time; the period (-p) is estimated as duration / samples; policy \
                  and priority are unknown and shown as neutral values"
-                    .to_string(),
-            );
+                    .to_string()
+            });
             d
         }
         None => {
@@ -362,11 +406,27 @@ pub(crate) fn parse(
         started: modified.checked_sub(elapsed).unwrap_or(modified),
         elapsed,
         import: ImportInfo {
-            tool: "rtla timerlat hist".to_string(),
-            format: crate::Format::RtlaTimerlatHist.name().to_string(),
+            tool: if osnoise {
+                "rtla osnoise hist"
+            } else {
+                "rtla timerlat hist"
+            }
+            .to_string(),
+            format: if osnoise {
+                crate::Format::RtlaOsnoiseHist
+            } else {
+                crate::Format::RtlaTimerlatHist
+            }
+            .name()
+            .to_string(),
             file: file.to_string(),
-            resolution_ns: unit_ns,
+            resolution_ns: unit_ns * step,
             command: None,
+            quantity: if osnoise {
+                Quantity::OsNoise
+            } else {
+                Quantity::WakeupLatency
+            },
             notes,
         },
     };
@@ -380,6 +440,7 @@ fn column(word: &str) -> Option<(Kind, u32)> {
         "IRQ" => Kind::Irq,
         "Thr" => Kind::Thread,
         "Usr" => Kind::User,
+        "CPU" => Kind::Cpu,
         _ => return None,
     };
     Some((kind, cpu.parse().ok()?))
@@ -391,6 +452,7 @@ fn column_name(kind: Kind, cpu: u32) -> String {
         Kind::Irq => "IRQ",
         Kind::Thread => "Thr",
         Kind::User => "Usr",
+        Kind::Cpu => "CPU",
     };
     format!("{prefix}-{cpu:03}")
 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct ImportInfo {
     /// The tool and its version when the file says it (`cyclictest 2.60`, `cyclictest`).
     pub tool: String,
-    /// The format read: `cyclictest-json`, `cyclictest-hist`, `cyclictest-summary` or
-    /// `rtla-timerlat-hist`.
+    /// The format read: `cyclictest-json`, `cyclictest-hist`, `cyclictest-summary`,
+    /// `rtla-timerlat-hist`, `rtla-osnoise-hist`, `oslat-text` or `oslat-json`.
     pub format: String,
     /// The file name as given to `rtlab import`.
     pub file: String,
@@ -22,6 +22,33 @@ pub struct ImportInfo {
     pub resolution_ns: u64,
     /// The tool's command line, when the file records it.
     pub command: Option<String>,
+    /// What the samples are: wake-up latency (the default, and what older documents without
+    /// this field hold) or operating-system noise.
+    #[serde(default)]
+    pub quantity: Quantity,
     /// What the source did not give exactly, and how rtlab filled it in.
     pub notes: Vec<String>,
+}
+
+/// What an imported run's samples measure. Runs of different quantities are not comparable:
+/// a wake-up latency is how late a sleeping thread ran; a noise sample is how long a running
+/// thread was kept from its CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quantity {
+    /// Timer expiry to the measuring thread running (cyclictest, rtla timerlat, rtlab measure).
+    #[default]
+    WakeupLatency,
+    /// Time taken from a busy-looping thread (oslat's loop gaps, rtla osnoise's noise events).
+    OsNoise,
+}
+
+impl Quantity {
+    /// The quantity for a person (`OS noise`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Quantity::WakeupLatency => "wake-up latency",
+            Quantity::OsNoise => "OS noise",
+        }
+    }
 }

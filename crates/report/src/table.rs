@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 
 use rtlab_model::host::HostInfo;
+use rtlab_model::imported::Quantity;
 use rtlab_model::measure::{BreakEvent, MeasureParams, MeasureRun, Policy};
 use rtlab_model::stats::LatencyStats;
 
@@ -37,7 +38,18 @@ pub fn measure_table(run: &MeasureRun) -> String {
     let mut out = String::new();
     out.push_str(&header_line(run));
     out.push('\n');
-    out.push_str("latencies in us\n");
+    match &run.import {
+        Some(i) => {
+            let _ = writeln!(out, "imported from {} output: {}", i.tool, i.file);
+            match i.quantity {
+                Quantity::OsNoise => out.push_str(
+                    "OS noise in us (time taken from a busy loop; not wake-up latency)\n",
+                ),
+                Quantity::WakeupLatency => out.push_str("latencies in us\n"),
+            }
+        }
+        None => out.push_str("latencies in us\n"),
+    }
 
     let mut rows = vec![COLUMNS.iter().map(|c| c.to_string()).collect::<Vec<_>>()];
     for c in &run.cpus {

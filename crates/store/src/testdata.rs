@@ -253,6 +253,7 @@ pub(crate) fn realistic() -> MeasureRun {
             file: "baseline.json".to_string(),
             resolution_ns: 1_000,
             command: Some("cyclictest -m -p 80 -i 1000".to_string()),
+            quantity: model::imported::Quantity::WakeupLatency,
             notes: vec!["values are lower bounds within 1 us".to_string()],
         }),
     }

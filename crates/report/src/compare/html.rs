@@ -132,9 +132,17 @@ pub fn compare_html_page(c: &Comparison) -> String {
     out.push_str("</tbody>\n</table>\n");
     let _ = writeln!(
         out,
-        "<p>Latencies in microseconds. Rows in italics give a run's change against {}.</p>",
+        "<p>{} in microseconds. Rows in italics give a run's change against {}.</p>",
+        super::markdown::capital(c.figures_word()),
         escape(c.baseline().unwrap_or_default())
     );
+    if let Some(warning) = c.mixed_warning() {
+        let _ = writeln!(
+            out,
+            "<p class=\"fail\"><strong>Warning:</strong> {}.</p>",
+            escape(&warning)
+        );
+    }
     out.push_str(&compare_html(c));
     if let Some(v) = &c.verdict {
         let class = if v.passed { "pass" } else { "fail" };

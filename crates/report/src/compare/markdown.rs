@@ -17,9 +17,13 @@ pub fn compare_markdown(c: &Comparison) -> String {
     let _ = writeln!(out, "## Latency comparison\n");
     let _ = writeln!(
         out,
-        "Latencies in us. Rows in italics give a run's change against {}.\n",
+        "{} in us. Rows in italics give a run's change against {}.\n",
+        capital(c.figures_word()),
         cell(baseline)
     );
+    if let Some(warning) = c.mixed_warning() {
+        let _ = writeln!(out, "**Warning:** {}.\n", cell(&warning));
+    }
     let _ = writeln!(out, "| run | host | kernel | started (UTC) |");
     let _ = writeln!(out, "| --- | --- | --- | --- |");
     for r in &c.runs {
@@ -110,4 +114,12 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|")
         .replace('<', "\\<")
         .replace(['\r', '\n'], " ")
+}
+
+/// `latencies` → `Latencies`.
+pub(crate) fn capital(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }

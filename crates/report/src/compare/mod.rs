@@ -26,6 +26,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+use rtlab_model::imported::Quantity;
 use rtlab_model::measure::MeasureRun;
 
 pub use clusters::{Cluster, cpu_kind_name};
@@ -67,6 +68,10 @@ pub struct RunFigures {
     pub kernel_release: String,
     /// When the run started (RFC 3339 UTC, as recorded).
     pub started_at: String,
+    /// What the run measured; written only when it is not wake-up latency (an imported
+    /// oslat or rtla osnoise run).
+    #[serde(default, skip_serializing_if = "is_wakeup")]
+    pub quantity: Quantity,
     /// One entry per column, in column order (the clusters' CPUs one after the other).
     pub cpus: Vec<CpuFigures>,
 }
@@ -178,6 +183,7 @@ impl Comparison {
                 hostname: run.host.hostname.clone(),
                 kernel_release: run.host.kernel_release.clone(),
                 started_at: run.started_at.clone(),
+                quantity: run.import.as_ref().map(|i| i.quantity).unwrap_or_default(),
                 cpus: columns.iter().map(|&cpu| figures_of(run, cpu)).collect(),
             })
             .collect();
@@ -194,6 +200,50 @@ impl Comparison {
     /// comparison (so every rendering shows it) and returns it.
     pub fn judge(&mut self, fail_if_worse_pct: f64) -> &Verdict {
         self.verdict.insert(verdict::judge(self, fail_if_worse_pct))
+    }
+
+    /// What every run measured, or `None` when the runs measured different things (wake-up
+    /// latency and OS noise), whose figures must not be compared.
+    pub fn quantity(&self) -> Option<Quantity> {
+        let first = self
+            .runs
+            .first()
+            .map_or(Quantity::WakeupLatency, |r| r.quantity);
+        self.runs
+            .iter()
+            .all(|r| r.quantity == first)
+            .then_some(first)
+    }
+
+    /// The warning every rendering prints when the runs measured different things: which
+    /// runs measured what.
+    pub fn mixed_warning(&self) -> Option<String> {
+        if self.quantity().is_some() {
+            return None;
+        }
+        let of = |q: Quantity| {
+            self.runs
+                .iter()
+                .filter(|r| r.quantity == q)
+                .map(|r| r.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Some(format!(
+            "these runs measured different things and their figures are not comparable: \
+             wake-up latency ({}), OS noise ({})",
+            of(Quantity::WakeupLatency),
+            of(Quantity::OsNoise)
+        ))
+    }
+
+    /// What the figures are, for a table's caption: `latencies`, `OS noise figures`.
+    pub fn figures_word(&self) -> &'static str {
+        match self.quantity() {
+            Some(Quantity::OsNoise) => "OS noise figures",
+            Some(Quantity::WakeupLatency) => "latencies",
+            None => "figures",
+        }
     }
 
     /// The first run's label (the baseline), if there is a run.
@@ -233,6 +283,10 @@ impl Comparison {
             _ => "-".to_string(),
         }
     }
+}
+
+fn is_wakeup(q: &Quantity) -> bool {
+    *q == Quantity::WakeupLatency
 }
 
 /// `(value - base) / base` as whole percent with its sign; `-` when `base` is zero.

@@ -19,10 +19,14 @@ pub fn compare_text(c: &Comparison) -> String {
     let baseline = c.baseline().unwrap_or_default();
     let _ = writeln!(
         out,
-        "rtlab compare: {} run{}, latencies in us, changes against {baseline}",
+        "rtlab compare: {} run{}, {} in us, changes against {baseline}",
         c.runs.len(),
-        if c.runs.len() == 1 { "" } else { "s" }
+        if c.runs.len() == 1 { "" } else { "s" },
+        c.figures_word()
     );
+    if let Some(warning) = c.mixed_warning() {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     let legend: Vec<[String; 4]> = c
         .runs
         .iter()

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use rtlab_model::host::{CpuInfo, HostInfo};
+use rtlab_model::imported::Quantity;
 use rtlab_model::load::LoadReport;
 use rtlab_model::measure::{MeasureRun, RunStatus};
 use rtlab_model::{CpuSet, audit::AuditSummary};
@@ -227,6 +228,11 @@ fn run_ctx(r: &ReportRun<'_>, key: &str, files: &mut Vec<SvgFile>) -> RunCtx {
             .warnings
             .iter()
             .map(|w| fact(&w.code, w.message.clone()))
+            .chain(
+                run.import
+                    .iter()
+                    .flat_map(|i| i.notes.iter().map(|n| fact("import", n.clone()))),
+            )
             .collect(),
         environment: environment(&run.host),
         topology: topology(&run.host, &kind_of),
@@ -268,6 +274,24 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
         ),
         fact("Status", run.status.as_str()),
     ];
+    if let Some(i) = &run.import {
+        facts.push(fact(
+            "Imported",
+            format!(
+                "from {} output {} ({}): {}",
+                i.tool,
+                i.file,
+                i.quantity.describe(),
+                match i.quantity {
+                    Quantity::OsNoise => {
+                        "time taken from a busy loop, not wake-up latency; the figures below are \
+                         noise"
+                    }
+                    Quantity::WakeupLatency => "the figures below are the tool's wake-up latency",
+                }
+            ),
+        ));
+    }
     if let Some(max) = run.all.stats.max_ns {
         let worst = CpuSet::from_cpus(
             run.cpus
@@ -276,7 +300,10 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
                 .map(|c| c.cpu),
         );
         facts.push(fact(
-            "Worst latency",
+            match run.import.as_ref().map(|i| i.quantity) {
+                Some(Quantity::OsNoise) => "Worst noise",
+                _ => "Worst latency",
+            },
             format!(
                 "{} us on CPU{} {worst}, p99.9 {} us over all CPUs",
                 format_opt_us(Some(max)),
