@@ -131,10 +131,31 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
         Some(Format::RtlaOsnoiseHist) => rtla_hist::parse_osnoise(file, text, modified),
         Some(Format::OslatText) => oslat::parse_text(file, text, modified),
         Some(Format::OslatJson) => oslat::parse_json(file, text, modified),
-        None => Err(ImportError::whole(
-            file,
-            format!("not a format rtlab import reads; it reads {SUPPORTED}"),
-        )),
+        None => match rtla_top(text) {
+            Some(tool) => Err(ImportError::whole(
+                file,
+                format!(
+                    "this is `rtla {tool} top` output: it holds per-CPU totals, not a \
+                     distribution, so there is nothing to store as a run; run `rtla {tool} hist` \
+                     and import its output"
+                ),
+            )),
+            None => Err(ImportError::whole(
+                file,
+                format!("not a format rtlab import reads; it reads {SUPPORTED}"),
+            )),
+        },
+    }
+}
+
+/// `osnoise` or `timerlat` when `text` is `rtla osnoise top` / `rtla timerlat top` output
+/// (their title lines: `Operating System Noise`, `Timer Latency`).
+fn rtla_top(text: &str) -> Option<&'static str> {
+    let title = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    match title {
+        "Operating System Noise" => Some("osnoise"),
+        "Timer Latency" => Some("timerlat"),
+        _ => None,
     }
 }
 

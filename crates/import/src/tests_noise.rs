@@ -230,3 +230,16 @@ fn damaged_osnoise_hist() {
     assert!(err(&lines.join("\n")).contains("expected the `over:` footer row"));
     let _ = import("f.txt", &text, when()).unwrap();
 }
+
+#[test]
+fn rtla_top_output_is_refused_with_the_command_to_run() {
+    // The first lines of corpus/rtla/kdoc_osnoise_top_4cpu.txt.
+    let top = "                                        Operating System Noise\n\
+               duration:   0 00:01:00 | time is in us\n\
+               CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single\n";
+    assert_eq!(
+        err(top),
+        "f.txt: this is `rtla osnoise top` output: it holds per-CPU totals, not a distribution, \
+         so there is nothing to store as a run; run `rtla osnoise hist` and import its output"
+    );
+}
