@@ -189,6 +189,7 @@ pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
         load: None,
         audit: None,
         import: Some(facts.import),
+        trace: None,
     }
 }
 

@@ -89,6 +89,7 @@ pub(crate) fn document(
         load: None,
         audit: None,
         import: None,
+        trace: None,
     }
 }
 

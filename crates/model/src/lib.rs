@@ -10,6 +10,7 @@
 
 pub mod audit;
 pub mod cpuset;
+pub mod explain;
 pub mod histogram;
 pub mod host;
 pub mod imported;

@@ -298,6 +298,10 @@ pub struct MeasureRun {
     /// what the source did not give exactly; absent for runs rtlab measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import: Option<crate::imported::ImportInfo>,
+    /// The kernel trace `measure --trace` captured around its spikes and the explanations
+    /// built from it; absent without `--trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::explain::TraceCapture>,
 }
 
 /// Why a document is not a measurement result rtlab can read.

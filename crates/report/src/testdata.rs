@@ -82,6 +82,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         load: None,
         audit: None,
         import: None,
+        trace: None,
     }
 }
 

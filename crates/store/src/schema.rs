@@ -71,6 +71,10 @@ CREATE TABLE run_cpus (
         // 2: where an imported run came from (`rtlab import`, issue #5); NULL for measured runs.
         "ALTER TABLE runs ADD COLUMN import_json TEXT;",
     ),
+    M::up(
+        // 3: the trace window and explanations of `measure --trace` (issue #6); NULL without.
+        "ALTER TABLE runs ADD COLUMN trace_json TEXT;",
+    ),
 ];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
@@ -86,6 +90,6 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 2);
+        assert_eq!(SCHEMA_VERSION, 3);
     }
 }

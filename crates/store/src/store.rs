@@ -170,9 +170,10 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
                  elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
-                 params_json, break_json, warnings_json, load_json, audit_json, import_json)
+                 params_json, break_json, warnings_json, load_json, audit_json, import_json,
+                 trace_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20)",
+                 ?17, ?18, ?19, ?20, ?21)",
             params![
                 id.as_str(),
                 KIND_MEASURE,
@@ -194,6 +195,7 @@ impl Store {
                 encode_opt("load_json", run.load.as_ref())?,
                 encode_opt("audit_json", run.audit.as_ref())?,
                 encode_opt("import_json", run.import.as_ref())?,
+                encode_opt("trace_json", run.trace.as_ref())?,
             ],
         )
         .map_err(&err)?;
@@ -243,7 +245,7 @@ impl Store {
             .query_row(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                        import_json
+                        import_json, trace_json
                  FROM runs WHERE id = ?1",
                 [id.as_str()],
                 |r| {
@@ -262,6 +264,7 @@ impl Store {
                         load: r.get(11)?,
                         audit: r.get(12)?,
                         import: r.get(13)?,
+                        trace: r.get(14)?,
                     })
                 },
             )
@@ -298,6 +301,7 @@ impl Store {
             load: self.decode_opt(id.as_str(), "load_json", row.load)?,
             audit: self.decode_opt(id.as_str(), "audit_json", row.audit)?,
             import: self.decode_opt(id.as_str(), "import_json", row.import)?,
+            trace: self.decode_opt(id.as_str(), "trace_json", row.trace)?,
         })
     }
 
@@ -451,6 +455,7 @@ struct RunRow {
     load: Option<String>,
     audit: Option<String>,
     import: Option<String>,
+    trace: Option<String>,
 }
 
 /// A `run_cpus` row.

@@ -256,6 +256,51 @@ pub(crate) fn realistic() -> MeasureRun {
             quantity: model::imported::Quantity::WakeupLatency,
             notes: vec!["values are lower bounds within 1 us".to_string()],
         }),
+        trace: Some(trace()),
+    }
+}
+
+/// A trace capture with one explained spike, every field set.
+fn trace() -> model::explain::TraceCapture {
+    use model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
+    TraceCapture {
+        instance: "rtlab-4242".to_string(),
+        clock: "mono".to_string(),
+        buffer_kb: 4096,
+        events: vec![
+            "sched/sched_switch".to_string(),
+            "irq/irq_handler_entry".to_string(),
+        ],
+        missing: vec!["preemptirq/irq_disable: interrupts-off sections are not named".to_string()],
+        frozen_by: "break".to_string(),
+        window: "  hog-812 [001] d..2. 100.000010: sched_switch: x\n".to_string(),
+        lost_events: 3,
+        explanations: vec![Explanation {
+            cpu: 1,
+            pid: Some(4243),
+            comm: Some("rtlab-cpu1".to_string()),
+            prio: Some(4),
+            latency_ns: 5_012_345,
+            deadline_ns: 100_000_000_000,
+            cycle: Some(17),
+            milestones: Milestones {
+                timer_fired_ns: Some(2_100),
+                woken_ns: Some(3_000),
+                switched_in_ns: Some(5_010_000),
+            },
+            parts: vec![Part {
+                kind: PartKind::HigherPriorityTask,
+                what: "hog (pid 812, real-time priority 99)".to_string(),
+                duration_ns: 5_007_000,
+                start_ns: 3_000,
+                times: 1,
+                share: 0.999,
+            }],
+            culprit: PartKind::HigherPriorityTask,
+            story: "CPU 1 woke 5012 us late.".to_string(),
+            caveats: vec!["timestamps have microsecond resolution".to_string()],
+        }],
+        notes: vec!["spike at cycle 3 is older than the trace buffer".to_string()],
     }
 }
 

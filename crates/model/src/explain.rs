@@ -1,0 +1,150 @@
+//! Why a spike happened: the trace a run captured (`measure --trace`) and the explanations
+//! built from it, in the measurement document and in `rtlab explain`'s JSON
+//! (`rtlab.explain/1`). Pure data; the trace room builds it.
+//!
+//! An [`Explanation`] follows one late wake-up on one CPU from the deadline (the timer's
+//! expiry) to the thread running, and splits the delay into [`Part`]s: the timer interrupt's
+//! own delay, interrupt handlers and softirqs, tasks that held the CPU, the scheduler's
+//! switch, and what the trace does not cover. Times in a part are offsets from the deadline.
+
+use serde::{Deserialize, Serialize};
+
+/// Schema id of `rtlab explain --format json`.
+pub const SCHEMA: &str = "rtlab.explain/1";
+
+/// What `measure --trace` captured, stored with the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceCapture {
+    /// The tracefs instance used (removed afterwards).
+    pub instance: String,
+    /// The trace clock (`mono`: CLOCK_MONOTONIC, the clock rtlab measures with).
+    pub clock: String,
+    /// Per-CPU ring buffer size, KiB.
+    pub buffer_kb: u64,
+    /// Events enabled.
+    pub events: Vec<String>,
+    /// Events the explanation wanted but the kernel does not have, and what that costs.
+    pub missing: Vec<String>,
+    /// How the capture ended: `break` (frozen at the breach) or `end` (at the run's end).
+    pub frozen_by: String,
+    /// The trace text kept: the events of the window around each explained spike, as the
+    /// kernel printed them.
+    pub window: String,
+    /// Events the kernel reported lost in the kept window.
+    pub lost_events: u64,
+    /// The explanations.
+    pub explanations: Vec<Explanation>,
+    /// What could not be explained, and why.
+    pub notes: Vec<String>,
+}
+
+/// One spike, explained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Explanation {
+    /// The CPU.
+    pub cpu: u32,
+    /// The woken thread (the measuring thread for a run).
+    pub pid: Option<u32>,
+    /// Its name, when the trace names it.
+    pub comm: Option<String>,
+    /// Its kernel priority (0..=99 real-time, lower is more urgent), when known.
+    pub prio: Option<i32>,
+    /// How late it ran: deadline to the thread reading its clock (a run) or to its switch-in
+    /// (a trace alone).
+    pub latency_ns: u64,
+    /// The deadline, on the trace clock (ns).
+    pub deadline_ns: u64,
+    /// The measurement cycle, for a run's spike.
+    pub cycle: Option<u64>,
+    /// Offsets from the deadline of the milestones the trace shows.
+    pub milestones: Milestones,
+    /// The delay split into parts, largest first; their durations add up to `latency_ns`.
+    pub parts: Vec<Part>,
+    /// The largest part's kind, the spike's main cause.
+    pub culprit: PartKind,
+    /// The explanation as sentences.
+    pub story: String,
+    /// What limits this explanation (lost events, missing events, coarse timestamps).
+    pub caveats: Vec<String>,
+}
+
+/// Offsets from the deadline (ns) of what the trace shows; absent when it does not show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Milestones {
+    /// The timer's expiry was handled (`hrtimer_expire_entry` of the thread's timer).
+    pub timer_fired_ns: Option<u64>,
+    /// The thread was woken (`sched_waking`/`sched_wakeup`).
+    pub woken_ns: Option<u64>,
+    /// The thread was switched in (`sched_switch` to it).
+    pub switched_in_ns: Option<u64>,
+}
+
+/// A share of a spike's delay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// What kind of delay.
+    pub kind: PartKind,
+    /// What it was: `irq 36 virtio1-req.0`, `stress-ng-cpu (pid 812, real-time priority 99)`.
+    pub what: String,
+    /// How long, ns.
+    pub duration_ns: u64,
+    /// When it first started, as an offset from the deadline (ns).
+    pub start_ns: u64,
+    /// How many separate stretches it covers (an IRQ that fired three times: 3).
+    pub times: u32,
+    /// Its share of the latency, 0..=1.
+    pub share: f64,
+}
+
+/// The kinds of delay an explanation tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartKind {
+    /// The timer interrupt came late and nothing in the trace covers the wait: interrupts off
+    /// where no tracepoint sees it, an idle exit, or a stalled CPU (SMI, hypervisor, firmware).
+    TimerDelay,
+    /// A hard interrupt handler ran.
+    Irq,
+    /// A softirq ran.
+    Softirq,
+    /// The timer's own handling (expiry to wake-up).
+    TimerHandler,
+    /// A task of higher priority held the CPU.
+    HigherPriorityTask,
+    /// A task of the same priority held the CPU (FIFO: it runs until it blocks).
+    SamePriorityTask,
+    /// A task of lower priority held the CPU: it could not be preempted (preemption or
+    /// interrupts off, a non-preemptible section).
+    NonPreemptible,
+    /// An IRQ thread held the CPU.
+    IrqThread,
+    /// Switching to the thread: wake-up to switch-in not covered by anything above.
+    Scheduler,
+    /// From the switch-in to the thread reading its clock.
+    Return,
+    /// Time the trace does not cover: no events at all while the thread should have run.
+    Untraced,
+}
+
+impl PartKind {
+    /// The kind for a person (`timer interrupt delay`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            PartKind::TimerDelay => "timer interrupt delay",
+            PartKind::Irq => "IRQ handler",
+            PartKind::Softirq => "softirq",
+            PartKind::TimerHandler => "timer handling",
+            PartKind::HigherPriorityTask => "higher-priority task",
+            PartKind::SamePriorityTask => "same-priority task",
+            PartKind::NonPreemptible => "non-preemptible section",
+            PartKind::IrqThread => "IRQ thread",
+            PartKind::Scheduler => "scheduler",
+            PartKind::Return => "return to the thread",
+            PartKind::Untraced => "untraced",
+        }
+    }
+}

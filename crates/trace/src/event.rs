@@ -1,0 +1,453 @@
+//! The events an explanation needs, decoded from an event line's fields: the scheduler's
+//! switches, wake-ups and migrations; hard and soft interrupts; hrtimers; IPIs; workqueue items;
+//! the preemptirq events where a kernel has them; and trace markers.
+//!
+//! Both print formats are read: the kernel's own `key=value` (`trace`, `trace_pipe`,
+//! `trace-cmd report -R`) and trace-cmd's plugin formats (`bash:31634 [120] R ==> ...` for
+//! sched_switch, `comm:pid [prio] CPU:001` for wake-ups, `function=hrtimer_wakeup/0x0`).
+//! Task names may hold spaces: values run to the next known key.
+
+use crate::line::Event;
+
+/// A decoded event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind<'a> {
+    /// `sched_switch`: the CPU changed from `prev` to `next`.
+    Switch {
+        /// The task that stopped running.
+        prev: Task<'a>,
+        /// Its state (`R`, `R+` preempted; `S`, `D` blocked...).
+        prev_state: &'a str,
+        /// The task that runs now.
+        next: Task<'a>,
+    },
+    /// `sched_waking` (the wake-up starts, on the waker's CPU).
+    Waking {
+        /// The task woken.
+        task: Task<'a>,
+        /// Where it will run, when printed.
+        target_cpu: Option<u32>,
+    },
+    /// `sched_wakeup` / `sched_wakeup_new` (the task is runnable on `target_cpu`).
+    Wakeup {
+        /// The task woken.
+        task: Task<'a>,
+        /// Where it will run, when printed.
+        target_cpu: Option<u32>,
+    },
+    /// `sched_migrate_task`.
+    Migrate {
+        /// The task moved.
+        task: Task<'a>,
+        /// From.
+        orig_cpu: u32,
+        /// To.
+        dest_cpu: u32,
+    },
+    /// `irq_handler_entry`.
+    IrqEntry {
+        /// IRQ number.
+        irq: u32,
+        /// The handler's name (`virtio1-req.0`, `eth0`).
+        name: &'a str,
+    },
+    /// `irq_handler_exit`.
+    IrqExit {
+        /// IRQ number.
+        irq: u32,
+    },
+    /// `softirq_entry`.
+    SoftirqEntry {
+        /// Vector number.
+        vec: u32,
+        /// Its name (`TIMER`, `NET_RX`, `SCHED`, `RCU`...).
+        action: &'a str,
+    },
+    /// `softirq_exit`.
+    SoftirqExit {
+        /// Vector number.
+        vec: u32,
+    },
+    /// `softirq_raise`.
+    SoftirqRaise {
+        /// Vector number.
+        vec: u32,
+    },
+    /// `hrtimer_start`: a timer armed, to expire at `expires_ns`.
+    HrtimerStart {
+        /// The timer's (hashed) address, as printed.
+        hrtimer: &'a str,
+        /// Its callback (`hrtimer_wakeup` for a sleeping task).
+        function: &'a str,
+        /// Expiry on the timer's clock, ns.
+        expires_ns: u64,
+    },
+    /// `hrtimer_expire_entry`: the callback starts; `now_ns` is the expiry handling time.
+    HrtimerExpireEntry {
+        /// The timer's (hashed) address.
+        hrtimer: &'a str,
+        /// Its callback.
+        function: &'a str,
+        /// The clock's time when the expiry was handled, ns.
+        now_ns: u64,
+    },
+    /// `hrtimer_expire_exit`.
+    HrtimerExpireExit {
+        /// The timer's (hashed) address.
+        hrtimer: &'a str,
+    },
+    /// `local_timer_entry` / `local_timer_exit` (x86's timer vector) and similar
+    /// `irq_vectors` events: an architecture interrupt outside irq_handler_*.
+    VectorEntry {
+        /// The event's name without `_entry` (`local_timer`, `reschedule`, `call_function`).
+        what: &'a str,
+    },
+    /// The matching exit.
+    VectorExit {
+        /// See [`Kind::VectorEntry`].
+        what: &'a str,
+    },
+    /// `ipi_entry` / `ipi_send_cpu` / `ipi_raise` ...: inter-processor interrupts.
+    Ipi {
+        /// The event's name.
+        what: &'a str,
+    },
+    /// `workqueue_execute_start`.
+    WorkStart {
+        /// The work function.
+        function: &'a str,
+    },
+    /// `workqueue_execute_end`.
+    WorkEnd,
+    /// `irq_disable` (preemptirq): interrupts went off, at `caller`.
+    IrqsOff {
+        /// Where.
+        caller: &'a str,
+    },
+    /// `irq_enable`.
+    IrqsOn {
+        /// Where.
+        caller: &'a str,
+    },
+    /// `preempt_disable`.
+    PreemptOff {
+        /// Where.
+        caller: &'a str,
+    },
+    /// `preempt_enable`.
+    PreemptOn {
+        /// Where.
+        caller: &'a str,
+    },
+    /// A `trace_marker` write (`tracing_mark_write: TEXT`, trace-cmd's `print`).
+    Marker {
+        /// The text written.
+        text: &'a str,
+    },
+    /// Any other event, or one whose fields did not decode.
+    Other,
+}
+
+/// A task as an event names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Task<'a> {
+    /// Its name.
+    pub comm: &'a str,
+    /// Its pid (thread id).
+    pub pid: u32,
+    /// The kernel's priority: 0..=99 real-time (lower is more urgent: 99 - rt_priority for
+    /// FIFO/RR), 100..=139 normal, -1 deadline.
+    pub prio: i32,
+}
+
+impl Task<'_> {
+    /// A person's view of the priority: `FIFO/RR 99`, `normal (nice 0)`, `deadline`.
+    pub fn describe_prio(&self) -> String {
+        match self.prio {
+            p if p < 0 => "SCHED_DEADLINE".to_string(),
+            p @ 0..=99 => format!("real-time priority {}", 99 - p),
+            p => format!("normal (nice {})", p - 120),
+        }
+    }
+
+    /// Whether it runs in a real-time class (FIFO, RR, deadline).
+    pub fn is_rt(&self) -> bool {
+        self.prio < 100
+    }
+}
+
+/// Decodes `event`'s fields; [`Kind::Other`] when the event is not one rtlab reads or its
+/// fields do not decode.
+pub fn decode<'a>(event: &Event<'a>) -> Kind<'a> {
+    decode_fields(event.name, event.fields).unwrap_or(Kind::Other)
+}
+
+fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    Some(match name {
+        "sched_switch" => switch(f)?,
+        "sched_waking" => {
+            let (task, target_cpu) = wakeup(f)?;
+            Kind::Waking { task, target_cpu }
+        }
+        "sched_wakeup" | "sched_wakeup_new" => {
+            let (task, target_cpu) = wakeup(f)?;
+            Kind::Wakeup { task, target_cpu }
+        }
+        "sched_migrate_task" => {
+            let v = values(f, &["comm", "pid", "prio", "orig_cpu", "dest_cpu"])?;
+            Kind::Migrate {
+                task: Task {
+                    comm: v[0],
+                    pid: v[1].parse().ok()?,
+                    prio: v[2].parse().ok()?,
+                },
+                orig_cpu: v[3].parse().ok()?,
+                dest_cpu: v[4].parse().ok()?,
+            }
+        }
+        "irq_handler_entry" => {
+            let v = values(f, &["irq", "name"])?;
+            Kind::IrqEntry {
+                irq: v[0].parse().ok()?,
+                name: v[1],
+            }
+        }
+        "irq_handler_exit" => Kind::IrqExit {
+            irq: values(f, &["irq"])?[0].parse().ok()?,
+        },
+        "softirq_entry" | "softirq_exit" | "softirq_raise" => {
+            // `vec=7 [action=SCHED]`
+            let vec = f
+                .strip_prefix("vec=")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            let action = f
+                .split_once("action=")
+                .map_or("", |(_, a)| a.trim_end_matches(']'));
+            match name {
+                "softirq_entry" => Kind::SoftirqEntry { vec, action },
+                "softirq_exit" => Kind::SoftirqExit { vec },
+                _ => Kind::SoftirqRaise { vec },
+            }
+        }
+        "hrtimer_start" => {
+            let hrtimer = value(f, "hrtimer")?;
+            Kind::HrtimerStart {
+                hrtimer,
+                function: function_name(value(f, "function")?),
+                // The deadline asked for is the soft expiry (the hard one adds the slack).
+                expires_ns: value(f, "softexpires")
+                    .or_else(|| value(f, "expires"))?
+                    .parse()
+                    .ok()?,
+            }
+        }
+        "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
+            hrtimer: value(f, "hrtimer")?,
+            function: function_name(value(f, "function")?),
+            now_ns: value(f, "now")?.parse().ok()?,
+        },
+        "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
+            hrtimer: value(f, "hrtimer")?,
+        },
+        "workqueue_execute_start" => {
+            // kernel: `work struct 0x...: function foo`; the same in trace-cmd.
+            let function = f
+                .rsplit_once("function ")
+                .map(|(_, func)| func.trim())
+                .or_else(|| value(f, "function"))?;
+            Kind::WorkStart { function }
+        }
+        "workqueue_execute_end" => Kind::WorkEnd,
+        "irq_disable" | "irq_enable" | "preempt_disable" | "preempt_enable" => {
+            let caller = value(f, "caller").unwrap_or("");
+            match name {
+                "irq_disable" => Kind::IrqsOff { caller },
+                "irq_enable" => Kind::IrqsOn { caller },
+                "preempt_disable" => Kind::PreemptOff { caller },
+                _ => Kind::PreemptOn { caller },
+            }
+        }
+        "tracing_mark_write" => Kind::Marker { text: f.trim_end() },
+        "print" | "bprint" => Kind::Marker {
+            text: f.strip_prefix("tracing_mark_write:").unwrap_or(f).trim(),
+        },
+        n if n.starts_with("ipi_") => Kind::Ipi { what: n },
+        n if n.ends_with("_entry") && is_vector(n) => Kind::VectorEntry {
+            what: &n[..n.len() - "_entry".len()],
+        },
+        n if n.ends_with("_exit") && is_vector(n) => Kind::VectorExit {
+            what: &n[..n.len() - "_exit".len()],
+        },
+        _ => return None,
+    })
+}
+
+/// x86's `irq_vectors` events (`local_timer_entry`, `reschedule_exit`...).
+fn is_vector(name: &str) -> bool {
+    [
+        "local_timer",
+        "reschedule",
+        "call_function",
+        "call_function_single",
+        "irq_work",
+        "x86_platform_ipi",
+        "thermal_apic",
+        "deferred_error_apic",
+        "threshold_apic",
+        "error_apic",
+        "spurious_apic",
+    ]
+    .iter()
+    .any(|v| {
+        name.strip_prefix(v)
+            .is_some_and(|r| r == "_entry" || r == "_exit")
+    })
+}
+
+/// `hrtimer_wakeup/0x0` (trace-cmd) or `hrtimer_wakeup` → `hrtimer_wakeup`.
+fn function_name(text: &str) -> &str {
+    text.split('/').next().unwrap_or(text)
+}
+
+/// sched_switch in either format.
+fn switch(f: &str) -> Option<Kind<'_>> {
+    if f.starts_with("prev_comm=") {
+        let v = values(
+            f,
+            &[
+                "prev_comm",
+                "prev_pid",
+                "prev_prio",
+                "prev_state",
+                "next_comm",
+                "next_pid",
+                "next_prio",
+            ],
+        )?;
+        return Some(Kind::Switch {
+            prev: Task {
+                comm: v[0],
+                pid: v[1].parse().ok()?,
+                prio: v[2].parse().ok()?,
+            },
+            prev_state: v[3].trim_end_matches(" ==>").trim(),
+            next: Task {
+                comm: v[4],
+                pid: v[5].parse().ok()?,
+                prio: v[6].parse().ok()?,
+            },
+        });
+    }
+    // trace-cmd: `bash:31634 [120] R ==> bash:31637 [120]`
+    let (left, right) = f.split_once(" ==> ")?;
+    let (prev, state) = plugin_task(left)?;
+    let (next, _) = plugin_task(right)?;
+    Some(Kind::Switch {
+        prev,
+        prev_state: state.trim(),
+        next,
+    })
+}
+
+/// Wake-ups in either format: `comm=X pid=N prio=P [success=1] target_cpu=C` or
+/// `X:N [P] [success=1] CPU:C`.
+fn wakeup(f: &str) -> Option<(Task<'_>, Option<u32>)> {
+    if f.starts_with("comm=") {
+        let comm = value(f, "comm")?;
+        let task = Task {
+            comm,
+            pid: value(f, "pid")?.parse().ok()?,
+            prio: value(f, "prio")?.parse().ok()?,
+        };
+        return Some((task, value(f, "target_cpu").and_then(|c| c.parse().ok())));
+    }
+    let (task, rest) = plugin_task(f)?;
+    let cpu = rest
+        .split_once("CPU:")
+        .and_then(|(_, c)| c.split_whitespace().next()?.parse().ok());
+    Some((task, cpu))
+}
+
+/// `comm:pid [prio] REST` → the task and REST.
+fn plugin_task(text: &str) -> Option<(Task<'_>, &str)> {
+    let open = text.find(" [")?;
+    let close = open + text[open..].find(']')?;
+    let (comm, pid) = text[..open].trim().rsplit_once(':')?;
+    Some((
+        Task {
+            comm,
+            pid: pid.parse().ok()?,
+            prio: text[open + 2..close].trim().parse().ok()?,
+        },
+        &text[close + 1..],
+    ))
+}
+
+/// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
+pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    let start = loop {
+        let at = from + text[from..].find(key)?;
+        let after = at + key.len();
+        let boundary = at == 0 || text.as_bytes()[at - 1] == b' ';
+        if boundary && text[after..].starts_with('=') {
+            break after + 1;
+        }
+        from = after;
+    };
+    let rest = &text[start..];
+    let end = next_key(rest).unwrap_or(rest.len());
+    Some(rest[..end].trim_end())
+}
+
+/// Where the next ` word=` starts in `text`.
+fn next_key(text: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(sp) = text[from..].find(' ') {
+        let at = from + sp;
+        let word: &str = text[at + 1..].split(' ').next().unwrap_or("");
+        if let Some(eq) = word.find('=')
+            && eq > 0
+            && word[..eq]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Values of `keys` in order; each runs to the next key (so values may hold spaces).
+fn values<'a>(text: &'a str, keys: &[&str]) -> Option<Vec<&'a str>> {
+    let mut starts = Vec::with_capacity(keys.len());
+    let mut from = 0;
+    for key in keys {
+        let needle_at = loop {
+            let at = from + text[from..].find(key)?;
+            let boundary = at == 0 || text.as_bytes()[at - 1] == b' ';
+            if boundary && text[at + key.len()..].starts_with('=') {
+                break at;
+            }
+            from = at + key.len();
+        };
+        starts.push((needle_at, needle_at + key.len() + 1));
+        from = needle_at + key.len() + 1;
+    }
+    let mut out = Vec::with_capacity(keys.len());
+    for (i, &(_, value_at)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or_else(
+            || value_at + next_key(&text[value_at..]).unwrap_or(text.len() - value_at),
+            |&(k, _)| k,
+        );
+        out.push(text[value_at..end].trim());
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;

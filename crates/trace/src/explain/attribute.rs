@@ -1,0 +1,407 @@
+//! Attribution: one spike's delay, from the deadline to the thread running, split over what
+//! the CPU did meanwhile, timerlat-style but from ordinary tracepoints.
+//!
+//! The stretch is cut at the milestones the trace shows — the thread's timer fired
+//! (`hrtimer_expire_entry` of `hrtimer_wakeup`), the thread was woken, it was switched in —
+//! and at every event on the CPU. Each piece goes to the innermost context running: an
+//! interrupt handler or softirq when one is open, else the task on the CPU. Before the timer
+//! fired, task time is the timer interrupt's delay (the interrupt could not come: interrupts
+//! were off, or the CPU was idle or stalled); between the wake-up and the switch-in it is the
+//! task that held the CPU, judged by its priority against the thread's.
+
+use model::explain::{Explanation, Milestones, Part, PartKind};
+
+use super::owned::{Ev, TaskRef, What};
+use super::repair::repair;
+use super::story;
+use super::window::Window;
+
+/// A spike to explain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spike {
+    /// The CPU.
+    pub cpu: u32,
+    /// The thread that woke late, when known.
+    pub pid: Option<u32>,
+    /// Its name, when known.
+    pub comm: Option<String>,
+    /// The deadline on the trace clock (ns).
+    pub deadline_ts: u64,
+    /// When the thread read its clock (a run's sample), trace clock; `None` for a trace alone
+    /// (the switch-in ends the spike).
+    pub end_ts: Option<u64>,
+    /// The measurement cycle.
+    pub cycle: Option<u64>,
+}
+
+/// Where in the spike a piece of time lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Phase {
+    /// Deadline to the timer's expiry handling.
+    BeforeFire,
+    /// Expiry handling to the wake-up.
+    Firing,
+    /// Wake-up to switch-in.
+    Waiting,
+    /// Switch-in to the clock read.
+    Returning,
+}
+
+/// A piece of the delay.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Piece {
+    pub phase: Phase,
+    pub kind: PartKind,
+    pub what: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The priority of a task whose priority the window does not show.
+const UNKNOWN_PRIO: i32 = i32::MIN;
+
+/// Events within this much before a milestone's deadline still count for it (timestamps
+/// are truncated to microseconds).
+const SLACK_NS: u64 = 2_000;
+
+/// Explains `spike` from `window` (whose events must cover the spike's CPU from before the
+/// deadline to the switch-in). `clock_offset_ns` is the trace clock minus the hrtimer clock.
+pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanation {
+    let d = spike.deadline_ts;
+    let mut caveats = Vec::new();
+    let cpu_events: Vec<&Ev> = window
+        .events
+        .iter()
+        .filter(|e| e.cpu == spike.cpu || matches!(e.what, What::Woken { .. }))
+        .collect();
+    let (repaired, inferred) = repair(&cpu_events, spike.cpu, window.running_at_start.clone());
+    if inferred > 0 {
+        caveats.push(format!(
+            "{inferred} switch(es) on CPU {} are not in the trace and were inferred from the \
+             tasks its events name (some kernels do not trace switches out of the idle task)",
+            spike.cpu
+        ));
+    }
+    let on_cpu: Vec<&Ev> = repaired.iter().filter(|e| e.cpu == spike.cpu).collect();
+
+    // Milestones.
+    let woken = spike.pid.and_then(|pid| {
+        window.events.iter().find(|e| {
+            e.ts_ns + SLACK_NS >= d
+                && matches!(&e.what, What::Woken { task, .. } if task.pid == pid)
+        })
+    });
+    let switched = spike.pid.and_then(|pid| {
+        on_cpu.iter().copied().find(|e| {
+            e.ts_ns + SLACK_NS >= d
+                && woken.is_none_or(|w| e.ts_ns >= w.ts_ns)
+                && matches!(&e.what, What::Switch { next, .. } if next.pid == pid)
+        })
+    });
+    let fired = on_cpu
+        .iter()
+        .copied()
+        .filter(|e| e.ts_ns + SLACK_NS >= d && woken.is_none_or(|w| e.ts_ns <= w.ts_ns))
+        .filter_map(|e| match &e.what {
+            What::TimerFired {
+                function, now_ns, ..
+            } if function == "hrtimer_wakeup" => {
+                Some(now_ns.saturating_add_signed(clock_offset_ns).max(d))
+            }
+            _ => None,
+        })
+        .next_back()
+        .filter(|_| woken.is_some() || spike.pid.is_none());
+    let thread: Option<TaskRef> = switched
+        .and_then(|e| match &e.what {
+            What::Switch { next, .. } => Some(next.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            woken.and_then(|e| match &e.what {
+                What::Woken { task, .. } => Some(task.clone()),
+                _ => None,
+            })
+        });
+
+    let end = spike
+        .end_ts
+        .or(switched.map(|e| e.ts_ns))
+        .unwrap_or_else(|| on_cpu.last().map_or(d, |e| e.ts_ns))
+        .max(d);
+    let t_switch = switched.map_or(end, |e| e.ts_ns.clamp(d, end));
+    let t_woken = woken.map_or(d, |e| e.ts_ns.clamp(d, t_switch));
+    let t_fired = fired.map_or(t_woken.min(d), |f| f.clamp(d, t_woken));
+    if fired.is_none() {
+        caveats.push(
+            if on_cpu
+                .iter()
+                .any(|e| matches!(e.what, What::TimerFired { .. }))
+            {
+                "the thread's timer expiry is not in the trace: the timer is taken to have fired \
+             on time"
+                    .to_string()
+            } else {
+                "the trace has no hrtimer events: the timer is taken to have fired on time, so a \
+             late timer interrupt shows as scheduler delay"
+                    .to_string()
+            },
+        );
+    }
+    if woken.is_none() {
+        caveats.push("the thread's wake-up is not in the trace".to_string());
+    }
+    if switched.is_none() {
+        caveats.push("the thread's switch-in is not in the trace".to_string());
+    }
+    if window.lost_markers > 0 {
+        caveats.push(format!(
+            "the kernel reported lost events {} time(s) in this window: parts may be missing",
+            window.lost_markers
+        ));
+    }
+    if window.buffer_started_late {
+        caveats.push(
+            "the CPU's trace buffer starts inside the window: older events are gone".to_string(),
+        );
+    }
+
+    // Priorities the window reveals, for tasks seen running without a switch to them.
+    let mut prios: std::collections::HashMap<u32, i32> = std::collections::HashMap::new();
+    for e in &window.events {
+        match &e.what {
+            What::Woken { task, .. } => {
+                prios.insert(task.pid, task.prio);
+            }
+            What::Switch { prev, next, .. } => {
+                prios.insert(prev.pid, prev.prio);
+                prios.insert(next.pid, next.prio);
+            }
+            _ => {}
+        }
+    }
+
+    // Walk the CPU's contexts over [d, end).
+    let thread_prio = thread.as_ref().map(|t| t.prio);
+    let mut running = window.running_at_start.clone();
+    let mut irqs_off = window.irqs_off_at_start.unwrap_or(false);
+    let mut stack: Vec<(PartKind, String)> = Vec::new();
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut t = d;
+    let phase_at = |ts: u64| {
+        if ts < t_fired {
+            Phase::BeforeFire
+        } else if ts < t_woken {
+            Phase::Firing
+        } else if ts < t_switch {
+            Phase::Waiting
+        } else {
+            Phase::Returning
+        }
+    };
+    let cuts = [t_fired, t_woken, t_switch];
+    for e in on_cpu.iter().copied().chain(std::iter::once(&Ev {
+        ts_ns: end,
+        cpu: spike.cpu,
+        pid: 0,
+        task: String::new(),
+        inferred: false,
+        in_irq: None,
+        irqs_off: None,
+        what: What::Other(String::new()),
+    })) {
+        let until = e.ts_ns.min(end);
+        if until > t {
+            // Cut the stretch at phase boundaries.
+            let mut a = t;
+            let start = t;
+            for &c in cuts.iter().filter(|&&c| c > start && c < until) {
+                pieces.push(piece(
+                    phase_at(a),
+                    a,
+                    c,
+                    &stack,
+                    running.as_ref(),
+                    irqs_off,
+                    thread_prio,
+                ));
+                a = c;
+            }
+            pieces.push(piece(
+                phase_at(a),
+                a,
+                until,
+                &stack,
+                running.as_ref(),
+                irqs_off,
+                thread_prio,
+            ));
+            t = until;
+        }
+        if e.ts_ns > end {
+            break;
+        }
+        if let Some(off) = e.irqs_off {
+            irqs_off = off;
+        }
+        match &e.what {
+            What::IrqIn(label) => stack.push((PartKind::Irq, label.clone())),
+            What::SoftIn(label) => stack.push((PartKind::Softirq, label.clone())),
+            What::IrqOut | What::SoftOut => {
+                stack.pop();
+            }
+            What::Switch { next, .. } => {
+                running = Some(next.clone());
+                stack.retain(|(k, _)| *k == PartKind::Irq);
+            }
+            _ => {}
+        }
+    }
+
+    let latency = end - d;
+    let parts = merge(&pieces, d, latency);
+    let culprit = parts.first().map_or(PartKind::Untraced, |p| p.kind);
+    let milestones = Milestones {
+        timer_fired_ns: fired.map(|_| t_fired - d),
+        woken_ns: woken.map(|_| t_woken - d),
+        switched_in_ns: switched.map(|_| t_switch - d),
+    };
+    let comm = spike
+        .comm
+        .clone()
+        .or_else(|| thread.as_ref().map(|t| t.comm.clone()));
+    let mut x = Explanation {
+        cpu: spike.cpu,
+        pid: spike.pid.or(thread.as_ref().map(|t| t.pid)),
+        comm,
+        prio: thread_prio,
+        latency_ns: latency,
+        deadline_ns: d,
+        cycle: spike.cycle,
+        milestones,
+        parts,
+        culprit,
+        story: String::new(),
+        caveats,
+    };
+    x.story = story::tell(&x, &pieces, spike.end_ts.is_some());
+    x
+}
+
+/// The piece of `[a, b)` in phase `phase` for the context on top.
+#[allow(clippy::too_many_arguments)]
+fn piece(
+    phase: Phase,
+    a: u64,
+    b: u64,
+    stack: &[(PartKind, String)],
+    running: Option<&TaskRef>,
+    irqs_off: bool,
+    thread_prio: Option<i32>,
+) -> Piece {
+    let (kind, what) = match stack.last() {
+        Some((k, label)) => (*k, label.clone()),
+        None => task_piece(phase, running, irqs_off, thread_prio),
+    };
+    Piece {
+        phase,
+        kind,
+        what,
+        start: a,
+        end: b,
+    }
+}
+
+fn task_piece(
+    phase: Phase,
+    running: Option<&TaskRef>,
+    irqs_off: bool,
+    thread_prio: Option<i32>,
+) -> (PartKind, String) {
+    let who = running.map_or("an unknown task".to_string(), TaskRef::describe);
+    let idle = running.is_some_and(|r| r.pid == 0);
+    match phase {
+        Phase::BeforeFire => {
+            let what = if idle {
+                "the CPU was idle: waking from an idle state, or the CPU was stalled \
+                 (hypervisor, SMI, firmware)"
+                    .to_string()
+            } else if irqs_off {
+                format!("interrupts were off in {who}")
+            } else {
+                format!(
+                    "nothing traced while {who} ran: interrupts off without a tracepoint, or the CPU was stalled (hypervisor, SMI, firmware)"
+                )
+            };
+            (PartKind::TimerDelay, what)
+        }
+        Phase::Firing => (
+            PartKind::TimerHandler,
+            "the timer's expiry and wake-up".to_string(),
+        ),
+        Phase::Returning => (
+            PartKind::Return,
+            "switch-in to the thread reading its clock".to_string(),
+        ),
+        Phase::Waiting => match running {
+            None => (PartKind::Untraced, "no switch shows what ran".to_string()),
+            Some(r) if r.pid == 0 => (
+                PartKind::Scheduler,
+                "switching from the idle task".to_string(),
+            ),
+            Some(r) if r.is_irq_thread() => (PartKind::IrqThread, who),
+            Some(r) if r.prio == UNKNOWN_PRIO => (
+                PartKind::Scheduler,
+                format!("{} (pid {}, priority unknown)", r.comm, r.pid),
+            ),
+            Some(r) => match thread_prio {
+                Some(p) if r.prio < p => (PartKind::HigherPriorityTask, who),
+                Some(p) if r.prio == p => (PartKind::SamePriorityTask, who),
+                Some(_) => (PartKind::NonPreemptible, who),
+                None => (PartKind::Scheduler, who),
+            },
+        },
+    }
+}
+
+/// Parts from pieces: same kind and description merged, largest first, shares of `latency`.
+fn merge(pieces: &[Piece], deadline: u64, latency: u64) -> Vec<Part> {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut last: Option<(PartKind, &str, u64)> = None;
+    for p in pieces.iter().filter(|p| p.end > p.start) {
+        let contiguous = last.is_some_and(|(k, w, e)| k == p.kind && w == p.what && e == p.start);
+        match parts
+            .iter_mut()
+            .find(|x| x.kind == p.kind && x.what == p.what)
+        {
+            Some(x) => {
+                x.duration_ns += p.end - p.start;
+                if !contiguous {
+                    x.times += 1;
+                }
+            }
+            None => parts.push(Part {
+                kind: p.kind,
+                what: p.what.clone(),
+                duration_ns: p.end - p.start,
+                start_ns: p.start - deadline,
+                times: 1,
+                share: 0.0,
+            }),
+        }
+        last = Some((p.kind, &p.what, p.end));
+    }
+    for x in &mut parts {
+        x.share = if latency == 0 {
+            0.0
+        } else {
+            x.duration_ns as f64 / latency as f64
+        };
+    }
+    parts.sort_by(|a, b| {
+        b.duration_ns
+            .cmp(&a.duration_ns)
+            .then(a.start_ns.cmp(&b.start_ns))
+    });
+    parts
+}

@@ -1,0 +1,27 @@
+//! Spike explanations from scheduler, IRQ and timer tracepoints.
+//!
+//! Two passes over a trace, both streaming: [`scan`] finds every timer wake-up of a sleeping
+//! task and gathers per-handler and per-task statistics; [`collect`] keeps the events of the
+//! windows around the spikes to explain; [`explain`] splits each spike's delay into parts and
+//! tells it. A run's own capture (small, kept with the run) goes through the same functions.
+
+mod attribute;
+mod owned;
+mod repair;
+mod scan;
+mod story;
+mod switches;
+mod window;
+
+pub use attribute::{Spike, explain};
+pub use owned::{Ev, TaskRef, What};
+pub use scan::{HandlerStats, Scan, TaskStats, Wakeup, is_break_marker, scan};
+pub use story::us;
+pub use window::{Window, WindowSpec, collect};
+
+/// How far before a deadline a window opens: long enough to see what ran when the deadline
+/// passed (the last switch, an open handler).
+pub const LOOKBACK_NS: u64 = 2_000_000;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,200 @@
+//! Events kept for an explanation: the few an explanation reads, owned, so a window of them
+//! outlives the line buffer they were read from.
+
+use crate::event::{Kind, Task};
+use crate::line::Event;
+
+/// A task, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskRef {
+    /// Name.
+    pub comm: String,
+    /// Pid.
+    pub pid: u32,
+    /// Kernel priority (0..=99 real-time, lower is more urgent; 100..=139 normal).
+    pub prio: i32,
+}
+
+impl From<&Task<'_>> for TaskRef {
+    fn from(t: &Task<'_>) -> TaskRef {
+        TaskRef {
+            comm: t.comm.to_string(),
+            pid: t.pid,
+            prio: t.prio,
+        }
+    }
+}
+
+impl TaskRef {
+    /// `stress-ng-cpu (pid 812, real-time priority 99)`.
+    pub fn describe(&self) -> String {
+        let task = Task {
+            comm: &self.comm,
+            pid: self.pid,
+            prio: self.prio,
+        };
+        if self.pid == 0 {
+            return "the idle task".to_string();
+        }
+        format!("{} (pid {}, {})", self.comm, self.pid, task.describe_prio())
+    }
+
+    /// Whether the task is an IRQ thread (`irq/41-eth0`).
+    pub fn is_irq_thread(&self) -> bool {
+        self.comm.starts_with("irq/")
+    }
+}
+
+/// What an explanation reads of an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum What {
+    /// The CPU switched tasks.
+    Switch {
+        /// From.
+        prev: TaskRef,
+        /// Its state as printed.
+        prev_state: String,
+        /// To.
+        next: TaskRef,
+    },
+    /// A task was woken (`sched_waking` or `sched_wakeup`).
+    Woken {
+        /// Which.
+        task: TaskRef,
+        /// The CPU it will run on, when printed.
+        target_cpu: Option<u32>,
+    },
+    /// A task moved between CPUs.
+    Migrate {
+        /// Which.
+        pid: u32,
+        /// From.
+        from: u32,
+        /// To.
+        to: u32,
+    },
+    /// An interrupt handler (or an architecture vector) started: `irq 36 virtio1-req.0`.
+    IrqIn(String),
+    /// One ended.
+    IrqOut,
+    /// A softirq started: `softirq TIMER`.
+    SoftIn(String),
+    /// One ended.
+    SoftOut,
+    /// An hrtimer's expiry was handled.
+    TimerFired {
+        /// Timer address.
+        hrtimer: String,
+        /// Callback.
+        function: String,
+        /// Its clock's time, ns.
+        now_ns: u64,
+    },
+    /// An hrtimer was armed.
+    TimerArmed {
+        /// Timer address.
+        hrtimer: String,
+        /// Callback.
+        function: String,
+        /// Expiry, ns on the timer's clock.
+        expires_ns: u64,
+    },
+    /// A trace marker.
+    Marker(String),
+    /// Interrupts or preemption went off (preemptirq events).
+    Off(String),
+    /// Anything else (it still shows the CPU was running traced code).
+    Other(String),
+}
+
+/// An event kept for an explanation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ev {
+    /// Trace clock, ns.
+    pub ts_ns: u64,
+    /// CPU.
+    pub cpu: u32,
+    /// The running task's pid.
+    pub pid: u32,
+    /// The running task's name.
+    pub task: String,
+    /// Whether rtlab inferred this event (a switch the trace does not show).
+    pub inferred: bool,
+    /// Recorded in a hard or soft interrupt (flags column), when the trace has flags.
+    pub in_irq: Option<bool>,
+    /// Interrupts were off (flags column), when the trace has flags.
+    pub irqs_off: Option<bool>,
+    /// What happened.
+    pub what: What,
+}
+
+impl Ev {
+    /// Keeps `event` (decoded as `kind`).
+    pub fn new(event: &Event<'_>, kind: &Kind<'_>) -> Ev {
+        let what = match kind {
+            Kind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => What::Switch {
+                prev: prev.into(),
+                prev_state: prev_state.to_string(),
+                next: next.into(),
+            },
+            Kind::Waking { task, target_cpu } | Kind::Wakeup { task, target_cpu } => What::Woken {
+                task: task.into(),
+                target_cpu: *target_cpu,
+            },
+            Kind::Migrate {
+                task,
+                orig_cpu,
+                dest_cpu,
+            } => What::Migrate {
+                pid: task.pid,
+                from: *orig_cpu,
+                to: *dest_cpu,
+            },
+            Kind::IrqEntry { irq, name } => What::IrqIn(format!("irq {irq} {name}")),
+            Kind::VectorEntry { what } => What::IrqIn(format!("{what} interrupt")),
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } => What::IrqOut,
+            Kind::SoftirqEntry { action, vec } => What::SoftIn(if action.is_empty() {
+                format!("softirq {vec}")
+            } else {
+                format!("softirq {action}")
+            }),
+            Kind::SoftirqExit { .. } => What::SoftOut,
+            Kind::HrtimerExpireEntry {
+                hrtimer,
+                function,
+                now_ns,
+            } => What::TimerFired {
+                hrtimer: hrtimer.to_string(),
+                function: function.to_string(),
+                now_ns: *now_ns,
+            },
+            Kind::HrtimerStart {
+                hrtimer,
+                function,
+                expires_ns,
+            } => What::TimerArmed {
+                hrtimer: hrtimer.to_string(),
+                function: function.to_string(),
+                expires_ns: *expires_ns,
+            },
+            Kind::Marker { text } => What::Marker(text.to_string()),
+            Kind::IrqsOff { caller } => What::Off(format!("interrupts off at {caller}")),
+            Kind::PreemptOff { caller } => What::Off(format!("preemption off at {caller}")),
+            _ => What::Other(event.name.to_string()),
+        };
+        Ev {
+            ts_ns: event.ts_ns,
+            cpu: event.cpu,
+            pid: event.pid,
+            task: event.task.to_string(),
+            inferred: false,
+            in_irq: event.flags.map(|f| f.hardirq || f.softirq || f.nmi),
+            irqs_off: event.flags.map(|f| f.irqs_off),
+            what,
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The first pass over a trace: every timer wake-up of a sleeping task (armed, fired, woken,
+//! switched in), interrupt and softirq handler durations, each task's wake-up-to-run delay and
+//! migrations, the markers rtlab and cyclictest write at a breach, and the trace clock's
+//! offset from the hrtimer clock. Streaming: what it keeps grows with wake-ups, not events.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, BufRead};
+
+use model::Histogram;
+
+use crate::event::{self, Kind};
+use crate::line::Line;
+use crate::reader::{ReadStats, Reader};
+
+use super::switches::{SwitchIn, Switches};
+
+/// One timer wake-up of a sleeping task (`clock_nanosleep`: `hrtimer_wakeup`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wakeup {
+    /// The task.
+    pub pid: u32,
+    /// Its name at the switch-in.
+    pub comm: String,
+    /// Its kernel priority at the switch-in.
+    pub prio: i32,
+    /// The CPU it ran on.
+    pub cpu: u32,
+    /// The deadline it asked for (the timer's soft expiry), on the hrtimer clock.
+    pub expires_ns: u64,
+    /// Trace time of the expiry's handling.
+    pub fired_ts: u64,
+    /// Trace time it was woken, when traced.
+    pub woken_ts: Option<u64>,
+    /// Trace time it was switched in.
+    pub switched_ts: u64,
+}
+
+impl Wakeup {
+    /// The deadline on the trace clock.
+    pub fn deadline_ts(&self, offset_ns: i64) -> u64 {
+        self.expires_ns.saturating_add_signed(offset_ns)
+    }
+
+    /// Deadline to switch-in.
+    pub fn latency_ns(&self, offset_ns: i64) -> u64 {
+        self.switched_ts.saturating_sub(self.deadline_ts(offset_ns))
+    }
+}
+
+/// Durations of one interrupt handler (or softirq).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HandlerStats {
+    /// Times it ran.
+    pub count: u64,
+    /// Time it ran in all, ns.
+    pub total_ns: u64,
+    /// Its longest run, ns.
+    pub max_ns: u64,
+    /// When that was (trace clock) and on which CPU.
+    pub max_at: (u64, u32),
+    /// Durations.
+    pub histogram: Histogram,
+}
+
+/// One task's scheduling delays (wake-up to switch-in).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskStats {
+    /// Its name (the last seen).
+    pub comm: String,
+    /// Its kernel priority (the last seen).
+    pub prio: i32,
+    /// Wake-ups followed by a switch-in.
+    pub wakeups: u64,
+    /// The longest wake-up to switch-in, ns.
+    pub max_ns: u64,
+    /// When that switch-in was (trace clock) and on which CPU.
+    pub max_at: (u64, u32),
+    /// Delays.
+    pub histogram: Histogram,
+    /// Times it moved to another CPU.
+    pub migrations: u64,
+}
+
+/// What the first pass found.
+#[derive(Clone, Debug, Default)]
+pub struct Scan {
+    /// Timer wake-ups, in switch-in order.
+    pub wakeups: Vec<Wakeup>,
+    /// Trace clock minus hrtimer clock (ns), from the earliest-looking timer expiries; 0 when
+    /// the trace has none.
+    pub clock_offset_ns: i64,
+    /// Handlers by name (`irq 36 virtio1-req.0`, `softirq TIMER`, `local_timer interrupt`).
+    pub handlers: BTreeMap<String, HandlerStats>,
+    /// Tasks by pid.
+    pub tasks: BTreeMap<u32, TaskStats>,
+    /// Break markers (`rtlab: break: ...`, cyclictest's `hit latency threshold`): trace time,
+    /// CPU, text.
+    pub markers: Vec<(u64, u32, String)>,
+    /// Per CPU: first and last event time, events.
+    pub cpus: BTreeMap<u32, (u64, u64, u64)>,
+    /// What the reader met.
+    pub read: ReadStats,
+    /// Whether the trace had a flags column.
+    pub has_flags: bool,
+    /// Event names seen, with counts.
+    pub names: BTreeMap<String, u64>,
+}
+
+/// A timer wake-up in progress.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    expires_ns: u64,
+    fired_ts: u64,
+    woken_ts: Option<u64>,
+}
+
+/// Reads the whole trace once.
+pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
+    let mut s = Scan::default();
+    let mut reader = Reader::new(input);
+    let mut armed: HashMap<String, (u32, u64)> = HashMap::new();
+    let mut pending: HashMap<u32, Pending> = HashMap::new();
+    let mut woken_at: HashMap<u32, u64> = HashMap::new();
+    let mut open: HashMap<u32, Vec<(String, u64)>> = HashMap::new();
+    let mut offset: Option<i64> = None;
+    let mut switches = Switches::default();
+    let mut switched_in: Vec<SwitchIn> = Vec::new();
+    while let Some((_, line)) = reader.next_line()? {
+        let Line::Event(e) = line else { continue };
+        let span = s.cpus.entry(e.cpu).or_insert((e.ts_ns, e.ts_ns, 0));
+        span.1 = e.ts_ns;
+        span.2 += 1;
+        s.has_flags |= e.flags.is_some();
+        match s.names.get_mut(e.name) {
+            Some(n) => *n += 1,
+            None => {
+                s.names.insert(e.name.to_string(), 1);
+            }
+        }
+        let kind = event::decode(&e);
+        switches.event(&e, &kind, &mut switched_in);
+        for sw in switched_in.drain(..) {
+            if let Some(p) = pending.remove(&sw.pid) {
+                s.wakeups.push(Wakeup {
+                    pid: sw.pid,
+                    comm: sw.comm.clone(),
+                    prio: sw.prio,
+                    cpu: sw.cpu,
+                    expires_ns: p.expires_ns,
+                    fired_ts: p.fired_ts,
+                    woken_ts: p.woken_ts,
+                    switched_ts: sw.ts_ns,
+                });
+            }
+            let t = s.tasks.entry(sw.pid).or_default();
+            t.comm = sw.comm;
+            if sw.prio != i32::MIN {
+                t.prio = sw.prio;
+            }
+            if let Some(w) = woken_at.remove(&sw.pid) {
+                let delay = sw.ts_ns.saturating_sub(w);
+                t.wakeups += 1;
+                t.histogram.record(delay);
+                if delay >= t.max_ns {
+                    t.max_ns = delay;
+                    t.max_at = (sw.ts_ns, sw.cpu);
+                }
+            }
+        }
+        match kind {
+            Kind::HrtimerStart {
+                hrtimer,
+                function: "hrtimer_wakeup",
+                expires_ns,
+            } => {
+                armed.insert(hrtimer.to_string(), (e.pid, expires_ns));
+            }
+            Kind::HrtimerExpireEntry {
+                hrtimer,
+                function,
+                now_ns,
+            } => {
+                let delta = i64::try_from(e.ts_ns).unwrap_or(i64::MAX)
+                    - i64::try_from(now_ns).unwrap_or(i64::MAX);
+                offset = Some(offset.map_or(delta, |o| o.min(delta)));
+                if function == "hrtimer_wakeup"
+                    && let Some((pid, expires_ns)) = armed.remove(hrtimer)
+                {
+                    pending.insert(
+                        pid,
+                        Pending {
+                            expires_ns,
+                            fired_ts: e.ts_ns,
+                            woken_ts: None,
+                        },
+                    );
+                }
+            }
+            Kind::Waking { task, .. } | Kind::Wakeup { task, .. } => {
+                if let Some(p) = pending.get_mut(&task.pid)
+                    && p.woken_ts.is_none()
+                {
+                    p.woken_ts = Some(e.ts_ns);
+                }
+                woken_at.entry(task.pid).or_insert(e.ts_ns);
+            }
+            Kind::Migrate { task, .. } => {
+                let t = s.tasks.entry(task.pid).or_default();
+                if t.comm.is_empty() {
+                    t.comm = task.comm.to_string();
+                    t.prio = task.prio;
+                }
+                t.migrations += 1;
+            }
+            Kind::IrqEntry { irq, name } => {
+                open.entry(e.cpu)
+                    .or_default()
+                    .push((format!("irq {irq} {name}"), e.ts_ns));
+            }
+            Kind::VectorEntry { what } => {
+                open.entry(e.cpu)
+                    .or_default()
+                    .push((format!("{what} interrupt"), e.ts_ns));
+            }
+            Kind::SoftirqEntry { vec, action } => {
+                let name = if action.is_empty() {
+                    format!("softirq {vec}")
+                } else {
+                    format!("softirq {action}")
+                };
+                open.entry(e.cpu).or_default().push((name, e.ts_ns));
+            }
+            Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
+                if let Some((name, start)) = open.get_mut(&e.cpu).and_then(Vec::pop) {
+                    let d = e.ts_ns.saturating_sub(start);
+                    let h = s.handlers.entry(name).or_default();
+                    h.count += 1;
+                    h.total_ns += d;
+                    h.histogram.record(d);
+                    if d >= h.max_ns {
+                        h.max_ns = d;
+                        h.max_at = (start, e.cpu);
+                    }
+                }
+            }
+            Kind::Marker { text } if is_break_marker(text) => {
+                s.markers.push((e.ts_ns, e.cpu, text.to_string()));
+            }
+            _ => {}
+        }
+    }
+    s.clock_offset_ns = offset.unwrap_or(0);
+    s.read = reader.stats().clone();
+    Ok(s)
+}
+
+/// Markers written at a breach: rtlab's `rtlab: break: ...`, cyclictest's `hit latency
+/// threshold (X > Y)`.
+pub fn is_break_marker(text: &str) -> bool {
+    text.starts_with("rtlab: break:") || text.starts_with("hit latency threshold")
+}
+
+impl Scan {
+    /// The timer wake-ups of real-time tasks (or of every task when none is real-time),
+    /// worst first, at most `n`.
+    pub fn worst(&self, n: usize) -> Vec<&Wakeup> {
+        let rt = self.wakeups.iter().any(|w| w.prio < 100);
+        let mut all: Vec<&Wakeup> = self
+            .wakeups
+            .iter()
+            .filter(|w| !rt || w.prio < 100)
+            .collect();
+        all.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(self.clock_offset_ns)));
+        all.truncate(n);
+        all
+    }
+
+    /// Per CPU: the wake-up latency histogram of real-time tasks' timer wake-ups (the old
+    /// RT patch's wakeup latency histograms, from tracepoints).
+    pub fn wakeup_histograms(&self) -> BTreeMap<u32, Histogram> {
+        let mut out: BTreeMap<u32, Histogram> = BTreeMap::new();
+        for w in self.wakeups.iter().filter(|w| w.prio < 100) {
+            out.entry(w.cpu)
+                .or_default()
+                .record(w.latency_ns(self.clock_offset_ns));
+        }
+        out
+    }
+}

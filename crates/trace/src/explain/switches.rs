@@ -1,0 +1,122 @@
+//! Switch-ins for the first pass, the traced ones and the ones a trace leaves out (see
+//! [`super::repair`] for why), in constant work per event: per CPU, the running task, the
+//! handler depth, the tasks woken onto it, and an inferred switch held until the CPU's next
+//! event confirms it (or shows the CPU still idle, which takes it back).
+
+use std::collections::HashMap;
+
+use crate::event::Kind;
+use crate::line::Event;
+
+/// A task switched in: pid, name, kernel priority (`i32::MIN` when unknown), CPU, time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct SwitchIn {
+    pub pid: u32,
+    pub comm: String,
+    pub prio: i32,
+    pub cpu: u32,
+    pub ts_ns: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Cpu {
+    running: Option<u32>,
+    depth: u32,
+    /// Woken onto this CPU, not yet running: pid, name, priority.
+    runnable: Vec<(u32, String, i32)>,
+    /// An inferred switch from idle awaiting the CPU's next event.
+    tentative: Option<(u32, String, i32, u64)>,
+}
+
+/// The tracker.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Switches {
+    cpus: HashMap<u32, Cpu>,
+    prios: HashMap<u32, i32>,
+}
+
+impl Switches {
+    /// Takes one event; pushes the switch-ins it reveals onto `out`.
+    pub(super) fn event(&mut self, e: &Event<'_>, kind: &Kind<'_>, out: &mut Vec<SwitchIn>) {
+        let in_irq = e.flags.map(|f| f.hardirq || f.softirq || f.nmi);
+        let cpu = self.cpus.entry(e.cpu).or_default();
+        // Settle an inferred switch with this event.
+        if let Some((pid, comm, prio, ts)) = cpu.tentative.take() {
+            if e.pid == 0 && !matches!(kind, Kind::Switch { .. }) {
+                cpu.runnable.push((pid, comm, prio)); // still idle: not yet
+            } else {
+                cpu.running = Some(pid);
+                out.push(SwitchIn {
+                    pid,
+                    comm,
+                    prio,
+                    cpu: e.cpu,
+                    ts_ns: ts,
+                });
+            }
+        }
+        match kind {
+            Kind::Switch { prev, next, .. } => {
+                self.prios.insert(prev.pid, prev.prio);
+                self.prios.insert(next.pid, next.prio);
+                cpu.runnable.retain(|t| t.0 != next.pid);
+                cpu.depth = 0;
+                if cpu.running != Some(next.pid) {
+                    out.push(SwitchIn {
+                        pid: next.pid,
+                        comm: next.comm.to_string(),
+                        prio: next.prio,
+                        cpu: e.cpu,
+                        ts_ns: e.ts_ns,
+                    });
+                }
+                cpu.running = Some(next.pid);
+                return;
+            }
+            _ => {
+                // A task the tracker did not know was running: it was switched in by now.
+                if cpu.running.is_some_and(|r| r != e.pid) {
+                    cpu.runnable.retain(|t| t.0 != e.pid);
+                    out.push(SwitchIn {
+                        pid: e.pid,
+                        comm: e.task.to_string(),
+                        prio: self.prios.get(&e.pid).copied().unwrap_or(i32::MIN),
+                        cpu: e.cpu,
+                        ts_ns: e.ts_ns,
+                    });
+                }
+                cpu.running = Some(e.pid);
+            }
+        }
+        let edge = match kind {
+            Kind::IrqEntry { .. } | Kind::SoftirqEntry { .. } | Kind::VectorEntry { .. } => {
+                cpu.depth += 1;
+                false
+            }
+            Kind::IrqExit { .. } | Kind::SoftirqExit { .. } | Kind::VectorExit { .. } => {
+                cpu.depth = cpu.depth.saturating_sub(1);
+                true
+            }
+            Kind::HrtimerExpireExit { .. } => true,
+            Kind::Waking { task, target_cpu } | Kind::Wakeup { task, target_cpu } => {
+                self.prios.insert(task.pid, task.prio);
+                let target = target_cpu.unwrap_or(e.cpu);
+                let t = self.cpus.entry(target).or_default();
+                if t.running != Some(task.pid) && !t.runnable.iter().any(|r| r.0 == task.pid) {
+                    t.runnable
+                        .push((task.pid, task.comm.to_string(), task.prio));
+                }
+                in_irq == Some(false) && target == e.cpu
+            }
+            _ => false,
+        };
+        let cpu = self.cpus.entry(e.cpu).or_default();
+        if edge && cpu.depth == 0 && cpu.running == Some(0) && !cpu.runnable.is_empty() {
+            let best = (0..cpu.runnable.len())
+                .min_by_key(|&i| cpu.runnable[i].2)
+                .unwrap_or(0);
+            let (pid, comm, prio) = cpu.runnable.remove(best);
+            cpu.tentative = Some((pid, comm, prio, e.ts_ns));
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The second pass: the events of the windows around the spikes being explained, kept owned,
+//! with what was running on the CPU when each window opened and the window's raw lines.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead};
+
+use crate::event::{self, Kind};
+use crate::line::Line;
+use crate::reader::Reader;
+
+use super::owned::{Ev, TaskRef};
+
+/// A window to keep: one CPU, a stretch of trace time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSpec {
+    /// The CPU.
+    pub cpu: u32,
+    /// Trace time the window opens (ns).
+    pub from_ts: u64,
+    /// Trace time it closes (ns).
+    pub to_ts: u64,
+}
+
+/// The events of one window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    /// The window's CPU.
+    pub cpu: u32,
+    /// Its stretch.
+    pub from_ts: u64,
+    /// See `from_ts`.
+    pub to_ts: u64,
+    /// Events on the CPU in the window, and wake-ups and migrations on any CPU, in trace
+    /// order.
+    pub events: Vec<Ev>,
+    /// The task running on the CPU when the window opened, when a switch before it says.
+    pub running_at_start: Option<TaskRef>,
+    /// Whether the CPU's flags showed interrupts off at its last event before the window.
+    pub irqs_off_at_start: Option<bool>,
+    /// Lost-events markers met while the window was open.
+    pub lost_markers: u64,
+    /// Whether the CPU's buffer started inside or after the window (older events gone).
+    pub buffer_started_late: bool,
+    /// The kept events' lines as the trace printed them (when asked for).
+    pub text: String,
+}
+
+/// Reads the trace once more and fills one [`Window`] per spec.
+pub fn collect<R: BufRead>(
+    input: R,
+    specs: &[WindowSpec],
+    keep_text: bool,
+) -> io::Result<Vec<Window>> {
+    let mut windows: Vec<Window> = specs
+        .iter()
+        .map(|s| Window {
+            cpu: s.cpu,
+            from_ts: s.from_ts,
+            to_ts: s.to_ts,
+            ..Window::default()
+        })
+        .collect();
+    let mut running: HashMap<u32, TaskRef> = HashMap::new();
+    let mut irqs_off: HashMap<u32, bool> = HashMap::new();
+    let mut last_ts = 0u64;
+    let mut reader = Reader::new(input);
+    while let Some((_, line)) = reader.next_line()? {
+        let e = match line {
+            Line::Event(e) => e,
+            Line::Lost { .. } => {
+                for w in windows
+                    .iter_mut()
+                    .filter(|w| w.from_ts <= last_ts && last_ts <= w.to_ts)
+                {
+                    w.lost_markers += 1;
+                }
+                continue;
+            }
+            Line::BufferStarted { cpu } => {
+                for w in windows
+                    .iter_mut()
+                    .filter(|w| w.cpu == cpu && last_ts >= w.from_ts)
+                {
+                    w.buffer_started_late = true;
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        last_ts = e.ts_ns;
+        let kind = event::decode(&e);
+        let mut kept: Option<Ev> = None;
+        for w in windows.iter_mut() {
+            if e.ts_ns < w.from_ts {
+                continue;
+            }
+            if w.events.is_empty() && e.ts_ns >= w.from_ts && w.running_at_start.is_none() {
+                w.running_at_start = running.get(&w.cpu).cloned();
+                w.irqs_off_at_start = irqs_off.get(&w.cpu).copied();
+            }
+            if e.ts_ns > w.to_ts {
+                continue;
+            }
+            let relevant = e.cpu == w.cpu
+                || matches!(
+                    kind,
+                    Kind::Waking { .. } | Kind::Wakeup { .. } | Kind::Migrate { .. }
+                );
+            if !relevant {
+                continue;
+            }
+            let ev = kept.get_or_insert_with(|| Ev::new(&e, &kind)).clone();
+            w.events.push(ev);
+            if keep_text {
+                w.text.push_str(e.line);
+                w.text.push('\n');
+            }
+        }
+        if let Kind::Switch { next, .. } = &kind {
+            running.insert(e.cpu, next.into());
+        }
+        if let Some(f) = e.flags {
+            irqs_off.insert(e.cpu, f.irqs_off);
+        }
+    }
+    for w in &mut windows {
+        if w.events.is_empty() {
+            w.running_at_start = running.get(&w.cpu).cloned();
+        }
+    }
+    Ok(windows)
+}

@@ -1,0 +1,1 @@
+//! The hwlat tracer's output.

@@ -1,0 +1,1 @@
+//! The latency tracers' reports (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt).

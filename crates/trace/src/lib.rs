@@ -1,0 +1,23 @@
+//! rtlab's trace room: reading kernel traces as text and explaining latency spikes from them.
+//!
+//! - [`line`]: one line of ftrace (`trace`, `trace_pipe`, per-CPU files) or `trace-cmd report`
+//!   text as a borrowed [`line::Line`]: an event (task, pid, CPU, flags, timestamp, name, its
+//!   fields), a lost-events marker, a buffer-start marker, a comment, or something else.
+//! - [`event`]: the events an explanation needs, decoded from their fields (both the kernel's
+//!   `key=value` print formats and trace-cmd's plugin formats).
+//! - [`reader`]: a streaming reader over any `BufRead`: one reused line buffer, so a trace larger
+//!   than memory still reads.
+//! - [`latency`]: the latency tracers' reports (irqsoff, preemptoff, preemptirqsoff, wakeup,
+//!   wakeup_rt): the worst section, where it started and ended, the functions in it.
+//! - [`hwlat`]: the hwlat tracer's samples (inner/outer latency, NMI counts) per CPU.
+//! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
+//!   timer's expiry to the thread running, and the delay attributed to its parts.
+//!
+//! Everything here is data in, data out: no file system access, no clock.
+
+pub mod event;
+pub mod explain;
+pub mod hwlat;
+pub mod latency;
+pub mod line;
+pub mod reader;

@@ -1,0 +1,264 @@
+//! One line of a text trace, borrowed from the line: the kernel's `trace` and `trace_pipe`
+//! files (with or without the flags column, with or without `record-tgid`'s `(tgid)` column)
+//! and `trace-cmd report` output (with its `cpus=N` and `CPU N is empty` lines, and the
+//! `instance:` prefix it prints for instance buffers).
+//!
+//! An event line is `TASK-PID [CPU] FLAGS SECONDS.FRACTION: NAME: FIELDS`; the task name may
+//! hold spaces and dashes (the pid follows the last dash), the flags column is optional, the
+//! fraction has 6 digits (microseconds) or 9 (nanoseconds). Lines that are not events are
+//! classified, never an error: a trace is often cut or damaged, and the reader counts what it
+//! could not read.
+
+/// What one line holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A trace event.
+    Event(Event<'a>),
+    /// The kernel (or trace-cmd) says events were lost: `CPU:2 [LOST 123 EVENTS]`.
+    Lost {
+        /// The CPU, when named.
+        cpu: Option<u32>,
+        /// How many, when counted.
+        events: Option<u64>,
+    },
+    /// `##### CPU 2 buffer started ####`: events on that CPU before this line were overwritten.
+    BufferStarted {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// A comment, a header or an empty line.
+    Comment,
+    /// A line continuing the previous one (a stack entry ` => func`, the rest of a `bprint`).
+    Continuation(&'a str),
+    /// A line that is none of these (cut, corrupted, or a format rtlab does not know).
+    Malformed(&'a str),
+}
+
+/// One event, its text borrowed from the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// The task's name (`<idle>`, `<...>` when the kernel did not record it).
+    pub task: &'a str,
+    /// The task's pid (0 for the idle task).
+    pub pid: u32,
+    /// The CPU the event was recorded on.
+    pub cpu: u32,
+    /// The context flags, when the trace has the column.
+    pub flags: Option<Flags>,
+    /// The timestamp in nanoseconds of the trace clock (`mono` is CLOCK_MONOTONIC).
+    pub ts_ns: u64,
+    /// Digits of the printed fraction: 6 (microsecond resolution) or 9.
+    pub ts_digits: u8,
+    /// The event's name (`sched_switch`).
+    pub name: &'a str,
+    /// The event's fields as printed.
+    pub fields: &'a str,
+    /// The whole line.
+    pub line: &'a str,
+}
+
+/// The context an event was recorded in (the `d..2.` column).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// Interrupts were disabled (`d`, or `D` with bottom halves off too).
+    pub irqs_off: bool,
+    /// Bottom halves were disabled (`b` or `D`).
+    pub bh_off: bool,
+    /// A reschedule was pending (`N`, `n`, `p`, `L`, `l`).
+    pub need_resched: bool,
+    /// In a hard interrupt (`h`, `H`).
+    pub hardirq: bool,
+    /// In a softirq (`s`, `H`).
+    pub softirq: bool,
+    /// In an NMI (`z`, `Z`).
+    pub nmi: bool,
+    /// Preemption-disable depth (0 when `.`).
+    pub preempt_depth: u8,
+}
+
+impl Flags {
+    /// Decodes the flags column (4 or 5 characters); `None` when it is not one.
+    pub fn parse(text: &str) -> Option<Flags> {
+        let b = text.as_bytes();
+        if !(4..=5).contains(&b.len()) {
+            return None;
+        }
+        let mut f = Flags::default();
+        match b[0] {
+            b'd' => f.irqs_off = true,
+            b'D' => {
+                f.irqs_off = true;
+                f.bh_off = true;
+            }
+            b'b' => f.bh_off = true,
+            b'.' | b'X' => {}
+            _ => return None,
+        }
+        match b[1] {
+            b'N' | b'n' | b'p' | b'L' | b'l' | b'B' | b'b' => f.need_resched = true,
+            b'.' => {}
+            _ => return None,
+        }
+        match b[2] {
+            b'h' => f.hardirq = true,
+            b's' => f.softirq = true,
+            b'H' => {
+                f.hardirq = true;
+                f.softirq = true;
+            }
+            b'z' | b'Z' => f.nmi = true,
+            b'.' => {}
+            _ => return None,
+        }
+        f.preempt_depth = match b[3] {
+            b'.' => 0,
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        if let Some(&c) = b.get(4)
+            && !(c == b'.' || c.is_ascii_hexdigit())
+        {
+            return None;
+        }
+        Some(f)
+    }
+}
+
+/// Classifies one line (without its newline).
+pub fn parse(line: &str) -> Line<'_> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') && !trimmed.starts_with("#####") {
+        return Line::Comment;
+    }
+    if let Some(l) = special(trimmed) {
+        return l;
+    }
+    if trimmed.starts_with("=>") {
+        return Line::Continuation(trimmed);
+    }
+    match event(line) {
+        Some(e) => Line::Event(e),
+        None if line.starts_with(' ') && !line.contains(" [") => Line::Continuation(trimmed),
+        None => Line::Malformed(line),
+    }
+}
+
+/// Lost-event and buffer markers, and trace-cmd's bookkeeping lines.
+fn special(t: &str) -> Option<Line<'_>> {
+    if let Some(rest) = t.strip_prefix("##### CPU ") {
+        let cpu = rest.split_whitespace().next()?.parse().ok()?;
+        return Some(Line::BufferStarted { cpu });
+    }
+    if t.starts_with("cpus=") || (t.starts_with("CPU ") && t.ends_with(" is empty")) {
+        return Some(Line::Comment);
+    }
+    if t.starts_with("version = ") {
+        return Some(Line::Comment);
+    }
+    // `CPU:2 [LOST 123 EVENTS]`, `CPU:2 [123 EVENTS DROPPED]`, or the bracket alone.
+    if let Some(open) = t.find('[')
+        && t.ends_with(']')
+        && (t.contains("LOST") || t.contains("DROPPED"))
+    {
+        let head = &t[..open];
+        let cpu = head
+            .trim()
+            .strip_prefix("CPU:")
+            .and_then(|c| c.trim().parse().ok());
+        let inner = &t[open + 1..t.len() - 1];
+        let events = inner.split_whitespace().find_map(|w| w.parse().ok());
+        if head.trim().is_empty() || cpu.is_some() {
+            return Some(Line::Lost { cpu, events });
+        }
+    }
+    None
+}
+
+/// Parses an event line; `None` when it is not one.
+fn event(line: &str) -> Option<Event<'_>> {
+    // The CPU column: the first `[digits]` preceded by a space.
+    let mut search = 0;
+    let (open, close) = loop {
+        let open = search + line[search..].find(" [")? + 1;
+        let close = open + line[open..].find(']')?;
+        let digits = &line[open + 1..close];
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            break (open, close);
+        }
+        search = open;
+    };
+    let cpu: u32 = line[open + 1..close].parse().ok()?;
+    let mut head = line[..open].trim();
+    // record-tgid's `(  tgid)` column.
+    if head.ends_with(')')
+        && let Some(p) = head.rfind('(')
+    {
+        head = head[..p].trim_end();
+    }
+    // trace-cmd's `instance:` prefix before the task.
+    if let Some((first, rest)) = head.split_once(char::is_whitespace)
+        && first.ends_with(':')
+        && rest.trim_start().rfind('-').is_some()
+    {
+        head = rest.trim_start();
+    }
+    let dash = head.rfind('-')?;
+    let task = head[..dash].trim_start();
+    let pid: u32 = head[dash + 1..].parse().ok()?;
+
+    let mut rest = &line[close + 1..];
+    let mut words = rest.split_whitespace();
+    let first = words.next()?;
+    let (flags, ts_word) = if first.ends_with(':') {
+        (None, first)
+    } else {
+        (Some(Flags::parse(first)?), words.next()?)
+    };
+    let ts_text = ts_word.strip_suffix(':')?;
+    let (ts_ns, ts_digits) = timestamp(ts_text)?;
+    let at = rest.find(ts_word)? + ts_word.len();
+    rest = rest[at..].trim_start();
+    let colon = rest.find(':')?;
+    let name = &rest[..colon];
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return None;
+    }
+    let fields = rest[colon + 1..].trim_start();
+    Some(Event {
+        task,
+        pid,
+        cpu,
+        flags,
+        ts_ns,
+        ts_digits,
+        name,
+        fields,
+        line,
+    })
+}
+
+/// `13555.497867` → ns, and the digits of the fraction.
+pub fn timestamp(text: &str) -> Option<(u64, u8)> {
+    let (secs, frac) = text.split_once('.')?;
+    if secs.is_empty() || frac.is_empty() || frac.len() > 9 {
+        return None;
+    }
+    if !secs.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = frac.len() as u32;
+    let secs: u64 = secs.parse().ok()?;
+    let frac: u64 = frac.parse().ok()?;
+    let ns = secs
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac * 10u64.pow(9 - digits))?;
+    Some((ns, digits as u8))
+}
+
+#[cfg(test)]
+mod tests;

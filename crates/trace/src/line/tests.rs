@@ -1,0 +1,134 @@
+//! Line classification on lines from real traces: this machine's `trace` file (6.18, five-column
+//! flags), the kernel documentation's `trace_pipe` (four-column flags), trace-cmd 3.1 report
+//! (no flags, instance prefix), markers, lost events, and damage.
+
+use super::*;
+
+fn ev(line: &str) -> Event<'_> {
+    match parse(line) {
+        Line::Event(e) => e,
+        other => panic!("not an event: {other:?}"),
+    }
+}
+
+#[test]
+fn kernel_trace_line_with_five_flag_columns() {
+    let e = ev(
+        "      cyclictest-30756   [000] d..3. 13555.497867: sched_waking: comm=migration/0 pid=18 prio=0 target_cpu=000",
+    );
+    assert_eq!(e.task, "cyclictest");
+    assert_eq!(e.pid, 30756);
+    assert_eq!(e.cpu, 0);
+    assert_eq!(e.ts_ns, 13_555_497_867_000);
+    assert_eq!(e.ts_digits, 6);
+    assert_eq!(e.name, "sched_waking");
+    assert_eq!(e.fields, "comm=migration/0 pid=18 prio=0 target_cpu=000");
+    let f = e.flags.unwrap();
+    assert!(f.irqs_off && !f.hardirq && !f.need_resched);
+    assert_eq!(f.preempt_depth, 3);
+    let e = ev(
+        "          <idle>-0       [001] dNh1. 13555.496016: hrtimer_expire_entry: hrtimer=0000000009a021c4 function=tick_nohz_handler now=13555496014195",
+    );
+    assert_eq!((e.task, e.pid, e.cpu), ("<idle>", 0, 1));
+    let f = e.flags.unwrap();
+    assert!(f.irqs_off && f.hardirq && f.need_resched);
+}
+
+#[test]
+fn documentation_trace_pipe_with_four_flag_columns() {
+    let e = ev(
+        "     kworker/0:1-59    [000] d..4   136.677022: sched_wakeup: comm=sshd pid=1995 prio=120 success=1 target_cpu=001",
+    );
+    assert_eq!(
+        (e.task, e.pid, e.ts_ns),
+        ("kworker/0:1", 59, 136_677_022_000)
+    );
+    assert_eq!(e.flags.unwrap().preempt_depth, 4);
+}
+
+#[test]
+fn trace_cmd_report_lines() {
+    let e = ev(
+        "tcprobe:             bash-31634 [001] 13659.399797: sched_switch:         bash:31634 [120] R ==> bash:31637 [120]",
+    );
+    assert_eq!((e.task, e.pid, e.cpu, e.flags), ("bash", 31634, 1, None));
+    assert_eq!(e.fields, "bash:31634 [120] R ==> bash:31637 [120]");
+    let e = ev(
+        "              ls-4734  [002] 106439.675591: sched_switch:          prev_comm=trace-cmd prev_pid=4734 prev_prio=120 prev_state=1024 next_comm=migration/2 next_pid=18 next_prio=0",
+    );
+    assert_eq!((e.task, e.pid, e.cpu), ("ls", 4734, 2));
+    let e = ev(
+        "                    <...>-5642  [000]   279.524651: print:                tracing_mark_write: rtlab: break: CPU 1 woke 987654 ns late",
+    );
+    assert_eq!((e.task, e.name), ("<...>", "print"));
+    assert_eq!(
+        e.fields,
+        "tracing_mark_write: rtlab: break: CPU 1 woke 987654 ns late"
+    );
+    assert_eq!(parse("cpus=6"), Line::Comment);
+    assert_eq!(parse("CPU 3 is empty"), Line::Comment);
+    assert_eq!(parse(" gid=4"), Line::Continuation("gid=4"));
+}
+
+#[test]
+fn tasks_with_dashes_spaces_and_tgid() {
+    let e = ev("  Web Content-kid-4242 (  4200) [003] ...1. 100.000000001: sched_switch: x");
+    assert_eq!((e.task, e.pid, e.cpu), ("Web Content-kid", 4242, 3));
+    assert_eq!((e.ts_ns, e.ts_digits), (100_000_000_001, 9));
+}
+
+#[test]
+fn markers_lost_events_and_buffer_starts() {
+    assert_eq!(
+        parse("CPU:1 [LOST 1234 EVENTS]"),
+        Line::Lost {
+            cpu: Some(1),
+            events: Some(1234)
+        }
+    );
+    assert_eq!(
+        parse("CPU:0 [1200 EVENTS DROPPED]"),
+        Line::Lost {
+            cpu: Some(0),
+            events: Some(1200)
+        }
+    );
+    assert_eq!(
+        parse("##### CPU 2 buffer started ####"),
+        Line::BufferStarted { cpu: 2 }
+    );
+    assert_eq!(parse("# tracer: nop"), Line::Comment);
+    assert_eq!(parse(""), Line::Comment);
+    assert_eq!(parse(" => __schedule"), Line::Continuation("=> __schedule"));
+}
+
+#[test]
+fn damaged_lines_are_malformed_not_errors() {
+    for bad in [
+        "      cyclictest-30756   [000] d..3. 13555.4978",
+        "      cyclictest-30756   [000] d..3. 13555.497867",
+        "      cyclictest   [000] d..3. 13555.497867: sched_waking: x",
+        "      cyclictest-30756   [0x0] d..3. 13555.497867: sched_waking: x",
+        "      cyclictest-30756   [000] q..3. 13555.497867: sched_waking: x",
+        "garbage [7] here",
+    ] {
+        assert!(matches!(parse(bad), Line::Malformed(_)), "{bad}");
+    }
+}
+
+#[test]
+fn timestamps() {
+    assert_eq!(timestamp("0.000001"), Some((1_000, 6)));
+    assert_eq!(timestamp("5.5"), Some((5_500_000_000, 1)));
+    assert_eq!(timestamp("1.1234567891"), None);
+    assert_eq!(timestamp("x.1"), None);
+    assert_eq!(timestamp("18446744073.709551615"), Some((u64::MAX, 9)));
+    assert_eq!(timestamp("18446744074.0"), None);
+}
+
+proptest::proptest! {
+    #[test]
+    fn never_panics(line in "\\PC{0,120}") {
+        let _ = parse(&line);
+    }
+}
