@@ -248,6 +248,22 @@ pub struct MeasureArgs {
     #[arg(short = 'b', long = "break", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
     pub break_threshold: Option<Nanos>,
 
+    /// Record a kernel trace while measuring (a private tracefs instance with the scheduler,
+    /// IRQ, softirq, timer, IPI and workqueue events; removed afterwards) and explain the
+    /// worst spikes from it: which IRQ, task or section was in the way. With --break the trace
+    /// is frozen at the breach. The explanations and the trace around each spike are stored
+    /// with the run (`rtlab explain RUN`).
+    #[arg(long, help_heading = "Trace")]
+    pub trace: bool,
+
+    /// With --trace: ring buffer per CPU, in KiB. Larger keeps older spikes explainable.
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576), requires = "trace", help_heading = "Trace")]
+    pub trace_buffer: u64,
+
+    /// With --trace: also keep the whole trace as text in DIR.
+    #[arg(long, value_name = "DIR", requires = "trace", help_heading = "Trace")]
+    pub trace_dir: Option<PathBuf>,
+
     /// Run to the end, then exit 1 if any CPU's maximum exceeded TIME.
     #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
     pub fail_above: Option<Nanos>,

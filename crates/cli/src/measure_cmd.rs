@@ -270,6 +270,11 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         fail_above: args.fail_above,
         spikes: Some(args.spikes),
         checkpoint: Some(args.checkpoint),
+        trace: args.trace.then(|| measure::TraceOptions {
+            buffer_kb: args.trace_buffer,
+            keep_dir: args.trace_dir.clone(),
+            ..measure::TraceOptions::default()
+        }),
     };
     Config::from_request(&request).map_err(|e| UsageError(e.to_string()).into())
 }

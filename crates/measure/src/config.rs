@@ -63,6 +63,8 @@ pub struct Config {
     pub checkpoint: Option<Nanos>,
     /// Stack size of each measuring thread.
     pub stack_bytes: usize,
+    /// `--trace`: capture a kernel trace and explain the spikes.
+    pub trace: Option<TraceOptions>,
 }
 
 /// What a person asked for, before validation. Every field is optional where a default exists.
@@ -102,6 +104,30 @@ pub struct Request {
     pub spikes: Option<u32>,
     /// `--checkpoint`.
     pub checkpoint: Option<Nanos>,
+    /// `--trace` and its options.
+    pub trace: Option<TraceOptions>,
+}
+
+/// How `--trace` captures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// Ring buffer per CPU, KiB (`--trace-buffer`).
+    pub buffer_kb: u64,
+    /// Where to keep the whole trace as text (`--trace-dir`), besides the windows stored with
+    /// the run.
+    pub keep_dir: Option<std::path::PathBuf>,
+    /// Spikes to explain at most.
+    pub explain: usize,
+}
+
+impl Default for TraceOptions {
+    fn default() -> TraceOptions {
+        TraceOptions {
+            buffer_kb: 4096,
+            keep_dir: None,
+            explain: 8,
+        }
+    }
 }
 
 /// A parameter combination rtlab refuses. Each message names the value and the fix.
@@ -249,6 +275,7 @@ impl Config {
             spikes: req.spikes.unwrap_or(32),
             checkpoint: Some(checkpoint),
             stack_bytes: DEFAULT_STACK_BYTES,
+            trace: req.trace.clone(),
         })
     }
 

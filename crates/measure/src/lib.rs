@@ -4,7 +4,9 @@
 //! `wake-up time − deadline` ([`sampler`]) into lock-free per-CPU state ([`cell`]) that the
 //! main thread reads while the run goes on (live view, crash-safe checkpoints). [`run`]
 //! orchestrates a run and leaves the machine as it found it; [`Config`] holds the validated
-//! parameters; [`Clock`] is the seam that lets tests replace time with a script.
+//! parameters; [`Clock`] is the seam that lets tests replace time with a script. With
+//! `--trace`, [`tracing`] records a private kernel trace during the run and explains the
+//! worst spikes from it.
 //!
 //! This room returns data and never prints: the CLI decides where output goes, through the
 //! [`Observer`] it passes in.
@@ -17,7 +19,8 @@ mod result;
 pub mod run;
 mod sampler;
 mod seqlock;
+mod tracing;
 
 pub use clock::{Clock, FakeClock, FakeScript, RealClock};
-pub use config::{Config, ConfigError, Request, RunLength};
+pub use config::{Config, ConfigError, Request, RunLength, TraceOptions};
 pub use run::{ClockChoice, Environment, NoObserver, Observer, RunError, run};

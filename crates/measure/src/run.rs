@@ -199,7 +199,18 @@ pub fn run(
     }
     let dma_latency_us = dma_guard.as_ref().map(|g| g.requested_us());
 
-    let brk = break_state(config, env, real, &mut warnings);
+    let session = config
+        .trace
+        .as_ref()
+        .filter(|_| real)
+        .and_then(|o| crate::tracing::start(&env.root, o, config.cpus.iter(), &mut warnings));
+    let brk = break_state(
+        config,
+        env,
+        real,
+        session.as_ref().map(crate::tracing::Session::tracefs),
+        &mut warnings,
+    );
 
     if let (true, Some(main)) = (real, &config.main_cpus) {
         sys::sched::pin_current_thread(main).map_err(|source| RunError::Kernel {
@@ -309,14 +320,18 @@ pub fn run(
     let snaps = cells.iter().map(|c| c.snapshot()).collect();
     let elapsed = elapsed(&cells);
     drop(dma_guard);
-    Ok(result::document(
+    let mut doc = result::document(
         &facts,
         status,
         snaps,
         elapsed,
         SystemTime::now(),
         break_event,
-    ))
+    );
+    if let Some(session) = session {
+        doc.trace = Some(crate::tracing::finish(session, &doc));
+    }
+    Ok(doc)
 }
 
 fn check_privileges(config: &Config) -> Result<(), RunError> {
@@ -348,6 +363,7 @@ fn break_state(
     config: &Config,
     env: &Environment,
     real: bool,
+    instance: Option<&sys::tracefs::Tracefs>,
     warnings: &mut Vec<Warning>,
 ) -> BreakState {
     let mut state = BreakState {
@@ -363,7 +379,7 @@ fn break_state(
     if config.break_threshold.is_none() || !real {
         return state;
     }
-    match sys::tracefs::Tracefs::find(&env.root) {
+    match instance.cloned().or_else(|| sys::tracefs::Tracefs::find(&env.root)) {
         Some(tracefs) => match tracefs.break_trigger() {
             Ok(trigger) => {
                 state.tracefs = Some(tracefs.dir().display().to_string());

@@ -26,6 +26,7 @@ mod root;
 pub mod sched;
 pub mod signals;
 pub mod tasks;
+pub mod trace_instance;
 pub mod tracefs;
 
 pub use root::{Error, KEEP_MARKER, Result, Root};

@@ -5,7 +5,8 @@
 //! The trigger's files are opened up front and [`BreakTrigger::fire`] neither allocates nor
 //! formats through `std::fmt`: it may be called from a measuring thread right after its loop
 //! noticed a spike. Sessions, instances and event enabling belong to the trace room; this module
-//! must not enable events or change the tracer, and callers restore `tracing_on` themselves.
+//! must not enable events or change the tracer, and callers restore `tracing_on` themselves;
+//! private instances with their own events are [`crate::trace_instance`].
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

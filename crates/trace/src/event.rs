@@ -164,6 +164,7 @@ impl Task<'_> {
     /// A person's view of the priority: `FIFO/RR 99`, `normal (nice 0)`, `deadline`.
     pub fn describe_prio(&self) -> String {
         match self.prio {
+            i32::MIN => "priority unknown".to_string(),
             p if p < 0 => "SCHED_DEADLINE".to_string(),
             p @ 0..=99 => format!("real-time priority {}", 99 - p),
             p => format!("normal (nice {})", p - 120),

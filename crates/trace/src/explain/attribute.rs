@@ -323,14 +323,15 @@ fn task_piece(
     match phase {
         Phase::BeforeFire => {
             let what = if idle {
-                "the CPU was idle: waking from an idle state, or the CPU was stalled \
-                 (hypervisor, SMI, firmware)"
+                "the CPU idle: waking from an idle state, or the CPU stalled (hypervisor, SMI, \
+                 firmware)"
                     .to_string()
             } else if irqs_off {
-                format!("interrupts were off in {who}")
+                format!("interrupts off in {who}")
             } else {
                 format!(
-                    "nothing traced while {who} ran: interrupts off without a tracepoint, or the CPU was stalled (hypervisor, SMI, firmware)"
+                    "nothing traced while {who} ran: interrupts off without a tracepoint, or \
+                     the CPU stalled (hypervisor, SMI, firmware)"
                 )
             };
             (PartKind::TimerDelay, what)

@@ -56,7 +56,7 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
             .take(n)
             .map(|(w, k, d)| match k {
                 PartKind::Irq | PartKind::Softirq => format!("{w} ran {}", us(d)),
-                PartKind::TimerDelay => format!("{} passed with {w}", us(d)),
+                PartKind::TimerDelay => format!("{} with {w}", us(d)),
                 PartKind::HigherPriorityTask => {
                     format!("{w}, of higher priority, held the CPU for {}", us(d))
                 }
@@ -115,11 +115,14 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
             let _ = write!(s, "; before that {}.", why.join("; "));
         }
     }
-    if measured && let Some(sw) = m.switched_in_ns {
+    if measured
+        && let Some(sw) = m.switched_in_ns
+        && x.latency_ns > sw
+    {
         let _ = write!(
             s,
             " It read its clock {} after the switch-in.",
-            us(x.latency_ns.saturating_sub(sw))
+            us(x.latency_ns - sw)
         );
     }
     if let Some(p) = x.parts.first() {

@@ -1,0 +1,372 @@
+//! `measure --trace`: a private tracefs instance recording the scheduler, IRQ and timer events
+//! an explanation needs while the threads measure, frozen at a `--break` breach or at the end,
+//! then read back: the windows around the worst spikes are kept with the run and explained.
+//!
+//! The instance is the only thing touched (its own buffer, clock and events); it is removed
+//! when the run ends, on error (its guard's `Drop`), and, after a crash, by the next rtlab that
+//! creates one. The trace clock is `mono`, the clock the threads measure with, so a spike's
+//! deadline is a trace timestamp.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use model::explain::TraceCapture;
+use model::measure::{MeasureRun, Warning};
+use sys::Root;
+use sys::trace_instance::{self, Instance};
+use sys::tracefs::Tracefs;
+use trace::explain::{self, LOOKBACK_NS, Spike, WindowSpec};
+
+use crate::config::TraceOptions;
+
+/// The events an explanation reads, and what it loses without each.
+const EVENTS: [(&str, &str); 16] = [
+    (
+        "sched/sched_switch",
+        "which task held the CPU is inferred from event lines only",
+    ),
+    (
+        "sched/sched_waking",
+        "the wake-up time comes from sched_wakeup alone",
+    ),
+    ("sched/sched_wakeup", "wake-ups are not seen"),
+    ("sched/sched_migrate_task", "migrations are not seen"),
+    ("irq/irq_handler_entry", "interrupt handlers are not seen"),
+    (
+        "irq/irq_handler_exit",
+        "interrupt handlers' durations are not known",
+    ),
+    ("irq/softirq_entry", "softirqs are not seen"),
+    ("irq/softirq_exit", "softirqs' durations are not known"),
+    (
+        "timer/hrtimer_start",
+        "timer deadlines are taken from the measurement only",
+    ),
+    (
+        "timer/hrtimer_expire_entry",
+        "when the timer fired is not known: a late timer interrupt reads as scheduler delay",
+    ),
+    (
+        "timer/hrtimer_expire_exit",
+        "the timer handler's end is not known",
+    ),
+    ("ipi", "inter-processor interrupts are not seen"),
+    (
+        "workqueue/workqueue_execute_start",
+        "workqueue items are not named",
+    ),
+    (
+        "workqueue/workqueue_execute_end",
+        "workqueue items' durations are not known",
+    ),
+    (
+        "irq_vectors/local_timer_entry",
+        "(x86 only) the timer interrupt's own entry is not seen",
+    ),
+    (
+        "irq_vectors/local_timer_exit",
+        "(x86 only) the timer interrupt's own exit is not seen",
+    ),
+];
+
+/// Events only debug kernels have (`CONFIG_PREEMPTIRQ_TRACEPOINTS`): they name the sections
+/// with interrupts or preemption off.
+const SECTION_EVENTS: [&str; 4] = [
+    "preemptirq/irq_disable",
+    "preemptirq/irq_enable",
+    "preemptirq/preempt_disable",
+    "preemptirq/preempt_enable",
+];
+
+/// A trace being recorded.
+#[derive(Debug)]
+pub(crate) struct Session {
+    instance: Instance,
+    options: TraceOptions,
+    clock: String,
+    events: Vec<String>,
+    missing: Vec<String>,
+}
+
+impl Session {
+    /// The instance's tracefs directory (the break trigger writes its marker there).
+    pub(crate) fn tracefs(&self) -> &Tracefs {
+        self.instance.tracefs()
+    }
+}
+
+/// Sets up and starts the instance; `None` (and a warning saying why) when tracing cannot
+/// work here.
+pub(crate) fn start(
+    root: &Root,
+    options: &TraceOptions,
+    cpus: impl IntoIterator<Item = u32>,
+    warnings: &mut Vec<Warning>,
+) -> Option<Session> {
+    let warn = |warnings: &mut Vec<Warning>, why: String| {
+        warnings.push(Warning::new(
+            "trace-unavailable",
+            format!("--trace: {why}; the run goes on without a trace"),
+        ));
+    };
+    let Some(top) = Tracefs::find(root) else {
+        warn(
+            warnings,
+            format!(
+                "tracefs is not mounted (mount it with `{}`)",
+                sys::tracefs::mount_hint()
+            ),
+        );
+        return None;
+    };
+    let instance = match Instance::create(&top) {
+        Ok(i) => i,
+        Err(e) => {
+            warn(warnings, format!("cannot create a tracefs instance ({e})"));
+            return None;
+        }
+    };
+    let clocks = instance.clocks().unwrap_or_default();
+    let clock = if clocks.iter().any(|c| c == "mono") {
+        "mono"
+    } else {
+        "local"
+    };
+    let setup = instance
+        .set_clock(clock)
+        .and_then(|()| instance.set_buffer_kb(options.buffer_kb))
+        .and_then(|()| instance.set_cpumask(&trace_instance::cpumask_hex(cpus)));
+    if let Err(e) = setup {
+        warn(
+            warnings,
+            format!("cannot configure the tracefs instance ({e})"),
+        );
+        return None;
+    }
+    let mut events = Vec::new();
+    let mut missing = Vec::new();
+    for (event, loss) in EVENTS {
+        if instance.has_event(event)
+            || (!event.contains('/') && instance.dir().join("events").join(event).is_dir())
+        {
+            match instance.enable_event(event) {
+                Ok(()) => events.push(event.to_string()),
+                Err(e) => missing.push(format!("{event} ({e}): {loss}")),
+            }
+        } else if !loss.starts_with("(x86 only)") || cfg!(target_arch = "x86_64") {
+            missing.push(format!("{event}: {loss}"));
+        }
+    }
+    let sections: Vec<&str> = SECTION_EVENTS
+        .into_iter()
+        .filter(|e| instance.has_event(e))
+        .collect();
+    if sections.is_empty() {
+        missing.push(
+            "preemptirq/*: the kernel lacks CONFIG_PREEMPTIRQ_TRACEPOINTS, so sections with \
+             interrupts or preemption off are seen only as gaps"
+                .to_string(),
+        );
+    }
+    for e in sections {
+        if instance.enable_event(e).is_ok() {
+            events.push(e.to_string());
+        }
+    }
+    if clock != "mono" {
+        missing.push(
+            "trace_clock mono: this kernel lacks it; spikes are placed through the hrtimer \
+             clock offset"
+                .to_string(),
+        );
+    }
+    if let Err(e) = instance.set_on(true) {
+        warn(warnings, format!("cannot start tracing ({e})"));
+        return None;
+    }
+    Some(Session {
+        instance,
+        options: options.clone(),
+        clock: clock.to_string(),
+        events,
+        missing,
+    })
+}
+
+/// Stops the trace, explains the worst spikes of `run` (the breach first) and removes the
+/// instance.
+pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
+    let Session {
+        instance,
+        options,
+        clock,
+        events,
+        missing,
+    } = session;
+    let _ = instance.set_on(false);
+    let frozen_by = if run.break_event.as_ref().is_some_and(|b| b.trace_frozen) {
+        "break"
+    } else {
+        "end"
+    };
+    let mut capture = TraceCapture {
+        instance: instance.name().to_string(),
+        clock,
+        buffer_kb: options.buffer_kb,
+        events,
+        missing,
+        frozen_by: frozen_by.to_string(),
+        ..TraceCapture::default()
+    };
+    if let Some(dir) = &options.keep_dir {
+        match keep(&instance, dir, run) {
+            Ok(path) => capture
+                .notes
+                .push(format!("the whole trace is in {}", path.display())),
+            Err(e) => capture
+                .notes
+                .push(format!("--trace-dir: could not keep the trace ({e})")),
+        }
+    }
+    explain_spikes(&instance, run, options.explain, &mut capture);
+    let name = instance.name().to_string();
+    if let Err(e) = instance.remove() {
+        capture.notes.push(format!(
+            "the tracefs instance {name} could not be removed ({e})"
+        ));
+    }
+    capture
+}
+
+/// The spikes to explain: the breach first, then each CPU's worst, then the next worst, at
+/// most `n`.
+fn chosen(run: &MeasureRun, n: usize) -> Vec<Spike> {
+    let mut all: Vec<(u64, Spike)> = Vec::new();
+    for c in &run.cpus {
+        for s in &c.spikes {
+            all.push((
+                s.latency_ns,
+                Spike {
+                    cpu: c.cpu,
+                    pid: c.tid,
+                    comm: None,
+                    deadline_ts: s.monotonic_ns.saturating_sub(s.latency_ns),
+                    end_ts: Some(s.monotonic_ns),
+                    cycle: Some(s.cycle),
+                },
+            ));
+        }
+    }
+    all.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
+    let mut out: Vec<Spike> = Vec::new();
+    if let Some(b) = &run.break_event
+        && let Some(i) = all
+            .iter()
+            .position(|(_, s)| s.cpu == b.cpu && s.cycle == Some(b.cycle))
+    {
+        out.push(all.remove(i).1);
+    }
+    for c in &run.cpus {
+        if out.len() < n
+            && !out.iter().any(|s| s.cpu == c.cpu)
+            && let Some(i) = all.iter().position(|(_, s)| s.cpu == c.cpu)
+        {
+            out.push(all.remove(i).1);
+        }
+    }
+    out.extend(
+        all.into_iter()
+            .map(|(_, s)| s)
+            .take(n.saturating_sub(out.len())),
+    );
+    out.sort_by_key(|s| std::cmp::Reverse(s.end_ts.unwrap_or(0) - s.deadline_ts));
+    out
+}
+
+fn explain_spikes(instance: &Instance, run: &MeasureRun, n: usize, capture: &mut TraceCapture) {
+    let mut spikes = chosen(run, n);
+    // Spikes older than what a CPU's buffer still holds cannot be explained.
+    spikes.retain(|s| {
+        let oldest = instance.cpu_stats(s.cpu).ok().and_then(|st| st.oldest_ns);
+        let kept = oldest.is_none_or(|o| o + LOOKBACK_NS / 4 <= s.deadline_ts);
+        if !kept {
+            capture.notes.push(format!(
+                "CPU {} cycle {}: the spike is older than the trace buffer still holds (raise --trace-buffer, or use --break to freeze the trace at it)",
+                s.cpu,
+                s.cycle.unwrap_or(0)
+            ));
+        }
+        kept
+    });
+    if spikes.is_empty() {
+        return;
+    }
+    let open = || File::open(instance.trace_path()).map(BufReader::new);
+    let scan = match open().and_then(explain::scan) {
+        Ok(s) => s,
+        Err(e) => {
+            capture.notes.push(format!("reading the trace failed: {e}"));
+            return;
+        }
+    };
+    let offset = if capture.clock == "mono" {
+        0
+    } else {
+        scan.clock_offset_ns
+    };
+    let specs: Vec<WindowSpec> = spikes
+        .iter()
+        .map(|s| WindowSpec {
+            cpu: s.cpu,
+            from_ts: s.deadline_ts.saturating_sub(LOOKBACK_NS),
+            to_ts: s.end_ts.unwrap_or(s.deadline_ts) + 20_000,
+        })
+        .collect();
+    let windows = match open().and_then(|r| explain::collect(r, &specs, true)) {
+        Ok(w) => w,
+        Err(e) => {
+            capture.notes.push(format!("reading the trace failed: {e}"));
+            return;
+        }
+    };
+    for (spike, window) in spikes.iter().zip(&windows) {
+        capture
+            .explanations
+            .push(explain::explain(window, spike, offset));
+        capture.lost_events += window.lost_markers;
+        // Keep the stretch from shortly before the deadline: enough to check the story.
+        let from = spike.deadline_ts.saturating_sub(LOOKBACK_NS / 4);
+        capture.window.push_str(&format!(
+            "# rtlab: CPU {} cycle {} deadline {}.{:09}\n",
+            spike.cpu,
+            spike.cycle.unwrap_or(0),
+            spike.deadline_ts / 1_000_000_000,
+            spike.deadline_ts % 1_000_000_000
+        ));
+        for (line, e) in window.text.lines().zip(&window.events) {
+            if e.ts_ns >= from {
+                capture.window.push_str(line);
+                capture.window.push('\n');
+            }
+        }
+    }
+}
+
+/// Copies the trace into `dir`; the file's path.
+fn keep(instance: &Instance, dir: &std::path::Path, run: &MeasureRun) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let stamp: String = run
+        .started_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect();
+    let path = dir.join(format!("rtlab-trace-{}-{stamp}.txt", run.host.hostname));
+    let mut from = File::open(instance.trace_path())?;
+    let tmp = path.with_extension("txt.partial");
+    let mut to = File::create(&tmp)?;
+    std::io::copy(&mut from, &mut to)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
