@@ -85,6 +85,11 @@ pub enum Command {
     /// timerlat hist) as stored runs.
     #[command(long_about = crate::import_cmd::IMPORT_LONG)]
     Import(crate::import_cmd::ImportArgs),
+    /// Explain why threads woke late: from a run measured with --trace or a trace file, the
+    /// timer, IRQs, softirqs and tasks that stood in the way; `irqs`, `sched` and `wakeups`
+    /// analyse a whole trace.
+    #[command(long_about = crate::explain_cmd::EXPLAIN_LONG, after_long_help = crate::explain_cmd::EXPLAIN_AFTER)]
+    Explain(crate::explain_cmd::ExplainArgs),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,

@@ -13,6 +13,8 @@ mod compare_cmd;
 mod console;
 mod docs_cmd;
 mod exit;
+mod explain_cmd;
+mod explain_stats;
 mod import_cmd;
 mod kconfig_cmd;
 mod load_child;
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
+        Command::Explain(args) => explain_cmd::run(args),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -251,6 +251,16 @@ impl CpuCell {
         }
     }
 
+    /// The CPU measured.
+    pub fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
+    /// The measuring thread's id, once it has started.
+    pub fn tid(&self) -> Option<u32> {
+        Some(self.tid.load(Ordering::Relaxed)).filter(|&t| t != 0)
+    }
+
     /// Everything, read without stopping the writer.
     pub fn snapshot(&self) -> CellSnapshot {
         let acc = self.accumulator();

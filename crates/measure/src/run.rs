@@ -328,6 +328,9 @@ pub fn run(
         SystemTime::now(),
         break_event,
     );
+    // The break trigger holds the instance's files open; the instance cannot go while it
+    // lives.
+    drop(shared);
     if let Some(session) = session {
         doc.trace = Some(crate::tracing::finish(session, &doc));
     }

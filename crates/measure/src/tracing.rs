@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use model::explain::TraceCapture;
+use model::explain::{Explanation, TraceCapture};
 use model::measure::{MeasureRun, Warning};
 use sys::Root;
 use sys::trace_instance::{self, Instance};
@@ -194,8 +194,42 @@ pub(crate) fn start(
     })
 }
 
-/// Stops the trace, explains the worst spikes of `run` (the breach first) and removes the
-/// instance.
+/// Whether the trace showed anything of the spike (its timer, wake-up or switch-in): an
+/// explanation without them only restates the latency.
+fn grounded(x: &Explanation) -> bool {
+    let m = &x.milestones;
+    m.timer_fired_ns.is_some() || m.woken_ns.is_some() || m.switched_in_ns.is_some()
+}
+
+fn window_spec(s: &Spike) -> WindowSpec {
+    WindowSpec {
+        cpu: s.cpu,
+        from_ts: s.deadline_ts.saturating_sub(LOOKBACK_NS),
+        to_ts: s.end_ts.unwrap_or(s.deadline_ts) + 20_000,
+    }
+}
+
+/// The lines of `w` from shortly before the spike's deadline, under a heading.
+fn kept_lines(spike: &Spike, w: &explain::Window) -> String {
+    let from = spike.deadline_ts.saturating_sub(LOOKBACK_NS / 4);
+    let mut out = format!(
+        "# rtlab: CPU {} cycle {} deadline {}.{:09}\n",
+        spike.cpu,
+        spike.cycle.unwrap_or(0),
+        spike.deadline_ts / 1_000_000_000,
+        spike.deadline_ts % 1_000_000_000
+    );
+    for (line, e) in w.text.lines().zip(&w.events) {
+        if e.ts_ns >= from {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Stops the trace, explains the worst spikes of `run` (the breach first; those captured
+/// during the run as they came) and removes the instance.
 pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
     let Session {
         instance,
@@ -229,7 +263,27 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
                 .push(format!("--trace-dir: could not keep the trace ({e})")),
         }
     }
-    explain_spikes(&instance, run, options.explain, &mut capture);
+    let mut done = explain_spikes(&instance, run, options.explain, &mut capture);
+    done.retain(|(s, x, ..)| {
+        let ok = grounded(x);
+        if !ok {
+            capture.notes.push(format!(
+                "CPU {} cycle {}: the trace holds no event of this spike (events were lost or \
+                 not recorded)",
+                s.cpu,
+                s.cycle.unwrap_or(0)
+            ));
+        }
+        ok
+    });
+    done.sort_by_key(|(s, ..)| std::cmp::Reverse(s.end_ts.unwrap_or(0) - s.deadline_ts));
+    done.dedup_by_key(|(s, ..)| (s.cpu, s.cycle));
+    done.truncate(options.explain);
+    for (_, x, window, lost) in done {
+        capture.explanations.push(x);
+        capture.window.push_str(&window);
+        capture.lost_events += lost;
+    }
     let name = instance.name().to_string();
     if let Err(e) = instance.remove() {
         capture.notes.push(format!(
@@ -280,77 +334,112 @@ fn chosen(run: &MeasureRun, n: usize) -> Vec<Spike> {
             .map(|(_, s)| s)
             .take(n.saturating_sub(out.len())),
     );
-    out.sort_by_key(|s| std::cmp::Reverse(s.end_ts.unwrap_or(0) - s.deadline_ts));
     out
 }
 
-fn explain_spikes(instance: &Instance, run: &MeasureRun, n: usize, capture: &mut TraceCapture) {
+/// Explains from the final buffer the chosen spikes not captured during the run.
+fn explain_spikes(
+    instance: &Instance,
+    run: &MeasureRun,
+    n: usize,
+    capture: &mut TraceCapture,
+) -> Vec<(Spike, Explanation, String, u64)> {
     let mut spikes = chosen(run, n);
     // Spikes older than what a CPU's buffer still holds cannot be explained.
+    let mut old: Vec<String> = Vec::new();
     spikes.retain(|s| {
         let oldest = instance.cpu_stats(s.cpu).ok().and_then(|st| st.oldest_ns);
         let kept = oldest.is_none_or(|o| o + LOOKBACK_NS / 4 <= s.deadline_ts);
         if !kept {
-            capture.notes.push(format!(
-                "CPU {} cycle {}: the spike is older than the trace buffer still holds (raise --trace-buffer, or use --break to freeze the trace at it)",
-                s.cpu,
-                s.cycle.unwrap_or(0)
-            ));
+            old.push(format!("CPU {} cycle {}", s.cpu, s.cycle.unwrap_or(0)));
         }
         kept
     });
-    if spikes.is_empty() {
-        return;
+    if !old.is_empty() {
+        capture.notes.push(format!(
+            "{} of the worst spikes ({}) are older than the trace buffer held at the end: \
+             without --break the buffer keeps only the last stretch of the run (raise \
+             --trace-buffer), with --break TIME it is frozen at the first spike over TIME",
+            old.len(),
+            old.join(", ")
+        ));
     }
     let open = || File::open(instance.trace_path()).map(BufReader::new);
-    let scan = match open().and_then(explain::scan) {
-        Ok(s) => s,
-        Err(e) => {
-            capture.notes.push(format!("reading the trace failed: {e}"));
-            return;
+    let need_scan = capture.clock != "mono" || spikes.len() < n;
+    let scan = if need_scan {
+        match open().and_then(explain::scan) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                capture.notes.push(format!("reading the trace failed: {e}"));
+                return Vec::new();
+            }
         }
-    };
-    let offset = if capture.clock == "mono" {
-        0
     } else {
-        scan.clock_offset_ns
+        None
     };
-    let specs: Vec<WindowSpec> = spikes
-        .iter()
-        .map(|s| WindowSpec {
-            cpu: s.cpu,
-            from_ts: s.deadline_ts.saturating_sub(LOOKBACK_NS),
-            to_ts: s.end_ts.unwrap_or(s.deadline_ts) + 20_000,
-        })
-        .collect();
+    let offset = match (&scan, capture.clock.as_str()) {
+        (Some(s), c) if c != "mono" => s.clock_offset_ns,
+        _ => 0,
+    };
+    // Too few of the run's worst spikes left in the buffer: add the worst wake-ups of the
+    // measuring threads it still holds, so the end of the run is explained at least.
+    if let Some(scan) = &scan
+        && spikes.len() < n
+    {
+        let tids: Vec<(u32, u32)> = run
+            .cpus
+            .iter()
+            .filter_map(|c| Some((c.cpu, c.tid?)))
+            .collect();
+        let mut extra: Vec<&explain::Wakeup> = scan
+            .wakeups
+            .iter()
+            .filter(|w| tids.contains(&(w.cpu, w.pid)))
+            .filter(|w| {
+                !spikes.iter().any(|s| {
+                    s.cpu == w.cpu && s.deadline_ts.abs_diff(w.deadline_ts(offset)) < 1_000
+                })
+            })
+            .collect();
+        extra.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(offset)));
+        let added = extra.len().min(n - spikes.len());
+        spikes.extend(extra.into_iter().take(added).map(|w| Spike {
+            cpu: w.cpu,
+            pid: Some(w.pid),
+            comm: None,
+            deadline_ts: w.deadline_ts(offset),
+            // The trace's switch-in stands for the clock read it does not show.
+            end_ts: Some(w.switched_ts),
+            cycle: None,
+        }));
+        if added > 0 && !old.is_empty() {
+            capture.notes.push(format!(
+                "explained instead: the {added} worst wake-ups of the measuring threads the \
+                 buffer still held (the run's last stretch), measured from the trace: deadline \
+                 to switch-in"
+            ));
+        }
+    }
+    if spikes.is_empty() {
+        return Vec::new();
+    }
+    let specs: Vec<WindowSpec> = spikes.iter().map(window_spec).collect();
     let windows = match open().and_then(|r| explain::collect(r, &specs, true)) {
         Ok(w) => w,
         Err(e) => {
             capture.notes.push(format!("reading the trace failed: {e}"));
-            return;
+            return Vec::new();
         }
     };
-    for (spike, window) in spikes.iter().zip(&windows) {
-        capture
-            .explanations
-            .push(explain::explain(window, spike, offset));
-        capture.lost_events += window.lost_markers;
-        // Keep the stretch from shortly before the deadline: enough to check the story.
-        let from = spike.deadline_ts.saturating_sub(LOOKBACK_NS / 4);
-        capture.window.push_str(&format!(
-            "# rtlab: CPU {} cycle {} deadline {}.{:09}\n",
-            spike.cpu,
-            spike.cycle.unwrap_or(0),
-            spike.deadline_ts / 1_000_000_000,
-            spike.deadline_ts % 1_000_000_000
-        ));
-        for (line, e) in window.text.lines().zip(&window.events) {
-            if e.ts_ns >= from {
-                capture.window.push_str(line);
-                capture.window.push('\n');
-            }
-        }
-    }
+    spikes
+        .into_iter()
+        .zip(&windows)
+        .map(|(spike, window)| {
+            let x = explain::explain(window, &spike, offset);
+            let text = kept_lines(&spike, window);
+            (spike, x, text, window.lost_markers)
+        })
+        .collect()
 }
 
 /// Copies the trace into `dir`; the file's path.

@@ -148,3 +148,42 @@ impl PartKind {
         }
     }
 }
+
+/// `rtlab explain --format json`: what was explained, from what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainDoc {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// What was read: a run id, a result file, a trace file.
+    pub source: String,
+    /// What the trace held, when a trace was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
+    /// The explanations, worst first.
+    pub explanations: Vec<Explanation>,
+    /// What could not be explained, and why.
+    pub notes: Vec<String>,
+}
+
+/// What a trace file held.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSummary {
+    /// Lines read.
+    pub lines: u64,
+    /// Events.
+    pub events: u64,
+    /// Lines that were neither events nor known markers.
+    pub malformed: u64,
+    /// Events the kernel reported lost.
+    pub lost_events: u64,
+    /// CPUs with events.
+    pub cpus: Vec<u32>,
+    /// First to last event, ns.
+    pub span_ns: u64,
+    /// Timer wake-ups of sleeping tasks found.
+    pub wakeups: u64,
+    /// Trace clock minus the hrtimer clock, ns.
+    pub clock_offset_ns: i64,
+}

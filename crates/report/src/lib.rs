@@ -7,7 +7,8 @@
 //! exports for other tools: CSV, JUnit XML and OpenMetrics ([`export`]), and the
 //! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
 //! side — talk 000's per-cluster comparison table with deltas and a regression verdict — are
-//! [`compare`] (terminal, Markdown, HTML, JSON via serde_json).
+//! [`compare`] (terminal, Markdown, HTML, JSON via serde_json). Spike explanations read as
+//! stories and part tables ([`explain`]).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends on `rtlab-model`, on
@@ -17,6 +18,7 @@
 pub mod audit;
 pub mod compare;
 pub mod cyclictest;
+pub mod explain;
 pub mod export;
 pub mod html;
 pub mod live;

@@ -102,7 +102,7 @@ pub(crate) fn align_right(rows: &[Vec<String>]) -> Vec<String> {
 
 /// Aligns every cell to its column's widest cell, columns two spaces apart: right-aligned,
 /// except the first column when `first_left` (a name column).
-pub(crate) fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
+pub fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {

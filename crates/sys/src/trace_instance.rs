@@ -126,6 +126,11 @@ impl Instance {
         self.dir().join("trace")
     }
 
+    /// The `trace` file of one CPU's buffer.
+    pub fn cpu_trace_path(&self, cpu: u32) -> PathBuf {
+        self.dir().join(format!("per_cpu/cpu{cpu}/trace"))
+    }
+
     /// Ring-buffer statistics of `cpu`.
     pub fn cpu_stats(&self, cpu: u32) -> Result<CpuStats> {
         let text = self.read(&format!("per_cpu/cpu{cpu}/stats"))?;

@@ -83,6 +83,16 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         ));
     }
     let on_cpu: Vec<&Ev> = repaired.iter().filter(|e| e.cpu == spike.cpu).collect();
+    // The task running when the window opened, with its priority as its switch-out shows it.
+    let start_task = window.running_at_start.clone().map(|mut t| {
+        if let Some(p) = on_cpu.iter().find_map(|e| match &e.what {
+            What::Switch { prev, .. } if prev.pid == t.pid => Some(prev.prio),
+            _ => None,
+        }) {
+            t.prio = p;
+        }
+        t
+    });
 
     // Milestones.
     let woken = spike.pid.and_then(|pid| {
@@ -183,7 +193,7 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
 
     // Walk the CPU's contexts over [d, end).
     let thread_prio = thread.as_ref().map(|t| t.prio);
-    let mut running = window.running_at_start.clone();
+    let mut running = start_task;
     let mut irqs_off = window.irqs_off_at_start.unwrap_or(false);
     let mut stack: Vec<(PartKind, String)> = Vec::new();
     let mut pieces: Vec<Piece> = Vec::new();

@@ -57,6 +57,21 @@ pub(super) fn repair(events: &[&Ev], cpu: u32, mut running: Option<TaskRef>) -> 
             running = Some(next);
             inferred += 1;
         }
+        // A traced switch to the task an earlier inference switched in, with nothing by that
+        // task in between: the inference was early; the traced switch stands.
+        if let What::Switch { next, .. } = &e.what
+            && e.cpu == cpu
+            && let Some(last) = out.iter().rposition(|x: &Ev| x.inferred && x.cpu == cpu)
+            && matches!(&out[last].what, What::Switch { next: n, .. } if n.pid == next.pid)
+            && out[last + 1..]
+                .iter()
+                .all(|x| x.cpu != cpu || x.pid != next.pid)
+        {
+            if let What::Switch { prev, .. } = out.remove(last).what {
+                running = Some(prev);
+            }
+            inferred -= 1;
+        }
         out.push(e.clone());
         match &e.what {
             What::Switch { next, prev, .. } if e.cpu == cpu => {
@@ -95,6 +110,23 @@ pub(super) fn repair(events: &[&Ev], cpu: u32, mut running: Option<TaskRef>) -> 
             out.push(switch(e.ts_ns, cpu, running.take(), next.clone()));
             running = Some(next);
             inferred += 1;
+        }
+    }
+    // A task's priority while it ran shows at its switch-out (prev_prio): a priority set while
+    // running (sched_setscheduler) is invisible until then.
+    for i in 0..out.len() {
+        let What::Switch { next, .. } = &out[i].what else {
+            continue;
+        };
+        let pid = next.pid;
+        let later = out[i + 1..].iter().find_map(|e| match &e.what {
+            What::Switch { prev, .. } if e.cpu == cpu && prev.pid == pid => Some(prev.prio),
+            _ => None,
+        });
+        if let (Some(p), What::Switch { next, .. }) = (later, &mut out[i].what)
+            && p != i32::MIN
+        {
+            next.prio = p;
         }
     }
     (out, inferred)

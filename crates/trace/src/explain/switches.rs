@@ -42,7 +42,9 @@ impl Switches {
         let cpu = self.cpus.entry(e.cpu).or_default();
         // Settle an inferred switch with this event.
         if let Some((pid, comm, prio, ts)) = cpu.tentative.take() {
-            if e.pid == 0 && !matches!(kind, Kind::Switch { .. }) {
+            if matches!(kind, Kind::Switch { next, .. } if next.pid == pid) {
+                // The traced switch to it: that time, not the inferred one.
+            } else if e.pid == 0 && !matches!(kind, Kind::Switch { .. }) {
                 cpu.runnable.push((pid, comm, prio)); // still idle: not yet
             } else {
                 cpu.running = Some(pid);

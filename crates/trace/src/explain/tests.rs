@@ -3,7 +3,7 @@
 
 use std::io::BufReader;
 
-use model::explain::PartKind;
+use model::explain::{Explanation, PartKind};
 
 use super::*;
 
@@ -157,4 +157,173 @@ fn trace_cmd_report_reads_like_the_kernel_trace_it_came_from() {
         .filter(|k| k.starts_with("irq "))
         .count();
     assert!(irqs >= 1, "{:?}", kernel.handlers.keys());
+}
+
+/// A trace line on CPU 1 at `us` microseconds past 100 s.
+fn line(task: &str, pid: u32, flags: &str, us: u64, event: &str) -> String {
+    format!(
+        "{task:>16}-{pid:<7} [001] {flags} {}.{:06}: {event}\n",
+        100 + us / 1_000_000,
+        us % 1_000_000
+    )
+}
+
+/// The thread `rt` (pid 500, FIFO 50 = prio 49) arms its timer for 100.001000 and sleeps; the
+/// `middle` lines happen on CPU 1; the timer fires at `fired`, wakes it at `fired + 1`, and
+/// `sw` switches it in at `switched`.
+fn synthetic(middle: &[String], fired: u64, switched: u64, sw: &str) -> Explanation {
+    let mut t = String::new();
+    t += &line(
+        "rt",
+        500,
+        "d..1.",
+        0,
+        "hrtimer_start: hrtimer=00000000aaaa function=hrtimer_wakeup expires=100001000000 softexpires=100001000000 mode=ABS",
+    );
+    t += &line(
+        "rt",
+        500,
+        "d..2.",
+        1,
+        "sched_switch: prev_comm=rt prev_pid=500 prev_prio=49 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+    );
+    for m in middle {
+        t += m;
+    }
+    let runner = if sw.contains("prev_comm=swapper") {
+        ("<idle>", 0)
+    } else {
+        ("worker", 600)
+    };
+    t += &line(
+        runner.0,
+        runner.1,
+        "d.h1.",
+        fired,
+        &format!(
+            "hrtimer_expire_entry: hrtimer=00000000aaaa function=hrtimer_wakeup now={}",
+            100_000_000_000 + fired * 1000
+        ),
+    );
+    t += &line(
+        runner.0,
+        runner.1,
+        "dNh3.",
+        fired + 1,
+        "sched_wakeup: comm=rt pid=500 prio=49 target_cpu=001",
+    );
+    t += &line(
+        runner.0,
+        runner.1,
+        "dNh1.",
+        fired + 1,
+        "hrtimer_expire_exit: hrtimer=00000000aaaa",
+    );
+    t += &line(runner.0, runner.1, "d..2.", switched, sw);
+    t += &line(
+        "rt",
+        500,
+        "d..1.",
+        switched + 10,
+        "hrtimer_start: hrtimer=00000000aaaa function=hrtimer_wakeup expires=100002000000 softexpires=100002000000 mode=ABS",
+    );
+    let (_, xs) = explain_worst(&t, 1);
+    xs.into_iter().next().expect("one wake-up")
+}
+
+#[test]
+fn a_silent_gap_on_an_idle_cpu_is_a_stall_not_a_task() {
+    // Idle, nothing traced from the deadline (1000 us) until the timer fires 400 us late.
+    let x = synthetic(
+        &[],
+        1400,
+        1403,
+        "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49",
+    );
+    assert_eq!(x.latency_ns, 403_000);
+    assert_eq!(x.culprit, PartKind::TimerDelay);
+    assert_eq!(x.parts[0].duration_ns, 400_000);
+    assert!(
+        x.parts[0].what.starts_with("the CPU idle"),
+        "{}",
+        x.parts[0].what
+    );
+    assert!(
+        x.story.contains("The timer interrupt came 400 us late"),
+        "{}",
+        x.story
+    );
+    assert!(!x.parts.iter().any(|p| matches!(
+        p.kind,
+        PartKind::HigherPriorityTask | PartKind::NonPreemptible
+    )));
+}
+
+#[test]
+fn an_irq_handler_running_at_the_deadline_delays_the_timer() {
+    let x = synthetic(
+        &[
+            line(
+                "<idle>",
+                0,
+                "d.h1.",
+                990,
+                "irq_handler_entry: irq=41 name=eth0",
+            ),
+            line(
+                "<idle>",
+                0,
+                "d.h1.",
+                1300,
+                "irq_handler_exit: irq=41 ret=handled",
+            ),
+        ],
+        1302,
+        1304,
+        "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49",
+    );
+    assert_eq!(x.culprit, PartKind::Irq);
+    assert_eq!(x.parts[0].what, "irq 41 eth0");
+    assert_eq!(x.parts[0].duration_ns, 300_000);
+}
+
+#[test]
+fn tasks_are_judged_by_priority_against_the_thread() {
+    let running = |comm: &str, pid: u32, prio: i32| {
+        vec![line(
+            "<idle>",
+            0,
+            "d..2.",
+            500,
+            &format!(
+                "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm={comm} next_pid={pid} next_prio={prio}"
+            ),
+        )]
+    };
+    let out = |comm: &str, pid: u32, prio: i32| {
+        format!(
+            "sched_switch: prev_comm={comm} prev_pid={pid} prev_prio={prio} prev_state=S ==> next_comm=rt next_pid=500 next_prio=49"
+        )
+    };
+    for (comm, prio, kind) in [
+        ("hog", 0, PartKind::HigherPriorityTask),
+        ("peer", 49, PartKind::SamePriorityTask),
+        ("build", 120, PartKind::NonPreemptible),
+        ("irq/41-eth0", 49, PartKind::IrqThread),
+    ] {
+        let mut middle = running(comm, 600, prio);
+        // the task's events while it runs
+        middle.push(line(
+            comm,
+            600,
+            "d..1.",
+            900,
+            "sched_waking: comm=kworker pid=7 prio=120 target_cpu=000",
+        ));
+        let mut s = synthetic(&middle, 1002, 1802, &out(comm, 600, prio));
+        s.parts.retain(|p| p.duration_ns > 10_000);
+        assert_eq!(s.culprit, kind, "{comm}: {}", s.story);
+        // From the wake-up (+1003 us) to the switch-in (+1802 us).
+        assert_eq!(s.parts[0].duration_ns, 799_000, "{comm}");
+    }
 }

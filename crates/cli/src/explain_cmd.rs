@@ -1,0 +1,377 @@
+//! `rtlab explain SOURCE` and its analyses (`irqs`, `sched`, `wakeups`): what held a late
+//! thread up, from a run measured with `--trace`, a result file, or a trace file (ftrace text,
+//! `trace-cmd report` text, a latency tracer's report, hwlat output).
+//!
+//! Trace files are read twice, streaming (first the wake-ups and statistics, then the windows
+//! around the spikes), so their size is not limited by memory.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use model::Nanos;
+use model::explain::{ExplainDoc, SCHEMA, TraceSummary};
+use model::nanos::parse_nanos;
+use trace::explain::{self, LOOKBACK_NS, Scan, Spike, WindowSpec};
+
+use crate::console;
+use crate::exit::{Exit, UsageError};
+use crate::store_args::DbArgs;
+
+/// The long help of `rtlab explain`.
+pub const EXPLAIN_LONG: &str = "\
+Explain why threads woke late: for each spike, the timeline on its CPU from the timer's expiry \
+to the thread running, and the delay split into parts — the timer interrupt's own delay (and \
+what kept it off: a handler, interrupts off in a task, an idle or stalled CPU), interrupt \
+handlers and softirqs, the task that held the CPU (higher priority, same priority, or a \
+lower-priority one that could not be preempted, or an IRQ thread), the scheduler's switch — \
+with a story, a table of parts with their share, and what limits the explanation.
+
+SOURCE is a run measured with --trace (its id, a unique prefix, `last`, or its result file), \
+or a trace file: the kernel's trace or trace_pipe text (any trace clock), `trace-cmd report` \
+output, a latency tracer's report (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt, \
+wakeup_dl), or hwlat output. From a trace file, the worst timer wake-ups of real-time tasks are \
+explained (cyclictest's, rtlab's, your application's), breach markers first; it needs the \
+sched_switch, sched_waking/sched_wakeup and timer:hrtimer_* events (trace-cmd record -e sched \
+-e irq -e timer).
+
+The analyses read the same events over the whole trace: `irqs` (each handler's durations, the \
+slow top halves), `sched` (each task's wake-up to run delay and migrations) and `wakeups` \
+(each CPU's wake-up latency of real-time tasks, from tracepoints).";
+
+/// Examples and exit status of `rtlab explain`.
+pub const EXPLAIN_AFTER: &str = "\
+EXAMPLES:
+    rtlab measure --trace --break 200us        measure; freeze and explain the first spike
+    rtlab explain last                          the explanations stored with the newest run
+    rtlab explain trace.txt --worst 5           the five worst wake-ups in a saved trace
+    trace-cmd report > r.txt; rtlab explain r.txt
+    rtlab explain irqs trace.txt --threshold 20us    handlers slower than 20 us
+    rtlab explain sched trace.txt               each task's maximum wake-up-to-run delay
+    rtlab explain /sys/kernel/tracing/trace     an irqsoff/wakeup_rt report, or the live buffer
+
+EXIT STATUS:
+    0    explained (or analysed)
+    2    nothing to explain: the run has no trace, the file holds no usable events";
+
+/// Options of `rtlab explain`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ExplainArgs {
+    /// An analysis over a whole trace instead of spike explanations.
+    #[command(subcommand)]
+    pub analysis: Option<Analysis>,
+    /// A run measured with --trace (id, prefix, `last`, or result file) or a trace file.
+    #[arg(value_name = "SOURCE", required = true)]
+    pub source: Option<String>,
+    /// From a trace file: how many of the worst wake-ups to explain.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub worst: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+    /// The store.
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// The analyses.
+#[derive(Debug, Subcommand)]
+pub enum Analysis {
+    /// Interrupt handler and softirq durations per handler: count, mean, p99, maximum, and
+    /// the handlers slower than --threshold (slow top halves).
+    Irqs(AnalysisArgs),
+    /// Each task's delay from wake-up to running (the maximum run delay) and its migrations.
+    Sched(AnalysisArgs),
+    /// Each CPU's wake-up latency of real-time tasks' timer wake-ups, from tracepoints.
+    Wakeups(AnalysisArgs),
+}
+
+/// Options of the analyses.
+#[derive(Debug, Args)]
+pub struct AnalysisArgs {
+    /// The trace file.
+    #[arg(value_name = "TRACEFILE")]
+    pub trace: std::path::PathBuf,
+    /// Flag handlers and tasks whose maximum is above TIME.
+    #[arg(long, value_name = "TIME", value_parser = parse_nanos, default_value = "50us")]
+    pub threshold: Nanos,
+    /// Rows to show at most.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// Stories and tables.
+    Text,
+    /// JSON (`rtlab.explain/1`; the analyses `rtlab.trace-stats/1`).
+    Json,
+}
+
+/// `rtlab explain`.
+pub fn run(args: &ExplainArgs) -> Result<Exit> {
+    if let Some(analysis) = &args.analysis {
+        return crate::explain_stats::run(analysis);
+    }
+    let source = args.source.as_deref().unwrap_or_default();
+    let path = Path::new(source);
+    if path.is_file() && !looks_like_json(path)? {
+        return explain_file(path, args);
+    }
+    let run = crate::store_cmd::load(source, args.db.db.as_deref())?;
+    let Some(capture) = run.trace else {
+        return Err(UsageError(format!(
+            "{source}: this run has no trace to explain; measure with `rtlab measure --trace` \
+             (with --break TIME to freeze the trace at the first spike over TIME)"
+        ))
+        .into());
+    };
+    let mut notes = capture.notes.clone();
+    notes.extend(capture.missing.iter().map(|m| format!("missing event {m}")));
+    let doc = ExplainDoc {
+        schema: SCHEMA.to_string(),
+        source: source.to_string(),
+        trace: None,
+        explanations: capture.explanations,
+        notes,
+    };
+    print(&doc, args.format)?;
+    Ok(Exit::Ok)
+}
+
+fn print(doc: &ExplainDoc, format: ExplainFormat) -> Result<()> {
+    let text = match format {
+        ExplainFormat::Text => report::explain::explain_text(doc),
+        ExplainFormat::Json => report::explain::explain_json(doc),
+    };
+    console::print_stdout(&text)?;
+    Ok(())
+}
+
+/// Whether the file starts with `{` (a result document).
+fn looks_like_json(path: &Path) -> Result<bool> {
+    let mut head = [0u8; 256];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    Ok(head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{'))
+}
+
+/// Opens a trace file for one streaming pass.
+pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
+    File::open(path)
+        .map(|f| BufReader::with_capacity(1 << 20, f))
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
+/// A small text file, whole (latency tracer reports, hwlat output).
+fn small_text(path: &Path) -> Result<Option<String>> {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
+    if len > 16 << 20 {
+        return Ok(None);
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(String::from_utf8(bytes).ok())
+}
+
+fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
+    let name = path.display().to_string();
+    if let Some(text) = small_text(path)? {
+        if trace::latency::detect(&text) {
+            let r = trace::latency::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+            let out = match args.format {
+                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
+                ExplainFormat::Text => latency_text(&r),
+            };
+            console::print_stdout(&out)?;
+            return Ok(Exit::Ok);
+        }
+        if trace::hwlat::detect(&text) {
+            let r = trace::hwlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+            let out = match args.format {
+                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
+                ExplainFormat::Text => hwlat_text(&r),
+            };
+            console::print_stdout(&out)?;
+            return Ok(Exit::Ok);
+        }
+    }
+    let scan = explain::scan(open(path)?).with_context(|| format!("reading {name}"))?;
+    if scan.read.events == 0 {
+        return Err(UsageError(format!(
+            "{name}: no trace events in it{}; give the kernel's trace text, trace-cmd report \
+             output, a latency tracer's report or hwlat output",
+            scan.read
+                .first_malformed
+                .as_ref()
+                .map_or(String::new(), |(n, _)| format!(" (line {n} is not one)"))
+        ))
+        .into());
+    }
+    if scan.wakeups.is_empty() {
+        return Err(UsageError(format!(
+            "{name}: no timer wake-up of a sleeping task in this trace, so no spike to explain; \
+             it needs the sched_switch, sched_waking or sched_wakeup, and timer:hrtimer_start / \
+             hrtimer_expire_entry events (`rtlab measure --trace`, or trace-cmd record -e sched \
+             -e irq -e timer); `rtlab explain irqs|sched` read what it has"
+        ))
+        .into());
+    }
+    let offset = scan.clock_offset_ns;
+    let spikes = chosen(&scan, args.worst);
+    let specs: Vec<WindowSpec> = spikes
+        .iter()
+        .map(|(w, _)| WindowSpec {
+            cpu: w.cpu,
+            from_ts: w.deadline_ts(offset).saturating_sub(LOOKBACK_NS),
+            to_ts: w.switched_ts,
+        })
+        .collect();
+    let windows =
+        explain::collect(open(path)?, &specs, false).with_context(|| format!("reading {name}"))?;
+    let mut notes = Vec::new();
+    let explanations = spikes
+        .iter()
+        .zip(&windows)
+        .map(|((w, marker), win)| {
+            if let Some(m) = marker {
+                notes.push(format!(
+                    "CPU {}: explained the wake-up before the marker \"{m}\"",
+                    w.cpu
+                ));
+            }
+            let spike = Spike {
+                cpu: w.cpu,
+                pid: Some(w.pid),
+                comm: Some(w.comm.clone()),
+                deadline_ts: w.deadline_ts(offset),
+                end_ts: None,
+                cycle: None,
+            };
+            explain::explain(win, &spike, offset)
+        })
+        .collect();
+    if scan.read.malformed > 0 {
+        notes.push(format!(
+            "{} lines could not be read (the first: line {})",
+            scan.read.malformed,
+            scan.read.first_malformed.as_ref().map_or(0, |(n, _)| *n)
+        ));
+    }
+    let doc = ExplainDoc {
+        schema: SCHEMA.to_string(),
+        source: name,
+        trace: Some(summary(&scan)),
+        explanations,
+        notes,
+    };
+    print(&doc, args.format)?;
+    Ok(Exit::Ok)
+}
+
+/// The wake-ups to explain: the one before each breach marker, then the worst.
+fn chosen(scan: &Scan, n: usize) -> Vec<(explain::Wakeup, Option<String>)> {
+    let mut out: Vec<(explain::Wakeup, Option<String>)> = Vec::new();
+    for (ts, cpu, text) in &scan.markers {
+        let before = scan
+            .wakeups
+            .iter()
+            .filter(|w| {
+                w.switched_ts <= *ts && (w.cpu == *cpu || text.contains(&format!("CPU {} ", w.cpu)))
+            })
+            .max_by_key(|w| w.switched_ts);
+        if let Some(w) = before
+            && !out.iter().any(|(o, _)| o == w)
+        {
+            out.push((w.clone(), Some(text.clone())));
+        }
+    }
+    for w in scan.worst(n) {
+        if out.len() >= n.max(1) + scan.markers.len() {
+            break;
+        }
+        if !out.iter().any(|(o, _)| o == w) {
+            out.push((w.clone(), None));
+        }
+    }
+    out.truncate(
+        n.max(1)
+            .max(out.iter().filter(|(_, m)| m.is_some()).count()),
+    );
+    out
+}
+
+pub(crate) fn summary(scan: &Scan) -> TraceSummary {
+    let first = scan.cpus.values().map(|c| c.0).min().unwrap_or(0);
+    let last = scan.cpus.values().map(|c| c.1).max().unwrap_or(0);
+    TraceSummary {
+        lines: scan.read.lines,
+        events: scan.read.events,
+        malformed: scan.read.malformed,
+        lost_events: scan.read.lost_events().unwrap_or(0),
+        cpus: scan.cpus.keys().copied().collect(),
+        span_ns: last.saturating_sub(first),
+        wakeups: scan.wakeups.len() as u64,
+        clock_offset_ns: scan.clock_offset_ns,
+    }
+}
+
+fn latency_text(r: &trace::latency::LatencyReport) -> String {
+    let mut out = String::new();
+    for line in report::explain::wrap(&r.story(), 94) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let steps = r.longest_steps(5);
+    if !steps.is_empty() {
+        out.push_str("\nlongest steps:\n");
+        for (i, ns) in steps {
+            let e = &r.entries[i];
+            out.push_str(&format!(
+                "  {:>8}  at {:>6} us  {}\n",
+                explain::us(ns),
+                e.offset_ns / 1000,
+                e.text
+            ));
+        }
+    }
+    if !r.stack.is_empty() {
+        out.push_str("\nstack:\n");
+        for f in &r.stack {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    out
+}
+
+fn hwlat_text(r: &trace::hwlat::HwlatReport) -> String {
+    let mut out = String::new();
+    for line in report::explain::wrap(&r.story(), 94) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let mut rows = vec![vec![
+        "CPU".to_string(),
+        "samples".to_string(),
+        "max us".to_string(),
+    ]];
+    for (cpu, n, max) in r.per_cpu() {
+        rows.push(vec![cpu.to_string(), n.to_string(), max.to_string()]);
+    }
+    out.push('\n');
+    for line in report::table::align(&rows, false) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}

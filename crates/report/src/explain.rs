@@ -1,0 +1,185 @@
+//! Spike explanations as text: per spike a heading, the story wrapped to the terminal, the
+//! parts with their time and share, and the caveats; and the `rtlab.explain/1` JSON document.
+
+use std::fmt::Write as _;
+
+use rtlab_model::explain::{ExplainDoc, Explanation};
+
+/// Text width the stories wrap at.
+const WIDTH: usize = 96;
+
+/// `412 us`, `2.5 us`.
+fn us(ns: u64) -> String {
+    if ns < 10_000 {
+        format!("{:.1} us", ns as f64 / 1000.0)
+    } else {
+        format!("{} us", (ns + 500) / 1000)
+    }
+}
+
+/// One explanation.
+pub fn explanation_text(x: &Explanation) -> String {
+    let mut out = String::new();
+    let who = match (&x.comm, x.pid) {
+        (Some(c), Some(p)) => format!("{c} (pid {p})"),
+        (_, Some(p)) => format!("pid {p}"),
+        (Some(c), None) => c.clone(),
+        (None, None) => "a thread".to_string(),
+    };
+    let cycle = x.cycle.map_or(String::new(), |c| format!(", cycle {c}"));
+    let share = x.parts.first().map_or(0.0, |p| p.share * 100.0);
+    let _ = writeln!(
+        out,
+        "CPU {}{cycle}: {who}, {} late; main cause: {} ({share:.0} %)",
+        x.cpu,
+        us(x.latency_ns),
+        x.culprit.describe()
+    );
+    for line in wrap(&x.story, WIDTH - 2) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let mut rows = vec![vec![
+        "part".to_string(),
+        "what".to_string(),
+        "time".to_string(),
+        "share".to_string(),
+        "from".to_string(),
+    ]];
+    for p in x.parts.iter().take(8) {
+        let mut what = p.what.clone();
+        if what.len() > 60 {
+            let mut cut = 57;
+            while !what.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            what.truncate(cut);
+            what.push_str("...");
+        }
+        if p.times > 1 {
+            what = format!("{what} (x{})", p.times);
+        }
+        rows.push(vec![
+            p.kind.describe().to_string(),
+            what,
+            us(p.duration_ns),
+            format!("{:.1} %", p.share * 100.0),
+            format!("+{}", us(p.start_ns)),
+        ]);
+    }
+    if x.parts.len() > 8 {
+        let rest: u64 = x.parts[8..].iter().map(|p| p.duration_ns).sum();
+        let share: f64 = x.parts[8..].iter().map(|p| p.share).sum();
+        rows.push(vec![
+            "other".to_string(),
+            format!("{} more parts", x.parts.len() - 8),
+            us(rest),
+            format!("{:.1} %", share * 100.0),
+            String::new(),
+        ]);
+    }
+    for (i, line) in align_two_left(&rows).iter().enumerate() {
+        let _ = writeln!(out, "  {}", line.trim_end());
+        if i == 0 {
+            let _ = writeln!(out, "  {}", "-".repeat(line.trim_end().len()));
+        }
+    }
+    for c in &x.caveats {
+        for (i, line) in wrap(c, WIDTH - 8).into_iter().enumerate() {
+            let _ = writeln!(out, "  {} {line}", if i == 0 { "note:" } else { "     " });
+        }
+    }
+    out
+}
+
+/// Every explanation of a document, with its notes.
+pub fn explain_text(doc: &ExplainDoc) -> String {
+    let mut out = String::new();
+    if let Some(t) = &doc.trace {
+        let _ = writeln!(
+            out,
+            "{}: {} events on CPU{} {} over {:.3} s; {} timer wake-ups; {} lost, {} unreadable lines",
+            doc.source,
+            t.events,
+            if t.cpus.len() == 1 { "" } else { "s" },
+            t.cpus
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            t.span_ns as f64 / 1e9,
+            t.wakeups,
+            t.lost_events,
+            t.malformed
+        );
+        out.push('\n');
+    }
+    for (i, x) in doc.explanations.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&explanation_text(x));
+    }
+    for n in &doc.notes {
+        for (i, line) in wrap(n, WIDTH - 6).into_iter().enumerate() {
+            let _ = writeln!(out, "{} {line}", if i == 0 { "note:" } else { "     " });
+        }
+    }
+    out
+}
+
+/// The document as pretty JSON with a trailing newline.
+pub fn explain_json(doc: &ExplainDoc) -> String {
+    let mut text = serde_json::to_string_pretty(doc).expect("an explanation always serializes");
+    text.push('\n');
+    text
+}
+
+/// Aligns cells to their column's widest, two spaces apart: the first two columns to the left,
+/// the rest to the right.
+fn align_two_left(rows: &[Vec<String>]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                if i < 2 {
+                    let _ = write!(line, "{cell:<w$}");
+                } else {
+                    let _ = write!(line, "{cell:>w$}");
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+/// Words of `text` in lines of at most `width` characters.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
