@@ -90,6 +90,9 @@ pub enum Command {
     /// analyse a whole trace.
     #[command(long_about = crate::explain_cmd::EXPLAIN_LONG, after_long_help = crate::explain_cmd::EXPLAIN_AFTER)]
     Explain(crate::explain_cmd::ExplainArgs),
+    /// Record kernel traces (`rtlab trace record -o trace.txt`) for `rtlab explain`.
+    #[command(subcommand)]
+    Trace(crate::trace_cmd::TraceCommand),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,

@@ -24,6 +24,7 @@ mod report_cmd;
 mod run_cmd;
 mod store_args;
 mod store_cmd;
+mod trace_cmd;
 
 use std::process::ExitCode;
 
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
+        Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

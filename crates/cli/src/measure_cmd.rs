@@ -177,6 +177,9 @@ pub fn table_text(run: &MeasureRun) -> String {
     {
         text = text + &line + "\n";
     }
+    if let Some(t) = &run.trace {
+        text.push_str(&report::explain::capture_lines(t));
+    }
     text
 }
 

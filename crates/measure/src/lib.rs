@@ -19,8 +19,9 @@ mod result;
 pub mod run;
 mod sampler;
 mod seqlock;
-mod tracing;
+pub mod tracing;
 
 pub use clock::{Clock, FakeClock, FakeScript, RealClock};
 pub use config::{Config, ConfigError, Request, RunLength, TraceOptions};
 pub use run::{ClockChoice, Environment, NoObserver, Observer, RunError, run};
+pub use tracing::Recording;

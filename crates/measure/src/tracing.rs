@@ -104,74 +104,90 @@ pub(crate) fn start(
     cpus: impl IntoIterator<Item = u32>,
     warnings: &mut Vec<Warning>,
 ) -> Option<Session> {
-    let warn = |warnings: &mut Vec<Warning>, why: String| {
-        warnings.push(Warning::new(
-            "trace-unavailable",
-            format!("--trace: {why}; the run goes on without a trace"),
+    match open(root, options, cpus, None) {
+        Ok(s) => Some(s),
+        Err(why) => {
+            warnings.push(Warning::new(
+                "trace-unavailable",
+                format!("--trace: {why}; the run goes on without a trace"),
+            ));
+            None
+        }
+    }
+}
+
+/// Sets up and starts an instance recording `cpus` with `events` (group or group/event
+/// names; `None`: the explanation's set).
+fn open(
+    root: &Root,
+    options: &TraceOptions,
+    cpus: impl IntoIterator<Item = u32>,
+    wanted: Option<&[String]>,
+) -> Result<Session, String> {
+    let Some(top) = Tracefs::find(root) else {
+        return Err(format!(
+            "tracefs is not mounted (mount it with `{}`)",
+            sys::tracefs::mount_hint()
         ));
     };
-    let Some(top) = Tracefs::find(root) else {
-        warn(
-            warnings,
-            format!(
-                "tracefs is not mounted (mount it with `{}`)",
-                sys::tracefs::mount_hint()
-            ),
-        );
-        return None;
-    };
-    let instance = match Instance::create(&top) {
-        Ok(i) => i,
-        Err(e) => {
-            warn(warnings, format!("cannot create a tracefs instance ({e})"));
-            return None;
-        }
-    };
+    let instance =
+        Instance::create(&top).map_err(|e| format!("cannot create a tracefs instance ({e})"))?;
     let clocks = instance.clocks().unwrap_or_default();
     let clock = if clocks.iter().any(|c| c == "mono") {
         "mono"
     } else {
         "local"
     };
-    let setup = instance
+    instance
         .set_clock(clock)
         .and_then(|()| instance.set_buffer_kb(options.buffer_kb))
-        .and_then(|()| instance.set_cpumask(&trace_instance::cpumask_hex(cpus)));
-    if let Err(e) = setup {
-        warn(
-            warnings,
-            format!("cannot configure the tracefs instance ({e})"),
-        );
-        return None;
-    }
+        .and_then(|()| instance.set_cpumask(&trace_instance::cpumask_hex(cpus)))
+        .map_err(|e| format!("cannot configure the tracefs instance ({e})"))?;
+    let exists = |event: &str| {
+        instance.has_event(event)
+            || (!event.contains('/') && instance.dir().join("events").join(event).is_dir())
+    };
     let mut events = Vec::new();
     let mut missing = Vec::new();
-    for (event, loss) in EVENTS {
-        if instance.has_event(event)
-            || (!event.contains('/') && instance.dir().join("events").join(event).is_dir())
-        {
-            match instance.enable_event(event) {
-                Ok(()) => events.push(event.to_string()),
-                Err(e) => missing.push(format!("{event} ({e}): {loss}")),
+    match wanted {
+        Some(list) => {
+            for event in list {
+                if !exists(event) {
+                    return Err(format!(
+                        "the kernel has no trace event `{event}` (see {}/available_events)",
+                        top.dir().display()
+                    ));
+                }
+                instance
+                    .enable_event(event)
+                    .map_err(|e| format!("cannot enable {event} ({e})"))?;
+                events.push(event.clone());
             }
-        } else if !loss.starts_with("(x86 only)") || cfg!(target_arch = "x86_64") {
-            missing.push(format!("{event}: {loss}"));
         }
-    }
-    let sections: Vec<&str> = SECTION_EVENTS
-        .into_iter()
-        .filter(|e| instance.has_event(e))
-        .collect();
-    if sections.is_empty() {
-        missing.push(
-            "preemptirq/*: the kernel lacks CONFIG_PREEMPTIRQ_TRACEPOINTS, so sections with \
-             interrupts or preemption off are seen only as gaps"
-                .to_string(),
-        );
-    }
-    for e in sections {
-        if instance.enable_event(e).is_ok() {
-            events.push(e.to_string());
+        None => {
+            for (event, loss) in EVENTS {
+                if exists(event) {
+                    match instance.enable_event(event) {
+                        Ok(()) => events.push(event.to_string()),
+                        Err(e) => missing.push(format!("{event} ({e}): {loss}")),
+                    }
+                } else if !loss.starts_with("(x86 only)") || cfg!(target_arch = "x86_64") {
+                    missing.push(format!("{event}: {loss}"));
+                }
+            }
+            let sections: Vec<&str> = SECTION_EVENTS.into_iter().filter(|e| exists(e)).collect();
+            if sections.is_empty() {
+                missing.push(
+                    "preemptirq/*: the kernel lacks CONFIG_PREEMPTIRQ_TRACEPOINTS, so sections \
+                     with interrupts or preemption off are seen only as gaps"
+                        .to_string(),
+                );
+            }
+            for e in sections {
+                if instance.enable_event(e).is_ok() {
+                    events.push(e.to_string());
+                }
+            }
         }
     }
     if clock != "mono" {
@@ -181,17 +197,83 @@ pub(crate) fn start(
                 .to_string(),
         );
     }
-    if let Err(e) = instance.set_on(true) {
-        warn(warnings, format!("cannot start tracing ({e})"));
-        return None;
-    }
-    Some(Session {
+    instance
+        .set_on(true)
+        .map_err(|e| format!("cannot start tracing ({e})"))?;
+    Ok(Session {
         instance,
         options: options.clone(),
         clock: clock.to_string(),
         events,
         missing,
     })
+}
+
+/// `rtlab trace record`: a private instance recording until stopped, then saved as text.
+#[derive(Debug)]
+pub struct Recording {
+    session: Session,
+}
+
+impl Recording {
+    /// Starts recording `events` (`None`: the set `rtlab explain` reads) on `cpus` into a
+    /// `buffer_kb` KiB buffer per CPU. The error says why tracing cannot work here, or names
+    /// the event the kernel lacks.
+    pub fn start(
+        root: &Root,
+        buffer_kb: u64,
+        cpus: impl IntoIterator<Item = u32>,
+        events: Option<&[String]>,
+    ) -> Result<Recording, String> {
+        let options = TraceOptions {
+            buffer_kb,
+            ..TraceOptions::default()
+        };
+        open(root, &options, cpus, events).map(|session| Recording { session })
+    }
+
+    /// The events recorded.
+    pub fn events(&self) -> &[String] {
+        &self.session.events
+    }
+
+    /// The explanation's events the kernel lacks, and what each costs.
+    pub fn missing(&self) -> &[String] {
+        &self.session.missing
+    }
+
+    /// The trace clock (`mono` where the kernel has it).
+    pub fn clock(&self) -> &str {
+        &self.session.clock
+    }
+
+    /// Stops, writes the trace text to `path` (whole, or not at all) and removes the
+    /// instance; the bytes written and the lost-event count per CPU (overruns).
+    pub fn finish(self, path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+        let instance = self.session.instance;
+        let _ = instance.set_on(false);
+        let cpus = std::fs::read_dir(instance.dir().join("per_cpu"))
+            .map(|d| d.count() as u32)
+            .unwrap_or(0);
+        let overruns: u64 = (0..cpus)
+            .filter_map(|c| instance.cpu_stats(c).ok())
+            .map(|s| s.overrun + s.dropped)
+            .sum();
+        let tmp = path.with_extension("partial");
+        let written = (|| {
+            let mut from = File::open(instance.trace_path())?;
+            let mut to = File::create(&tmp)?;
+            let n = std::io::copy(&mut from, &mut to)?;
+            to.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            Ok(n)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        let _ = instance.remove();
+        written.map(|n| (n, overruns))
+    }
 }
 
 /// Whether the trace showed anything of the spike (its timer, wake-up or switch-in): an

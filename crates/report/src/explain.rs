@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::explain::{ExplainDoc, Explanation};
+use rtlab_model::explain::{ExplainDoc, Explanation, TraceCapture};
 
 /// Text width the stories wrap at.
 const WIDTH: usize = 96;
@@ -87,6 +87,38 @@ pub fn explanation_text(x: &Explanation) -> String {
         for (i, line) in wrap(c, WIDTH - 8).into_iter().enumerate() {
             let _ = writeln!(out, "  {} {line}", if i == 0 { "note:" } else { "     " });
         }
+    }
+    out
+}
+
+/// The lines the measurement table ends with for a run measured with `--trace`: each
+/// explained spike's main cause in one line, and where the whole story is.
+pub fn capture_lines(t: &TraceCapture) -> String {
+    let mut out = String::new();
+    if t.explanations.is_empty() {
+        let _ = writeln!(
+            out,
+            "trace: no spike explained{}",
+            t.notes.first().map_or(String::new(), |n| format!(" ({n})"))
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "why (from the kernel trace; `rtlab explain RUN` tells each story):"
+    );
+    for x in &t.explanations {
+        let top = x.parts.first();
+        let _ = writeln!(
+            out,
+            "  CPU {}{}: {} late: {} {}{}",
+            x.cpu,
+            x.cycle.map_or(String::new(), |c| format!(" cycle {c}")),
+            us(x.latency_ns),
+            x.culprit.describe(),
+            top.map_or(String::new(), |p| format!("({}), ", p.what)),
+            top.map_or(String::new(), |p| format!("{:.0} %", p.share * 100.0)),
+        );
     }
     out
 }
