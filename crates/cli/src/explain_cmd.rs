@@ -282,32 +282,23 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
 /// The wake-ups to explain: the one before each breach marker, then the worst.
 fn chosen(scan: &Scan, n: usize) -> Vec<(explain::Wakeup, Option<String>)> {
     let mut out: Vec<(explain::Wakeup, Option<String>)> = Vec::new();
-    for (ts, cpu, text) in &scan.markers {
-        let before = scan
-            .wakeups
-            .iter()
-            .filter(|w| {
-                w.switched_ts <= *ts && (w.cpu == *cpu || text.contains(&format!("CPU {} ", w.cpu)))
-            })
-            .max_by_key(|w| w.switched_ts);
-        if let Some(w) = before
+    for (_, _, text, last) in &scan.markers {
+        if let Some(w) = last
             && !out.iter().any(|(o, _)| o == w)
         {
             out.push((w.clone(), Some(text.clone())));
         }
     }
+    let marked = out.len();
     for w in scan.worst(n) {
-        if out.len() >= n.max(1) + scan.markers.len() {
+        if out.len() >= n.max(1) + marked {
             break;
         }
         if !out.iter().any(|(o, _)| o == w) {
             out.push((w.clone(), None));
         }
     }
-    out.truncate(
-        n.max(1)
-            .max(out.iter().filter(|(_, m)| m.is_some()).count()),
-    );
+    out.truncate(n.max(1).max(marked));
     out
 }
 
@@ -321,7 +312,7 @@ pub(crate) fn summary(scan: &Scan) -> TraceSummary {
         lost_events: scan.read.lost_events().unwrap_or(0),
         cpus: scan.cpus.keys().copied().collect(),
         span_ns: last.saturating_sub(first),
-        wakeups: scan.wakeups.len() as u64,
+        wakeups: scan.wakeup_count,
         clock_offset_ns: scan.clock_offset_ns,
     }
 }

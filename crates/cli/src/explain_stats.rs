@@ -193,22 +193,16 @@ fn sched(scan: &Scan, args: &AnalysisArgs) -> (String, serde_json::Value) {
 }
 
 fn wakeups(scan: &Scan, _args: &AnalysisArgs) -> (String, serde_json::Value) {
-    let hists = scan.wakeup_histograms();
+    let hists = &scan.rt_histograms;
     let mut rows = vec![
         ["CPU", "wake-ups", "min", "p50", "p99", "p99.9", "max"]
             .map(String::from)
             .to_vec(),
     ];
     let mut json_rows = Vec::new();
-    for (cpu, h) in &hists {
+    for (cpu, h) in hists {
         let min = h.buckets().next().map_or(0, |(lo, _, _)| lo);
-        let max = scan
-            .wakeups
-            .iter()
-            .filter(|w| w.cpu == *cpu && w.prio < 100)
-            .map(|w| w.latency_ns(scan.clock_offset_ns))
-            .max()
-            .unwrap_or(0);
+        let max = scan.rt_max.get(cpu).copied().unwrap_or(0);
         rows.push(vec![
             cpu.to_string(),
             h.count().to_string(),

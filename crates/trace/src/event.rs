@@ -195,26 +195,26 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
             Kind::Wakeup { task, target_cpu }
         }
         "sched_migrate_task" => {
-            let v = values(f, &["comm", "pid", "prio", "orig_cpu", "dest_cpu"])?;
+            let p = Pairs::of(f);
             Kind::Migrate {
                 task: Task {
-                    comm: v[0],
-                    pid: v[1].parse().ok()?,
-                    prio: v[2].parse().ok()?,
+                    comm: p.get("comm")?,
+                    pid: p.num("pid")?,
+                    prio: p.num("prio")?,
                 },
-                orig_cpu: v[3].parse().ok()?,
-                dest_cpu: v[4].parse().ok()?,
+                orig_cpu: p.num("orig_cpu")?,
+                dest_cpu: p.num("dest_cpu")?,
             }
         }
         "irq_handler_entry" => {
-            let v = values(f, &["irq", "name"])?;
+            let p = Pairs::of(f);
             Kind::IrqEntry {
-                irq: v[0].parse().ok()?,
-                name: v[1],
+                irq: p.num("irq")?,
+                name: p.get("name")?,
             }
         }
         "irq_handler_exit" => Kind::IrqExit {
-            irq: values(f, &["irq"])?[0].parse().ok()?,
+            irq: Pairs::of(f).num("irq")?,
         },
         "softirq_entry" | "softirq_exit" | "softirq_raise" => {
             // `vec=7 [action=SCHED]`
@@ -234,24 +234,24 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
             }
         }
         "hrtimer_start" => {
-            let hrtimer = value(f, "hrtimer")?;
+            let p = Pairs::of(f);
             Kind::HrtimerStart {
-                hrtimer,
-                function: function_name(value(f, "function")?),
+                hrtimer: p.get("hrtimer")?,
+                function: function_name(p.get("function")?),
                 // The deadline asked for is the soft expiry (the hard one adds the slack).
-                expires_ns: value(f, "softexpires")
-                    .or_else(|| value(f, "expires"))?
-                    .parse()
-                    .ok()?,
+                expires_ns: p.num("softexpires").or_else(|| p.num("expires"))?,
             }
         }
-        "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
-            hrtimer: value(f, "hrtimer")?,
-            function: function_name(value(f, "function")?),
-            now_ns: value(f, "now")?.parse().ok()?,
-        },
+        "hrtimer_expire_entry" => {
+            let p = Pairs::of(f);
+            Kind::HrtimerExpireEntry {
+                hrtimer: p.get("hrtimer")?,
+                function: function_name(p.get("function")?),
+                now_ns: p.num("now")?,
+            }
+        }
         "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
-            hrtimer: value(f, "hrtimer")?,
+            hrtimer: Pairs::of(f).get("hrtimer")?,
         },
         "workqueue_execute_start" => {
             // kernel: `work struct 0x...: function foo`; the same in trace-cmd.
@@ -316,29 +316,18 @@ fn function_name(text: &str) -> &str {
 /// sched_switch in either format.
 fn switch(f: &str) -> Option<Kind<'_>> {
     if f.starts_with("prev_comm=") {
-        let v = values(
-            f,
-            &[
-                "prev_comm",
-                "prev_pid",
-                "prev_prio",
-                "prev_state",
-                "next_comm",
-                "next_pid",
-                "next_prio",
-            ],
-        )?;
+        let p = Pairs::of(f);
         return Some(Kind::Switch {
             prev: Task {
-                comm: v[0],
-                pid: v[1].parse().ok()?,
-                prio: v[2].parse().ok()?,
+                comm: p.get("prev_comm")?,
+                pid: p.num("prev_pid")?,
+                prio: p.num("prev_prio")?,
             },
-            prev_state: v[3].trim_end_matches(" ==>").trim(),
+            prev_state: p.get("prev_state")?.trim_end_matches("==>").trim(),
             next: Task {
-                comm: v[4],
-                pid: v[5].parse().ok()?,
-                prio: v[6].parse().ok()?,
+                comm: p.get("next_comm")?,
+                pid: p.num("next_pid")?,
+                prio: p.num("next_prio")?,
             },
         });
     }
@@ -357,13 +346,13 @@ fn switch(f: &str) -> Option<Kind<'_>> {
 /// `X:N [P] [success=1] CPU:C`.
 fn wakeup(f: &str) -> Option<(Task<'_>, Option<u32>)> {
     if f.starts_with("comm=") {
-        let comm = value(f, "comm")?;
+        let p = Pairs::of(f);
         let task = Task {
-            comm,
-            pid: value(f, "pid")?.parse().ok()?,
-            prio: value(f, "prio")?.parse().ok()?,
+            comm: p.get("comm")?,
+            pid: p.num("pid")?,
+            prio: p.num("prio")?,
         };
-        return Some((task, value(f, "target_cpu").and_then(|c| c.parse().ok())));
+        return Some((task, p.num("target_cpu")));
     }
     let (task, rest) = plugin_task(f)?;
     let cpu = rest
@@ -387,67 +376,71 @@ fn plugin_task(text: &str) -> Option<(Task<'_>, &str)> {
     ))
 }
 
+/// The `key=value` pairs of a fields text, in order, found in one pass; a value runs to the
+/// next ` word=` (so task names with spaces survive). At most [`Pairs::MAX`] are kept.
+#[derive(Clone, Copy, Debug)]
+pub struct Pairs<'a> {
+    text: &'a str,
+    /// (key start, `=` position) of each pair.
+    keys: [(u32, u32); Pairs::MAX],
+    len: usize,
+}
+
+impl<'a> Pairs<'a> {
+    /// Pairs kept at most.
+    pub const MAX: usize = 16;
+
+    /// Scans `text`.
+    pub fn of(text: &'a str) -> Pairs<'a> {
+        let b = text.as_bytes();
+        let mut keys = [(0u32, 0u32); Pairs::MAX];
+        let mut n = 0;
+        let mut i = 0;
+        let limit = b.len().min(u32::MAX as usize);
+        while i < limit && n < Pairs::MAX {
+            if i == 0 || b[i - 1] == b' ' {
+                let mut j = i;
+                while j < limit && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if j > i && j < limit && b[j] == b'=' {
+                    keys[n] = (i as u32, j as u32);
+                    n += 1;
+                    i = j + 1;
+                    continue;
+                }
+                i = j.max(i + 1);
+                continue;
+            }
+            i += 1;
+        }
+        Pairs { text, keys, len: n }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        let k = (0..self.len).find(|&k| {
+            let (s, e) = self.keys[k];
+            &self.text.as_bytes()[s as usize..e as usize] == key.as_bytes()
+        })?;
+        let start = self.keys[k].1 as usize + 1;
+        let end = if k + 1 < self.len {
+            self.keys[k + 1].0 as usize
+        } else {
+            self.text.len()
+        };
+        Some(self.text[start..end].trim_end())
+    }
+
+    /// The value of `key`, parsed.
+    fn num<T: std::str::FromStr>(&self, key: &str) -> Option<T> {
+        self.get(key)?.parse().ok()
+    }
+}
+
 /// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
 pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let mut from = 0;
-    let start = loop {
-        let at = from + text[from..].find(key)?;
-        let after = at + key.len();
-        let boundary = at == 0 || text.as_bytes()[at - 1] == b' ';
-        if boundary && text[after..].starts_with('=') {
-            break after + 1;
-        }
-        from = after;
-    };
-    let rest = &text[start..];
-    let end = next_key(rest).unwrap_or(rest.len());
-    Some(rest[..end].trim_end())
-}
-
-/// Where the next ` word=` starts in `text`.
-fn next_key(text: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(sp) = text[from..].find(' ') {
-        let at = from + sp;
-        let word: &str = text[at + 1..].split(' ').next().unwrap_or("");
-        if let Some(eq) = word.find('=')
-            && eq > 0
-            && word[..eq]
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
-}
-
-/// Values of `keys` in order; each runs to the next key (so values may hold spaces).
-fn values<'a>(text: &'a str, keys: &[&str]) -> Option<Vec<&'a str>> {
-    let mut starts = Vec::with_capacity(keys.len());
-    let mut from = 0;
-    for key in keys {
-        let needle_at = loop {
-            let at = from + text[from..].find(key)?;
-            let boundary = at == 0 || text.as_bytes()[at - 1] == b' ';
-            if boundary && text[at + key.len()..].starts_with('=') {
-                break at;
-            }
-            from = at + key.len();
-        };
-        starts.push((needle_at, needle_at + key.len() + 1));
-        from = needle_at + key.len() + 1;
-    }
-    let mut out = Vec::with_capacity(keys.len());
-    for (i, &(_, value_at)) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).map_or_else(
-            || value_at + next_key(&text[value_at..]).unwrap_or(text.len() - value_at),
-            |&(k, _)| k,
-        );
-        out.push(text[value_at..end].trim());
-    }
-    Some(out)
+    Pairs::of(text).get(key)
 }
 
 #[cfg(test)]

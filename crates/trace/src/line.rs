@@ -127,6 +127,10 @@ impl Flags {
 
 /// Classifies one line (without its newline).
 pub fn parse(line: &str) -> Line<'_> {
+    // Most lines are events: try that first.
+    if let Some(e) = event(line) {
+        return Line::Event(e);
+    }
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') && !trimmed.starts_with("#####") {
         return Line::Comment;
@@ -134,14 +138,10 @@ pub fn parse(line: &str) -> Line<'_> {
     if let Some(l) = special(trimmed) {
         return l;
     }
-    if trimmed.starts_with("=>") {
+    if trimmed.starts_with("=>") || (line.starts_with(' ') && !line.contains(" [")) {
         return Line::Continuation(trimmed);
     }
-    match event(line) {
-        Some(e) => Line::Event(e),
-        None if line.starts_with(' ') && !line.contains(" [") => Line::Continuation(trimmed),
-        None => Line::Malformed(line),
-    }
+    Line::Malformed(line)
 }
 
 /// Lost-event and buffer markers, and trace-cmd's bookkeeping lines.
@@ -175,20 +175,27 @@ fn special(t: &str) -> Option<Line<'_>> {
     None
 }
 
-/// Parses an event line; `None` when it is not one.
+/// Parses an event line; `None` when it is not one. Byte scanning only: this runs on every
+/// line of traces of gigabytes.
 fn event(line: &str) -> Option<Event<'_>> {
+    let b = line.as_bytes();
     // The CPU column: the first `[digits]` preceded by a space.
-    let mut search = 0;
-    let (open, close) = loop {
-        let open = search + line[search..].find(" [")? + 1;
-        let close = open + line[open..].find(']')?;
-        let digits = &line[open + 1..close];
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            break (open, close);
+    let mut i = 0;
+    let (open, close, cpu) = loop {
+        let at = i + b[i..].iter().position(|&c| c == b'[')?;
+        if at > 0 && b[at - 1] == b' ' {
+            let mut j = at + 1;
+            let mut cpu: u32 = 0;
+            while j < b.len() && b[j].is_ascii_digit() {
+                cpu = cpu.checked_mul(10)?.checked_add(u32::from(b[j] - b'0'))?;
+                j += 1;
+            }
+            if j > at + 1 && j < b.len() && b[j] == b']' {
+                break (at, j, cpu);
+            }
         }
-        search = open;
+        i = at + 1;
     };
-    let cpu: u32 = line[open + 1..close].parse().ok()?;
     let mut head = line[..open].trim();
     // record-tgid's `(  tgid)` column.
     if head.ends_with(')')
@@ -197,38 +204,53 @@ fn event(line: &str) -> Option<Event<'_>> {
         head = head[..p].trim_end();
     }
     // trace-cmd's `instance:` prefix before the task.
-    if let Some((first, rest)) = head.split_once(char::is_whitespace)
-        && first.ends_with(':')
-        && rest.trim_start().rfind('-').is_some()
+    if let Some(sp) = head.find(' ')
+        && head.as_bytes()[sp - 1] == b':'
+        && sp > 0
     {
-        head = rest.trim_start();
+        let rest = head[sp..].trim_start();
+        if rest.contains('-') {
+            head = rest;
+        }
     }
     let dash = head.rfind('-')?;
     let task = head[..dash].trim_start();
-    let pid: u32 = head[dash + 1..].parse().ok()?;
+    let pid = digits(&head[dash + 1..])?;
 
-    let mut rest = &line[close + 1..];
-    let mut words = rest.split_whitespace();
-    let first = words.next()?;
-    let (flags, ts_word) = if first.ends_with(':') {
-        (None, first)
-    } else {
-        (Some(Flags::parse(first)?), words.next()?)
+    // After `]`: an optional flags word, then `SECONDS.FRACTION:`.
+    let mut k = close + 1;
+    let word = |k: &mut usize| -> Option<(usize, usize)> {
+        while *k < b.len() && b[*k] == b' ' {
+            *k += 1;
+        }
+        let start = *k;
+        while *k < b.len() && b[*k] != b' ' {
+            *k += 1;
+        }
+        (*k > start).then_some((start, *k))
     };
-    let ts_text = ts_word.strip_suffix(':')?;
-    let (ts_ns, ts_digits) = timestamp(ts_text)?;
-    let at = rest.find(ts_word)? + ts_word.len();
-    rest = rest[at..].trim_start();
-    let colon = rest.find(':')?;
-    let name = &rest[..colon];
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
+    let (s1, e1) = word(&mut k)?;
+    let (flags, ts) = if b[e1 - 1] == b':' {
+        (None, (s1, e1))
+    } else {
+        (Some(Flags::parse(&line[s1..e1])?), word(&mut k)?)
+    };
+    if b[ts.1 - 1] != b':' {
         return None;
     }
-    let fields = rest[colon + 1..].trim_start();
+    let (ts_ns, ts_digits) = timestamp(&line[ts.0..ts.1 - 1])?;
+    while k < b.len() && b[k] == b' ' {
+        k += 1;
+    }
+    let name_start = k;
+    while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b'-') {
+        k += 1;
+    }
+    if k == name_start || k >= b.len() || b[k] != b':' {
+        return None;
+    }
+    let name = &line[name_start..k];
+    let fields = line[k + 1..].trim_start();
     Some(Event {
         task,
         pid,
@@ -242,21 +264,46 @@ fn event(line: &str) -> Option<Event<'_>> {
     })
 }
 
+/// Decimal digits to a number (no sign, no spaces).
+fn digits(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 10 {
+        return None;
+    }
+    let mut n: u32 = 0;
+    for &c in text.as_bytes() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+    }
+    Some(n)
+}
+
 /// `13555.497867` → ns, and the digits of the fraction.
 pub fn timestamp(text: &str) -> Option<(u64, u8)> {
-    let (secs, frac) = text.split_once('.')?;
-    if secs.is_empty() || frac.is_empty() || frac.len() > 9 {
+    let dot = text.as_bytes().iter().position(|&c| c == b'.')?;
+    let (secs, frac) = (&text[..dot], &text[dot + 1..]);
+    if secs.is_empty() || secs.len() > 11 || frac.is_empty() || frac.len() > 9 {
         return None;
     }
-    if !secs.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let mut s: u64 = 0;
+    for &c in secs.as_bytes() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        s = s * 10 + u64::from(c - b'0');
+    }
+    let mut f: u64 = 0;
+    for &c in frac.as_bytes() {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        f = f * 10 + u64::from(c - b'0');
     }
     let digits = frac.len() as u32;
-    let secs: u64 = secs.parse().ok()?;
-    let frac: u64 = frac.parse().ok()?;
-    let ns = secs
+    let ns = s
         .checked_mul(1_000_000_000)?
-        .checked_add(frac * 10u64.pow(9 - digits))?;
+        .checked_add(f * 10u64.pow(9 - digits))?;
     Some((ns, digits as u8))
 }
 

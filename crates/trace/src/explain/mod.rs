@@ -15,7 +15,7 @@ mod window;
 
 pub use attribute::{Spike, explain};
 pub use owned::{Ev, TaskRef, What};
-pub use scan::{HandlerStats, Scan, TaskStats, Wakeup, is_break_marker, scan};
+pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
 pub use story::us;
 pub use window::{Window, WindowSpec, collect};
 

@@ -79,13 +79,72 @@ pub struct TaskStats {
     pub histogram: Histogram,
     /// Times it moved to another CPU.
     pub migrations: u64,
+    /// Its timer wake-ups (clock_nanosleep): deadline to switch-in.
+    pub timer: TimerStats,
+}
+
+/// A task's timer wake-up latencies: deadline to switch-in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerStats {
+    /// Wake-ups.
+    pub count: u64,
+    /// The smallest latency, ns.
+    pub min_ns: u64,
+    /// The largest, ns.
+    pub max_ns: u64,
+    /// Their sum, ns.
+    pub sum_ns: u64,
+}
+
+impl TimerStats {
+    fn record(&mut self, ns: u64) {
+        self.min_ns = if self.count == 0 { ns } else { self.min_ns.min(ns) };
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns = self.sum_ns.saturating_add(ns);
+        self.count += 1;
+    }
+}
+
+/// Worst wake-ups kept per class (real-time tasks, others): the scan's memory does not grow
+/// with the trace.
+pub const KEEP: usize = 512;
+
+/// The `KEEP` largest wake-ups by latency.
+#[derive(Clone, Debug, Default)]
+struct Worst {
+    items: Vec<(u64, Wakeup)>,
+    floor: u64,
+}
+
+impl Worst {
+    fn offer(&mut self, latency: u64, w: Wakeup) {
+        if self.items.len() < KEEP {
+            self.items.push((latency, w));
+            if self.items.len() == KEEP {
+                self.floor = self.items.iter().map(|(l, _)| *l).min().unwrap_or(0);
+            }
+        } else if latency > self.floor {
+            if let Some(i) = self.items.iter().position(|(l, _)| *l == self.floor) {
+                self.items[i] = (latency, w);
+            }
+            self.floor = self.items.iter().map(|(l, _)| *l).min().unwrap_or(0);
+        }
+    }
 }
 
 /// What the first pass found.
 #[derive(Clone, Debug, Default)]
 pub struct Scan {
-    /// Timer wake-ups, in switch-in order.
+    /// The worst timer wake-ups ([`KEEP`] of real-time tasks and [`KEEP`] of others at most),
+    /// worst first.
     pub wakeups: Vec<Wakeup>,
+    /// Timer wake-ups found in all.
+    pub wakeup_count: u64,
+    /// Per CPU: real-time tasks' timer wake-up latencies (the old RT patch's wakeup latency
+    /// histograms, from tracepoints).
+    pub rt_histograms: BTreeMap<u32, Histogram>,
+    /// Per CPU: the largest of them, ns.
+    pub rt_max: BTreeMap<u32, u64>,
     /// Trace clock minus hrtimer clock (ns), from the earliest-looking timer expiries; 0 when
     /// the trace has none.
     pub clock_offset_ns: i64,
@@ -94,16 +153,14 @@ pub struct Scan {
     /// Tasks by pid.
     pub tasks: BTreeMap<u32, TaskStats>,
     /// Break markers (`rtlab: break: ...`, cyclictest's `hit latency threshold`): trace time,
-    /// CPU, text.
-    pub markers: Vec<(u64, u32, String)>,
+    /// CPU, text, and the last timer wake-up completed on the CPU it names (the breach).
+    pub markers: Vec<(u64, u32, String, Option<Wakeup>)>,
     /// Per CPU: first and last event time, events.
     pub cpus: BTreeMap<u32, (u64, u64, u64)>,
     /// What the reader met.
     pub read: ReadStats,
     /// Whether the trace had a flags column.
     pub has_flags: bool,
-    /// Event names seen, with counts.
-    pub names: BTreeMap<String, u64>,
 }
 
 /// A timer wake-up in progress.
@@ -124,35 +181,55 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
     let mut open: HashMap<u32, Vec<(String, u64)>> = HashMap::new();
     let mut offset: Option<i64> = None;
     let mut switches = Switches::default();
+    let (mut rt_worst, mut other_worst) = (Worst::default(), Worst::default());
+    let mut last_on_cpu: Vec<Option<Wakeup>> = Vec::new();
+    // Per CPU: first and last event time, events.
+    let mut spans: Vec<Option<(u64, u64, u64)>> = Vec::new();
     let mut switched_in: Vec<SwitchIn> = Vec::new();
     while let Some((_, line)) = reader.next_line()? {
         let Line::Event(e) = line else { continue };
-        let span = s.cpus.entry(e.cpu).or_insert((e.ts_ns, e.ts_ns, 0));
+        let c = e.cpu as usize;
+        if spans.len() <= c {
+            spans.resize(c + 1, None);
+        }
+        let span = spans[c].get_or_insert((e.ts_ns, e.ts_ns, 0));
         span.1 = e.ts_ns;
         span.2 += 1;
         s.has_flags |= e.flags.is_some();
-        match s.names.get_mut(e.name) {
-            Some(n) => *n += 1,
-            None => {
-                s.names.insert(e.name.to_string(), 1);
-            }
-        }
         let kind = event::decode(&e);
         switches.event(&e, &kind, &mut switched_in);
         for sw in switched_in.drain(..) {
-            if let Some(p) = pending.remove(&sw.pid) {
-                s.wakeups.push(Wakeup {
-                    pid: sw.pid,
-                    comm: sw.comm.clone(),
-                    prio: sw.prio,
-                    cpu: sw.cpu,
-                    expires_ns: p.expires_ns,
-                    fired_ts: p.fired_ts,
-                    woken_ts: p.woken_ts,
-                    switched_ts: sw.ts_ns,
-                });
-            }
+            let done = pending.remove(&sw.pid).map(|p| Wakeup {
+                pid: sw.pid,
+                comm: sw.comm.clone(),
+                prio: sw.prio,
+                cpu: sw.cpu,
+                expires_ns: p.expires_ns,
+                fired_ts: p.fired_ts,
+                woken_ts: p.woken_ts,
+                switched_ts: sw.ts_ns,
+            });
             let t = s.tasks.entry(sw.pid).or_default();
+            if let Some(w) = done {
+                // The clock offset is the smallest seen so far: settled after the first
+                // timer expiries.
+                let latency = w.latency_ns(offset.unwrap_or(0));
+                s.wakeup_count += 1;
+                t.timer.record(latency);
+                if w.prio < 100 {
+                    s.rt_histograms.entry(w.cpu).or_default().record(latency);
+                    let m = s.rt_max.entry(w.cpu).or_default();
+                    *m = (*m).max(latency);
+                    rt_worst.offer(latency, w.clone());
+                } else {
+                    other_worst.offer(latency, w.clone());
+                }
+                let c = w.cpu as usize;
+                if last_on_cpu.len() <= c {
+                    last_on_cpu.resize(c + 1, None);
+                }
+                last_on_cpu[c] = Some(w);
+            }
             t.comm = sw.comm;
             if sw.prio != i32::MIN {
                 t.prio = sw.prio;
@@ -244,12 +321,31 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 }
             }
             Kind::Marker { text } if is_break_marker(text) => {
-                s.markers.push((e.ts_ns, e.cpu, text.to_string()));
+                // rtlab's marker names the CPU that breached; cyclictest's is written there.
+                let cpu = text
+                    .strip_prefix("rtlab: break: CPU ")
+                    .and_then(|r| r.split(' ').next()?.parse().ok())
+                    .unwrap_or(e.cpu);
+                let last = last_on_cpu.get(cpu as usize).cloned().flatten();
+                s.markers.push((e.ts_ns, cpu, text.to_string(), last));
             }
             _ => {}
         }
     }
+    s.cpus = spans
+        .into_iter()
+        .enumerate()
+        .filter_map(|(c, span)| Some((c as u32, span?)))
+        .collect();
     s.clock_offset_ns = offset.unwrap_or(0);
+    let mut kept: Vec<Wakeup> = rt_worst
+        .items
+        .into_iter()
+        .chain(other_worst.items)
+        .map(|(_, w)| w)
+        .collect();
+    kept.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(s.clock_offset_ns)));
+    s.wakeups = kept;
     s.read = reader.stats().clone();
     Ok(s)
 }
@@ -273,17 +369,5 @@ impl Scan {
         all.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(self.clock_offset_ns)));
         all.truncate(n);
         all
-    }
-
-    /// Per CPU: the wake-up latency histogram of real-time tasks' timer wake-ups (the old
-    /// RT patch's wakeup latency histograms, from tracepoints).
-    pub fn wakeup_histograms(&self) -> BTreeMap<u32, Histogram> {
-        let mut out: BTreeMap<u32, Histogram> = BTreeMap::new();
-        for w in self.wakeups.iter().filter(|w| w.prio < 100) {
-            out.entry(w.cpu)
-                .or_default()
-                .record(w.latency_ns(self.clock_offset_ns));
-        }
-        out
     }
 }

@@ -31,15 +31,24 @@ struct Cpu {
 /// The tracker.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Switches {
-    cpus: HashMap<u32, Cpu>,
+    cpus: Vec<Cpu>,
     prios: HashMap<u32, i32>,
+}
+
+/// `cpu`'s state, grown on first use.
+fn slot(cpus: &mut Vec<Cpu>, cpu: u32) -> &mut Cpu {
+    let i = cpu as usize;
+    if cpus.len() <= i {
+        cpus.resize_with(i + 1, Cpu::default);
+    }
+    &mut cpus[i]
 }
 
 impl Switches {
     /// Takes one event; pushes the switch-ins it reveals onto `out`.
     pub(super) fn event(&mut self, e: &Event<'_>, kind: &Kind<'_>, out: &mut Vec<SwitchIn>) {
         let in_irq = e.flags.map(|f| f.hardirq || f.softirq || f.nmi);
-        let cpu = self.cpus.entry(e.cpu).or_default();
+        let cpu = slot(&mut self.cpus, e.cpu);
         // Settle an inferred switch with this event.
         if let Some((pid, comm, prio, ts)) = cpu.tentative.take() {
             if matches!(kind, Kind::Switch { next, .. } if next.pid == pid) {
@@ -103,7 +112,7 @@ impl Switches {
             Kind::Waking { task, target_cpu } | Kind::Wakeup { task, target_cpu } => {
                 self.prios.insert(task.pid, task.prio);
                 let target = target_cpu.unwrap_or(e.cpu);
-                let t = self.cpus.entry(target).or_default();
+                let t = slot(&mut self.cpus, target);
                 if t.running != Some(task.pid) && !t.runnable.iter().any(|r| r.0 == task.pid) {
                     t.runnable
                         .push((task.pid, task.comm.to_string(), task.prio));
@@ -112,7 +121,7 @@ impl Switches {
             }
             _ => false,
         };
-        let cpu = self.cpus.entry(e.cpu).or_default();
+        let cpu = slot(&mut self.cpus, e.cpu);
         if edge && cpu.depth == 0 && cpu.running == Some(0) && !cpu.runnable.is_empty() {
             let best = (0..cpu.runnable.len())
                 .min_by_key(|&i| cpu.runnable[i].2)

@@ -1,7 +1,6 @@
 //! The second pass: the events of the windows around the spikes being explained, kept owned,
 //! with what was running on the CPU when each window opened and the window's raw lines.
 
-use std::collections::HashMap;
 use std::io::{self, BufRead};
 
 use crate::event::{self, Kind};
@@ -60,8 +59,12 @@ pub fn collect<R: BufRead>(
             ..Window::default()
         })
         .collect();
-    let mut running: HashMap<u32, TaskRef> = HashMap::new();
-    let mut irqs_off: HashMap<u32, bool> = HashMap::new();
+    // Per CPU: the running task (reused buffers: no allocation per switch) and whether the
+    // last event had interrupts off.
+    let mut running: Vec<Option<TaskRef>> = Vec::new();
+    let mut irqs_off: Vec<Option<bool>> = Vec::new();
+    let first_from = specs.iter().map(|s| s.from_ts).min().unwrap_or(u64::MAX);
+    let last_to = specs.iter().map(|s| s.to_ts).max().unwrap_or(0);
     let mut last_ts = 0u64;
     let mut reader = Reader::new(input);
     while let Some((_, line)) = reader.next_line()? {
@@ -88,6 +91,18 @@ pub fn collect<R: BufRead>(
             _ => continue,
         };
         last_ts = e.ts_ns;
+        let cpu = e.cpu as usize;
+        if running.len() <= cpu {
+            running.resize(cpu + 1, None);
+            irqs_off.resize(cpu + 1, None);
+        }
+        let in_span = e.ts_ns >= first_from && e.ts_ns <= last_to;
+        if !in_span && e.name != "sched_switch" {
+            if let Some(f) = e.flags {
+                irqs_off[cpu] = Some(f.irqs_off);
+            }
+            continue;
+        }
         let kind = event::decode(&e);
         let mut kept: Option<Ev> = None;
         for w in windows.iter_mut() {
@@ -95,8 +110,8 @@ pub fn collect<R: BufRead>(
                 continue;
             }
             if w.events.is_empty() && e.ts_ns >= w.from_ts && w.running_at_start.is_none() {
-                w.running_at_start = running.get(&w.cpu).cloned();
-                w.irqs_off_at_start = irqs_off.get(&w.cpu).copied();
+                w.running_at_start = running.get(w.cpu as usize).cloned().flatten();
+                w.irqs_off_at_start = irqs_off.get(w.cpu as usize).copied().flatten();
             }
             if e.ts_ns > w.to_ts {
                 continue;
@@ -117,15 +132,23 @@ pub fn collect<R: BufRead>(
             }
         }
         if let Kind::Switch { next, .. } = &kind {
-            running.insert(e.cpu, next.into());
+            match &mut running[cpu] {
+                Some(t) => {
+                    t.comm.clear();
+                    t.comm.push_str(next.comm);
+                    t.pid = next.pid;
+                    t.prio = next.prio;
+                }
+                slot => *slot = Some(next.into()),
+            }
         }
         if let Some(f) = e.flags {
-            irqs_off.insert(e.cpu, f.irqs_off);
+            irqs_off[cpu] = Some(f.irqs_off);
         }
     }
     for w in &mut windows {
         if w.events.is_empty() {
-            w.running_at_start = running.get(&w.cpu).cloned();
+            w.running_at_start = running.get(w.cpu as usize).cloned().flatten();
         }
     }
     Ok(windows)
