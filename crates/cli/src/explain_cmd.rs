@@ -32,10 +32,10 @@ with a story, a table of parts with their share, and what limits the explanation
 SOURCE is a run measured with --trace (its id, a unique prefix, `last`, or its result file), \
 or a trace file: the kernel's trace or trace_pipe text (any trace clock), `trace-cmd report` \
 output, a latency tracer's report (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt, \
-wakeup_dl), or hwlat output. From a trace file, the worst timer wake-ups of real-time tasks are \
-explained (cyclictest's, rtlab's, your application's), breach markers first; it needs the \
-sched_switch, sched_waking/sched_wakeup and timer:hrtimer_* events (trace-cmd record -e sched \
--e irq -e timer).
+wakeup_dl), the timerlat tracer's trace, or hwlat output. From a trace file, the worst timer \
+wake-ups of real-time tasks are explained (cyclictest's, rtlab's, your application's), breach \
+markers first; it needs the sched_switch, sched_waking/sched_wakeup and timer:hrtimer_* events \
+(trace-cmd record -e sched -e irq -e timer).
 
 The analyses read the same events over the whole trace: `irqs` (each handler's durations, the \
 slow top halves), `sched` (each task's wake-up to run delay and migrations) and `wakeups` \
@@ -196,6 +196,16 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             console::print_stdout(&out)?;
             return Ok(Exit::Ok);
         }
+        if trace::timerlat::detect(&text) {
+            let r =
+                trace::timerlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
+            let out = match args.format {
+                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
+                ExplainFormat::Text => r.story(),
+            };
+            console::print_stdout(&out)?;
+            return Ok(Exit::Ok);
+        }
         if trace::hwlat::detect(&text) {
             let r = trace::hwlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
             let out = match args.format {
@@ -210,7 +220,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     if scan.read.events == 0 {
         return Err(UsageError(format!(
             "{name}: no trace events in it{}; give the kernel's trace text, trace-cmd report \
-             output, a latency tracer's report or hwlat output",
+             output, a latency tracer's or timerlat's report or hwlat output",
             scan.read
                 .first_malformed
                 .as_ref()

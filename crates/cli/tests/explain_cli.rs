@@ -122,6 +122,12 @@ fn latency_tracer_reports_and_hwlat_output() {
         "{text}"
     );
     assert!(text.contains("longest steps:"));
+    let timerlat = fixture("rtla/kdoc_timerlat_tracer_trace.txt");
+    let text = run_ok(&["explain", timerlat.to_str().unwrap()]);
+    assert!(
+        text.contains("worst thread latency is 11.7 us on CPU 0"),
+        "{text}"
+    );
     let hwlat = fixture("hwlat/kdoc_hwlat_tracer_trace.txt");
     let json = run_ok(&["explain", hwlat.to_str().unwrap(), "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();

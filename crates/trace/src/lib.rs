@@ -10,6 +10,7 @@
 //! - [`latency`]: the latency tracers' reports (irqsoff, preemptoff, preemptirqsoff, wakeup,
 //!   wakeup_rt): the worst section, where it started and ended, the functions in it.
 //! - [`hwlat`]: the hwlat tracer's samples (inner/outer latency, NMI counts) per CPU.
+//! - [`timerlat`]: the timerlat tracer's own trace, summarised per CPU and context.
 //! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
 //!   timer's expiry to the thread running, and the delay attributed to its parts.
 //!
@@ -21,3 +22,4 @@ pub mod hwlat;
 pub mod latency;
 pub mod line;
 pub mod reader;
+pub mod timerlat;

@@ -98,7 +98,11 @@ pub struct TimerStats {
 
 impl TimerStats {
     fn record(&mut self, ns: u64) {
-        self.min_ns = if self.count == 0 { ns } else { self.min_ns.min(ns) };
+        self.min_ns = if self.count == 0 {
+            ns
+        } else {
+            self.min_ns.min(ns)
+        };
         self.max_ns = self.max_ns.max(ns);
         self.sum_ns = self.sum_ns.saturating_add(ns);
         self.count += 1;

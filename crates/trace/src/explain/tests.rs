@@ -104,7 +104,11 @@ fn tracepoint_wakeup_latencies_agree_with_cyclictest() {
     assert!(hog >= 3, "{hog}");
     assert_eq!(s.rt_histograms[&1].count(), n + hog);
     assert_eq!(s.rt_max[&1], t.max_ns);
-    assert_eq!(s.wakeup_count, s.wakeups.len() as u64, "fewer than KEEP: all kept");
+    assert_eq!(
+        s.wakeup_count,
+        s.wakeups.len() as u64,
+        "fewer than KEEP: all kept"
+    );
 }
 
 #[test]
@@ -321,4 +325,27 @@ fn tasks_are_judged_by_priority_against_the_thread() {
         // From the wake-up (+1003 us) to the switch-in (+1802 us).
         assert_eq!(s.parts[0].duration_ns, 799_000, "{comm}");
     }
+}
+
+#[test]
+fn traces_from_other_machines_read_without_damage() {
+    // The kernel documentation's trace_pipe (4-column flags) and trappy's trace-cmd report -r
+    // (raw fields, numeric prev_state, `CPU 3 is empty`).
+    let pipe = scan(BufReader::new(
+        fixture("corpus/kdoc_events_sched_wakeup_switch_trace_pipe.txt").as_bytes(),
+    ))
+    .unwrap();
+    assert_eq!((pipe.read.events, pipe.read.malformed), (10, 0));
+    assert_eq!(pipe.tasks[&59].comm, "kworker/0:1");
+    assert_eq!(
+        pipe.tasks[&1998].wakeups, 1,
+        "bash: woken at 136.677016, in at 136.677025"
+    );
+    let report = scan(BufReader::new(
+        fixture("corpus/trappy_raw_trace_report.txt").as_bytes(),
+    ))
+    .unwrap();
+    assert_eq!((report.read.events, report.read.malformed), (3, 0));
+    assert_eq!(report.cpus.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(report.tasks[&18].comm, "migration/2");
 }

@@ -1,0 +1,249 @@
+//! The timerlat tracer's own trace (`# tracer: timerlat`): one line per activation and context,
+//! `#ID context irq|thread timer_latency N ns`, per CPU. Read into per-CPU IRQ and thread
+//! latencies (count, minimum, mean, maximum and the activation of the maximum), the way rtla
+//! summarises them, for kernels that have the tracer.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::line::timestamp;
+
+/// One context's latencies on one CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextStats {
+    /// Activations.
+    pub count: u64,
+    /// Smallest latency, ns.
+    pub min_ns: u64,
+    /// Sum of latencies, ns.
+    pub sum_ns: u64,
+    /// Largest latency, ns.
+    pub max_ns: u64,
+    /// The activation (`#ID`) of the largest.
+    pub max_id: u64,
+}
+
+impl ContextStats {
+    fn record(&mut self, ns: u64, id: u64) {
+        self.min_ns = if self.count == 0 {
+            ns
+        } else {
+            self.min_ns.min(ns)
+        };
+        if ns >= self.max_ns {
+            self.max_ns = ns;
+            self.max_id = id;
+        }
+        self.sum_ns = self.sum_ns.saturating_add(ns);
+        self.count += 1;
+    }
+}
+
+/// A timerlat trace, per CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimerlatReport {
+    /// Per CPU: (IRQ context: timer expiry to its handler, thread context: expiry to the
+    /// timerlat thread running).
+    pub cpus: BTreeMap<u32, (ContextStats, ContextStats)>,
+}
+
+/// Why a timerlat trace could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// 1-based line.
+    pub line: usize,
+    /// What was expected.
+    pub what: String,
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.what)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Whether `text` is the timerlat tracer's trace.
+pub fn detect(text: &str) -> bool {
+    text.lines()
+        .take(20)
+        .any(|l| l.trim() == "# tracer: timerlat")
+}
+
+/// Reads it.
+pub fn parse(text: &str) -> Result<TimerlatReport, ParseError> {
+    let mut r = TimerlatReport::default();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let err = |what: &str| ParseError {
+            line: i + 1,
+            what: what.to_string(),
+        };
+        let open = line
+            .find(" [")
+            .ok_or_else(|| err("expected a `[CPU]` column"))?;
+        let close = open + line[open..].find(']').ok_or_else(|| err("expected `]`"))?;
+        let cpu: u32 = line[open + 2..close]
+            .parse()
+            .map_err(|_| err("expected a CPU number in `[...]`"))?;
+        let words: Vec<&str> = line[close + 1..].split_whitespace().collect();
+        // [flags] TIMESTAMP: #ID context irq|thread timer_latency N ns
+        let ts_at = words
+            .iter()
+            .position(|w| w.ends_with(':') && timestamp(&w[..w.len() - 1]).is_some())
+            .ok_or_else(|| err("expected a timestamp `SECONDS.MICROS:`"))?;
+        let rest = &words[ts_at + 1..];
+        let shape = rest.len() == 6
+            && rest[0].starts_with('#')
+            && rest[1] == "context"
+            && rest[3] == "timer_latency"
+            && rest[5] == "ns";
+        if !shape {
+            return Err(err(
+                "expected `#ID context irq|thread timer_latency N ns` after the timestamp",
+            ));
+        }
+        let id: u64 = rest[0][1..]
+            .parse()
+            .map_err(|_| err("expected an activation number after `#`"))?;
+        let ns: u64 = rest[4]
+            .parse()
+            .map_err(|_| err("expected the latency in ns"))?;
+        let slot = r.cpus.entry(cpu).or_default();
+        match rest[2] {
+            "irq" => slot.0.record(ns, id),
+            "thread" => slot.1.record(ns, id),
+            _ => return Err(err("expected the context `irq` or `thread`")),
+        }
+    }
+    if r.cpus.is_empty() {
+        return Err(ParseError {
+            line: text.lines().count() + 1,
+            what: "no timerlat sample in the trace (is it empty?)".to_string(),
+        });
+    }
+    Ok(r)
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1} us", ns as f64 / 1000.0)
+}
+
+impl TimerlatReport {
+    /// The summary in words and a per-CPU table.
+    pub fn story(&self) -> String {
+        let mut out = String::new();
+        let worst = self
+            .cpus
+            .iter()
+            .max_by_key(|(_, (_, thr))| thr.max_ns)
+            .map(|(cpu, (irq, thr))| (*cpu, *irq, *thr));
+        if let Some((cpu, irq, thr)) = worst {
+            let _ = write!(
+                out,
+                "timerlat: the worst thread latency is {} on CPU {cpu} (activation #{}); that \
+                 CPU's worst IRQ latency is {}. IRQ latency is timer expiry to its handler \
+                 (interrupts off, or the hardware); the rest of the thread latency is the \
+                 scheduler and what held the CPU before the timerlat thread ran.\n\n",
+                us(thr.max_ns),
+                thr.max_id,
+                us(irq.max_ns)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "CPU  activations  irq min  irq avg  irq max  thread min  thread avg  thread max"
+        );
+        for (cpu, (irq, thr)) in &self.cpus {
+            let avg = |c: &ContextStats| us(c.sum_ns / c.count.max(1));
+            let _ = writeln!(
+                out,
+                "{cpu:>3}  {:>11}  {:>7}  {:>7}  {:>7}  {:>10}  {:>10}  {:>10}",
+                thr.count.max(irq.count),
+                us(irq.min_ns),
+                avg(irq),
+                us(irq.max_ns),
+                us(thr.min_ns),
+                avg(thr),
+                us(thr.max_ns)
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> String {
+        let path = format!(
+            "{}/../../fixtures/traces/rtla/kdoc_timerlat_tracer_trace.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    #[test]
+    fn the_kernel_documentation_example() {
+        let text = fixture();
+        assert!(detect(&text));
+        let r = parse(&text).unwrap();
+        let (irq0, thr0) = r.cpus[&0];
+        assert_eq!(
+            (irq0.count, irq0.min_ns, irq0.max_ns, irq0.max_id),
+            (2, 769, 932, 1)
+        );
+        assert_eq!(
+            (thr0.count, thr0.min_ns, thr0.max_ns, thr0.sum_ns),
+            (2, 3070, 11700, 14770)
+        );
+        let (irq1, thr1) = r.cpus[&1];
+        assert_eq!((irq1.max_ns, thr1.max_ns, thr1.max_id), (2833, 9820, 1));
+        let story = r.story();
+        assert!(
+            story.starts_with(
+                "timerlat: the worst thread latency is 11.7 us on CPU 0 (activation #1)"
+            ),
+            "{story}"
+        );
+    }
+
+    #[test]
+    fn damage_names_the_line() {
+        let text = fixture();
+        let bad = text.replace("timer_latency     11700 ns", "timer_latency     eleven ns");
+        assert_eq!(
+            parse(&bad).unwrap_err().to_string(),
+            "line 12: expected the latency in ns"
+        );
+        let bad = text.replace("context thread", "context kernel");
+        assert!(
+            parse(&bad)
+                .unwrap_err()
+                .to_string()
+                .starts_with("line 12: expected the context")
+        );
+        let head: String = text.lines().take(10).map(|l| format!("{l}\n")).collect();
+        assert!(
+            parse(&head)
+                .unwrap_err()
+                .what
+                .starts_with("no timerlat sample")
+        );
+        assert!(!detect("# tracer: nop\n"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(text in "\\PC{0,200}") {
+            let _ = parse(&format!("# tracer: timerlat\n{text}"));
+        }
+    }
+}
