@@ -191,9 +191,10 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
             event.cpu,
             us(event.latency_ns),
             event.cycle,
-            match &event.tracefs {
-                Some(dir) => format!("; tracing is now off to keep the trace: read {dir}/trace, then `echo 1 > {dir}/tracing_on`"),
-                None => "; no trace was frozen".to_string(),
+            match (&event.tracefs, &run.trace) {
+                (_, Some(_)) if event.trace_frozen => "; the kernel trace was frozen at it and the spike is explained above (`rtlab explain last` tells the whole story)".to_string(),
+                (Some(dir), _) => format!("; tracing is now off to keep the trace: read {dir}/trace, then `echo 1 > {dir}/tracing_on`"),
+                _ => "; no trace was frozen".to_string(),
             }
         ));
     }

@@ -333,6 +333,11 @@ pub fn run(
     drop(shared);
     if let Some(session) = session {
         doc.trace = Some(crate::tracing::finish(session, &doc));
+        // The instance the break froze is gone; its window is in `trace`, and the machine's
+        // own tracing was never switched off.
+        if let Some(b) = doc.break_event.as_mut() {
+            b.tracefs = None;
+        }
     }
     Ok(doc)
 }

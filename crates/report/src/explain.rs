@@ -116,7 +116,10 @@ pub fn capture_lines(t: &TraceCapture) -> String {
             x.cycle.map_or(String::new(), |c| format!(" cycle {c}")),
             us(x.latency_ns),
             x.culprit.describe(),
-            top.map_or(String::new(), |p| format!("({}), ", p.what)),
+            top.map_or(String::new(), |p| format!(
+                "({}), ",
+                p.what.split(':').next().unwrap_or(&p.what)
+            )),
             top.map_or(String::new(), |p| format!("{:.0} %", p.share * 100.0)),
         );
     }
