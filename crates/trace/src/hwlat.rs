@@ -4,7 +4,6 @@
 //! in words. Data in, data out: no file access, no clock.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,22 +11,7 @@ use super::latency::{digits, found};
 
 const KEY: &str = "inner/outer(us):";
 
-/// A line of hwlat output that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// The 1-based line number.
-    pub line: usize,
-    /// What was expected there, and what was found.
-    pub what: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.what)
-    }
-}
-
-impl std::error::Error for ParseError {}
+pub use crate::error::ParseError;
 
 /// One sample: the worst latency of one sampling window over `tracing_thresh`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -8,8 +8,6 @@
 //! (`REL us | CPU) TASK-PID | FLAGS | DURATION | FUNCTION`), `[...]` elisions, lost-events
 //! markers and ` => frame` stack lines. Data in, data out: no file access, no clock.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 /// The kernel's latency tracers, space-separated: the `# tracer:` names [`detect`] knows.
@@ -22,22 +20,7 @@ const MARKS: [char; 6] = ['+', '!', '#', '*', '@', '$'];
 const ENTRY: &str = "an entry `COMM-PID CPU+FLAGS TIMEus: TEXT` \
                      (e.g. `bash-2042    3d...    0us : func <-caller`)";
 
-/// A line of a latency report that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// The 1-based line number.
-    pub line: usize,
-    /// What was expected there, and what was found.
-    pub what: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.what)
-    }
-}
-
-impl std::error::Error for ParseError {}
+pub use crate::error::ParseError;
 
 fn err(line: usize, what: impl Into<String>) -> ParseError {
     let what = what.into();

@@ -16,6 +16,7 @@
 //!
 //! Everything here is data in, data out: no file system access, no clock.
 
+mod error;
 pub mod event;
 pub mod explain;
 pub mod hwlat;
@@ -23,3 +24,5 @@ pub mod latency;
 pub mod line;
 pub mod reader;
 pub mod timerlat;
+
+pub use error::ParseError;

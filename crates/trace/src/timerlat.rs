@@ -49,22 +49,7 @@ pub struct TimerlatReport {
     pub cpus: BTreeMap<u32, (ContextStats, ContextStats)>,
 }
 
-/// Why a timerlat trace could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// 1-based line.
-    pub line: usize,
-    /// What was expected.
-    pub what: String,
-}
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.what)
-    }
-}
-
-impl std::error::Error for ParseError {}
+pub use crate::error::ParseError;
 
 /// Whether `text` is the timerlat tracer's trace.
 pub fn detect(text: &str) -> bool {
