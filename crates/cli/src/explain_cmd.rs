@@ -6,18 +6,17 @@
 //! around the spikes), so their size is not limited by memory.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
-use model::Nanos;
-use model::explain::{ExplainDoc, SCHEMA, TraceSummary};
-use model::nanos::parse_nanos;
+use clap::Args;
+use model::explain::{ExplainDoc, SCHEMA};
 use trace::explain::{self, LOOKBACK_NS, Scan, Spike, WindowSpec};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
+use crate::explain_stats::{self, Analysis, ExplainFormat, open, summary};
 use crate::store_args::DbArgs;
 
 /// The long help of `rtlab explain`.
@@ -77,48 +76,10 @@ pub struct ExplainArgs {
     pub db: DbArgs,
 }
 
-/// The analyses.
-#[derive(Debug, Subcommand)]
-pub enum Analysis {
-    /// Interrupt handler and softirq durations per handler: count, mean, p99, maximum, and
-    /// the handlers slower than --threshold (slow top halves).
-    Irqs(AnalysisArgs),
-    /// Each task's delay from wake-up to running (the maximum run delay) and its migrations.
-    Sched(AnalysisArgs),
-    /// Each CPU's wake-up latency of real-time tasks' timer wake-ups, from tracepoints.
-    Wakeups(AnalysisArgs),
-}
-
-/// Options of the analyses.
-#[derive(Debug, Args)]
-pub struct AnalysisArgs {
-    /// The trace file.
-    #[arg(value_name = "TRACEFILE")]
-    pub trace: std::path::PathBuf,
-    /// Flag handlers and tasks whose maximum is above TIME.
-    #[arg(long, value_name = "TIME", value_parser = parse_nanos, default_value = "50us")]
-    pub threshold: Nanos,
-    /// Rows to show at most.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub top: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: ExplainFormat,
-}
-
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExplainFormat {
-    /// Stories and tables.
-    Text,
-    /// JSON (`rtlab.explain/1`; the analyses `rtlab.trace-stats/1`).
-    Json,
-}
-
 /// `rtlab explain`.
 pub fn run(args: &ExplainArgs) -> Result<Exit> {
     if let Some(analysis) = &args.analysis {
-        return crate::explain_stats::run(analysis);
+        return explain_stats::run(analysis);
     }
     let source = args.source.as_deref().unwrap_or_default();
     let path = Path::new(source);
@@ -165,13 +126,6 @@ fn looks_like_json(path: &Path) -> Result<bool> {
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'{'))
-}
-
-/// Opens a trace file for one streaming pass.
-pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
-    File::open(path)
-        .map(|f| BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
 
 /// A small text file, whole (latency tracer reports, hwlat output).
@@ -310,21 +264,6 @@ fn chosen(scan: &Scan, n: usize) -> Vec<(explain::Wakeup, Option<String>)> {
     }
     out.truncate(n.max(1).max(marked));
     out
-}
-
-pub(crate) fn summary(scan: &Scan) -> TraceSummary {
-    let first = scan.cpus.values().map(|c| c.0).min().unwrap_or(0);
-    let last = scan.cpus.values().map(|c| c.1).max().unwrap_or(0);
-    TraceSummary {
-        lines: scan.read.lines,
-        events: scan.read.events,
-        malformed: scan.read.malformed,
-        lost_events: scan.read.lost_events().unwrap_or(0),
-        cpus: scan.cpus.keys().copied().collect(),
-        span_ns: last.saturating_sub(first),
-        wakeups: scan.wakeup_count,
-        clock_offset_ns: scan.clock_offset_ns,
-    }
 }
 
 fn latency_text(r: &trace::latency::LatencyReport) -> String {

@@ -3,20 +3,89 @@
 //! softirq's durations (the slow top halves, without function_graph or kretprobes), each
 //! task's wake-up-to-run delay and migrations (the maximum run delay that took a patched
 //! schedstat), and each CPU's wake-up latency of real-time tasks (the old RT patch's latency
-//! histograms).
+//! histograms). It also owns what the explain commands share: the analyses' arguments, the
+//! output formats, opening a trace for one streaming pass, and a trace's summary.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
 
 use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
 use model::Histogram;
+use model::Nanos;
+use model::explain::TraceSummary;
 use model::histogram::Quantile;
+use model::nanos::parse_nanos;
 use serde_json::json;
 use trace::explain::{self, Scan, us};
 
 use crate::console;
-use crate::exit::Exit;
-use crate::explain_cmd::{Analysis, AnalysisArgs, ExplainFormat};
+use crate::exit::{Exit, UsageError};
 
 /// Schema of the analyses' JSON.
 const STATS_SCHEMA: &str = "rtlab.trace-stats/1";
+
+/// The analyses.
+#[derive(Debug, Subcommand)]
+pub enum Analysis {
+    /// Interrupt handler and softirq durations per handler: count, mean, p99, maximum, and
+    /// the handlers slower than --threshold (slow top halves).
+    Irqs(AnalysisArgs),
+    /// Each task's delay from wake-up to running (the maximum run delay) and its migrations.
+    Sched(AnalysisArgs),
+    /// Each CPU's wake-up latency of real-time tasks' timer wake-ups, from tracepoints.
+    Wakeups(AnalysisArgs),
+}
+
+/// Options of the analyses.
+#[derive(Debug, Args)]
+pub struct AnalysisArgs {
+    /// The trace file.
+    #[arg(value_name = "TRACEFILE")]
+    pub trace: std::path::PathBuf,
+    /// Flag handlers and tasks whose maximum is above TIME.
+    #[arg(long, value_name = "TIME", value_parser = parse_nanos, default_value = "50us")]
+    pub threshold: Nanos,
+    /// Rows to show at most.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// Stories and tables.
+    Text,
+    /// JSON (`rtlab.explain/1`; the analyses `rtlab.trace-stats/1`).
+    Json,
+}
+
+/// Opens a trace file for one streaming pass.
+pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
+    File::open(path)
+        .map(|f| BufReader::with_capacity(1 << 20, f))
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
+/// What a trace file held, for the headings and the JSON.
+pub(crate) fn summary(scan: &Scan) -> TraceSummary {
+    let first = scan.cpus.values().map(|c| c.0).min().unwrap_or(0);
+    let last = scan.cpus.values().map(|c| c.1).max().unwrap_or(0);
+    TraceSummary {
+        lines: scan.read.lines,
+        events: scan.read.events,
+        malformed: scan.read.malformed,
+        lost_events: scan.read.lost_events().unwrap_or(0),
+        cpus: scan.cpus.keys().copied().collect(),
+        span_ns: last.saturating_sub(first),
+        wakeups: scan.wakeup_count,
+        clock_offset_ns: scan.clock_offset_ns,
+    }
+}
 
 /// Runs one analysis.
 pub fn run(analysis: &Analysis) -> Result<Exit> {
@@ -26,8 +95,7 @@ pub fn run(analysis: &Analysis) -> Result<Exit> {
         Analysis::Wakeups(a) => (a, "wakeups"),
     };
     let name = args.trace.display().to_string();
-    let scan = explain::scan(crate::explain_cmd::open(&args.trace)?)
-        .with_context(|| format!("reading {name}"))?;
+    let scan = explain::scan(open(&args.trace)?).with_context(|| format!("reading {name}"))?;
     if scan.read.events == 0 {
         return Err(crate::exit::UsageError(format!(
             "{name}: no trace events in it; give the kernel's trace text or trace-cmd report output"
@@ -41,7 +109,7 @@ pub fn run(analysis: &Analysis) -> Result<Exit> {
     };
     let out = match args.format {
         ExplainFormat::Text => {
-            let s = crate::explain_cmd::summary(&scan);
+            let s = summary(&scan);
             format!(
                 "{name}: {} events on {} CPUs over {:.3} s, {} lost\n\n{text}",
                 s.events,
@@ -55,7 +123,7 @@ pub fn run(analysis: &Analysis) -> Result<Exit> {
                 "schema": STATS_SCHEMA,
                 "source": name,
                 "analysis": kind,
-                "trace": crate::explain_cmd::summary(&scan),
+                "trace": summary(&scan),
                 "threshold_ns": args.threshold.get(),
                 "rows": value,
             });

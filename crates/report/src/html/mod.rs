@@ -15,8 +15,10 @@
 //! the files (docs/decisions/0011-html-reports.md).
 
 mod chart;
+mod host;
 mod page;
 mod plots;
+mod why;
 
 #[cfg(test)]
 mod tests;

@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
-use rtlab_model::host::{CpuInfo, HostInfo};
 use rtlab_model::imported::Quantity;
 use rtlab_model::load::LoadReport;
 use rtlab_model::measure::{MeasureRun, RunStatus};
 use rtlab_model::{CpuSet, audit::AuditSummary};
 use serde::Serialize;
 
+use super::host::{cpu_kinds, environment, topology};
 use super::plots::{self, Plot};
 use super::{HtmlReport, ReportRun, SvgFile, unique_keys};
 use crate::load::{STEAL_WORTH_SHOWING, load_header, load_rows};
@@ -49,12 +49,12 @@ struct PlotCtx {
 }
 
 #[derive(Serialize)]
-struct Fact {
+pub(super) struct Fact {
     key: String,
     value: String,
 }
 
-fn fact(key: &str, value: impl Into<String>) -> Fact {
+pub(super) fn fact(key: &str, value: impl Into<String>) -> Fact {
     Fact {
         key: key.to_string(),
         value: value.into(),
@@ -62,10 +62,10 @@ fn fact(key: &str, value: impl Into<String>) -> Fact {
 }
 
 #[derive(Serialize, Default)]
-struct TableCtx {
-    head: Vec<String>,
-    rows: Vec<Vec<String>>,
-    foot: Vec<Vec<String>>,
+pub(super) struct TableCtx {
+    pub(super) head: Vec<String>,
+    pub(super) rows: Vec<Vec<String>>,
+    pub(super) foot: Vec<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -84,26 +84,10 @@ struct RunCtx {
     missing: Vec<String>,
     load: Option<LoadCtx>,
     audit: Option<AuditCtx>,
-    why: Option<WhyCtx>,
+    why: Option<super::why::WhyCtx>,
     warnings: Vec<Fact>,
     environment: Vec<Fact>,
     topology: Option<TableCtx>,
-}
-
-/// The trace's explanations of the spikes.
-#[derive(Serialize)]
-struct WhyCtx {
-    intro: String,
-    spikes: Vec<SpikeCtx>,
-    notes: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct SpikeCtx {
-    heading: String,
-    story: String,
-    parts: Vec<Vec<String>>,
-    caveats: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -241,7 +225,7 @@ fn run_ctx(r: &ReportRun<'_>, key: &str, files: &mut Vec<SvgFile>) -> RunCtx {
         missing,
         load: run.load.as_ref().map(load_ctx),
         audit: run.audit.as_ref().map(audit_ctx),
-        why: run.trace.as_ref().map(why_ctx),
+        why: run.trace.as_ref().map(super::why::why_ctx),
         warnings: run
             .warnings
             .iter()
@@ -368,66 +352,6 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
 
 /// The kinds of CPU on the host, described, when there is more than one; and the kind
 /// letter (`A`, `B`, ...) of each CPU.
-fn cpu_kinds(host: &HostInfo) -> (Vec<String>, BTreeMap<u32, String>) {
-    let mut order: Vec<(Vec<u32>, &CpuInfo)> = Vec::new();
-    for c in &host.cpus {
-        match order
-            .iter_mut()
-            .find(|(_, first)| first.kind_key() == c.kind_key())
-        {
-            Some((cpus, _)) => cpus.push(c.cpu),
-            None => order.push((vec![c.cpu], c)),
-        }
-    }
-    if order.len() < 2 {
-        return (Vec::new(), BTreeMap::new());
-    }
-    let mut kind_of = BTreeMap::new();
-    let mut kinds = Vec::new();
-    for (i, (cpus, first)) in order.iter().enumerate() {
-        let letter = kind_letter(i);
-        for &cpu in cpus {
-            kind_of.insert(cpu, letter.clone());
-        }
-        kinds.push(format!(
-            "{letter}: CPUs {} ({})",
-            CpuSet::from_cpus(cpus.iter().copied()),
-            describe_kind(first)
-        ));
-    }
-    (kinds, kind_of)
-}
-
-fn kind_letter(i: usize) -> String {
-    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    if i < letters.len() {
-        (letters[i] as char).to_string()
-    } else {
-        format!("K{i}")
-    }
-}
-
-fn describe_kind(c: &CpuInfo) -> String {
-    let mut parts = Vec::new();
-    if let Some(t) = &c.core_type {
-        parts.push(format!("{t} cores"));
-    }
-    if let Some(cap) = c.capacity {
-        parts.push(format!("capacity {cap}"));
-    }
-    if let Some(m) = &c.model {
-        parts.push(m.clone());
-    }
-    if let Some(f) = c.max_freq_khz {
-        parts.push(format!("up to {:.2} GHz", f as f64 / 1e6));
-    }
-    if parts.is_empty() {
-        "no details".to_string()
-    } else {
-        parts.join(", ")
-    }
-}
-
 fn cpu_table(run: &MeasureRun, kind_of: &BTreeMap<u32, String>) -> TableCtx {
     let with_kind = !kind_of.is_empty();
     let mut head: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
@@ -528,159 +452,5 @@ fn audit_ctx(summary: &AuditSummary) -> AuditCtx {
                 fix: t.fix.clone(),
             })
             .collect(),
-    }
-}
-
-fn set_or_none(set: &CpuSet) -> String {
-    if set.is_empty() {
-        "none".to_string()
-    } else {
-        set.to_string()
-    }
-}
-
-fn environment(host: &HostInfo) -> Vec<Fact> {
-    let mut env = vec![
-        fact("Kernel release", or_unknown(&host.kernel_release)),
-        fact("Kernel version", or_unknown(&host.kernel_version)),
-        fact("Architecture", or_unknown(&host.arch)),
-        fact(
-            "Preemption model",
-            match &host.preempt_model_source {
-                Some(src) => format!("{} (read from {src})", preempt_text(host)),
-                None => preempt_text(host),
-            },
-        ),
-        fact("Boot command line", or_unknown(&host.cmdline)),
-    ];
-    let clock = match (&host.clocksource, host.available_clocksources.is_empty()) {
-        (Some(c), false) => format!(
-            "{c} (available: {})",
-            host.available_clocksources.join(", ")
-        ),
-        (Some(c), true) => c.clone(),
-        (None, _) => "(unknown)".to_string(),
-    };
-    env.push(fact("Clock source", clock));
-    env.push(fact(
-        "CPU model",
-        host.cpu_model.as_deref().unwrap_or("(unknown)"),
-    ));
-    env.push(fact(
-        "CPUs",
-        format!(
-            "online {}, possible {}",
-            set_or_none(&host.online_cpus),
-            set_or_none(&host.possible_cpus)
-        ),
-    ));
-    env.push(fact("Isolated CPUs", set_or_none(&host.isolated_cpus)));
-    env.push(fact("nohz_full CPUs", set_or_none(&host.nohz_full_cpus)));
-    let throttling = match (host.sched_rt_runtime_us, host.sched_rt_period_us) {
-        (Some(-1), _) => "off (sched_rt_runtime_us = -1)".to_string(),
-        (Some(rt), Some(period)) => format!("on: {rt} us of every {period} us"),
-        (Some(rt), None) => format!("on: sched_rt_runtime_us = {rt}"),
-        (None, _) => "(unknown)".to_string(),
-    };
-    env.push(fact("RT throttling", throttling));
-    env
-}
-
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map_or_else(|| "-".to_string(), T::to_string)
-}
-
-fn topology(host: &HostInfo, kind_of: &BTreeMap<u32, String>) -> Option<TableCtx> {
-    if host.cpus.is_empty() {
-        return None;
-    }
-    let with_kind = !kind_of.is_empty();
-    let mut head: Vec<String> = [
-        "CPU", "package", "die", "cluster", "core", "siblings", "capacity", "type", "max MHz",
-        "model", "node",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if with_kind {
-        head.insert(1, "kind".to_string());
-    }
-    let rows = host
-        .cpus
-        .iter()
-        .map(|c| {
-            let mut row = vec![
-                c.cpu.to_string(),
-                opt(&c.package),
-                opt(&c.die),
-                opt(&c.cluster),
-                opt(&c.core),
-                opt(&c.siblings),
-                opt(&c.capacity),
-                opt(&c.core_type),
-                opt(&c.max_freq_khz.map(|k| k / 1000)),
-                opt(&c.model),
-                opt(&c.node),
-            ];
-            if with_kind {
-                row.insert(1, kind_of.get(&c.cpu).cloned().unwrap_or_default());
-            }
-            row
-        })
-        .collect();
-    Some(TableCtx {
-        head,
-        rows,
-        foot: Vec::new(),
-    })
-}
-
-fn why_ctx(t: &rtlab_model::explain::TraceCapture) -> WhyCtx {
-    let spikes = t
-        .explanations
-        .iter()
-        .map(|x| SpikeCtx {
-            heading: format!(
-                "CPU {}{}: {} us late, main cause {}",
-                x.cpu,
-                x.cycle.map_or(String::new(), |c| format!(", cycle {c}")),
-                format_opt_us(Some(x.latency_ns)),
-                x.culprit.describe()
-            ),
-            story: x.story.clone(),
-            parts: x
-                .parts
-                .iter()
-                .take(8)
-                .map(|p| {
-                    vec![
-                        p.kind.describe().to_string(),
-                        p.what.clone(),
-                        format!("{} us", format_opt_us(Some(p.duration_ns))),
-                        format!("{:.1} %", p.share * 100.0),
-                    ]
-                })
-                .collect(),
-            caveats: x.caveats.clone(),
-        })
-        .collect();
-    let mut notes = t.notes.clone();
-    notes.extend(t.missing.iter().map(|m| format!("not traced: {m}")));
-    WhyCtx {
-        intro: format!(
-            "From the kernel trace rtlab recorded during the run (instance {}, clock {}, {} KiB \
-             per CPU, frozen at {}): each spike's delay from its deadline to the thread \
-             running, split into what the CPU did meanwhile.",
-            t.instance,
-            t.clock,
-            t.buffer_kb,
-            if t.frozen_by == "break" {
-                "the breach"
-            } else {
-                "the end"
-            }
-        ),
-        spikes,
-        notes,
     }
 }

@@ -454,3 +454,55 @@ fn sixty_four_cpus_get_sixty_four_lines_and_a_legend_in_columns() {
     assert_eq!(colours.len(), 64);
     assert!(has_text(histogram, "CPU 0") && has_text(histogram, "CPU 63"));
 }
+
+#[test]
+fn a_traced_run_tells_why_its_spikes_happened() {
+    use rtlab_model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
+    let mut run = full_run();
+    let page = one(&run, "plain").page;
+    assert!(!page.contains("Why the spikes happened"));
+    run.trace = Some(TraceCapture {
+        instance: "rtlab-4242".into(),
+        clock: "mono".into(),
+        buffer_kb: 4096,
+        frozen_by: "break".into(),
+        missing: vec!["preemptirq/*: sections are seen only as gaps".into()],
+        explanations: vec![Explanation {
+            cpu: 1,
+            pid: Some(7),
+            comm: Some("rtlab/1".into()),
+            prio: Some(4),
+            latency_ns: 5_762_000,
+            deadline_ns: 1,
+            cycle: Some(1499),
+            milestones: Milestones::default(),
+            parts: vec![Part {
+                kind: PartKind::HigherPriorityTask,
+                what: "<hog> (pid 12050, real-time priority 99)".into(),
+                duration_ns: 5_697_000,
+                start_ns: 24_000,
+                times: 2,
+                share: 0.989,
+            }],
+            culprit: PartKind::HigherPriorityTask,
+            story: "CPU 1: rtlab/1 woke 5762 us late; <hog> held the CPU.".into(),
+            caveats: vec!["3 switch(es) were inferred".into()],
+        }],
+        ..TraceCapture::default()
+    });
+    let page = one(&run, "traced").page;
+    assert!(page.contains("<h3>Why the spikes happened</h3>"));
+    assert!(page.contains("frozen at the breach"));
+    assert!(page.contains("CPU 1, cycle 1499: 5762.0 us late, main cause higher-priority task"));
+    assert!(
+        page.contains("&lt;hog&gt; held the CPU."),
+        "stories are escaped"
+    );
+    assert!(!page.contains("<hog>"));
+    assert!(page.contains("<td class=\"num\">98.9 %</td>"));
+    assert!(page.contains("3 switch(es) were inferred"));
+    assert!(
+        page.contains("not traced: preemptirq&#x2f;*"),
+        "escaped like every text"
+    );
+}

@@ -12,6 +12,7 @@
 use model::explain::{Explanation, Milestones, Part, PartKind};
 
 use super::owned::{Ev, TaskRef, What};
+use super::piece::{Phase, Piece};
 use super::repair::repair;
 use super::story;
 use super::window::Window;
@@ -32,29 +33,6 @@ pub struct Spike {
     pub end_ts: Option<u64>,
     /// The measurement cycle.
     pub cycle: Option<u64>,
-}
-
-/// Where in the spike a piece of time lies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Phase {
-    /// Deadline to the timer's expiry handling.
-    BeforeFire,
-    /// Expiry handling to the wake-up.
-    Firing,
-    /// Wake-up to switch-in.
-    Waiting,
-    /// Switch-in to the clock read.
-    Returning,
-}
-
-/// A piece of the delay.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Piece {
-    pub phase: Phase,
-    pub kind: PartKind,
-    pub what: String,
-    pub start: u64,
-    pub end: u64,
 }
 
 /// The priority of a task whose priority the window does not show.

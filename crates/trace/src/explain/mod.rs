@@ -7,6 +7,7 @@
 
 mod attribute;
 mod owned;
+mod piece;
 mod repair;
 mod scan;
 mod story;

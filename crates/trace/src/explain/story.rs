@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use model::explain::{Explanation, PartKind};
 
-use super::attribute::{Phase, Piece};
+use super::piece::{Phase, Piece};
 
 /// A timer interrupt this late or less is "on time".
 const ON_TIME_NS: u64 = 10_000;
