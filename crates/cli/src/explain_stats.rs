@@ -283,6 +283,7 @@ fn wakeups(scan: &Scan, _args: &AnalysisArgs) -> (String, serde_json::Value) {
         json_rows.push(json!({
             "cpu": cpu, "wakeups": h.count(), "min_ns": min, "p50_ns": pct(h, 0.5),
             "p99_ns": pct(h, 0.99), "p99_9_ns": pct(h, 0.999), "max_ns": max,
+            "histogram": h,
         }));
     }
     let mut text = table(rows);

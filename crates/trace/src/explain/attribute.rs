@@ -153,6 +153,21 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
             "the CPU's trace buffer starts inside the window: older events are gone".to_string(),
         );
     }
+    // The thread moving between CPUs around its spike (a pinned thread never does).
+    if let Some(pid) = spike.pid {
+        for e in &window.events {
+            if let What::Migrate { pid: p, from, to } = e.what
+                && p == pid
+            {
+                let at = e.ts_ns as i64 - d as i64;
+                caveats.push(format!(
+                    "the thread migrated from CPU {from} to CPU {to} at {}{} (pin it to one CPU)",
+                    if at < 0 { "-" } else { "+" },
+                    super::story::us(at.unsigned_abs())
+                ));
+            }
+        }
+    }
 
     // Priorities the window reveals, for tasks seen running without a switch to them.
     let mut prios: std::collections::HashMap<u32, i32> = std::collections::HashMap::new();

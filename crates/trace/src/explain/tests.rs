@@ -349,3 +349,26 @@ fn traces_from_other_machines_read_without_damage() {
     assert_eq!(report.cpus.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(report.tasks[&18].comm, "migration/2");
 }
+
+#[test]
+fn a_migration_of_the_thread_is_said() {
+    let x = synthetic(
+        &[line(
+            "<idle>",
+            0,
+            "d..2.",
+            500,
+            "sched_migrate_task: comm=rt pid=500 prio=49 orig_cpu=0 dest_cpu=1",
+        )],
+        1002,
+        1004,
+        "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49",
+    );
+    assert!(
+        x.caveats
+            .iter()
+            .any(|c| c == "the thread migrated from CPU 0 to CPU 1 at -500 us (pin it to one CPU)"),
+        "{:?}",
+        x.caveats
+    );
+}
