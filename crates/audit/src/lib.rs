@@ -25,6 +25,7 @@ use sys::Root;
 
 pub use check::{Check, Outcome, UnknownCheck};
 pub use checks::catalogue;
+pub use checks::placement::irq::{Kind as IrqKind, classify as classify_irq};
 pub use context::{Ctx, Options};
 
 /// Which checks to run: ids, groups or `prefix*` patterns (see [`check::matches`]).

@@ -90,6 +90,10 @@ pub enum Command {
     /// analyse a whole trace.
     #[command(long_about = crate::explain_cmd::EXPLAIN_LONG, after_long_help = crate::explain_cmd::EXPLAIN_AFTER)]
     Explain(crate::explain_cmd::ExplainArgs),
+    /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
+    /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
+    #[command(subcommand)]
+    Tune(crate::tune_cmd::TuneCommand),
     /// Record kernel traces (`rtlab trace record -o trace.txt`) for `rtlab explain`.
     #[command(subcommand)]
     Trace(crate::trace_cmd::TraceCommand),

@@ -25,6 +25,7 @@ mod run_cmd;
 mod store_args;
 mod store_cmd;
 mod trace_cmd;
+mod tune_cmd;
 
 use std::process::ExitCode;
 
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
         Command::Import(args) => import_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
         Command::Trace(command) => trace_cmd::run(command, &root),
+        Command::Tune(command) => tune_cmd::run(command, &root),
         Command::Guardian => load_cmd::guardian(),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -18,6 +18,7 @@ pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod stats;
+pub mod tune;
 
 pub use cpuset::{CpuSet, CpuSpec};
 pub use histogram::Histogram;

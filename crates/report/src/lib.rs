@@ -8,7 +8,8 @@
 //! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
 //! side — talk 000's per-cluster comparison table with deltas and a regression verdict — are
 //! [`compare`] (terminal, Markdown, HTML, JSON via serde_json). Spike explanations read as
-//! stories and part tables ([`explain`]).
+//! stories and part tables ([`explain`]). A tuning plan reads as text or a shell script
+//! ([`tune`]).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends on `rtlab-model`, on
@@ -24,6 +25,7 @@ pub mod html;
 pub mod live;
 pub mod load;
 pub mod table;
+pub mod tune;
 
 #[cfg(test)]
 mod testdata;

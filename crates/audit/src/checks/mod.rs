@@ -16,7 +16,7 @@ mod cmdline;
 mod kconfig;
 mod kernel;
 mod log;
-mod placement;
+pub(crate) mod placement;
 mod power;
 mod sched;
 mod time;

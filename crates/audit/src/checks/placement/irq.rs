@@ -61,7 +61,7 @@ const PER_CPU_DEVICES: [&str; 7] = [
 
 /// What an IRQ is, for placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     /// No handler: nothing runs when it fires.
     Unused,
     /// Cannot be moved (per-CPU or fixed); the reason in words.
@@ -72,7 +72,9 @@ enum Kind {
     Movable,
 }
 
-fn classify(irq: &Irq, online: &CpuSet) -> Kind {
+/// Whether `irq` can be moved off CPUs by writing its affinity, and if not, why (see the
+/// module's comment; "managed" is a heuristic).
+pub fn classify(irq: &Irq, online: &CpuSet) -> Kind {
     if irq.actions.is_empty() && irq.total() == 0 {
         return Kind::Unused;
     }
@@ -95,7 +97,8 @@ fn classify(irq: &Irq, online: &CpuSet) -> Kind {
     {
         return Kind::Fixed("per-CPU");
     }
-    if matches!(chip, "IO-APIC" | "XT-PIC")
+    // `IR-IO-APIC` with interrupt remapping.
+    if (chip.ends_with("IO-APIC") || chip == "XT-PIC")
         && irq.actions.iter().any(|a| a == "timer" || a == "cascade")
     {
         return Kind::Fixed("fixed (legacy timer or cascade)");

@@ -24,7 +24,7 @@ use crate::check::{Check, Outcome};
 use crate::context::Ctx;
 
 mod cpu;
-mod irq;
+pub(crate) mod irq;
 mod irqbalance;
 mod prio;
 mod tasks;

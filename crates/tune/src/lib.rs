@@ -1,0 +1,13 @@
+//! rtlab's tuning room: what to change so that the RT CPUs are left to real-time work.
+//!
+//! [`plan`] reads the machine (through a [`sys::Root`], so captured trees plan too) and returns
+//! a [`model::tune::TunePlan`]: the boot parameters to add and how to install them ([`boot`]),
+//! and the runtime changes with their current and new values — IRQ affinity, the default IRQ
+//! affinity, unbound workqueues, the cpufreq governor, idle states, timer migration,
+//! transparent huge pages, RT throttling and watchdogs (`strict`), cgroup cpuset partitions.
+//! Applying and reverting a plan come next (issue #7); nothing here writes.
+
+pub mod boot;
+pub mod plan;
+
+pub use plan::{PlanError, Request, plan};

@@ -1,0 +1,541 @@
+//! Building a [`TunePlan`] from the machine as it is: validate the CPU split, then walk each
+//! area the talks tuned by hand and record, for every kernel file that is not already right,
+//! its current value, the value it should get and why.
+//!
+//! Reading only, through [`Root`], so a plan can be made for a captured tree.
+
+use model::CpuSet;
+use model::tune::{Action, Change, SCHEMA, TunePlan, TuneProfile};
+use sys::Root;
+use sys::irq::to_mask;
+
+use crate::boot;
+
+/// What to plan for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The CPUs for real-time work.
+    pub rt_cpus: CpuSet,
+    /// The CPUs for everything else; `None`: every other online CPU.
+    pub housekeeping: Option<CpuSet>,
+    /// How far to go.
+    pub profile: TuneProfile,
+}
+
+/// A split rtlab refuses, with the reason and the fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// An RT CPU is not online.
+    #[error("--rt-cpus {0}: CPU {1} is not online (online: {2}); isolate online CPUs only")]
+    Offline(CpuSet, u32, CpuSet),
+    /// No CPU would be left for the rest of the system.
+    #[error(
+        "--rt-cpus {0} leaves no housekeeping CPU (online: {1}); keep at least one CPU for the kernel and the other tasks"
+    )]
+    NoHousekeeping(CpuSet, CpuSet),
+    /// The two sets overlap.
+    #[error("--housekeeping {0} overlaps --rt-cpus {1}; give disjoint sets")]
+    Overlap(CpuSet, CpuSet),
+    /// A housekeeping CPU is offline.
+    #[error("--housekeeping {0}: CPU {1} is not online (online: {2})")]
+    HousekeepingOffline(CpuSet, u32, CpuSet),
+    /// The machine could not be read.
+    #[error("{0}")]
+    Read(String),
+}
+
+/// Idle states with an exit latency above this stay enabled on RT CPUs under `balanced`.
+const BALANCED_IDLE_US: u64 = 10;
+
+/// Makes the plan.
+pub fn plan(root: &Root, req: &Request) -> Result<TunePlan, PlanError> {
+    let online = sys::cpu::online(root).map_err(|e| PlanError::Read(e.to_string()))?;
+    let rt = req.rt_cpus.clone();
+    let offline = rt.iter().find(|c| !online.contains(*c));
+    if let Some(cpu) = offline {
+        return Err(PlanError::Offline(rt, cpu, online));
+    }
+    let hk = match &req.housekeeping {
+        Some(h) => {
+            let offline = h.iter().find(|c| !online.contains(*c));
+            if let Some(cpu) = offline {
+                return Err(PlanError::HousekeepingOffline(h.clone(), cpu, online));
+            }
+            if !h.intersection(&rt).is_empty() {
+                return Err(PlanError::Overlap(h.clone(), rt));
+            }
+            h.clone()
+        }
+        None => online.difference(&rt),
+    };
+    if hk.is_empty() {
+        return Err(PlanError::NoHousekeeping(rt, online));
+    }
+    let mut p = Planner {
+        root,
+        rt: &rt,
+        hk: &hk,
+        online: &online,
+        profile: req.profile,
+        changes: Vec::new(),
+        notes: Vec::new(),
+    };
+    p.irqs();
+    p.workqueues();
+    p.cpufreq();
+    p.cpuidle();
+    p.sysctls();
+    p.cpusets();
+    let boot = boot::plan(root, &rt, &hk, req.profile, p.cpuset_v2_or_v1());
+    let Planner { changes, notes, .. } = p;
+    Ok(TunePlan {
+        schema: SCHEMA.to_string(),
+        profile: req.profile,
+        rt_cpus: rt,
+        housekeeping: hk,
+        boot,
+        changes,
+        notes,
+    })
+}
+
+struct Planner<'a> {
+    root: &'a Root,
+    rt: &'a CpuSet,
+    hk: &'a CpuSet,
+    online: &'a CpuSet,
+    profile: TuneProfile,
+    changes: Vec<Change>,
+    notes: Vec<String>,
+}
+
+impl Planner<'_> {
+    /// Plans writing `new` to `path` if it holds something else; `read` is how the file's
+    /// value compares (a CPU list file is compared as a set).
+    fn write(&mut self, group: &str, path: &str, new: &str, reason: &str) {
+        let current = self.root.read_trimmed(path);
+        let same = current.as_deref().is_some_and(|c| {
+            c == new
+                || (path.ends_with("_list") || path.ends_with("cpuset.cpus"))
+                    && c.parse::<CpuSet>().ok() == new.parse::<CpuSet>().ok()
+                || (path.ends_with("default_smp_affinity") || path.ends_with("cpumask"))
+                    && hex_mask(c) == hex_mask(new)
+        });
+        if same {
+            return;
+        }
+        self.changes.push(Change {
+            group: group.to_string(),
+            action: Action::Write,
+            path: path.to_string(),
+            current,
+            new: Some(new.to_string()),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// Every movable IRQ allowed on an RT CPU goes to the housekeeping CPUs; the default
+    /// affinity too, for IRQs that appear later.
+    fn irqs(&mut self) {
+        let table = match sys::irq::irq_table(self.root) {
+            Ok(t) => t,
+            Err(e) => {
+                self.notes
+                    .push(format!("IRQs: {e}; their affinity is not planned"));
+                return;
+            }
+        };
+        let hk_list = self.hk.to_string();
+        let mut managed = Vec::new();
+        let mut fixed = Vec::new();
+        for irq in &table.irqs {
+            let on_rt = irq
+                .affinity
+                .as_ref()
+                .is_none_or(|a| !a.intersection(self.rt).is_empty());
+            if !on_rt {
+                continue;
+            }
+            match audit::classify_irq(irq, self.online) {
+                audit::IrqKind::Movable => {
+                    let path = format!("/proc/irq/{}/smp_affinity_list", irq.number);
+                    let reason = format!(
+                        "IRQ {} may run its handler on RT CPUs {}",
+                        irq.label(),
+                        irq.affinity
+                            .as_ref()
+                            .map_or(self.rt.clone(), |a| a.intersection(self.rt))
+                    );
+                    self.write("irq", &path, &hk_list, &reason);
+                }
+                audit::IrqKind::Managed => managed.push(irq.label()),
+                audit::IrqKind::Fixed(why) => fixed.push(format!("{}: {why}", irq.label())),
+                audit::IrqKind::Unused => {}
+            }
+        }
+        if !managed.is_empty() {
+            self.notes.push(format!(
+                "IRQs probably managed by the kernel (spread one queue per CPU; their affinity \
+                 cannot be written), left as they are: {}; `isolcpus=managed_irq,...` on the boot \
+                 line keeps them off the RT CPUs",
+                managed.join(", ")
+            ));
+        }
+        if !fixed.is_empty() {
+            self.notes.push(format!(
+                "per-CPU or fixed IRQs, which fire on every CPU by design: {}",
+                fixed.join(", ")
+            ));
+        }
+        self.write(
+            "irq",
+            sys::irq::DEFAULT_SMP_AFFINITY,
+            &to_mask(self.hk),
+            "IRQs set up later (a module loaded, a device plugged) start on these CPUs",
+        );
+    }
+
+    /// Unbound workqueues run on the housekeeping CPUs.
+    fn workqueues(&mut self) {
+        let path = "/sys/devices/virtual/workqueue/cpumask";
+        if self.root.exists(path) {
+            self.write(
+                "workqueue",
+                path,
+                &to_mask(self.hk),
+                "unbound workqueue items (writeback, crypto, many drivers) run on these CPUs",
+            );
+        }
+    }
+
+    /// The `performance` governor on RT CPUs.
+    fn cpufreq(&mut self) {
+        for cpu in self.rt.iter() {
+            let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq");
+            let Some(available) = self
+                .root
+                .read_trimmed(format!("{dir}/scaling_available_governors"))
+            else {
+                continue;
+            };
+            if available.split_whitespace().any(|g| g == "performance") {
+                self.write(
+                    "cpufreq",
+                    &format!("{dir}/scaling_governor"),
+                    "performance",
+                    &format!(
+                        "CPU {cpu} at its highest frequency: no ramp-up after an idle stretch, \
+                         no latency that follows the load"
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Idle states too slow to leave are disabled on RT CPUs (all but polling under
+    /// `strict`).
+    fn cpuidle(&mut self) {
+        let bound = match self.profile {
+            TuneProfile::Balanced => BALANCED_IDLE_US,
+            TuneProfile::Strict => 0,
+        };
+        for cpu in self.rt.iter() {
+            let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+            let Ok(states) = self.root.list_dir(&dir) else {
+                continue;
+            };
+            for state in states.iter().filter(|s| s.starts_with("state")) {
+                let name = self
+                    .root
+                    .read_trimmed(format!("{dir}/{state}/name"))
+                    .unwrap_or_default();
+                if name.eq_ignore_ascii_case("poll") {
+                    continue;
+                }
+                let latency: u64 = self
+                    .root
+                    .read_value(format!("{dir}/{state}/latency"))
+                    .unwrap_or(u64::MAX);
+                if latency > bound {
+                    self.write(
+                        "cpuidle",
+                        &format!("{dir}/{state}/disable"),
+                        "1",
+                        &format!(
+                            "CPU {cpu}'s idle state {name} takes {} to leave",
+                            if latency == u64::MAX {
+                                "an unknown time".to_string()
+                            } else {
+                                format!("{latency} us")
+                            }
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Scheduler, memory and watchdog knobs.
+    fn sysctls(&mut self) {
+        if self.root.exists("/proc/sys/kernel/timer_migration") {
+            self.write(
+                "sched",
+                "/proc/sys/kernel/timer_migration",
+                "0",
+                "timers stay on the CPU that armed them instead of moving to a busy one",
+            );
+        }
+        let thp = "/sys/kernel/mm/transparent_hugepage/enabled";
+        if let Some(current) = self.root.read_trimmed(thp) {
+            let want = match self.profile {
+                TuneProfile::Balanced => "madvise",
+                TuneProfile::Strict => "never",
+            };
+            let selected = current
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'));
+            // `never` is stricter than `madvise`: balanced only moves off `always`.
+            let worse = match self.profile {
+                TuneProfile::Balanced => selected == Some("always"),
+                TuneProfile::Strict => selected != Some("never"),
+            };
+            if worse && current.contains(want) {
+                self.changes.push(Change {
+                    group: "memory".to_string(),
+                    action: Action::Write,
+                    path: thp.to_string(),
+                    current: selected.map(str::to_string).or(Some(current.clone())),
+                    new: Some(want.to_string()),
+                    reason: "khugepaged compacting memory behind an application's back adds \
+                             unpredictable stalls"
+                        .to_string(),
+                });
+            }
+        }
+        if self.profile == TuneProfile::Strict {
+            for (path, reason) in [
+                (
+                    "/proc/sys/kernel/sched_rt_runtime_us",
+                    "RT throttling stops every real-time task for 50 ms each second once they \
+                     use 95 %: a runaway task then hangs its CPU, so have a watchdog of your own",
+                ),
+                (
+                    "/proc/sys/kernel/watchdog",
+                    "the soft and hard lockup detectors' timers and NMIs interrupt every CPU",
+                ),
+            ] {
+                if self.root.exists(path) {
+                    let new = if path.ends_with("runtime_us") {
+                        "-1"
+                    } else {
+                        "0"
+                    };
+                    self.write(
+                        if path.ends_with("watchdog") {
+                            "watchdog"
+                        } else {
+                            "sched"
+                        },
+                        path,
+                        new,
+                        reason,
+                    );
+                }
+            }
+        } else if self
+            .root
+            .read_trimmed("/proc/sys/kernel/sched_rt_runtime_us")
+            .as_deref()
+            != Some("-1")
+        {
+            self.notes.push(
+                "RT throttling stays on (balanced): a runaway real-time task cannot hang a CPU; \
+                 `--profile strict` turns it off"
+                    .to_string(),
+            );
+        }
+    }
+
+    /// Which cgroup cpuset is there: `Some(true)` v2 with the cpuset controller, `Some(false)`
+    /// v1 cpuset, `None` neither.
+    fn cpuset_v2_or_v1(&self) -> Option<bool> {
+        let v2 = self
+            .root
+            .read_trimmed("/sys/fs/cgroup/cgroup.controllers")
+            .is_some_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+        if v2 {
+            Some(true)
+        } else if self.root.exists("/sys/fs/cgroup/cpuset/cpuset.cpus") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// An isolated cpuset partition for the RT CPUs and a housekeeping group for every
+    /// movable task (cgroup v2), or exclusive v1 cpusets with load balancing off.
+    fn cpusets(&mut self) {
+        match self.cpuset_v2_or_v1() {
+            Some(true) => {
+                let base = "/sys/fs/cgroup";
+                let control = self
+                    .root
+                    .read_trimmed(format!("{base}/cgroup.subtree_control"))
+                    .unwrap_or_default();
+                if !control.split_whitespace().any(|w| w == "cpuset") {
+                    self.changes.push(Change {
+                        group: "cpuset".to_string(),
+                        action: Action::Write,
+                        path: format!("{base}/cgroup.subtree_control"),
+                        current: Some(control),
+                        new: Some("+cpuset".to_string()),
+                        reason: "child cgroups get the cpuset controller".to_string(),
+                    });
+                }
+                self.group(
+                    base,
+                    "rtlab-housekeeping",
+                    self.hk,
+                    None,
+                    "every task that may move runs on the housekeeping CPUs",
+                );
+                self.group(
+                    base,
+                    "rtlab-rt",
+                    self.rt,
+                    Some("isolated"),
+                    "an isolated partition: the RT CPUs leave the scheduler's load balancing and \
+                     only tasks put there run on them",
+                );
+                let procs = self.count(&format!("{base}/cgroup.procs"));
+                self.changes.push(Change {
+                    group: "cpuset".to_string(),
+                    action: Action::MoveTasks,
+                    path: format!("{base}/rtlab-housekeeping/cgroup.procs"),
+                    current: Some(format!("{base}/cgroup.procs")),
+                    new: Some(procs.to_string()),
+                    reason: "the tasks of the root cgroup move to the housekeeping group (kernel \
+                             threads that cannot move stay)"
+                        .to_string(),
+                });
+            }
+            Some(false) => {
+                let base = "/sys/fs/cgroup/cpuset";
+                self.group(
+                    base,
+                    "rtlab-housekeeping",
+                    self.hk,
+                    None,
+                    "every task that may move runs on the housekeeping CPUs",
+                );
+                self.group(
+                    base,
+                    "rtlab-rt",
+                    self.rt,
+                    None,
+                    "an exclusive cpuset for the RT CPUs",
+                );
+                self.write(
+                    "cpuset",
+                    &format!("{base}/rtlab-rt/cpuset.cpu_exclusive"),
+                    "1",
+                    "no other cpuset may use the RT CPUs",
+                );
+                self.write(
+                    "cpuset",
+                    &format!("{base}/cpuset.sched_load_balance"),
+                    "0",
+                    "the root cpuset stops balancing load across all CPUs, so the RT CPUs are \
+                     balanced only within their own set",
+                );
+                let procs = self.count(&format!("{base}/tasks"));
+                self.changes.push(Change {
+                    group: "cpuset".to_string(),
+                    action: Action::MoveTasks,
+                    path: format!("{base}/rtlab-housekeeping/tasks"),
+                    current: Some(format!("{base}/tasks")),
+                    new: Some(procs.to_string()),
+                    reason: "the tasks of the root cpuset move to the housekeeping set (kernel \
+                             threads that cannot move stay)"
+                        .to_string(),
+                });
+                self.notes.push(
+                    "cgroup v2 here has no cpuset controller, so the plan uses the v1 cpuset \
+                     hierarchy"
+                        .to_string(),
+                );
+            }
+            None => self.notes.push(
+                "no cpuset controller (cgroup v2 or v1): the RT CPUs can only be isolated with \
+                 isolcpus= on the boot line (in the plan's boot parameters)"
+                    .to_string(),
+            ),
+        }
+    }
+
+    /// Plans the group `name` under `base` with `cpus` (and a partition type).
+    fn group(
+        &mut self,
+        base: &str,
+        name: &str,
+        cpus: &CpuSet,
+        partition: Option<&str>,
+        reason: &str,
+    ) {
+        let dir = format!("{base}/{name}");
+        if !self.root.exists(&dir) {
+            self.changes.push(Change {
+                group: "cpuset".to_string(),
+                action: Action::Mkdir,
+                path: dir.clone(),
+                current: None,
+                new: None,
+                reason: reason.to_string(),
+            });
+        }
+        let mems = self
+            .root
+            .read_trimmed(format!("{base}/cpuset.mems.effective"))
+            .or_else(|| self.root.read_trimmed(format!("{base}/cpuset.mems")))
+            .unwrap_or_else(|| "0".to_string());
+        self.write(
+            "cpuset",
+            &format!("{dir}/cpuset.cpus"),
+            &cpus.to_string(),
+            reason,
+        );
+        self.write(
+            "cpuset",
+            &format!("{dir}/cpuset.mems"),
+            &mems,
+            "memory nodes the group may use",
+        );
+        if let Some(kind) = partition {
+            self.write(
+                "cpuset",
+                &format!("{dir}/cpuset.cpus.partition"),
+                kind,
+                reason,
+            );
+        }
+    }
+
+    /// Lines of a tasks/procs file.
+    fn count(&self, path: &str) -> usize {
+        self.root
+            .read_trimmed(path)
+            .map_or(0, |t| t.lines().count())
+    }
+}
+
+/// A hex CPU mask as the kernel prints it (`03`, `00000000,000000ff`) without separators and
+/// leading zeros, for comparing.
+fn hex_mask(text: &str) -> String {
+    let digits: String = text.chars().filter(|c| *c != ',').collect();
+    let trimmed = digits.trim_start_matches('0').to_ascii_lowercase();
+    if trimmed.is_empty() {
+        "0".to_string()
+    } else {
+        trimmed
+    }
+}
