@@ -1,6 +1,11 @@
-//! `rtlab tune plan`: what to change so the RT CPUs are left to real-time work — the boot
-//! parameters with how to install them, and the runtime changes with current and new values —
-//! as text, JSON (`rtlab.tune-plan/1`) or a shell script. Reads only.
+//! `rtlab tune plan|apply|revert|status`: what to change so the RT CPUs are left to real-time
+//! work — the boot parameters with how to install them, and the runtime changes with current
+//! and new values — as text, JSON (`rtlab.tune-plan/1`) or a shell script; carrying the
+//! runtime part out with a journal of every original, taking it back, and showing what is
+//! applied now.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
@@ -39,6 +44,39 @@ pub enum TuneCommand {
     /// Plan the boot parameters and runtime changes for real-time CPUs (reads only).
     #[command(long_about = PLAN_LONG)]
     Plan(PlanArgs),
+    /// Apply the plan's runtime changes, each original recorded in a journal on disk before it
+    /// changes (boot parameters are printed, not applied).
+    Apply(ApplyArgs),
+    /// Put back everything the journal records, newest first: tasks, files, cgroups.
+    Revert(JournalArgs),
+    /// Show what the journal applied and whether each file still holds it.
+    Status(JournalArgs),
+}
+
+/// Options of `rtlab tune apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The plan to apply.
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Apply without asking (needed when standard input is not a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// The journal.
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    /// Abort (as a crash would) after N changes: for the test that reverts a half-applied
+    /// plan.
+    #[arg(long, value_name = "N", hide = true)]
+    pub crash_after: Option<usize>,
+}
+
+/// Where the journal is.
+#[derive(Debug, Args)]
+pub struct JournalArgs {
+    /// The journal of originals (default /var/lib/rtlab/tune-journal.jsonl).
+    #[arg(long, value_name = "PATH", default_value = tune::journal::DEFAULT_PATH)]
+    pub journal: PathBuf,
 }
 
 /// Options of `rtlab tune plan`.
@@ -83,7 +121,117 @@ pub enum PlanFormat {
 pub fn run(command: &TuneCommand, root: &Root) -> Result<Exit> {
     match command {
         TuneCommand::Plan(args) => plan(args, root),
+        TuneCommand::Apply(args) => apply(args, root),
+        TuneCommand::Revert(args) => revert(args, root),
+        TuneCommand::Status(args) => status(args, root),
     }
+}
+
+fn apply(args: &ApplyArgs, root: &Root) -> Result<Exit> {
+    let plan = make_plan(&args.plan, root)?;
+    let mut text = report::tune::plan_text(&plan);
+    console::print_stdout(&text)?;
+    if plan.changes.is_empty() {
+        return Ok(Exit::Ok);
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(UsageError(
+                "rtlab tune apply: standard input is not a terminal to confirm on; read the plan \
+                 above and add --yes"
+                    .to_string(),
+            )
+            .into());
+        }
+        eprint!("Apply these {} runtime changes? [y/N] ", plan.changes.len());
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            console::print_stdout("nothing applied\n")?;
+            return Ok(Exit::Ok);
+        }
+    }
+    let out =
+        tune::apply(root, &plan, &args.journal.journal, args.crash_after).map_err(UsageError)?;
+    text = outcome_text("applied", &out);
+    text.push_str(&format!(
+        "journal: {} (`rtlab tune revert` puts it all back)\n",
+        args.journal.journal.display()
+    ));
+    console::print_stdout(&text)?;
+    Ok(if out.refused.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::VerdictFailed
+    })
+}
+
+fn revert(args: &JournalArgs, root: &Root) -> Result<Exit> {
+    if !args.journal.exists() {
+        return Err(UsageError(format!(
+            "{}: no tuning journal here; nothing was applied (or give --journal)",
+            args.journal.display()
+        ))
+        .into());
+    }
+    let out = tune::revert(root, &args.journal).map_err(UsageError)?;
+    let mut text = outcome_text("reverted", &out);
+    if !out.refused.is_empty() {
+        text.push_str(
+            "the journal is kept: fix what was refused and run `rtlab tune revert` again\n",
+        );
+    }
+    console::print_stdout(&text)?;
+    Ok(if out.refused.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::VerdictFailed
+    })
+}
+
+fn status(args: &JournalArgs, root: &Root) -> Result<Exit> {
+    if !args.journal.exists() {
+        console::print_stdout("nothing applied: no tuning journal\n")?;
+        return Ok(Exit::Ok);
+    }
+    let standing = tune::status(root, &args.journal).map_err(UsageError)?;
+    let mut text = String::new();
+    let drifted = standing.iter().filter(|s| s.state == "drifted").count();
+    for s in &standing {
+        text.push_str(&format!(
+            "{:<9} {}{}\n",
+            s.state,
+            s.path,
+            s.now.as_ref().map_or(String::new(), |n| format!(" = {n}"))
+        ));
+    }
+    text.push_str(&format!(
+        "{} steps applied from {}; {drifted} drifted since\n",
+        standing.len(),
+        args.journal.display()
+    ));
+    console::print_stdout(&text)?;
+    Ok(if drifted == 0 {
+        Exit::Ok
+    } else {
+        Exit::VerdictFailed
+    })
+}
+
+fn outcome_text(verb: &str, out: &tune::Outcome) -> String {
+    let mut text = format!(
+        "{verb}: {} done, {} skipped, {} refused\n",
+        out.done.len(),
+        out.skipped.len(),
+        out.refused.len()
+    );
+    for r in &out.refused {
+        text.push_str(&format!("  refused: {r}\n"));
+    }
+    for s in out.skipped.iter().filter(|s| s.contains("refuses to move")) {
+        text.push_str(&format!("  left: {s}\n"));
+    }
+    text
 }
 
 fn resolve(spec: &CpuSpec, flag: &str, root: &Root) -> Result<CpuSet> {
@@ -94,6 +242,17 @@ fn resolve(spec: &CpuSpec, flag: &str, root: &Root) -> Result<CpuSet> {
 }
 
 fn plan(args: &PlanArgs, root: &Root) -> Result<Exit> {
+    let plan = make_plan(args, root)?;
+    let text = match args.format {
+        PlanFormat::Text => report::tune::plan_text(&plan),
+        PlanFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
+        PlanFormat::Shell => report::tune::plan_shell(&plan),
+    };
+    console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
+fn make_plan(args: &PlanArgs, root: &Root) -> Result<model::tune::TunePlan> {
     let request = tune::Request {
         rt_cpus: resolve(&args.rt_cpus, "--rt-cpus", root)?,
         housekeeping: args
@@ -106,12 +265,5 @@ fn plan(args: &PlanArgs, root: &Root) -> Result<Exit> {
             ProfileArg::Strict => TuneProfile::Strict,
         },
     };
-    let plan = tune::plan(root, &request).map_err(|e| UsageError(e.to_string()))?;
-    let text = match args.format {
-        PlanFormat::Text => report::tune::plan_text(&plan),
-        PlanFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
-        PlanFormat::Shell => report::tune::plan_shell(&plan),
-    };
-    console::print_stdout(&text)?;
-    Ok(Exit::Ok)
+    Ok(tune::plan(root, &request).map_err(|e| UsageError(e.to_string()))?)
 }

@@ -218,6 +218,24 @@ impl Root {
             .map_err(|e| Error::from_io(&full, e))
     }
 
+    /// Creates a directory (a cgroup: the kernel fills in its control files).
+    pub fn create_dir(&self, path: impl AsRef<Path>) -> Result<()> {
+        let full = self.path(&path);
+        std::fs::create_dir(&full).map_err(|e| Error::from_io(&full, e))
+    }
+
+    /// Removes an empty directory (a cgroup without tasks).
+    pub fn remove_dir(&self, path: impl AsRef<Path>) -> Result<()> {
+        let full = self.path(&path);
+        std::fs::remove_dir(&full).map_err(|e| Error::from_io(&full, e))
+    }
+
+    /// Removes a file (in a captured tree: a file a change created; kernel files cannot be).
+    pub fn remove_file(&self, path: impl AsRef<Path>) -> Result<()> {
+        let full = self.path(&path);
+        std::fs::remove_file(&full).map_err(|e| Error::from_io(&full, e))
+    }
+
     /// Names of the entries of a directory, sorted. Under a fixture tree the marker
     /// [`KEEP_MARKER`] (which keeps empty directories in git) is not an entry.
     pub fn list_dir(&self, path: impl AsRef<Path>) -> Result<Vec<String>> {

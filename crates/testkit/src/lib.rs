@@ -7,7 +7,7 @@ mod fake_root;
 mod fixtures;
 
 pub use fake_root::FakeRoot;
-pub use fixtures::{fixture_names, fixture_root, fixtures_dir};
+pub use fixtures::{copy_tree, fixture_names, fixture_root, fixtures_dir, tree_contents};
 
 #[cfg(test)]
 mod host_tests;

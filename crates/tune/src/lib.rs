@@ -5,9 +5,14 @@
 //! and the runtime changes with their current and new values — IRQ affinity, the default IRQ
 //! affinity, unbound workqueues, the cpufreq governor, idle states, timer migration,
 //! transparent huge pages, RT throttling and watchdogs (`strict`), cgroup cpuset partitions.
-//! Applying and reverting a plan come next (issue #7); nothing here writes.
+//! [`apply`] carries a plan out with a [`journal`] of every original written to disk before
+//! each change, [`revert`] takes it back from the journal (after a crash too), [`status`]
+//! compares the machine with it.
 
+pub mod apply;
 pub mod boot;
+pub mod journal;
 pub mod plan;
 
+pub use apply::{Outcome, Standing, apply, revert, status};
 pub use plan::{PlanError, Request, plan};

@@ -114,14 +114,7 @@ impl Planner<'_> {
     /// value compares (a CPU list file is compared as a set).
     fn write(&mut self, group: &str, path: &str, new: &str, reason: &str) {
         let current = self.root.read_trimmed(path);
-        let same = current.as_deref().is_some_and(|c| {
-            c == new
-                || (path.ends_with("_list") || path.ends_with("cpuset.cpus"))
-                    && c.parse::<CpuSet>().ok() == new.parse::<CpuSet>().ok()
-                || (path.ends_with("default_smp_affinity") || path.ends_with("cpumask"))
-                    && hex_mask(c) == hex_mask(new)
-        });
-        if same {
+        if current.as_deref().is_some_and(|c| equivalent(path, c, new)) {
             return;
         }
         self.changes.push(Change {
@@ -526,6 +519,33 @@ impl Planner<'_> {
             .read_trimmed(path)
             .map_or(0, |t| t.lines().count())
     }
+}
+
+/// Whether the file at `path` holding `a` means the same as holding `b`: CPU lists compare as
+/// sets, hex masks by value, THP's `always [madvise] never` by its selected word.
+pub(crate) fn equivalent(path: &str, a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim(), b.trim());
+    if a == b {
+        return true;
+    }
+    if path.ends_with("_list") || path.ends_with("cpuset.cpus") {
+        return a.parse::<CpuSet>().ok().is_some()
+            && a.parse::<CpuSet>().ok() == b.parse::<CpuSet>().ok();
+    }
+    if path.ends_with("default_smp_affinity") || path.ends_with("cpumask") {
+        return hex_mask(a) == hex_mask(b);
+    }
+    if path.ends_with("transparent_hugepage/enabled") {
+        return selected(a) == selected(b);
+    }
+    false
+}
+
+/// The bracketed word of a choice file (`always [madvise] never` → `madvise`), else the text.
+pub(crate) fn selected(text: &str) -> &str {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+        .unwrap_or(text.trim())
 }
 
 /// A hex CPU mask as the kernel prints it (`03`, `00000000,000000ff`) without separators and

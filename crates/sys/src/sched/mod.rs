@@ -157,6 +157,32 @@ pub fn pin_command(cmd: &mut std::process::Command, cpus: &CpuSet) -> Result<()>
     Ok(())
 }
 
+/// Sets the affinity of thread `tid` (`sched_setaffinity(tid)`): `tune revert` gives tasks
+/// back the CPUs they had before a cpuset move narrowed them.
+pub fn set_thread_affinity(tid: u32, cpus: &CpuSet) -> Result<()> {
+    let mask = mask_of(cpus)?;
+    let pid = libc::pid_t::try_from(tid).map_err(|_| Error::Unsupported {
+        what: format!("sched_setaffinity({tid})"),
+        why: "not a thread id".to_string(),
+    })?;
+    // SAFETY: `mask` is readable for the size passed; the kernel only reads it.
+    let rc = unsafe {
+        libc::sched_setaffinity(
+            pid,
+            std::mem::size_of_val(&*mask),
+            mask.as_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(call_error(
+            &format!("sched_setaffinity({tid}, CPUs {cpus})"),
+            io::Error::last_os_error(),
+        ))
+    }
+}
+
 /// Restricts the calling thread to `cpus` (`sched_setaffinity(0)`).
 pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
     let mask = mask_of(cpus)?;

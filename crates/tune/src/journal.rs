@@ -1,0 +1,123 @@
+//! The tuning journal: one JSON line per step of `tune apply`, appended and flushed to disk
+//! (`fsync`) *before* the step changes the machine, so that after a crash or a power loss
+//! mid-apply `tune revert` still knows every original value. A step the crash cut short is
+//! recorded but not done; revert finds its file already holding the original and skips it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Entry {
+    /// A file write: the file's whole original text (none: it did not exist) and the value
+    /// written.
+    Write {
+        /// Kernel path.
+        path: String,
+        /// The original contents, byte for byte.
+        original: Option<String>,
+        /// What to write back to restore it on a live kernel, where the original text is not
+        /// always writable (`always [madvise] never` → `madvise`, a controller list → `-cpuset`).
+        restore: Option<String>,
+        /// The value written.
+        new: String,
+    },
+    /// A directory created (a cgroup).
+    Mkdir {
+        /// Kernel path.
+        path: String,
+    },
+    /// Tasks moved from the `from` procs file's cgroup into `to`'s.
+    MoveTasks {
+        /// Where they were.
+        from: String,
+        /// Where they went.
+        to: String,
+        /// The pids listed in `from` when the move began.
+        pids: Vec<u32>,
+        /// Their CPU affinity then (`Cpus_allowed_list`), which the move narrows and revert
+        /// gives back.
+        affinity: Vec<(u32, String)>,
+    },
+}
+
+/// An append-only journal file.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+/// The journal's default place (`/var/lib/rtlab/tune-journal.jsonl`).
+pub const DEFAULT_PATH: &str = "/var/lib/rtlab/tune-journal.jsonl";
+
+impl Journal {
+    /// Creates a new journal at `path` (its directory too); an existing journal with entries
+    /// is an error: the machine is tuned already and must be reverted first.
+    pub fn create(path: &Path) -> Result<Journal, String> {
+        if read(path).is_ok_and(|e| !e.is_empty()) {
+            return Err(format!(
+                "{} records a tuning that has not been reverted; run `rtlab tune revert` first \
+                 (or give another --journal)",
+                path.display()
+            ));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends `entry` and waits until it is on disk.
+    pub fn record(&mut self, entry: &Entry) -> Result<(), String> {
+        let mut line = serde_json::to_string(entry).map_err(|e| e.to_string())?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_all())
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
+/// The entries of the journal at `path`, in order. A last line cut short by a crash is
+/// skipped (its step never started: the entry is written before the step).
+pub fn read(path: &Path) -> Result<Vec<Entry>, String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut entries = Vec::new();
+    let lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let last = lines.len();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(e) => entries.push(e),
+            Err(_) if i + 1 == last => {}
+            Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
+        }
+    }
+    Ok(entries)
+}
+
+/// Marks the journal done: renamed to `<path>.reverted`, so a new apply may start.
+pub fn close(path: &Path) -> Result<PathBuf, String> {
+    let done = path.with_extension("jsonl.reverted");
+    std::fs::rename(path, &done).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(done)
+}
