@@ -40,7 +40,6 @@ pub fn fixture_names() -> Vec<String> {
     names
 }
 
-
 /// Copies the tree `from` into `to` (symlinks as symlinks), for tests that change a tree.
 pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
