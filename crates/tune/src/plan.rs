@@ -400,17 +400,7 @@ impl Planner<'_> {
                     "an isolated partition: the RT CPUs leave the scheduler's load balancing and \
                      only tasks put there run on them",
                 );
-                let procs = self.count(&format!("{base}/cgroup.procs"));
-                self.changes.push(Change {
-                    group: "cpuset".to_string(),
-                    action: Action::MoveTasks,
-                    path: format!("{base}/rtlab-housekeeping/cgroup.procs"),
-                    current: Some(format!("{base}/cgroup.procs")),
-                    new: Some(procs.to_string()),
-                    reason: "the tasks of the root cgroup move to the housekeeping group (kernel \
-                             threads that cannot move stay)"
-                        .to_string(),
-                });
+                self.move_tasks(base, "cgroup.procs");
             }
             Some(false) => {
                 let base = "/sys/fs/cgroup/cpuset";
@@ -441,17 +431,7 @@ impl Planner<'_> {
                     "the root cpuset stops balancing load across all CPUs, so the RT CPUs are \
                      balanced only within their own set",
                 );
-                let procs = self.count(&format!("{base}/tasks"));
-                self.changes.push(Change {
-                    group: "cpuset".to_string(),
-                    action: Action::MoveTasks,
-                    path: format!("{base}/rtlab-housekeeping/tasks"),
-                    current: Some(format!("{base}/tasks")),
-                    new: Some(procs.to_string()),
-                    reason: "the tasks of the root cpuset move to the housekeeping set (kernel \
-                             threads that cannot move stay)"
-                        .to_string(),
-                });
+                self.move_tasks(base, "tasks");
                 self.notes.push(
                     "cgroup v2 here has no cpuset controller, so the plan uses the v1 cpuset \
                      hierarchy"
@@ -513,11 +493,24 @@ impl Planner<'_> {
         }
     }
 
-    /// Lines of a tasks/procs file.
-    fn count(&self, path: &str) -> usize {
-        self.root
-            .read_trimmed(path)
-            .map_or(0, |t| t.lines().count())
+    /// Plans moving the tasks listed in `base/file` (the root group's) into the housekeeping
+    /// group's `file`.
+    fn move_tasks(&mut self, base: &str, file: &str) {
+        let from = format!("{base}/{file}");
+        let count = self
+            .root
+            .read_trimmed(&from)
+            .map_or(0, |t| t.lines().count());
+        self.changes.push(Change {
+            group: "cpuset".to_string(),
+            action: Action::MoveTasks,
+            path: format!("{base}/rtlab-housekeeping/{file}"),
+            current: Some(from),
+            new: Some(count.to_string()),
+            reason: "the tasks of the root group move to the housekeeping group (kernel threads \
+                     that cannot move stay)"
+                .to_string(),
+        });
     }
 }
 
