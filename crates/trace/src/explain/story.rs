@@ -65,7 +65,9 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
                     us(d)
                 ),
                 PartKind::NonPreemptible => format!(
-                    "{w}, of lower priority, kept the CPU for {}: it could not be preempted (preemption or interrupts off)",
+                    "{w}, of lower priority as far as the trace shows, kept the CPU for {}: it \
+                     could not be preempted (preemption or interrupts off), or its priority was \
+                     raised while it ran (sched_setscheduler leaves no event)",
                     us(d)
                 ),
                 PartKind::IrqThread => format!("the IRQ thread {w} held the CPU for {}", us(d)),
