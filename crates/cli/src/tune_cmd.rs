@@ -51,6 +51,20 @@ pub enum TuneCommand {
     Revert(JournalArgs),
     /// Show what the journal applied and whether each file still holds it.
     Status(JournalArgs),
+    /// Run a command inside the RT CPUs' cpuset that `tune apply` created (after apply, every
+    /// other task is confined to the housekeeping CPUs): `rtlab tune run -- ./my-rt-app`.
+    Run(RunInArgs),
+}
+
+/// Options of `rtlab tune run`.
+#[derive(Debug, Args)]
+pub struct RunInArgs {
+    /// The journal of the tuning whose RT cpuset to use.
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    /// The command and its arguments.
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Options of `rtlab tune apply`.
@@ -124,7 +138,21 @@ pub fn run(command: &TuneCommand, root: &Root) -> Result<Exit> {
         TuneCommand::Apply(args) => apply(args, root),
         TuneCommand::Revert(args) => revert(args, root),
         TuneCommand::Status(args) => status(args, root),
+        TuneCommand::Run(args) => run_in(args, root),
     }
+}
+
+/// Joins the RT cpuset the journal created, then becomes `args.command`.
+fn run_in(args: &RunInArgs, root: &Root) -> Result<Exit> {
+    use std::os::unix::process::CommandExt;
+    let group = tune::rt_group(&args.journal.journal).map_err(UsageError)?;
+    let procs = format!("{group}/cgroup.procs");
+    root.write(&procs, &std::process::id().to_string())
+        .map_err(|e| UsageError(format!("joining {group}: {e}")))?;
+    let err = std::process::Command::new(&args.command[0])
+        .args(&args.command[1..])
+        .exec();
+    Err(UsageError(format!("{}: {err}", args.command[0])).into())
 }
 
 fn apply(args: &ApplyArgs, root: &Root) -> Result<Exit> {

@@ -198,6 +198,28 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .arg(&journal)
         .output()
         .unwrap();
+    // This process is now confined to the housekeeping CPUs; `tune run` reaches the RT CPU.
+    let measure = |via_tune: bool| {
+        let mut cmd = rtlab();
+        if via_tune {
+            cmd.args(["tune", "run", "--journal"])
+                .arg(&journal)
+                .arg("--")
+                .arg(assert_cmd::cargo::cargo_bin("rtlab"));
+        }
+        cmd.args([
+            "measure",
+            "--cpus",
+            &last,
+            "--cycles",
+            "50",
+            "--no-store",
+            "-q",
+        ])
+        .output()
+        .unwrap()
+    };
+    let (direct, placed) = (measure(false), measure(true));
     let audit = rtlab()
         .args([
             "audit",
@@ -221,6 +243,17 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         status.status.success(),
         "status: {}",
         String::from_utf8_lossy(&status.stdout)
+    );
+    assert_eq!(
+        direct.status.code(),
+        Some(2),
+        "measure on the RT CPU from a housekeeping task"
+    );
+    assert!(String::from_utf8_lossy(&direct.stderr).contains("is not allowed for this process"));
+    assert!(
+        placed.status.success(),
+        "tune run: {}",
+        String::from_utf8_lossy(&placed.stderr)
     );
     let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
     for f in audit["findings"].as_array().unwrap() {

@@ -328,3 +328,21 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
         })
         .collect())
 }
+
+/// The RT cpuset the journal at `journal_path` created (`.../rtlab-rt`).
+pub fn rt_group(journal_path: &std::path::Path) -> Result<String, String> {
+    let entries = journal::read(journal_path)
+        .map_err(|e| format!("{e}; `rtlab tune apply` creates the RT cpuset and this journal"))?;
+    entries
+        .iter()
+        .find_map(|e| match e {
+            Entry::Mkdir { path } if path.ends_with("/rtlab-rt") => Some(path.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            format!(
+                "{}: this tuning created no RT cpuset (no cpuset controller here?)",
+                journal_path.display()
+            )
+        })
+}

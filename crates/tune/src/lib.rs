@@ -14,5 +14,5 @@ pub mod boot;
 pub mod journal;
 pub mod plan;
 
-pub use apply::{Outcome, Standing, apply, revert, status};
+pub use apply::{Outcome, Standing, apply, revert, rt_group, status};
 pub use plan::{PlanError, Request, plan};
