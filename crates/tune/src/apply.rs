@@ -133,7 +133,10 @@ pub fn apply(
                     pids: pids.clone(),
                     affinity,
                 })?;
-                let (moved, stayed) = move_pids(root, &pids, &c.path);
+                let (moved, _) = move_pids(root, &pids, &c.path);
+                // Tasks forked while the others moved follow; what is left cannot move.
+                let (late, stayed) = drain(root, &from, &c.path, false);
+                let (moved, stayed) = (moved + late, stayed.len());
                 out.done.push(format!(
                     "moved {moved} tasks to {} ({stayed} cannot move: kernel threads bound to CPUs, or gone)",
                     c.path
@@ -175,13 +178,84 @@ fn allowed(root: &Root, tid: u32) -> Option<String> {
         .map(|v| v.trim().to_string())
 }
 
-/// Writes each pid into `procs`; (moved, refused).
-fn move_pids(root: &Root, pids: &[u32], procs: &str) -> (usize, usize) {
-    let moved = pids
-        .iter()
-        .filter(|p| root.write(procs, &p.to_string()).is_ok())
-        .count();
-    (moved, pids.len() - moved)
+/// Writes each pid into `procs`; (moved, refused). A task that exited meanwhile is neither.
+///
+/// A thread the kernel will not move alone (an io_uring worker, say, with PF_NO_SETAFFINITY)
+/// moves with its whole process through the group's `cgroup.procs`.
+fn move_pids(root: &Root, pids: &[u32], procs: &str) -> (usize, Vec<u32>) {
+    let whole = procs
+        .rsplit_once('/')
+        .map(|(dir, _)| format!("{dir}/cgroup.procs"));
+    let mut moved = 0;
+    let mut refused = Vec::new();
+    for &p in pids {
+        if root.write(procs, &p.to_string()).is_ok() {
+            moved += 1;
+            continue;
+        }
+        if !root.exists(format!("/proc/{p}")) {
+            continue;
+        }
+        let by_process = whole
+            .as_ref()
+            .zip(tgid(root, p))
+            .is_some_and(|(w, g)| root.write(w, &g.to_string()).is_ok());
+        if by_process {
+            moved += 1;
+        } else {
+            refused.push(p);
+        }
+    }
+    (moved, refused)
+}
+
+/// The process a thread belongs to.
+fn tgid(root: &Root, tid: u32) -> Option<u32> {
+    let status = root
+        .read_opt(format!("/proc/{tid}/status"))
+        .ok()
+        .flatten()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Empties the group whose task list is `from` into `procs`, again while tasks forked during
+/// the move keep appearing; (moved, the tasks still there). `patient` waits out tasks that are
+/// exiting (they leave the list on their own shortly) instead of giving up on them at once.
+fn drain(root: &Root, from: &str, procs: &str, patient: bool) -> (usize, Vec<u32>) {
+    let mut moved = 0;
+    let mut left = pids(root, from);
+    for round in 0..20 {
+        if left.is_empty() {
+            break;
+        }
+        let (m, _) = move_pids(root, &left, procs);
+        moved += m;
+        left = pids(root, from);
+        if m == 0 {
+            if !patient || round >= 5 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    (moved, left)
+}
+
+/// `pid (comm)` for a message.
+fn describe(root: &Root, pids: &[u32]) -> String {
+    pids.iter()
+        .take(5)
+        .map(|p| {
+            let comm = root
+                .read_trimmed(format!("/proc/{p}/comm"))
+                .unwrap_or_else(|| "gone".to_string());
+            format!("{p} ({comm})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Reverts what the journal at `journal_path` records, newest first, then closes it.
@@ -253,11 +327,15 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
             Entry::MoveTasks {
                 from, to, affinity, ..
             } => {
-                // Every task in the group goes back, the recorded ones and their children.
-                let now = pids(root, to);
-                let (moved, stayed) = move_pids(root, &now, from);
-                if stayed > 0 {
-                    out.refused.push(format!("{stayed} tasks stayed in {to}"));
+                // Every task in the group goes back: the recorded ones, their children, and
+                // any forked while the others were moving.
+                let (moved, stayed) = drain(root, to, from, true);
+                if !stayed.is_empty() {
+                    out.refused.push(format!(
+                        "{} tasks stayed in {to}: {}",
+                        stayed.len(),
+                        describe(root, &stayed)
+                    ));
                 }
                 out.done.push(format!("moved {moved} tasks back to {from}"));
                 // The cpuset narrowed their affinity; moving back widens it to the parent's,
