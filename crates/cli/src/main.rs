@@ -16,6 +16,7 @@ mod exit;
 mod explain_cmd;
 mod explain_stats;
 mod import_cmd;
+mod irqd_cmd;
 mod kconfig_cmd;
 mod load_child;
 mod load_cmd;

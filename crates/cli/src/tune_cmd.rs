@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
-use model::tune::TuneProfile;
+use model::tune::{IrqRule, TuneProfile};
 use model::{CpuSet, CpuSpec};
 use sys::Root;
 
@@ -54,6 +54,9 @@ pub enum TuneCommand {
     /// Run a command inside the RT CPUs' cpuset that `tune apply` created (after apply, every
     /// other task is confined to the housekeeping CPUs): `rtlab tune run -- ./my-rt-app`.
     Run(RunInArgs),
+    /// Keep IRQs that appear after apply off the RT CPUs, and the IRQ rules applied.
+    #[command(long_about = crate::irqd_cmd::IRQD_LONG, after_help = crate::irqd_cmd::IRQD_AFTER)]
+    Irqd(crate::irqd_cmd::IrqdArgs),
 }
 
 /// Options of `rtlab tune run`.
@@ -96,6 +99,17 @@ pub struct JournalArgs {
 /// Options of `rtlab tune plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
+    /// The CPU split and the rules.
+    #[command(flatten)]
+    pub split: SplitArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormat,
+}
+
+/// What a plan is made for: the CPU split, the profile.
+#[derive(Debug, Args)]
+pub struct SplitArgs {
     /// The CPUs for real-time work (`2-7`, `3`).
     #[arg(long, value_name = "LIST")]
     pub rt_cpus: CpuSpec,
@@ -106,9 +120,45 @@ pub struct PlanArgs {
     /// `strict` turns them off and adds nohz_full.
     #[arg(long, value_enum, default_value = "balanced")]
     pub profile: ProfileArg,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: PlanFormat,
+    /// An IRQ rule, `PATTERN=[POLICY[:PRIO]][@CPUS]` (repeatable; the first match decides):
+    /// IRQs whose thread name (`irq/24-eth0`), name or number match the glob get these CPUs
+    /// instead of the housekeeping ones, and their threads this policy. `irq/*-eth0=fifo:80@0-1`.
+    #[arg(long = "irq-rule", value_name = "RULE", value_parser = parse_rule)]
+    pub irq_rules: Vec<IrqRule>,
+    /// A file of IRQ rules, one per line (`#` comments), read after the --irq-rule ones.
+    #[arg(long, value_name = "FILE")]
+    pub irq_rules_file: Option<PathBuf>,
+}
+
+impl SplitArgs {
+    /// The split for `rt_cpus` with the rest as given (for commands that tune on the way,
+    /// like `rtlab run --tuned`).
+    pub fn new(rt_cpus: CpuSpec, housekeeping: Option<CpuSpec>, profile: ProfileArg) -> SplitArgs {
+        SplitArgs {
+            rt_cpus,
+            housekeeping,
+            profile,
+            irq_rules: Vec::new(),
+            irq_rules_file: None,
+        }
+    }
+
+    /// Every rule: those given, then the file's.
+    pub fn rules(&self) -> Result<Vec<IrqRule>> {
+        let mut rules = self.irq_rules.clone();
+        if let Some(path) = &self.irq_rules_file {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;
+            let more = model::irq_rule::parse_rules(&text)
+                .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;
+            rules.extend(more);
+        }
+        Ok(rules)
+    }
+}
+
+fn parse_rule(text: &str) -> Result<IrqRule, String> {
+    text.parse()
 }
 
 /// `--profile`.
@@ -139,6 +189,7 @@ pub fn run(command: &TuneCommand, root: &Root) -> Result<Exit> {
         TuneCommand::Revert(args) => revert(args, root),
         TuneCommand::Status(args) => status(args, root),
         TuneCommand::Run(args) => run_in(args, root),
+        TuneCommand::Irqd(args) => crate::irqd_cmd::run(args, root),
     }
 }
 
@@ -156,7 +207,7 @@ fn run_in(args: &RunInArgs, root: &Root) -> Result<Exit> {
 }
 
 fn apply(args: &ApplyArgs, root: &Root) -> Result<Exit> {
-    let plan = make_plan(&args.plan, root)?;
+    let plan = make_plan(&args.plan.split, root)?;
     let mut text = report::tune::plan_text(&plan);
     console::print_stdout(&text)?;
     if plan.changes.is_empty() {
@@ -270,7 +321,7 @@ fn resolve(spec: &CpuSpec, flag: &str, root: &Root) -> Result<CpuSet> {
 }
 
 fn plan(args: &PlanArgs, root: &Root) -> Result<Exit> {
-    let plan = make_plan(args, root)?;
+    let plan = make_plan(&args.split, root)?;
     let text = match args.format {
         PlanFormat::Text => report::tune::plan_text(&plan),
         PlanFormat::Json => serde_json::to_string_pretty(&plan)? + "\n",
@@ -280,18 +331,25 @@ fn plan(args: &PlanArgs, root: &Root) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn make_plan(args: &PlanArgs, root: &Root) -> Result<model::tune::TunePlan> {
-    let request = tune::Request {
-        rt_cpus: resolve(&args.rt_cpus, "--rt-cpus", root)?,
-        housekeeping: args
+/// The plan for `split` on `root`; a split rtlab refuses is a usage error (exit 2).
+pub fn make_plan(split: &SplitArgs, root: &Root) -> Result<model::tune::TunePlan> {
+    let request = make_request(split, root)?;
+    Ok(tune::plan(root, &request).map_err(|e| UsageError(e.to_string()))?)
+}
+
+/// The tune room's request for `split`: CPU lists resolved, rules read.
+pub fn make_request(split: &SplitArgs, root: &Root) -> Result<tune::Request> {
+    Ok(tune::Request {
+        rt_cpus: resolve(&split.rt_cpus, "--rt-cpus", root)?,
+        housekeeping: split
             .housekeeping
             .as_ref()
             .map(|h| resolve(h, "--housekeeping", root))
             .transpose()?,
-        profile: match args.profile {
+        profile: match split.profile {
             ProfileArg::Balanced => TuneProfile::Balanced,
             ProfileArg::Strict => TuneProfile::Strict,
         },
-    };
-    Ok(tune::plan(root, &request).map_err(|e| UsageError(e.to_string()))?)
+        rules: split.rules()?,
+    })
 }

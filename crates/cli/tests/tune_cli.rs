@@ -144,8 +144,31 @@ fn snapshot(plan: &serde_json::Value) -> Vec<(String, Option<String>)> {
         .iter()
         .map(|c| {
             let path = c["path"].as_str().unwrap().to_string();
-            let text = std::fs::read_to_string(&path).ok();
+            let text = if c["action"] == "set-policy" {
+                sched_of(&path)
+            } else {
+                std::fs::read_to_string(&path).ok()
+            };
             (path, text)
+        })
+        .collect()
+}
+
+/// A thread's real-time priority and policy (`stat` fields 40 and 41), as `40 1`.
+fn sched_of(proc_dir: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("{proc_dir}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+    Some(format!("{} {}", fields[37], fields[38]))
+}
+
+/// The IRQ handler threads here (`irq/N-name`).
+fn irq_threads() -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let dir = format!("/proc/{}", e.ok()?.file_name().to_str()?);
+            let comm = std::fs::read_to_string(format!("{dir}/comm")).ok()?;
+            comm.starts_with("irq/").then_some(dir)
         })
         .collect()
 }
@@ -165,8 +188,11 @@ fn live_apply_audit_revert_on_the_last_cpu() {
     }
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
+    // Every IRQ thread to FIFO 61 (this VM's ACPI ones are FIFO 50), and back.
+    let rule = ["--irq-rule", "irq/*=fifo:61"];
     let plan = rtlab()
         .args(["tune", "plan", "--rt-cpus", &last, "--format", "json"])
+        .args(rule)
         .output()
         .unwrap();
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
@@ -174,6 +200,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
     let out = rtlab()
         .args(["tune", "apply", "--rt-cpus", &last, "--yes", "--journal"])
         .arg(&journal)
+        .args(rule)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -220,6 +247,53 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .unwrap()
     };
     let (direct, placed) = (measure(false), measure(true));
+    // irqd: nothing to do right after apply; an IRQ moved back onto the RT CPU is moved again.
+    let irqd_once = || {
+        rtlab()
+            .args(["tune", "irqd", "--once", "--rt-cpus", &last, "--journal"])
+            .arg(&journal)
+            .args(rule)
+            .output()
+            .unwrap()
+    };
+    let quiet = irqd_once();
+    let moved_irq = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .find(|p| {
+            p.starts_with("/proc/irq/")
+                && p.ends_with("/smp_affinity_list")
+                && !stdout.contains(&format!("left: {p}"))
+        });
+    let drift = moved_irq.as_ref().map(|path| {
+        std::fs::write(path, online.trim()).unwrap();
+        (
+            path.clone(),
+            irqd_once(),
+            std::fs::read_to_string(path).unwrap(),
+        )
+    });
+    // A running irqd stops when the tuning is reverted.
+    let daemon = rtlab()
+        .args([
+            "tune",
+            "irqd",
+            "--interval",
+            "100ms",
+            "--rt-cpus",
+            &last,
+            "--journal",
+        ])
+        .arg(&journal)
+        .args(rule)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let threads = irq_threads();
+    let applied: Vec<Option<String>> = threads.iter().map(|t| sched_of(t)).collect();
     let audit = rtlab()
         .args([
             "audit",
@@ -233,6 +307,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .output()
         .unwrap();
     let r = revert();
+    let daemon = wait_or_kill(daemon, std::time::Duration::from_secs(10));
     assert!(
         r.status.success(),
         "revert: {}{}",
@@ -273,6 +348,36 @@ fn live_apply_audit_revert_on_the_last_cpu() {
             );
         }
     }
+    let daemon_said = String::from_utf8_lossy(&daemon.stdout);
+    assert!(
+        daemon.status.success() && daemon_said.contains("the tuning was reverted"),
+        "irqd after revert: {:?} {daemon_said}",
+        daemon.status
+    );
+    let quiet_said = String::from_utf8_lossy(&quiet.stdout);
+    assert!(
+        quiet.status.success()
+            && !quiet_said
+                .lines()
+                .any(|l| l.starts_with("irqd: /") || l.contains(" -> ")),
+        "irqd right after apply: {quiet_said}"
+    );
+    if let Some((path, fixed, now)) = &drift {
+        let said = String::from_utf8_lossy(&fixed.stdout);
+        assert!(fixed.status.success(), "irqd --once: {said}");
+        assert!(said.contains(&format!("irqd: {path}: ")), "{said}");
+        assert_ne!(now.trim(), online.trim(), "{path} not moved again: {said}");
+    }
+    for (t, s) in threads.iter().zip(&applied) {
+        assert_eq!(s.as_deref(), Some("61 1"), "{t} while tuned");
+    }
+    let policies = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "set-policy")
+        .count();
+    assert_eq!(policies, threads.len(), "one policy change per IRQ thread");
     let after = snapshot(&plan);
     assert_eq!(before, after, "a file the plan touched is not what it was");
     for c in plan["changes"].as_array().unwrap() {
@@ -284,4 +389,20 @@ fn live_apply_audit_revert_on_the_last_cpu() {
             );
         }
     }
+}
+
+/// The child's output once it exits, or after `limit` killed (its output so far).
+fn wait_or_kill(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
 }

@@ -14,6 +14,7 @@ pub mod explain;
 pub mod histogram;
 pub mod host;
 pub mod imported;
+pub mod irq_rule;
 pub mod load;
 pub mod measure;
 pub mod nanos;

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::CpuSet;
+pub use crate::irq_rule::{IrqRule, ThreadSched};
 
 /// Schema id of the plan's JSON.
 pub const SCHEMA: &str = "rtlab.tune-plan/1";
@@ -47,6 +48,10 @@ pub struct TunePlan {
     pub housekeeping: CpuSet,
     /// Boot parameters: what to add to the kernel command line.
     pub boot: BootPlan,
+    /// The IRQ rules the plan follows (`--irq-rule`), in order: the first that matches an IRQ
+    /// decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<IrqRule>,
     /// Runtime changes, in the order they would be applied.
     pub changes: Vec<Change>,
     /// What the plan leaves as it is and why (managed IRQs, missing features, advice).
@@ -133,4 +138,6 @@ pub enum Action {
     Mkdir,
     /// Move every movable task listed in `current`'s cgroup into `path`'s (`new`: the count).
     MoveTasks,
+    /// Schedule the thread `/proc/<tid>` (`path`) as `new` (`FIFO 80`), from `current`.
+    SetPolicy,
 }

@@ -113,7 +113,26 @@ fn change_line(c: &Change) -> String {
             now,
             c.path
         ),
+        Action::SetPolicy => format!(
+            "schedule thread {}: {} -> {}",
+            c.path.trim_start_matches("/proc/"),
+            now,
+            c.new.as_deref().unwrap_or_default()
+        ),
     }
+}
+
+/// `chrt -p` for thread `tid` to run as `sched` (`FIFO 80`, `RR 10`, `OTHER`).
+fn chrt(sched: &str, tid: &str) -> String {
+    let mut words = sched.split_whitespace();
+    let flag = match words.next().unwrap_or_default() {
+        "FIFO" => "-f",
+        "RR" => "-r",
+        "BATCH" => "-b",
+        "IDLE" => "-i",
+        _ => "-o",
+    };
+    format!("chrt {flag} -p {} {tid}", words.next().unwrap_or("0"))
 }
 
 /// `value` quoted for sh when it needs it.
@@ -175,6 +194,17 @@ pub fn plan_shell(p: &TunePlan) -> String {
                     "for pid in $(cat {}); do printf '%s\\n' \"$pid\" > {} 2>/dev/null; done",
                     quote(from),
                     quote(&c.path)
+                );
+            }
+            Action::SetPolicy => {
+                let _ = writeln!(
+                    out,
+                    "# now: {}\n{} || failed=1",
+                    c.current.as_deref().unwrap_or("(unknown)"),
+                    chrt(
+                        c.new.as_deref().unwrap_or_default(),
+                        c.path.trim_start_matches("/proc/")
+                    )
                 );
             }
         }

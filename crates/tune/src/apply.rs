@@ -11,12 +11,14 @@
 //! restored byte for byte, files a change created are deleted, and tasks are not moved (there
 //! is no cgroupfs to move them in).
 
-use model::tune::{Action, TunePlan};
+use model::tune::{Action, Change, TunePlan};
 use serde::Serialize;
 use sys::Root;
 
 use crate::journal::{self, Entry, Journal};
 use crate::plan::{equivalent, selected};
+use crate::rules;
+use crate::tasks::{allowed, describe, drain, move_pids, pids};
 
 /// What an apply or a revert did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -51,8 +53,18 @@ pub fn apply(
     crash_after: Option<usize>,
 ) -> Result<Outcome, String> {
     let mut journal = Journal::create(journal_path)?;
+    apply_changes(root, &plan.changes, &mut journal, crash_after)
+}
+
+/// Carries `changes` out, each original recorded in `journal` first.
+pub fn apply_changes(
+    root: &Root,
+    changes: &[Change],
+    journal: &mut Journal,
+    crash_after: Option<usize>,
+) -> Result<Outcome, String> {
     let mut out = Outcome::default();
-    for (n, c) in plan.changes.iter().enumerate() {
+    for (n, c) in changes.iter().enumerate() {
         if crash_after == Some(n) {
             std::process::abort();
         }
@@ -113,6 +125,7 @@ pub fn apply(
                     Err(e) => out.refused.push(format!("{}: {e}", c.path)),
                 }
             }
+            Action::SetPolicy => set_policy(root, c, journal, &mut out)?,
             Action::MoveTasks => {
                 let from = c.current.clone().unwrap_or_default();
                 if !root.is_host() {
@@ -147,6 +160,63 @@ pub fn apply(
     Ok(out)
 }
 
+/// The thread a `SetPolicy` change or journal entry is about: (tid, name, how it runs now).
+fn thread(root: &Root, tid: u32) -> Option<(String, Option<model::tune::ThreadSched>)> {
+    let task = sys::tasks::read_thread(root, tid, tid)?;
+    Some((task.comm.clone(), rules::sched_of(&task)))
+}
+
+/// One `SetPolicy` step: record how the thread runs, switch it, read it back.
+fn set_policy(
+    root: &Root,
+    c: &Change,
+    journal: &mut Journal,
+    out: &mut Outcome,
+) -> Result<(), String> {
+    let what = format!("{} ({})", c.path, c.reason);
+    if !root.is_host() {
+        out.skipped.push(format!(
+            "{what}: a captured tree has no threads to schedule"
+        ));
+        return Ok(());
+    }
+    let tid = c.path.strip_prefix("/proc/").and_then(|t| t.parse().ok());
+    let want = c.new.as_deref().and_then(rules::parse_sched);
+    let (Some(tid), Some(want)) = (tid, want) else {
+        out.refused
+            .push(format!("{what}: not a thread and a policy"));
+        return Ok(());
+    };
+    let Some((comm, Some(now))) = thread(root, tid) else {
+        out.skipped.push(format!("{what}: the thread is gone"));
+        return Ok(());
+    };
+    if now == want {
+        out.skipped.push(format!("{what}: already {want}"));
+        return Ok(());
+    }
+    journal.record(&Entry::Policy {
+        tid,
+        comm: comm.clone(),
+        original: now.to_string(),
+        new: want.to_string(),
+    })?;
+    match sys::sched::set_thread_scheduler(tid, want.policy, want.priority) {
+        Ok(()) => match thread(root, tid) {
+            Some((_, Some(back))) if back.policy == want.policy => out
+                .done
+                .push(format!("{comm} (thread {tid}): {now} -> {want}")),
+            back => out.refused.push(format!(
+                "{comm} (thread {tid}): set to {want} but reads back {}",
+                back.and_then(|b| b.1)
+                    .map_or("nothing".to_string(), |b| b.to_string())
+            )),
+        },
+        Err(e) => out.refused.push(format!("{comm} (thread {tid}): {e}")),
+    }
+    Ok(())
+}
+
 /// What writing back restores `original` on a live kernel.
 fn restore_value(path: &str, original: &str) -> String {
     if path.ends_with("cgroup.subtree_control") {
@@ -158,108 +228,9 @@ fn restore_value(path: &str, original: &str) -> String {
     original.trim().to_string()
 }
 
-fn pids(root: &Root, procs: &str) -> Vec<u32> {
-    root.read_opt(procs)
-        .ok()
-        .flatten()
-        .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
-        .unwrap_or_default()
-}
-
-/// A thread's `Cpus_allowed_list`.
-fn allowed(root: &Root, tid: u32) -> Option<String> {
-    let status = root
-        .read_opt(format!("/proc/{tid}/status"))
-        .ok()
-        .flatten()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .map(|v| v.trim().to_string())
-}
-
-/// Writes each pid into `procs`; (moved, refused). A task that exited meanwhile is neither.
-///
-/// A thread the kernel will not move alone (an io_uring worker, say, with PF_NO_SETAFFINITY)
-/// moves with its whole process through the group's `cgroup.procs`.
-fn move_pids(root: &Root, pids: &[u32], procs: &str) -> (usize, Vec<u32>) {
-    let whole = procs
-        .rsplit_once('/')
-        .map(|(dir, _)| format!("{dir}/cgroup.procs"));
-    let mut moved = 0;
-    let mut refused = Vec::new();
-    for &p in pids {
-        if root.write(procs, &p.to_string()).is_ok() {
-            moved += 1;
-            continue;
-        }
-        if !root.exists(format!("/proc/{p}")) {
-            continue;
-        }
-        let by_process = whole
-            .as_ref()
-            .zip(tgid(root, p))
-            .is_some_and(|(w, g)| root.write(w, &g.to_string()).is_ok());
-        if by_process {
-            moved += 1;
-        } else {
-            refused.push(p);
-        }
-    }
-    (moved, refused)
-}
-
-/// The process a thread belongs to.
-fn tgid(root: &Root, tid: u32) -> Option<u32> {
-    let status = root
-        .read_opt(format!("/proc/{tid}/status"))
-        .ok()
-        .flatten()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Empties the group whose task list is `from` into `procs`, again while tasks forked during
-/// the move keep appearing; (moved, the tasks still there). `patient` waits out tasks that are
-/// exiting (they leave the list on their own shortly) instead of giving up on them at once.
-fn drain(root: &Root, from: &str, procs: &str, patient: bool) -> (usize, Vec<u32>) {
-    let mut moved = 0;
-    let mut left = pids(root, from);
-    for round in 0..20 {
-        if left.is_empty() {
-            break;
-        }
-        let (m, _) = move_pids(root, &left, procs);
-        moved += m;
-        left = pids(root, from);
-        if m == 0 {
-            if !patient || round >= 5 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }
-    (moved, left)
-}
-
-/// `pid (comm)` for a message.
-fn describe(root: &Root, pids: &[u32]) -> String {
-    pids.iter()
-        .take(5)
-        .map(|p| {
-            let comm = root
-                .read_trimmed(format!("/proc/{p}/comm"))
-                .unwrap_or_else(|| "gone".to_string());
-            format!("{p} ({comm})")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Reverts what the journal at `journal_path` records, newest first, then closes it.
 pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, String> {
+    let _held = journal::hold(journal_path)?;
     let entries = journal::read(journal_path)?;
     let created: Vec<&str> = entries
         .iter()
@@ -322,6 +293,35 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
                 match root.remove_dir(path) {
                     Ok(()) => out.done.push(format!("removed {path}")),
                     Err(e) => out.refused.push(format!("{path}: {e}")),
+                }
+            }
+            Entry::Policy {
+                tid,
+                comm,
+                original,
+                ..
+            } => {
+                let Some(want) = rules::parse_sched(original) else {
+                    out.refused
+                        .push(format!("{comm} (thread {tid}): cannot read `{original}`"));
+                    continue;
+                };
+                match thread(root, *tid) {
+                    Some((now_comm, _)) if now_comm != *comm => out.skipped.push(format!(
+                        "{comm} (thread {tid}): gone (the id is now {now_comm})"
+                    )),
+                    None => out.skipped.push(format!("{comm} (thread {tid}): gone")),
+                    Some((_, Some(now))) if now == want => out
+                        .skipped
+                        .push(format!("{comm} (thread {tid}): already {want}")),
+                    Some(_) => {
+                        match sys::sched::set_thread_scheduler(*tid, want.policy, want.priority) {
+                            Ok(()) => out
+                                .done
+                                .push(format!("{comm} (thread {tid}): back to {want}")),
+                            Err(e) => out.refused.push(format!("{comm} (thread {tid}): {e}")),
+                        }
+                    }
                 }
             }
             Entry::MoveTasks {
@@ -398,6 +398,32 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
                 state: if root.exists(path) { "created" } else { "gone" }.to_string(),
                 now: None,
             },
+            Entry::Policy {
+                tid,
+                comm,
+                original,
+                new,
+            } => {
+                let (state, now) = match thread(root, *tid) {
+                    Some((c, Some(now))) if c == *comm => {
+                        let text = now.to_string();
+                        let state = if text == *new {
+                            "applied"
+                        } else if text == *original {
+                            "original"
+                        } else {
+                            "drifted"
+                        };
+                        (state, Some(text))
+                    }
+                    _ => ("gone", None),
+                };
+                Standing {
+                    path: format!("/proc/{tid} ({comm})"),
+                    state: state.to_string(),
+                    now,
+                }
+            }
             Entry::MoveTasks { to, .. } => Standing {
                 path: to.clone(),
                 state: format!("{} tasks", pids(root, to).len()),

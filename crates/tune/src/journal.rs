@@ -43,6 +43,17 @@ pub enum Entry {
         /// gives back.
         affinity: Vec<(u32, String)>,
     },
+    /// A thread's scheduling policy changed.
+    Policy {
+        /// The thread.
+        tid: u32,
+        /// Its name then, so that a thread id reused by another thread is not touched.
+        comm: String,
+        /// How it was scheduled (`FIFO 50`, `OTHER`).
+        original: String,
+        /// How it is scheduled now.
+        new: String,
+    },
 }
 
 /// An append-only journal file.
@@ -81,6 +92,46 @@ impl Journal {
         })
     }
 
+    /// Opens the journal at `path` to add to it (`tune irqd` adds what it changes to the
+    /// tuning's journal, so one revert takes everything back); creates it when absent.
+    pub fn append(path: &Path) -> Result<Journal, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Takes the journal for itself until [`Journal::release`]: a `tune revert` running
+    /// meanwhile waits (see [`hold`]).
+    pub fn take(&self) -> Result<(), String> {
+        self.file
+            .lock()
+            .map_err(|e| format!("locking {}: {e}", self.path.display()))
+    }
+
+    /// Lets a waiting `tune revert` go on.
+    pub fn release(&self) {
+        let _ = self.file.unlock();
+    }
+
+    /// Whether the journal is still the tuning's: `tune revert` renames it when done, and a
+    /// writer holding it open must then stop adding to it.
+    pub fn is_current(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(&self.path), self.file.metadata()) {
+            (Ok(on_disk), Ok(open)) => on_disk.ino() == open.ino() && on_disk.dev() == open.dev(),
+            _ => false,
+        }
+    }
+
     /// Appends `entry` and waits until it is on disk.
     pub fn record(&mut self, entry: &Entry) -> Result<(), String> {
         let mut line = serde_json::to_string(entry).map_err(|e| e.to_string())?;
@@ -90,6 +141,22 @@ impl Journal {
             .and_then(|()| self.file.sync_all())
             .map_err(|e| format!("{}: {e}", self.path.display()))
     }
+}
+
+/// The journal at `path` held (an exclusive `flock`) until dropped, so that `tune revert` reads
+/// and closes it while no `tune irqd` adds to it: otherwise a change irqd made after revert read
+/// the journal would never be taken back.
+#[derive(Debug)]
+pub struct Held {
+    _file: File,
+}
+
+/// Holds the journal at `path`, waiting for a writer's pass to end.
+pub fn hold(path: &Path) -> Result<Held, String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("locking {}: {e}", path.display()))?;
+    Ok(Held { _file: file })
 }
 
 /// The entries of the journal at `path`, in order. A last line cut short by a crash is

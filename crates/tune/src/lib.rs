@@ -11,8 +11,12 @@
 
 pub mod apply;
 pub mod boot;
+pub mod irqd;
 pub mod journal;
 pub mod plan;
+mod rules;
+mod tasks;
 
-pub use apply::{Outcome, Standing, apply, revert, rt_group, status};
-pub use plan::{PlanError, Request, plan};
+pub use apply::{Outcome, Standing, apply, apply_changes, revert, rt_group, status};
+pub use irqd::{Irqd, Pass};
+pub use plan::{PlanError, Request, housekeeping, plan, plan_irqs};

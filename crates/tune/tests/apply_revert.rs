@@ -37,6 +37,7 @@ fn apply_then_revert_leaves_every_tree_as_it_was() {
                 rt_cpus: rt.parse().unwrap(),
                 housekeeping: None,
                 profile: TuneProfile::Strict,
+                rules: Vec::new(),
             },
         )
         .unwrap();
@@ -90,6 +91,7 @@ fn revert_skips_what_is_already_back_and_a_cut_last_line() {
             rt_cpus: "1".parse().unwrap(),
             housekeeping: None,
             profile: TuneProfile::Balanced,
+            rules: Vec::new(),
         },
     )
     .unwrap();

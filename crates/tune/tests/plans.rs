@@ -13,6 +13,7 @@ fn req(rt: &str, profile: TuneProfile) -> Request {
         rt_cpus: rt.parse().unwrap(),
         housekeeping: None,
         profile,
+        rules: Vec::new(),
     }
 }
 
@@ -143,4 +144,87 @@ fn splits_that_would_break_the_machine_are_refused() {
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::Overlap(..)), "{err}");
+}
+
+#[test]
+fn irq_rules_pin_irqs_and_set_their_threads_policy() {
+    let root = fixture_root("arm64-8cpu-rt-tuned");
+    let rules: Vec<model::tune::IrqRule> = [
+        "irq/*-dcvsh-irq-?=fifo:70@0",
+        "apps_rsc=rr:10@5",
+        "arch_timer=@1",
+        "nothing-like-it*=fifo:1",
+    ]
+    .iter()
+    .map(|r| r.parse().unwrap())
+    .collect();
+    let p = plan(
+        &root,
+        &Request {
+            rules: rules.clone(),
+            ..req("4-7", TuneProfile::Balanced)
+        },
+    )
+    .unwrap();
+    assert_eq!(p.rules, rules);
+    let policies: Vec<(&str, &str, &str)> = p
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::SetPolicy)
+        .map(|c| {
+            (
+                c.path.as_str(),
+                c.current.as_deref().unwrap(),
+                c.new.as_deref().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        policies,
+        [
+            ("/proc/120", "FIFO 50", "FIFO 70"),
+            ("/proc/121", "FIFO 50", "FIFO 70"),
+            ("/proc/122", "FIFO 50", "FIFO 70"),
+            ("/proc/119", "FIFO 50", "RR 10"),
+        ]
+    );
+    // A rule may put an IRQ on an RT CPU: the user's choice (the NIC next to its consumer).
+    let pinned = p
+        .changes
+        .iter()
+        .find(|c| c.path == "/proc/irq/14/smp_affinity_list")
+        .unwrap();
+    assert_eq!(pinned.new.as_deref(), Some("5"));
+    assert!(
+        pinned.reason.contains("rule apps_rsc=rr:10@5"),
+        "{}",
+        pinned.reason
+    );
+    // The per-CPU timer cannot move: said, not planned.
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("arch_timer=@1") && n.contains("cannot be moved"))
+    );
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("nothing-like-it*") && n.contains("matches no IRQ"))
+    );
+    insta::assert_snapshot!("arm64-rules-shell", report::tune::plan_shell(&p));
+}
+
+#[test]
+fn a_rule_on_an_offline_cpu_is_refused() {
+    let root = fixture_root("rpi4-4cpu-isolcpu3");
+    let e = plan(
+        &root,
+        &Request {
+            rules: vec!["*=@7".parse().unwrap()],
+            ..req("3", TuneProfile::Balanced)
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(e, PlanError::Rule(_)));
+    assert!(e.to_string().contains("CPU 7 is not online"), "{e}");
 }

@@ -1,8 +1,9 @@
 //! Scheduling of the calling thread: its id, name, CPU affinity and policy (SCHED_FIFO, RR,
-//! OTHER, BATCH, IDLE and DEADLINE through `sched_setattr`).
+//! OTHER, BATCH, IDLE and DEADLINE through `sched_setattr`); and, for `rtlab tune`, the
+//! affinity and policy of another thread.
 //!
-//! Every function acts on the *calling thread* only (pid 0 in the kernel's calls), so a measuring
-//! thread configures itself before its loop. Nothing here may be called inside the measuring
+//! The calling-thread functions use pid 0 in the kernel's calls, so a measuring thread
+//! configures itself before its loop; the `*_thread_*(tid, ..)` ones name their thread. Nothing here may be called inside the measuring
 //! loop, and nothing here decides policy: refusals come back as [`Error`]s that name the call and
 //! the fix, and the caller chooses whether to degrade.
 
@@ -231,13 +232,31 @@ pub fn pin_current_thread(cpus: &CpuSet) -> Result<()> {
 /// domain, bandwidth refused by admission control, or invalid parameters.
 pub fn set_current_thread_policy(p: &SchedParams) -> Result<()> {
     match p.policy {
-        Policy::Fifo | Policy::Rr => set_scheduler(p.policy, p.priority),
-        Policy::Other | Policy::Batch | Policy::Idle => set_scheduler(p.policy, 0),
+        Policy::Fifo | Policy::Rr => set_scheduler(0, p.policy, p.priority),
+        Policy::Other | Policy::Batch | Policy::Idle => set_scheduler(0, p.policy, 0),
         Policy::Deadline => set_deadline(p),
     }
 }
 
-fn set_scheduler(policy: Policy, priority: u8) -> Result<()> {
+/// Switches another thread (`tid`: an IRQ thread, say) to fifo/rr with `priority`, or to
+/// other/batch/idle (priority ignored; its nice value stays). Deadline is refused: it needs
+/// runtime and period, which this call does not carry.
+pub fn set_thread_scheduler(tid: u32, policy: Policy, priority: u8) -> Result<()> {
+    let tid = libc::pid_t::try_from(tid).map_err(|_| Error::Unsupported {
+        what: format!("thread {tid}"),
+        why: "not a thread id".to_string(),
+    })?;
+    match policy {
+        Policy::Deadline => Err(Error::Unsupported {
+            what: format!("SCHED_DEADLINE for thread {tid}"),
+            why: "only fifo, rr, other, batch and idle can be set on another thread".to_string(),
+        }),
+        Policy::Fifo | Policy::Rr => set_scheduler(tid, policy, priority),
+        _ => set_scheduler(tid, policy, 0),
+    }
+}
+
+fn set_scheduler(tid: libc::pid_t, policy: Policy, priority: u8) -> Result<()> {
     let number = match policy {
         Policy::Fifo => libc::SCHED_FIFO,
         Policy::Rr => libc::SCHED_RR,
@@ -249,14 +268,20 @@ fn set_scheduler(policy: Policy, priority: u8) -> Result<()> {
     let param = libc::sched_param {
         sched_priority: priority.into(),
     };
-    // SAFETY: `param` is a valid sched_param that the kernel only reads; pid 0 is this thread.
-    let rc = unsafe { libc::sched_setscheduler(0, number, &param) };
+    // SAFETY: `param` is a valid sched_param that the kernel only reads; `tid` 0 is this
+    // thread, any other a thread id the kernel checks.
+    let rc = unsafe { libc::sched_setscheduler(tid, number, &param) };
     if rc == 0 {
         return Ok(());
     }
     let err = io::Error::last_os_error();
     let call = format!(
-        "sched_setscheduler(SCHED_{}, priority {priority})",
+        "sched_setscheduler({}SCHED_{}, priority {priority})",
+        if tid == 0 {
+            String::new()
+        } else {
+            format!("thread {tid}, ")
+        },
         policy.as_str().to_uppercase()
     );
     Err(match err.raw_os_error() {

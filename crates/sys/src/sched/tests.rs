@@ -71,6 +71,33 @@ fn sets_fixed_priority_policies_and_reads_them_back() {
 }
 
 #[test]
+fn sets_another_threads_policy() {
+    use std::sync::mpsc::channel;
+    let (seen_tx, seen_rx) = channel();
+    let (go_tx, go_rx) = channel::<()>();
+    let other = std::thread::spawn(move || {
+        seen_tx.send((current_tid(), None)).unwrap();
+        while go_rx.recv().is_ok() {
+            seen_tx
+                .send((current_tid(), Some(current_thread_policy().unwrap())))
+                .unwrap();
+        }
+    });
+    let (tid, _) = seen_rx.recv().unwrap();
+    let mut seen = vec![];
+    for (policy, prio) in [(Policy::Fifo, 7), (Policy::Other, 42)] {
+        set_thread_scheduler(tid, policy, prio).unwrap();
+        go_tx.send(()).unwrap();
+        seen.push(seen_rx.recv().unwrap().1);
+    }
+    let err = set_thread_scheduler(tid, Policy::Deadline, 0).unwrap_err();
+    drop(go_tx);
+    other.join().unwrap();
+    assert_eq!(seen, [Some((Policy::Fifo, 7)), Some((Policy::Other, 0))]);
+    assert!(err.to_string().contains("only fifo, rr"), "{err}");
+}
+
+#[test]
 fn refuses_priorities_outside_1_to_99() {
     for prio in [0, 100] {
         let err = on_new_thread(move || {

@@ -5,11 +5,13 @@
 //! Reading only, through [`Root`], so a plan can be made for a captured tree.
 
 use model::CpuSet;
-use model::tune::{Action, Change, SCHEMA, TunePlan, TuneProfile};
+use model::tune::{Action, Change, IrqRule, SCHEMA, TunePlan, TuneProfile};
 use sys::Root;
 use sys::irq::to_mask;
 
-use crate::boot;
+use crate::{boot, rules};
+
+mod cpusets;
 
 /// What to plan for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +22,8 @@ pub struct Request {
     pub housekeeping: Option<CpuSet>,
     /// How far to go.
     pub profile: TuneProfile,
+    /// IRQ rules, first match decides (`--irq-rule`).
+    pub rules: Vec<IrqRule>,
 }
 
 /// A split rtlab refuses, with the reason and the fix.
@@ -42,6 +46,9 @@ pub enum PlanError {
     /// The machine could not be read.
     #[error("{0}")]
     Read(String),
+    /// An IRQ rule cannot be followed here.
+    #[error("{0}")]
+    Rule(String),
 }
 
 /// Idle states with an exit latency above this stay enabled on RT CPUs under `balanced`.
@@ -49,6 +56,44 @@ const BALANCED_IDLE_US: u64 = 10;
 
 /// Makes the plan.
 pub fn plan(root: &Root, req: &Request) -> Result<TunePlan, PlanError> {
+    let (online, rt, hk) = split(root, req)?;
+    let mut p = Planner::new(root, req, &rt, &hk, &online);
+    p.irqs();
+    p.workqueues();
+    p.cpufreq();
+    p.cpuidle();
+    p.sysctls();
+    p.cpusets();
+    let boot = boot::plan(root, &rt, &hk, req.profile, p.cpuset_v2_or_v1());
+    let Planner { changes, notes, .. } = p;
+    Ok(TunePlan {
+        schema: SCHEMA.to_string(),
+        profile: req.profile,
+        rt_cpus: rt,
+        housekeeping: hk,
+        boot,
+        rules: req.rules.clone(),
+        changes,
+        notes,
+    })
+}
+
+/// The IRQ part of the plan alone — affinities, the default affinity, the rules' thread
+/// policies — for `tune irqd` to check again and again; with its notes.
+pub fn plan_irqs(root: &Root, req: &Request) -> Result<(Vec<Change>, Vec<String>), PlanError> {
+    let (online, rt, hk) = split(root, req)?;
+    let mut p = Planner::new(root, req, &rt, &hk, &online);
+    p.irqs();
+    Ok((p.changes, p.notes))
+}
+
+/// The housekeeping CPUs of the request: as given, or every online CPU that is not an RT one.
+pub fn housekeeping(root: &Root, req: &Request) -> Result<CpuSet, PlanError> {
+    Ok(split(root, req)?.2)
+}
+
+/// The online CPUs, the RT CPUs and the housekeeping CPUs of a split rtlab accepts.
+fn split(root: &Root, req: &Request) -> Result<(CpuSet, CpuSet, CpuSet), PlanError> {
     let online = sys::cpu::online(root).map_err(|e| PlanError::Read(e.to_string()))?;
     let rt = req.rt_cpus.clone();
     let offline = rt.iter().find(|c| !online.contains(*c));
@@ -71,32 +116,8 @@ pub fn plan(root: &Root, req: &Request) -> Result<TunePlan, PlanError> {
     if hk.is_empty() {
         return Err(PlanError::NoHousekeeping(rt, online));
     }
-    let mut p = Planner {
-        root,
-        rt: &rt,
-        hk: &hk,
-        online: &online,
-        profile: req.profile,
-        changes: Vec::new(),
-        notes: Vec::new(),
-    };
-    p.irqs();
-    p.workqueues();
-    p.cpufreq();
-    p.cpuidle();
-    p.sysctls();
-    p.cpusets();
-    let boot = boot::plan(root, &rt, &hk, req.profile, p.cpuset_v2_or_v1());
-    let Planner { changes, notes, .. } = p;
-    Ok(TunePlan {
-        schema: SCHEMA.to_string(),
-        profile: req.profile,
-        rt_cpus: rt,
-        housekeeping: hk,
-        boot,
-        changes,
-        notes,
-    })
+    rules::check(&req.rules, &online).map_err(PlanError::Rule)?;
+    Ok((online, rt, hk))
 }
 
 struct Planner<'a> {
@@ -105,11 +126,31 @@ struct Planner<'a> {
     hk: &'a CpuSet,
     online: &'a CpuSet,
     profile: TuneProfile,
+    rules: &'a [IrqRule],
     changes: Vec<Change>,
     notes: Vec<String>,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
+    fn new(
+        root: &'a Root,
+        req: &'a Request,
+        rt: &'a CpuSet,
+        hk: &'a CpuSet,
+        online: &'a CpuSet,
+    ) -> Planner<'a> {
+        Planner {
+            root,
+            rt,
+            hk,
+            online,
+            profile: req.profile,
+            rules: &req.rules,
+            changes: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     /// Plans writing `new` to `path` if it holds something else; `read` is how the file's
     /// value compares (a CPU list file is compared as a set).
     fn write(&mut self, group: &str, path: &str, new: &str, reason: &str) {
@@ -142,16 +183,22 @@ impl Planner<'_> {
         let mut managed = Vec::new();
         let mut fixed = Vec::new();
         for irq in &table.irqs {
+            let rule = rules::rule_for(self.rules, irq);
+            let pinned = rule.and_then(|r| r.cpus.as_ref());
             let on_rt = irq
                 .affinity
                 .as_ref()
                 .is_none_or(|a| !a.intersection(self.rt).is_empty());
-            if !on_rt {
+            if !on_rt && pinned.is_none() {
                 continue;
             }
-            match audit::classify_irq(irq, self.online) {
-                audit::IrqKind::Movable => {
-                    let path = format!("/proc/irq/{}/smp_affinity_list", irq.number);
+            let path = format!("/proc/irq/{}/smp_affinity_list", irq.number);
+            match (audit::classify_irq(irq, self.online), pinned, rule) {
+                (audit::IrqKind::Movable, Some(cpus), Some(r)) => {
+                    let reason = format!("IRQ {}: rule {r}", irq.label());
+                    self.write("irq", &path, &cpus.to_string(), &reason);
+                }
+                (audit::IrqKind::Movable, _, _) => {
                     let reason = format!(
                         "IRQ {} may run its handler on RT CPUs {}",
                         irq.label(),
@@ -161,11 +208,24 @@ impl Planner<'_> {
                     );
                     self.write("irq", &path, &hk_list, &reason);
                 }
-                audit::IrqKind::Managed => managed.push(irq.label()),
-                audit::IrqKind::Fixed(why) => fixed.push(format!("{}: {why}", irq.label())),
-                audit::IrqKind::Unused => {}
+                (kind, Some(_), Some(r)) if kind != audit::IrqKind::Unused => {
+                    self.notes.push(format!(
+                        "--irq-rule {r}: IRQ {} cannot be moved ({}); its affinity is left",
+                        irq.label(),
+                        match kind {
+                            audit::IrqKind::Fixed(why) => why.to_string(),
+                            _ => "managed by the kernel".to_string(),
+                        }
+                    ));
+                }
+                (audit::IrqKind::Managed, _, _) => managed.push(irq.label()),
+                (audit::IrqKind::Fixed(why), _, _) => fixed.push(format!("{}: {why}", irq.label())),
+                (audit::IrqKind::Unused, _, _) => {}
             }
         }
+        let (policies, notes) = rules::thread_changes(self.root, &table.irqs, self.rules);
+        self.changes.extend(policies);
+        self.notes.extend(notes);
         if !managed.is_empty() {
             self.notes.push(format!(
                 "IRQs probably managed by the kernel (spread one queue per CPU; their affinity \
@@ -347,170 +407,6 @@ impl Planner<'_> {
                     .to_string(),
             );
         }
-    }
-
-    /// Which cgroup cpuset is there: `Some(true)` v2 with the cpuset controller, `Some(false)`
-    /// v1 cpuset, `None` neither.
-    fn cpuset_v2_or_v1(&self) -> Option<bool> {
-        let v2 = self
-            .root
-            .read_trimmed("/sys/fs/cgroup/cgroup.controllers")
-            .is_some_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
-        if v2 {
-            Some(true)
-        } else if self.root.exists("/sys/fs/cgroup/cpuset/cpuset.cpus") {
-            Some(false)
-        } else {
-            None
-        }
-    }
-
-    /// An isolated cpuset partition for the RT CPUs and a housekeeping group for every
-    /// movable task (cgroup v2), or exclusive v1 cpusets with load balancing off.
-    fn cpusets(&mut self) {
-        match self.cpuset_v2_or_v1() {
-            Some(true) => {
-                let base = "/sys/fs/cgroup";
-                let control = self
-                    .root
-                    .read_trimmed(format!("{base}/cgroup.subtree_control"))
-                    .unwrap_or_default();
-                if !control.split_whitespace().any(|w| w == "cpuset") {
-                    self.changes.push(Change {
-                        group: "cpuset".to_string(),
-                        action: Action::Write,
-                        path: format!("{base}/cgroup.subtree_control"),
-                        current: Some(control),
-                        new: Some("+cpuset".to_string()),
-                        reason: "child cgroups get the cpuset controller".to_string(),
-                    });
-                }
-                self.group(
-                    base,
-                    "rtlab-housekeeping",
-                    self.hk,
-                    None,
-                    "every task that may move runs on the housekeeping CPUs",
-                );
-                self.group(
-                    base,
-                    "rtlab-rt",
-                    self.rt,
-                    Some("isolated"),
-                    "an isolated partition: the RT CPUs leave the scheduler's load balancing and \
-                     only tasks put there run on them",
-                );
-                self.move_tasks(base, "cgroup.procs");
-            }
-            Some(false) => {
-                let base = "/sys/fs/cgroup/cpuset";
-                self.group(
-                    base,
-                    "rtlab-housekeeping",
-                    self.hk,
-                    None,
-                    "every task that may move runs on the housekeeping CPUs",
-                );
-                self.group(
-                    base,
-                    "rtlab-rt",
-                    self.rt,
-                    None,
-                    "an exclusive cpuset for the RT CPUs",
-                );
-                self.write(
-                    "cpuset",
-                    &format!("{base}/rtlab-rt/cpuset.cpu_exclusive"),
-                    "1",
-                    "no other cpuset may use the RT CPUs",
-                );
-                self.write(
-                    "cpuset",
-                    &format!("{base}/cpuset.sched_load_balance"),
-                    "0",
-                    "the root cpuset stops balancing load across all CPUs, so the RT CPUs are \
-                     balanced only within their own set",
-                );
-                self.move_tasks(base, "tasks");
-                self.notes.push(
-                    "cgroup v2 here has no cpuset controller, so the plan uses the v1 cpuset \
-                     hierarchy"
-                        .to_string(),
-                );
-            }
-            None => self.notes.push(
-                "no cpuset controller (cgroup v2 or v1): the RT CPUs can only be isolated with \
-                 isolcpus= on the boot line (in the plan's boot parameters)"
-                    .to_string(),
-            ),
-        }
-    }
-
-    /// Plans the group `name` under `base` with `cpus` (and a partition type).
-    fn group(
-        &mut self,
-        base: &str,
-        name: &str,
-        cpus: &CpuSet,
-        partition: Option<&str>,
-        reason: &str,
-    ) {
-        let dir = format!("{base}/{name}");
-        if !self.root.exists(&dir) {
-            self.changes.push(Change {
-                group: "cpuset".to_string(),
-                action: Action::Mkdir,
-                path: dir.clone(),
-                current: None,
-                new: None,
-                reason: reason.to_string(),
-            });
-        }
-        let mems = self
-            .root
-            .read_trimmed(format!("{base}/cpuset.mems.effective"))
-            .or_else(|| self.root.read_trimmed(format!("{base}/cpuset.mems")))
-            .unwrap_or_else(|| "0".to_string());
-        self.write(
-            "cpuset",
-            &format!("{dir}/cpuset.cpus"),
-            &cpus.to_string(),
-            reason,
-        );
-        self.write(
-            "cpuset",
-            &format!("{dir}/cpuset.mems"),
-            &mems,
-            "memory nodes the group may use",
-        );
-        if let Some(kind) = partition {
-            self.write(
-                "cpuset",
-                &format!("{dir}/cpuset.cpus.partition"),
-                kind,
-                reason,
-            );
-        }
-    }
-
-    /// Plans moving the tasks listed in `base/file` (the root group's) into the housekeeping
-    /// group's `file`.
-    fn move_tasks(&mut self, base: &str, file: &str) {
-        let from = format!("{base}/{file}");
-        let count = self
-            .root
-            .read_trimmed(&from)
-            .map_or(0, |t| t.lines().count());
-        self.changes.push(Change {
-            group: "cpuset".to_string(),
-            action: Action::MoveTasks,
-            path: format!("{base}/rtlab-housekeeping/{file}"),
-            current: Some(from),
-            new: Some(count.to_string()),
-            reason: "the tasks of the root group move to the housekeeping group (kernel threads \
-                     that cannot move stay)"
-                .to_string(),
-        });
     }
 }
 
