@@ -140,4 +140,11 @@ pub enum Action {
     MoveTasks,
     /// Schedule the thread `/proc/<tid>` (`path`) as `new` (`FIFO 80`), from `current`.
     SetPolicy,
+    /// Set `new` (`KEY=value`) in the shell-style environment file `path` (a service's
+    /// EnvironmentFile), replacing the key's line or adding one; `current`: the key's value
+    /// there now. The file is journaled whole.
+    SetEnv,
+    /// Restart the systemd service `path` if it is running (`systemctl try-restart`), so it
+    /// reads its changed environment file; revert restarts it again after the file is back.
+    Restart,
 }

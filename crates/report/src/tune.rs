@@ -113,6 +113,13 @@ fn change_line(c: &Change) -> String {
             now,
             c.path
         ),
+        Action::SetEnv => format!(
+            "{}: set {} (now {})",
+            c.path,
+            c.new.as_deref().unwrap_or_default(),
+            c.current.as_deref().unwrap_or("unset")
+        ),
+        Action::Restart => format!("restart {} if it runs", c.path),
         Action::SetPolicy => format!(
             "schedule thread {}: {} -> {}",
             c.path.trim_start_matches("/proc/"),
@@ -195,6 +202,20 @@ pub fn plan_shell(p: &TunePlan) -> String {
                     quote(from),
                     quote(&c.path)
                 );
+            }
+            Action::SetEnv => {
+                let assign = c.new.as_deref().unwrap_or_default();
+                let key = assign.split('=').next().unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "# now: {}\nif grep -q '^{key}=' {file}; then sed -i 's|^{key}=.*|{assign}|' {file}; else echo {q} >> {file}; fi || failed=1",
+                    c.current.as_deref().unwrap_or("(unset)"),
+                    file = quote(&c.path),
+                    q = quote(assign),
+                );
+            }
+            Action::Restart => {
+                let _ = writeln!(out, "systemctl try-restart {} || failed=1", quote(&c.path));
             }
             Action::SetPolicy => {
                 let _ = writeln!(

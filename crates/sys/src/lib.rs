@@ -24,6 +24,7 @@ pub mod privilege;
 pub mod process;
 mod root;
 pub mod sched;
+pub mod service;
 pub mod signals;
 pub mod tasks;
 pub mod trace_instance;

@@ -16,7 +16,7 @@ use serde::Serialize;
 use sys::Root;
 
 use crate::journal::{self, Entry, Journal};
-use crate::plan::{equivalent, selected};
+use crate::plan::{equivalent, selected, set_env};
 use crate::rules;
 use crate::tasks::{allowed, describe, drain, move_pids, pids};
 
@@ -126,6 +126,45 @@ pub fn apply_changes(
                 }
             }
             Action::SetPolicy => set_policy(root, c, journal, &mut out)?,
+            Action::SetEnv => {
+                let assign = c.new.clone().unwrap_or_default();
+                let Some(original) = root.read_opt(&c.path).ok().flatten() else {
+                    out.refused
+                        .push(format!("{}: not there to set {assign} in", c.path));
+                    continue;
+                };
+                let text = set_env(&original, &assign);
+                if text == original {
+                    out.skipped.push(format!("{}: already {assign}", c.path));
+                    continue;
+                }
+                journal.record(&Entry::Write {
+                    path: c.path.clone(),
+                    original: Some(original.clone()),
+                    restore: Some(original),
+                    new: text.clone(),
+                })?;
+                match root.write(&c.path, &text) {
+                    Ok(()) => out.done.push(format!("{}: {assign}", c.path)),
+                    Err(e) => out.refused.push(format!("{}: {e}", c.path)),
+                }
+            }
+            Action::Restart => {
+                if !root.is_host() {
+                    out.skipped.push(format!(
+                        "restarting {}: a captured tree has no services",
+                        c.path
+                    ));
+                    continue;
+                }
+                journal.record(&Entry::Restart {
+                    service: c.path.clone(),
+                })?;
+                match sys::service::try_restart(&c.path) {
+                    Ok(()) => out.done.push(format!("restarted {}", c.path)),
+                    Err(e) => out.refused.push(e.to_string()),
+                }
+            }
             Action::MoveTasks => {
                 let from = c.current.clone().unwrap_or_default();
                 if !root.is_host() {
@@ -240,8 +279,15 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
         })
         .collect();
     let mut out = Outcome::default();
+    // Services restart last, once the files they read are back.
+    let mut restarts = Vec::new();
     for e in entries.iter().rev() {
         match e {
+            Entry::Restart { service } => {
+                if !restarts.contains(service) {
+                    restarts.push(service.clone());
+                }
+            }
             Entry::Write {
                 path,
                 original,
@@ -278,8 +324,13 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
                         } else {
                             o.clone()
                         };
+                        let shown = if value.trim().contains('\n') {
+                            "its original text"
+                        } else {
+                            value.trim()
+                        };
                         match root.write(path, &value) {
-                            Ok(()) => out.done.push(format!("{path}: back to {}", value.trim())),
+                            Ok(()) => out.done.push(format!("{path}: back to {shown}")),
                             Err(e) => out.refused.push(format!("{path}: {e}")),
                         }
                     }
@@ -362,6 +413,12 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
             }
         }
     }
+    for service in restarts {
+        match sys::service::try_restart(&service) {
+            Ok(()) => out.done.push(format!("restarted {service}")),
+            Err(e) => out.refused.push(e.to_string()),
+        }
+    }
     if out.refused.is_empty() {
         journal::close(journal_path)?;
     }
@@ -390,7 +447,8 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
                 Standing {
                     path: path.clone(),
                     state: state.to_string(),
-                    now,
+                    // A whole configuration file is not a value to show.
+                    now: now.filter(|n| !n.contains('\n')),
                 }
             }
             Entry::Mkdir { path } => Standing {
@@ -424,6 +482,11 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
                     now,
                 }
             }
+            Entry::Restart { service } => Standing {
+                path: service.clone(),
+                state: "restarted".to_string(),
+                now: None,
+            },
             Entry::MoveTasks { to, .. } => Standing {
                 path: to.clone(),
                 state: format!("{} tasks", pids(root, to).len()),

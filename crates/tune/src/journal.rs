@@ -43,6 +43,11 @@ pub enum Entry {
         /// gives back.
         affinity: Vec<(u32, String)>,
     },
+    /// A service restarted (to read a changed file); revert restarts it again at the end.
+    Restart {
+        /// The systemd unit.
+        service: String,
+    },
     /// A thread's scheduling policy changed.
     Policy {
         /// The thread.

@@ -50,7 +50,15 @@ fn the_untuned_box_gets_every_kind_of_change() {
     let p = plan(&root, &req("2-7", TuneProfile::Strict)).unwrap();
     let groups: std::collections::BTreeSet<&str> =
         p.changes.iter().map(|c| c.group.as_str()).collect();
-    for g in ["irq", "workqueue", "cpufreq", "cpuidle", "sched", "cpuset"] {
+    for g in [
+        "irq",
+        "irqbalance",
+        "workqueue",
+        "cpufreq",
+        "cpuidle",
+        "sched",
+        "cpuset",
+    ] {
         assert!(groups.contains(g), "no {g} change: {groups:?}");
     }
     // Boot: everything strict wants that the command line lacks.

@@ -12,6 +12,9 @@ use sys::irq::to_mask;
 use crate::{boot, rules};
 
 mod cpusets;
+mod irqbalance;
+
+pub(crate) use irqbalance::set_env;
 
 /// What to plan for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,6 +62,7 @@ pub fn plan(root: &Root, req: &Request) -> Result<TunePlan, PlanError> {
     let (online, rt, hk) = split(root, req)?;
     let mut p = Planner::new(root, req, &rt, &hk, &online);
     p.irqs();
+    p.irqbalance();
     p.workqueues();
     p.cpufreq();
     p.cpuidle();
