@@ -34,13 +34,16 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
             ),
         ));
     }
-    let isolated = host.isolated_cpus.union(&host.nohz_full_cpus);
+    let isolated = host
+        .isolated_cpus
+        .union(&host.nohz_full_cpus)
+        .union(&host.cpuset_isolated_cpus);
     let exposed = config.cpus.difference(&isolated);
     if !exposed.is_empty() {
         out.push(Warning::new(
             "cpu-not-isolated",
             format!(
-                "measured CPUs {exposed} are not isolated (not in isolcpus= or nohz_full=): other tasks, IRQs and kernel work run there too; isolate them with isolcpus=/nohz_full= on the kernel command line or a cpuset partition"
+                "measured CPUs {exposed} are not isolated (not in isolcpus=, nohz_full= or a cpuset partition): other tasks, IRQs and kernel work run there too; isolate them with `rtlab tune`, isolcpus=/nohz_full= on the kernel command line or a cpuset partition"
             ),
         ));
     }
@@ -109,6 +112,29 @@ mod tests {
             ..HostInfo::default()
         };
         assert!(warnings(&config(|_| {}), &host).is_empty());
+    }
+
+    #[test]
+    fn cpus_a_cpuset_sets_apart_count_as_isolated() {
+        let host = HostInfo {
+            preempt_rt: true,
+            sched_rt_runtime_us: Some(-1),
+            isolated_cpus: CpuSet::from_cpus([0]),
+            cpuset_isolated_cpus: CpuSet::from_cpus([1, 2, 3]),
+            ..HostInfo::default()
+        };
+        assert!(warnings(&config(|_| {}), &host).is_empty());
+        let host = HostInfo {
+            cpuset_isolated_cpus: CpuSet::from_cpus([1, 2]),
+            ..host
+        };
+        let w = warnings(&config(|_| {}), &host);
+        assert_eq!(codes(&w), ["cpu-not-isolated"]);
+        assert!(
+            w[0].message.contains("measured CPUs 3 "),
+            "{}",
+            w[0].message
+        );
     }
 
     #[test]

@@ -46,6 +46,11 @@ pub struct HostInfo {
     pub isolated_cpus: CpuSet,
     /// CPUs running without the periodic tick (`/sys/devices/system/cpu/nohz_full`).
     pub nohz_full_cpus: CpuSet,
+    /// CPUs that cpusets set apart (a valid cgroup v2 partition, v1 exclusive cpusets without
+    /// load balancing at the root, as `rtlab tune apply` makes them). Absent in results
+    /// written before rtlab recorded it.
+    #[serde(default, skip_serializing_if = "CpuSet::is_empty")]
+    pub cpuset_isolated_cpus: CpuSet,
     /// `/proc/sys/kernel/sched_rt_runtime_us`; -1 means RT throttling is off.
     pub sched_rt_runtime_us: Option<i64>,
     /// `/proc/sys/kernel/sched_rt_period_us`.

@@ -103,6 +103,7 @@ fn host() -> HostInfo {
         online_cpus: CpuSet::from_cpus(0..4),
         isolated_cpus: CpuSet::from_cpus([2, 3]),
         nohz_full_cpus: CpuSet::from_cpus([2, 3]),
+        cpuset_isolated_cpus: CpuSet::default(),
         sched_rt_runtime_us: Some(-1),
         sched_rt_period_us: Some(1_000_000),
         cpus: vec![

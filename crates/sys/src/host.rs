@@ -74,6 +74,7 @@ pub fn host_info(root: &Root) -> HostInfo {
         online_cpus,
         isolated_cpus: cpu::isolated(root).unwrap_or_default(),
         nohz_full_cpus: cpu::nohz_full(root).unwrap_or_default(),
+        cpuset_isolated_cpus: crate::partition::cpuset_isolated_cpus(root),
         sched_rt_runtime_us: root.read_value("/proc/sys/kernel/sched_rt_runtime_us"),
         sched_rt_period_us: root.read_value("/proc/sys/kernel/sched_rt_period_us"),
         cpus,

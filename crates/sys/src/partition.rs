@@ -124,6 +124,39 @@ pub fn cpuset_partitions(root: &Root) -> Vec<Partition> {
     out
 }
 
+/// CPUs that cpusets keep for the tasks put there, apart from the scheduler's balancing of the
+/// rest: valid cgroup v2 `root`/`isolated` partitions; with the v1 hierarchy, the exclusive
+/// top-level cpusets once the root cpuset stops balancing (`cpuset.sched_load_balance` 0), as
+/// `rtlab tune apply` leaves them.
+pub fn cpuset_isolated_cpus(root: &Root) -> CpuSet {
+    let mut cpus = CpuSet::default();
+    for p in cpuset_partitions(root).iter().filter(|p| p.is_valid()) {
+        cpus = cpus.union(&p.cpus);
+    }
+    let v1 = Path::new("/sys/fs/cgroup/cpuset");
+    if root
+        .read_trimmed(v1.join("cpuset.sched_load_balance"))
+        .as_deref()
+        == Some("0")
+        && let Ok(names) = root.list_dir(v1)
+    {
+        for name in names {
+            let dir = v1.join(&name);
+            if root
+                .read_trimmed(dir.join("cpuset.cpu_exclusive"))
+                .as_deref()
+                == Some("1")
+                && let Some(set) = root
+                    .read_trimmed(dir.join("cpuset.cpus"))
+                    .and_then(|t| CpuSet::parse_list(&t).ok())
+            {
+                cpus = cpus.union(&set);
+            }
+        }
+    }
+    cpus
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +212,60 @@ mod tests {
         assert_eq!(parts[0].cpus, CpuSet::from_cpus([1]));
         assert_eq!(parts[1].path, PathBuf::from("/sys/fs/cgroup/rt"));
         assert_eq!(parts[1].cpus, CpuSet::parse_list("2-7").unwrap());
+        // Only the valid partition sets CPUs apart.
+        assert_eq!(
+            cpuset_isolated_cpus(&root),
+            CpuSet::parse_list("2-7").unwrap()
+        );
+    }
+
+    #[test]
+    fn v1_exclusive_cpusets_count_once_the_root_stops_balancing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        let mk = |rel: &str, file: &str, text: &str| {
+            let p = dir.path().join("sys/fs/cgroup/cpuset").join(rel);
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join(file), text).unwrap();
+        };
+        mk(
+            "",
+            "cpuset.sched_load_balance",
+            "1
+",
+        );
+        mk(
+            "rtlab-rt",
+            "cpuset.cpu_exclusive",
+            "1
+",
+        );
+        mk(
+            "rtlab-rt",
+            "cpuset.cpus",
+            "3
+",
+        );
+        mk(
+            "rtlab-housekeeping",
+            "cpuset.cpu_exclusive",
+            "0
+",
+        );
+        mk(
+            "rtlab-housekeeping",
+            "cpuset.cpus",
+            "0-2
+",
+        );
+        assert!(cpuset_isolated_cpus(&root).is_empty(), "still balanced");
+        mk(
+            "",
+            "cpuset.sched_load_balance",
+            "0
+",
+        );
+        assert_eq!(cpuset_isolated_cpus(&root), CpuSet::from_cpus([3]));
     }
 
     #[test]

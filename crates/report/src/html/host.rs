@@ -114,6 +114,12 @@ pub(super) fn environment(host: &HostInfo) -> Vec<Fact> {
     ));
     env.push(fact("Isolated CPUs", set_or_none(&host.isolated_cpus)));
     env.push(fact("nohz_full CPUs", set_or_none(&host.nohz_full_cpus)));
+    if !host.cpuset_isolated_cpus.is_empty() {
+        env.push(fact(
+            "CPUs set apart by cpusets",
+            host.cpuset_isolated_cpus.to_string(),
+        ));
+    }
     let throttling = match (host.sched_rt_runtime_us, host.sched_rt_period_us) {
         (Some(-1), _) => "off (sched_rt_runtime_us = -1)".to_string(),
         (Some(rt), Some(period)) => format!("on: {rt} us of every {period} us"),
