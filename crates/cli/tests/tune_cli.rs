@@ -146,6 +146,14 @@ fn snapshot(plan: &serde_json::Value) -> Vec<(String, Option<String>)> {
             let path = c["path"].as_str().unwrap().to_string();
             let text = if c["action"] == "set-policy" {
                 sched_of(&path)
+            } else if c["action"] == "set-affinity" {
+                std::fs::read_to_string(format!("{path}/status"))
+                    .ok()
+                    .and_then(|s| {
+                        s.lines()
+                            .find(|l| l.starts_with("Cpus_allowed_list:"))
+                            .map(str::to_string)
+                    })
             } else {
                 std::fs::read_to_string(&path).ok()
             };

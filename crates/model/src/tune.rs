@@ -140,6 +140,8 @@ pub enum Action {
     MoveTasks,
     /// Schedule the thread `/proc/<tid>` (`path`) as `new` (`FIFO 80`), from `current`.
     SetPolicy,
+    /// Allow the thread `/proc/<tid>` (`path`) the CPUs `new` only, from `current`.
+    SetAffinity,
     /// Set `new` (`KEY=value`) in the shell-style environment file `path` (a service's
     /// EnvironmentFile), replacing the key's line or adding one; `current`: the key's value
     /// there now. The file is journaled whole.

@@ -120,6 +120,12 @@ fn change_line(c: &Change) -> String {
             c.current.as_deref().unwrap_or("unset")
         ),
         Action::Restart => format!("restart {} if it runs", c.path),
+        Action::SetAffinity => format!(
+            "allow thread {} CPUs {} (now {})",
+            c.path.trim_start_matches("/proc/"),
+            c.new.as_deref().unwrap_or_default(),
+            now
+        ),
         Action::SetPolicy => format!(
             "schedule thread {}: {} -> {}",
             c.path.trim_start_matches("/proc/"),
@@ -212,6 +218,15 @@ pub fn plan_shell(p: &TunePlan) -> String {
                     c.current.as_deref().unwrap_or("(unset)"),
                     file = quote(&c.path),
                     q = quote(assign),
+                );
+            }
+            Action::SetAffinity => {
+                let _ = writeln!(
+                    out,
+                    "# now: {}\ntaskset -pc {} {} >/dev/null || failed=1",
+                    c.current.as_deref().unwrap_or("(unknown)"),
+                    quote(c.new.as_deref().unwrap_or_default()),
+                    c.path.trim_start_matches("/proc/")
                 );
             }
             Action::Restart => {

@@ -125,36 +125,46 @@ pub fn cpuset_partitions(root: &Root) -> Vec<Partition> {
 }
 
 /// CPUs that cpusets keep for the tasks put there, apart from the scheduler's balancing of the
-/// rest: valid cgroup v2 `root`/`isolated` partitions; with the v1 hierarchy, the exclusive
-/// top-level cpusets once the root cpuset stops balancing (`cpuset.sched_load_balance` 0), as
-/// `rtlab tune apply` leaves them.
+/// rest: valid cgroup v2 `root`/`isolated` partitions and [`v1_exclusive_cpusets`].
 pub fn cpuset_isolated_cpus(root: &Root) -> CpuSet {
-    let mut cpus = CpuSet::default();
-    for p in cpuset_partitions(root).iter().filter(|p| p.is_valid()) {
-        cpus = cpus.union(&p.cpus);
-    }
+    let v2 = cpuset_partitions(root)
+        .into_iter()
+        .filter(|p| p.is_valid())
+        .map(|p| p.cpus);
+    let v1 = v1_exclusive_cpusets(root).into_iter().map(|(_, c)| c);
+    v2.chain(v1).fold(CpuSet::default(), |acc, c| acc.union(&c))
+}
+
+/// With the v1 cpuset hierarchy, the top-level cpusets whose CPUs are exclusive once the root
+/// cpuset stops balancing across all CPUs (`cpuset.sched_load_balance` 0), as `rtlab tune
+/// apply` leaves them: the v1 counterpart of a partition. Kernel path and CPUs of each.
+pub fn v1_exclusive_cpusets(root: &Root) -> Vec<(PathBuf, CpuSet)> {
     let v1 = Path::new("/sys/fs/cgroup/cpuset");
     if root
         .read_trimmed(v1.join("cpuset.sched_load_balance"))
         .as_deref()
-        == Some("0")
-        && let Ok(names) = root.list_dir(v1)
+        != Some("0")
     {
-        for name in names {
-            let dir = v1.join(&name);
-            if root
-                .read_trimmed(dir.join("cpuset.cpu_exclusive"))
+        return Vec::new();
+    }
+    let Ok(names) = root.list_dir(v1) else {
+        return Vec::new();
+    };
+    names
+        .into_iter()
+        .map(|n| v1.join(n))
+        .filter(|dir| {
+            root.read_trimmed(dir.join("cpuset.cpu_exclusive"))
                 .as_deref()
                 == Some("1")
-                && let Some(set) = root
-                    .read_trimmed(dir.join("cpuset.cpus"))
-                    .and_then(|t| CpuSet::parse_list(&t).ok())
-            {
-                cpus = cpus.union(&set);
-            }
-        }
-    }
-    cpus
+        })
+        .filter_map(|dir| {
+            let cpus = root
+                .read_trimmed(dir.join("cpuset.cpus"))
+                .and_then(|t| CpuSet::parse_list(&t).ok())?;
+            Some((dir, cpus))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use sys::Root;
 
 use crate::journal::{self, Entry, Journal};
 use crate::plan::{equivalent, selected, set_env};
-use crate::rules;
 use crate::tasks::{allowed, describe, drain, move_pids, pids};
+use crate::threads::{self, Knob};
 
 /// What an apply or a revert did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -125,7 +125,8 @@ pub fn apply_changes(
                     Err(e) => out.refused.push(format!("{}: {e}", c.path)),
                 }
             }
-            Action::SetPolicy => set_policy(root, c, journal, &mut out)?,
+            Action::SetPolicy => threads::apply_step(root, c, Knob::Policy, journal, &mut out)?,
+            Action::SetAffinity => threads::apply_step(root, c, Knob::Affinity, journal, &mut out)?,
             Action::SetEnv => {
                 let assign = c.new.clone().unwrap_or_default();
                 let Some(original) = root.read_opt(&c.path).ok().flatten() else {
@@ -197,63 +198,6 @@ pub fn apply_changes(
         }
     }
     Ok(out)
-}
-
-/// The thread a `SetPolicy` change or journal entry is about: (tid, name, how it runs now).
-fn thread(root: &Root, tid: u32) -> Option<(String, Option<model::tune::ThreadSched>)> {
-    let task = sys::tasks::read_thread(root, tid, tid)?;
-    Some((task.comm.clone(), rules::sched_of(&task)))
-}
-
-/// One `SetPolicy` step: record how the thread runs, switch it, read it back.
-fn set_policy(
-    root: &Root,
-    c: &Change,
-    journal: &mut Journal,
-    out: &mut Outcome,
-) -> Result<(), String> {
-    let what = format!("{} ({})", c.path, c.reason);
-    if !root.is_host() {
-        out.skipped.push(format!(
-            "{what}: a captured tree has no threads to schedule"
-        ));
-        return Ok(());
-    }
-    let tid = c.path.strip_prefix("/proc/").and_then(|t| t.parse().ok());
-    let want = c.new.as_deref().and_then(rules::parse_sched);
-    let (Some(tid), Some(want)) = (tid, want) else {
-        out.refused
-            .push(format!("{what}: not a thread and a policy"));
-        return Ok(());
-    };
-    let Some((comm, Some(now))) = thread(root, tid) else {
-        out.skipped.push(format!("{what}: the thread is gone"));
-        return Ok(());
-    };
-    if now == want {
-        out.skipped.push(format!("{what}: already {want}"));
-        return Ok(());
-    }
-    journal.record(&Entry::Policy {
-        tid,
-        comm: comm.clone(),
-        original: now.to_string(),
-        new: want.to_string(),
-    })?;
-    match sys::sched::set_thread_scheduler(tid, want.policy, want.priority) {
-        Ok(()) => match thread(root, tid) {
-            Some((_, Some(back))) if back.policy == want.policy => out
-                .done
-                .push(format!("{comm} (thread {tid}): {now} -> {want}")),
-            back => out.refused.push(format!(
-                "{comm} (thread {tid}): set to {want} but reads back {}",
-                back.and_then(|b| b.1)
-                    .map_or("nothing".to_string(), |b| b.to_string())
-            )),
-        },
-        Err(e) => out.refused.push(format!("{comm} (thread {tid}): {e}")),
-    }
-    Ok(())
 }
 
 /// What writing back restores `original` on a live kernel.
@@ -351,30 +295,13 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
                 comm,
                 original,
                 ..
-            } => {
-                let Some(want) = rules::parse_sched(original) else {
-                    out.refused
-                        .push(format!("{comm} (thread {tid}): cannot read `{original}`"));
-                    continue;
-                };
-                match thread(root, *tid) {
-                    Some((now_comm, _)) if now_comm != *comm => out.skipped.push(format!(
-                        "{comm} (thread {tid}): gone (the id is now {now_comm})"
-                    )),
-                    None => out.skipped.push(format!("{comm} (thread {tid}): gone")),
-                    Some((_, Some(now))) if now == want => out
-                        .skipped
-                        .push(format!("{comm} (thread {tid}): already {want}")),
-                    Some(_) => {
-                        match sys::sched::set_thread_scheduler(*tid, want.policy, want.priority) {
-                            Ok(()) => out
-                                .done
-                                .push(format!("{comm} (thread {tid}): back to {want}")),
-                            Err(e) => out.refused.push(format!("{comm} (thread {tid}): {e}")),
-                        }
-                    }
-                }
-            }
+            } => threads::revert_step(root, Knob::Policy, *tid, comm, original, &mut out),
+            Entry::Affinity {
+                tid,
+                comm,
+                original,
+                ..
+            } => threads::revert_step(root, Knob::Affinity, *tid, comm, original, &mut out),
             Entry::MoveTasks {
                 from, to, affinity, ..
             } => {
@@ -461,27 +388,13 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
                 comm,
                 original,
                 new,
-            } => {
-                let (state, now) = match thread(root, *tid) {
-                    Some((c, Some(now))) if c == *comm => {
-                        let text = now.to_string();
-                        let state = if text == *new {
-                            "applied"
-                        } else if text == *original {
-                            "original"
-                        } else {
-                            "drifted"
-                        };
-                        (state, Some(text))
-                    }
-                    _ => ("gone", None),
-                };
-                Standing {
-                    path: format!("/proc/{tid} ({comm})"),
-                    state: state.to_string(),
-                    now,
-                }
-            }
+            } => threads::standing(root, Knob::Policy, *tid, comm, original, new),
+            Entry::Affinity {
+                tid,
+                comm,
+                original,
+                new,
+            } => threads::standing(root, Knob::Affinity, *tid, comm, original, new),
             Entry::Restart { service } => Standing {
                 path: service.clone(),
                 state: "restarted".to_string(),

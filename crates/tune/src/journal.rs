@@ -48,6 +48,17 @@ pub enum Entry {
         /// The systemd unit.
         service: String,
     },
+    /// A kernel thread's CPU affinity changed.
+    Affinity {
+        /// The thread.
+        tid: u32,
+        /// Its name then.
+        comm: String,
+        /// Its allowed CPUs then.
+        original: String,
+        /// Its allowed CPUs now.
+        new: String,
+    },
     /// A thread's scheduling policy changed.
     Policy {
         /// The thread.

@@ -16,6 +16,7 @@ pub mod journal;
 pub mod plan;
 mod rules;
 mod tasks;
+mod threads;
 
 pub use apply::{Outcome, Standing, apply, apply_changes, revert, rt_group, status};
 pub use irqd::{Irqd, Pass};

@@ -63,6 +63,7 @@ pub fn plan(root: &Root, req: &Request) -> Result<TunePlan, PlanError> {
     let mut p = Planner::new(root, req, &rt, &hk, &online);
     p.irqs();
     p.irqbalance();
+    p.kernel_threads();
     p.workqueues();
     p.cpufreq();
     p.cpuidle();
@@ -250,6 +251,47 @@ impl<'a> Planner<'a> {
             &to_mask(self.hk),
             "IRQs set up later (a module loaded, a device plugged) start on these CPUs",
         );
+    }
+
+    /// Kernel threads that may run anywhere and that a cpuset does not move (kthreadd, whose
+    /// affinity new kernel threads inherit, and the like) are allowed the housekeeping CPUs.
+    /// Per-CPU threads, workqueue workers (placed by their workqueue's cpumask) and threads
+    /// the kernel pins (`PF_NO_SETAFFINITY`: IRQ threads, rescuers) are left.
+    fn kernel_threads(&mut self) {
+        let Ok(tasks) = sys::tasks::all_threads(self.root) else {
+            return;
+        };
+        for t in tasks.iter().filter(|t| {
+            t.is_kernel_thread()
+                && t.affinity_settable()
+                && !t.is_per_cpu_kernel_thread()
+                && !t.is_workqueue_worker()
+                && !t.is_dead()
+        }) {
+            let Some(allowed) = &t.cpus_allowed else {
+                continue;
+            };
+            let on_rt = allowed.intersection(self.rt);
+            if on_rt.is_empty() {
+                continue;
+            }
+            self.changes.push(Change {
+                group: "kthread".to_string(),
+                action: Action::SetAffinity,
+                path: format!("/proc/{}", t.tid),
+                current: Some(allowed.to_string()),
+                new: Some(self.hk.to_string()),
+                reason: format!(
+                    "kernel thread {} may run on RT CPUs {on_rt}{}",
+                    t.comm,
+                    if t.comm == "kthreadd" {
+                        "; kernel threads created later inherit its CPUs"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
     }
 
     /// Unbound workqueues run on the housekeeping CPUs.

@@ -12,18 +12,20 @@ use crate::context::{Ctx, isolcpus_split};
 const SYS_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
 const SYS_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
 
-/// The CPUs of valid cgroup v2 cpuset partitions, read once per audit.
+/// The CPUs of valid cgroup v2 cpuset partitions (and v1 exclusive cpusets without load
+/// balancing at the root), read once per audit.
 struct Partitions(Vec<(String, CpuSet)>);
 
 fn partitions(ctx: &Ctx) -> std::rc::Rc<Partitions> {
     ctx.memo(|ctx| {
-        Partitions(
-            sys::partition::cpuset_partitions(ctx.root())
-                .into_iter()
-                .filter(|p| p.is_valid())
-                .map(|p| (p.path.display().to_string(), p.cpus))
-                .collect(),
-        )
+        let v2 = sys::partition::cpuset_partitions(ctx.root())
+            .into_iter()
+            .filter(|p| p.is_valid())
+            .map(|p| (p.path.display().to_string(), p.cpus));
+        let v1 = sys::partition::v1_exclusive_cpusets(ctx.root())
+            .into_iter()
+            .map(|(path, cpus)| (format!("{}, a v1 exclusive cpuset", path.display()), cpus));
+        Partitions(v2.chain(v1).collect())
     })
 }
 

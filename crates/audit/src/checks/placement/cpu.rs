@@ -168,7 +168,8 @@ fn isolation(ctx: &Ctx) -> Outcome {
         let kept = host
             .isolated_cpus
             .union(&host.nohz_full_cpus)
-            .union(&valid_partition_cpus(ctx));
+            .union(&valid_partition_cpus(ctx))
+            .union(&host.cpuset_isolated_cpus);
         let loose = rt.cpus.difference(&kept);
         if !loose.is_empty() {
             let mut outcome = Outcome::warn(format!(
