@@ -342,6 +342,19 @@ pub struct MeasureArgs {
     #[command(flatten)]
     pub placement: LoadPlacementArgs,
 
+    /// Start the load inside this existing cgroup directory while rtlab measures from its own:
+    /// rtlab steps into CGROUP to start the load process, and steps back. After `rtlab tune
+    /// apply`, with `rtlab tune run -- rtlab measure ...`, this keeps the load on the
+    /// housekeeping CPUs (`.../rtlab-housekeeping`) instead of following rtlab into the RT
+    /// cpuset. The cgroup is left as it was.
+    #[arg(
+        long,
+        value_name = "CGROUP",
+        conflicts_with = "load_cgroup",
+        help_heading = "Load"
+    )]
+    pub load_join: Option<String>,
+
     /// Replace the clock with scripted latencies (testing only; nothing is measured).
     #[arg(long, value_name = "SCRIPT", hide = true)]
     pub fake_clock: Option<String>,

@@ -7,6 +7,12 @@
 //!
 //! Protocol: the child prints `ready JSON` once every generator runs; `mark` on its stdin
 //! opens the reporting window; end of its stdin stops it, and it prints the final report.
+//!
+//! With `--load-join CGROUP` the child starts inside that existing cgroup while rtlab measures
+//! from its own (after `rtlab tune apply`: the load on the housekeeping CPUs, the measurement
+//! in the RT cpuset): rtlab steps into CGROUP to spawn the child, so the child and everything
+//! it starts (the guardian, worker processes) begin there, and steps back at once. The
+//! report's `cgroup` names CGROUP.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -25,12 +31,20 @@ pub struct LoadChild {
     stdout: BufReader<ChildStdout>,
     /// The report it gave when ready (spec, placement, tasks; no window yet).
     pub initial: LoadReport,
+    /// The cgroup it was started in (`--load-join`).
+    joined: Option<String>,
 }
 
 impl LoadChild {
-    /// Starts `rtlab load SPEC --control ...` and waits until it is ready (or failed: its own
-    /// error line is already on standard error then).
-    pub fn start(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> Result<LoadChild> {
+    /// Starts `rtlab load SPEC --control ...` (inside the cgroup directory `join`, when given)
+    /// and waits until it is ready (or failed: its own error line is already on standard error
+    /// then).
+    pub fn start(
+        spec: &LoadSpec,
+        placement: &LoadPlacementArgs,
+        join: Option<&str>,
+        root: &Root,
+    ) -> Result<LoadChild> {
         let exe = std::env::current_exe().context("finding rtlab's own executable")?;
         let mut cmd = Command::new(exe);
         if !root.is_host() {
@@ -51,7 +65,10 @@ impl LoadChild {
             .stderr(Stdio::inherit());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         sys::process::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn().context("starting the load process")?;
+        let mut child = match join {
+            Some(dir) if root.is_host() => spawn_in(&mut cmd, dir, root)?,
+            _ => cmd.spawn().context("starting the load process")?,
+        };
         let stdin = child.stdin.take();
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout was piped"));
         let mut line = String::new();
@@ -65,12 +82,18 @@ impl LoadChild {
             ))
             .into());
         };
-        let initial = LoadReport::from_json(json.trim()).context("the load process's report")?;
+        let mut initial =
+            LoadReport::from_json(json.trim()).context("the load process's report")?;
+        let joined = join.map(str::to_string);
+        if joined.is_some() {
+            initial.cgroup.clone_from(&joined);
+        }
         Ok(LoadChild {
             child,
             stdin,
             stdout,
             initial,
+            joined,
         })
     }
 
@@ -98,6 +121,64 @@ impl LoadChild {
         if !status.success() {
             anyhow::bail!("the load process ended with {status}");
         }
-        LoadReport::from_json(text.trim()).context("the load process's report")
+        let mut report = LoadReport::from_json(text.trim()).context("the load process's report")?;
+        if self.joined.is_some() {
+            report.cgroup = self.joined;
+        }
+        Ok(report)
     }
+}
+
+/// Spawns `cmd` inside the cgroup directory `dir`: this process steps into `dir` (a write of
+/// its pid to `cgroup.procs`), spawns, and steps back into the cgroup it came from in the same
+/// hierarchy. If the way back fails the child is killed and that is the error: rtlab would
+/// otherwise measure from the load's cgroup.
+fn spawn_in(cmd: &mut Command, dir: &str, root: &Root) -> Result<Child> {
+    let home = own_cgroup(root, dir)?;
+    let pid = std::process::id().to_string();
+    let join = |to: &str| root.write(format!("{to}/cgroup.procs"), &pid);
+    join(dir).map_err(|e| UsageError(format!("--load-join {dir}: {e}")))?;
+    let spawned = cmd.spawn().context("starting the load process");
+    if let Err(e) = join(&home) {
+        if let Ok(mut child) = spawned {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        return Err(UsageError(format!(
+            "--load-join {dir}: could not step back into {home} after starting the load: {e}"
+        ))
+        .into());
+    }
+    spawned
+}
+
+/// The cgroup directory this process is in, in the hierarchy that holds `dir`.
+fn own_cgroup(root: &Root, dir: &str) -> Result<String> {
+    use sys::parse::cgroup::{cgroup_mounts, process_cgroup};
+    let not_cgroup = || {
+        UsageError(format!(
+            "--load-join {dir}: not in a mounted cgroup hierarchy"
+        ))
+    };
+    let mounts = cgroup_mounts(&root.read("/proc/self/mountinfo")?);
+    let mount = mounts
+        .iter()
+        .filter(|m| {
+            dir.strip_prefix(m.mount_point.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+        .max_by_key(|m| m.mount_point.len())
+        .ok_or_else(not_cgroup)?;
+    let controller = if mount.unified {
+        None
+    } else {
+        Some(mount.controllers.first().ok_or_else(not_cgroup)?.as_str())
+    };
+    let own = root.read("/proc/self/cgroup")?;
+    let rel = process_cgroup(&own, controller).ok_or_else(not_cgroup)?;
+    Ok(format!(
+        "{}{}",
+        mount.mount_point,
+        rel.trim_end_matches('/')
+    ))
 }

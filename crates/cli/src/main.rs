@@ -23,6 +23,7 @@ mod load_cmd;
 mod measure_cmd;
 mod report_cmd;
 mod run_cmd;
+mod run_tuned;
 mod store_args;
 mod store_cmd;
 mod trace_cmd;

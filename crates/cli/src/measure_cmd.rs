@@ -40,7 +40,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         .into());
     }
 
-    check_load_flags(args)?;
+    check_load_flags(args, root)?;
     let load_options = args
         .load
         .as_ref()
@@ -66,11 +66,16 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let mut load = match (&args.load, load_options) {
         (Some(spec), Some(_)) => {
-            let child = LoadChild::start(spec, &args.placement, root)?;
+            let child = LoadChild::start(spec, &args.placement, args.load_join.as_deref(), root)?;
             let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
             console.note(&format!(
-                "load {} running; warming up for {warmup}",
-                child.initial.spec
+                "load {} running{}; warming up for {warmup}",
+                child.initial.spec,
+                child
+                    .initial
+                    .cgroup
+                    .as_ref()
+                    .map_or(String::new(), |cg| format!(" in cgroup {cg}"))
             ));
             if let Some(signal) = signals.wait(warmup.to_duration()) {
                 let _ = child.finish();
@@ -220,16 +225,23 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
     }
 }
 
-/// Load placement flags mean nothing without a load.
-fn check_load_flags(args: &MeasureArgs) -> Result<()> {
+/// Load placement flags mean nothing without a load; --load-join needs a cgroup.
+fn check_load_flags(args: &MeasureArgs, root: &Root) -> Result<()> {
     if args.load.is_some() {
-        return Ok(());
+        return match &args.load_join {
+            Some(dir) if !root.exists(format!("{dir}/cgroup.procs")) => Err(UsageError(format!(
+                "--load-join {dir}: not a cgroup directory (it has no cgroup.procs)"
+            ))
+            .into()),
+            _ => Ok(()),
+        };
     }
     let p = &args.placement;
     let stray = [
         (p.load_cpus.is_some(), "--load-cpus"),
         (p.load_cgroup, "--load-cgroup"),
         (p.load_dir.is_some(), "--load-dir"),
+        (args.load_join.is_some(), "--load-join"),
     ];
     if let Some((_, flag)) = stray.iter().find(|(given, _)| *given) {
         return Err(UsageError(format!("{flag} places a load; add --load SPEC")).into());

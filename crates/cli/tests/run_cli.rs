@@ -1,5 +1,6 @@
 //! `rtlab run` end to end: three short phases under a scripted clock (any user), and for real
-//! as root; the phases are stored under one session, compared, judged and reported.
+//! as root; the phases are stored under one session, compared, judged and reported; a SIGINT
+//! to `rtlab run` stops the phase and the run ends in order (exit 130).
 
 mod common;
 
@@ -118,4 +119,34 @@ fn a_real_evaluation_as_root() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
         .collect();
     assert_eq!(reports.len(), 1, "{stderr}");
+}
+
+#[test]
+fn sigint_stops_the_phase_and_the_run_survives_to_compare() {
+    let _guard = serial();
+    if !is_root() {
+        return eprintln!("not root: the phases cannot measure for real");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = rtlab()
+        .current_dir(dir.path())
+        .args(["run", "--phase", "30s", "--quiet", "--no-report", "--db"])
+        .arg(dir.path().join("rtlab.db"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Any moment of the 30 s idle phase will do.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill takes plain integers; the pid is our child's.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = common::wait_for(&mut child, std::time::Duration::from_secs(20));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The run process itself got the signal: it stopped its phase and ended in order.
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted during the idle phase"),
+        "{stderr}"
+    );
 }
