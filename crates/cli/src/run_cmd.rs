@@ -111,6 +111,16 @@ pub struct RunArgs {
         help_heading = "Tuning"
     )]
     pub profile: Option<crate::tune_cmd::ProfileArg>,
+    /// With --tuned: an IRQ rule, as for `rtlab tune plan --irq-rule` (repeatable):
+    /// `irq/*-eth0=fifo:80@0-1`.
+    #[arg(
+        long = "irq-rule",
+        value_name = "RULE",
+        value_parser = crate::tune_cmd::parse_rule,
+        requires = "tuned",
+        help_heading = "Tuning"
+    )]
+    pub irq_rules: Vec<model::tune::IrqRule>,
     /// With --tuned: the journal of originals the revert reads (default
     /// /var/lib/rtlab/tune-journal.jsonl).
     #[arg(long, value_name = "PATH", requires = "tuned", help_heading = "Tuning")]

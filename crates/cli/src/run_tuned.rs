@@ -42,11 +42,12 @@ pub(crate) fn prepare(args: &RunArgs, root: &Root) -> Result<Tuning> {
     let rt = args.rt_cpus.clone().ok_or_else(|| {
         UsageError("--tuned needs --rt-cpus LIST: the CPUs to tune for real-time work".into())
     })?;
-    let split = SplitArgs::new(
+    let mut split = SplitArgs::new(
         rt,
         args.housekeeping.clone(),
         args.profile.unwrap_or(ProfileArg::Balanced),
     );
+    split.irq_rules.clone_from(&args.irq_rules);
     let plan = crate::tune_cmd::make_plan(&split, root)?;
     let journal = args
         .journal

@@ -157,7 +157,8 @@ impl SplitArgs {
     }
 }
 
-fn parse_rule(text: &str) -> Result<IrqRule, String> {
+/// `--irq-rule`'s parser.
+pub fn parse_rule(text: &str) -> Result<IrqRule, String> {
     text.parse()
 }
 

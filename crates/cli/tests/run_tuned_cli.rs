@@ -126,6 +126,38 @@ fn live_ready() -> bool {
     true
 }
 
+/// What a live test starts from: the last CPU, its plan, the plan's files now, a store and a
+/// journal in a temporary directory.
+struct Live {
+    rt: String,
+    plan: serde_json::Value,
+    before: Vec<(String, Option<String>)>,
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    journal: PathBuf,
+}
+
+impl Live {
+    fn new() -> Live {
+        let rt = last_cpu().unwrap();
+        let plan = plan(&rt);
+        let before = snapshot(&plan);
+        let dir = tempfile::tempdir().unwrap();
+        let (db, journal) = (
+            dir.path().join("rtlab.db"),
+            dir.path().join("journal.jsonl"),
+        );
+        Live {
+            rt,
+            plan,
+            before,
+            dir,
+            db,
+            journal,
+        }
+    }
+}
+
 /// The plan this machine gets for `rt`, as JSON.
 fn plan(rt: &str) -> serde_json::Value {
     let out = rtlab()
@@ -203,18 +235,19 @@ fn a_tuned_evaluation_as_root_measures_before_and_after_and_reverts() {
     if !live_ready() {
         return;
     }
-    let rt = last_cpu().unwrap();
-    let plan = plan(&rt);
-    let before = snapshot(&plan);
-    let dir = tempfile::tempdir().unwrap();
-    let (db, journal, html) = (
-        dir.path().join("rtlab.db"),
-        dir.path().join("journal.jsonl"),
-        dir.path().join("report.html"),
-    );
+    let Live {
+        rt,
+        plan,
+        before,
+        dir,
+        db,
+        journal,
+    } = Live::new();
+    let html = dir.path().join("report.html");
     let out = rtlab()
         .args(["run", "--tuned", "--rt-cpus", &rt, "--phase", "300ms"])
         .args(["--warmup", "100ms", "--budget", "10s", "--quiet"])
+        .args(["--irq-rule", "irq/*=fifo:61"])
         .arg("--journal")
         .arg(&journal)
         .arg("--db")
@@ -227,6 +260,23 @@ fn a_tuned_evaluation_as_root_measures_before_and_after_and_reverts() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_reverted(&before, &plan, &journal);
+    // The rule (every IRQ thread FIFO 61 while tuned) is taken back with the rest.
+    let journal_lines = std::fs::read_to_string(journal.with_extension("jsonl.reverted")).unwrap();
+    for line in journal_lines
+        .lines()
+        .filter(|l| l.contains(r#""step":"policy""#))
+    {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", e["tid"])).unwrap();
+        let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+        let (prio, policy) = (fields[37], fields[38]);
+        let now = match policy {
+            "1" => format!("FIFO {prio}"),
+            "2" => format!("RR {prio}"),
+            _ => "OTHER".to_string(),
+        };
+        assert_eq!(e["original"].as_str().unwrap(), now, "not back: {line}");
+    }
     assert!(stderr.contains("tuned: "), "{stderr}");
     assert!(stderr.contains("reverted: "), "{stderr}");
     assert!(stdout.contains("rtlab compare: 6 runs"), "{stdout}");
@@ -286,14 +336,14 @@ fn sigterm_during_a_tuned_phase_still_reverts() {
     if !live_ready() {
         return;
     }
-    let rt = last_cpu().unwrap();
-    let plan = plan(&rt);
-    let before = snapshot(&plan);
-    let dir = tempfile::tempdir().unwrap();
-    let (db, journal) = (
-        dir.path().join("rtlab.db"),
-        dir.path().join("journal.jsonl"),
-    );
+    let Live {
+        rt,
+        plan,
+        before,
+        dir: _dir,
+        db,
+        journal,
+    } = Live::new();
     let mut child = rtlab()
         .args(["run", "--tuned", "--rt-cpus", &rt, "--phase", "1s"])
         .args(["--warmup", "100ms", "--quiet", "--no-report"])

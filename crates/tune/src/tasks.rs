@@ -13,16 +13,21 @@ pub(crate) fn pids(root: &Root, procs: &str) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// A thread's `Cpus_allowed_list`.
-pub(crate) fn allowed(root: &Root, tid: u32) -> Option<String> {
+/// A field of a thread's `/proc/TID/status`, trimmed.
+fn status_field(root: &Root, tid: u32, key: &str) -> Option<String> {
     let status = root
         .read_opt(format!("/proc/{tid}/status"))
         .ok()
         .flatten()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
         .map(|v| v.trim().to_string())
+}
+
+/// A thread's `Cpus_allowed_list`.
+pub(crate) fn allowed(root: &Root, tid: u32) -> Option<String> {
+    status_field(root, tid, "Cpus_allowed_list")
 }
 
 /// Writes each pid into `procs`; (moved, refused). A task that exited meanwhile is neither.
@@ -58,14 +63,7 @@ pub(crate) fn move_pids(root: &Root, pids: &[u32], procs: &str) -> (usize, Vec<u
 
 /// The process a thread belongs to.
 fn tgid(root: &Root, tid: u32) -> Option<u32> {
-    let status = root
-        .read_opt(format!("/proc/{tid}/status"))
-        .ok()
-        .flatten()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
+    status_field(root, tid, "Tgid")?.parse().ok()
 }
 
 /// Empties the group whose task list is `from` into `procs`, again while tasks forked during

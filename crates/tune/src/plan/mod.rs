@@ -305,6 +305,32 @@ impl<'a> Planner<'a> {
                 "unbound workqueue items (writeback, crypto, many drivers) run on these CPUs",
             );
         }
+        // Workqueues with their own sysfs cpumask (WQ_SYSFS: writeback, blkcg_punt_bio, ...)
+        // run where it and the global mask overlap; their own is narrowed too, so a later
+        // change of the global mask does not bring them back.
+        let Ok(names) = self.root.list_dir("/sys/devices/virtual/workqueue") else {
+            return;
+        };
+        for name in names {
+            let path = format!("/sys/devices/virtual/workqueue/{name}/cpumask");
+            let Some(own) = self
+                .root
+                .read_trimmed(&path)
+                .and_then(|m| CpuSet::parse_mask(&m).ok())
+            else {
+                continue;
+            };
+            let on_rt = own.intersection(self.rt);
+            if on_rt.is_empty() {
+                continue;
+            }
+            self.write(
+                "workqueue",
+                &path,
+                &to_mask(self.hk),
+                &format!("workqueue {name} may run its items on RT CPUs {on_rt}"),
+            );
+        }
     }
 
     /// The `performance` governor on RT CPUs.
