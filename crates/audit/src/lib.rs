@@ -26,6 +26,9 @@ use sys::Root;
 pub use check::{Check, Outcome, UnknownCheck};
 pub use checks::catalogue;
 pub use checks::placement::irq::{Kind as IrqKind, classify as classify_irq};
+pub use checks::placement::irqbalance::{
+    banned_by_vars as irqbalance_banned, env_file as irqbalance_env_file,
+};
 pub use context::{Ctx, Options};
 
 /// Which checks to run: ids, groups or `prefix*` patterns (see [`check::matches`]).

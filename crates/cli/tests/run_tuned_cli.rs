@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{is_root, rtlab, serial, wait_for};
+use common::{is_root, last_cpu, plan_snapshot, rtlab, serial, thread_sched, wait_for};
 
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
 
@@ -102,13 +102,6 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
     assert_eq!(rtlab_cpusets(), cpusets, "cpusets changed on this machine");
 }
 
-/// The last online CPU (the one to isolate), or `None` on a one-CPU machine.
-fn last_cpu() -> Option<String> {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let online = online.trim();
-    (online != "0").then(|| online.rsplit(['-', ',']).next().unwrap().to_string())
-}
-
 /// Whether this machine can run the live tuned evaluation; says why not in the output.
 fn live_ready() -> bool {
     if !is_root() {
@@ -141,7 +134,7 @@ impl Live {
     fn new() -> Live {
         let rt = last_cpu().unwrap();
         let plan = plan(&rt);
-        let before = snapshot(&plan);
+        let before = plan_snapshot(&plan);
         let dir = tempfile::tempdir().unwrap();
         let (db, journal) = (
             dir.path().join("rtlab.db"),
@@ -172,23 +165,6 @@ fn plan(rt: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The files a plan touches and whether each exists, with their contents.
-fn snapshot(plan: &serde_json::Value) -> Vec<(String, Option<String>)> {
-    plan["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        // Files written and cgroups made; task moves, thread policies and services are
-        // checked by the tune tests.
-        .filter(|c| c["action"] == "write" || c["action"] == "mkdir")
-        .map(|c| {
-            let path = c["path"].as_str().unwrap().to_string();
-            let text = std::fs::read_to_string(&path).ok();
-            (path, text)
-        })
-        .collect()
-}
-
 /// Every stored run of the store at `db`, newest first, as full results.
 fn stored(db: &Path) -> Vec<serde_json::Value> {
     let out = rtlab()
@@ -217,7 +193,7 @@ fn stored(db: &Path) -> Vec<serde_json::Value> {
 /// The machine is as it was: the plan's files, no rtlab cpuset, the journal closed.
 fn assert_reverted(before: &[(String, Option<String>)], plan: &serde_json::Value, journal: &Path) {
     assert_eq!(
-        snapshot(plan),
+        plan_snapshot(plan),
         before,
         "a file the plan touched is not back"
     );
@@ -267,15 +243,8 @@ fn a_tuned_evaluation_as_root_measures_before_and_after_and_reverts() {
         .filter(|l| l.contains(r#""step":"policy""#))
     {
         let e: serde_json::Value = serde_json::from_str(line).unwrap();
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", e["tid"])).unwrap();
-        let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
-        let (prio, policy) = (fields[37], fields[38]);
-        let now = match policy {
-            "1" => format!("FIFO {prio}"),
-            "2" => format!("RR {prio}"),
-            _ => "OTHER".to_string(),
-        };
-        assert_eq!(e["original"].as_str().unwrap(), now, "not back: {line}");
+        let now = thread_sched(&format!("/proc/{}", e["tid"]));
+        assert_eq!(e["original"].as_str(), now.as_deref(), "not back: {line}");
     }
     assert!(stderr.contains("tuned: "), "{stderr}");
     assert!(stderr.contains("reverted: "), "{stderr}");

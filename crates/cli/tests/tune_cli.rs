@@ -136,39 +136,6 @@ fn a_crash_halfway_through_apply_is_reverted_from_the_journal() {
     );
 }
 
-/// The files a plan touches and whether each exists, with their contents.
-fn snapshot(plan: &serde_json::Value) -> Vec<(String, Option<String>)> {
-    plan["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let path = c["path"].as_str().unwrap().to_string();
-            let text = if c["action"] == "set-policy" {
-                sched_of(&path)
-            } else if c["action"] == "set-affinity" {
-                std::fs::read_to_string(format!("{path}/status"))
-                    .ok()
-                    .and_then(|s| {
-                        s.lines()
-                            .find(|l| l.starts_with("Cpus_allowed_list:"))
-                            .map(str::to_string)
-                    })
-            } else {
-                std::fs::read_to_string(&path).ok()
-            };
-            (path, text)
-        })
-        .collect()
-}
-
-/// A thread's real-time priority and policy (`stat` fields 40 and 41), as `40 1`.
-fn sched_of(proc_dir: &str) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("{proc_dir}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
-    Some(format!("{} {}", fields[37], fields[38]))
-}
-
 /// The IRQ handler threads here (`irq/N-name`).
 fn irq_threads() -> Vec<String> {
     std::fs::read_dir("/proc")
@@ -204,7 +171,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .output()
         .unwrap();
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
-    let before = snapshot(&plan);
+    let before = common::plan_snapshot(&plan);
     let out = rtlab()
         .args(["tune", "apply", "--rt-cpus", &last, "--yes", "--journal"])
         .arg(&journal)
@@ -301,7 +268,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     let threads = irq_threads();
-    let applied: Vec<Option<String>> = threads.iter().map(|t| sched_of(t)).collect();
+    let applied: Vec<Option<String>> = threads.iter().map(|t| common::thread_sched(t)).collect();
     let audit = rtlab()
         .args([
             "audit",
@@ -377,7 +344,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         assert_ne!(now.trim(), online.trim(), "{path} not moved again: {said}");
     }
     for (t, s) in threads.iter().zip(&applied) {
-        assert_eq!(s.as_deref(), Some("61 1"), "{t} while tuned");
+        assert_eq!(s.as_deref(), Some("FIFO 61"), "{t} while tuned");
     }
     let policies = plan["changes"]
         .as_array()
@@ -386,7 +353,7 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         .filter(|c| c["action"] == "set-policy")
         .count();
     assert_eq!(policies, threads.len(), "one policy change per IRQ thread");
-    let after = snapshot(&plan);
+    let after = common::plan_snapshot(&plan);
     assert_eq!(before, after, "a file the plan touched is not what it was");
     for c in plan["changes"].as_array().unwrap() {
         if c["action"] == "mkdir" {

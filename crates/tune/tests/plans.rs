@@ -236,3 +236,20 @@ fn a_rule_on_an_offline_cpu_is_refused() {
     assert!(matches!(e, PlanError::Rule(_)));
     assert!(e.to_string().contains("CPU 7 is not online"), "{e}");
 }
+
+#[test]
+fn irqbalance_keeps_banning_what_it_banned_by_itself() {
+    // Without a variable irqbalance bans the isolated CPUs on its own; the variable the plan
+    // sets replaces that ban, so it must name them too.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("root");
+    testkit::copy_tree(fixture_root("x86-8cpu-rt-untuned").base(), &tree);
+    std::fs::write(tree.join("sys/devices/system/cpu/isolated"), "7\n").unwrap();
+    let p = plan(&sys::Root::at(&tree), &req("2-6", TuneProfile::Balanced)).unwrap();
+    let ban = p
+        .changes
+        .iter()
+        .find(|c| c.action == Action::SetEnv)
+        .unwrap();
+    assert_eq!(ban.new.as_deref(), Some("IRQBALANCE_BANNED_CPULIST=2-7"));
+}

@@ -49,3 +49,51 @@ pub(crate) fn wait_for(child: &mut Child, limit: Duration) -> ExitStatus {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The last online CPU (the one the live tune tests isolate), or `None` on a one-CPU machine.
+pub(crate) fn last_cpu() -> Option<String> {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online = online.trim();
+    (online != "0").then(|| online.rsplit(['-', ',']).next().unwrap().to_string())
+}
+
+/// A thread's policy and real-time priority (`stat` fields 41 and 40) in `chrt`'s words:
+/// `FIFO 50`, `RR 10`, `OTHER` (any other policy too).
+pub(crate) fn thread_sched(proc_dir: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("{proc_dir}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
+    let (prio, policy) = (fields.get(37)?, fields.get(38)?);
+    Some(match *policy {
+        "1" => format!("FIFO {prio}"),
+        "2" => format!("RR {prio}"),
+        _ => "OTHER".to_string(),
+    })
+}
+
+/// What every change of a tune plan (`rtlab.tune-plan/1` JSON) touches, as it is now: a file's
+/// contents (none when absent), a thread's policy or allowed CPUs. Equal before apply and after
+/// revert when revert put everything back.
+pub(crate) fn plan_snapshot(plan: &serde_json::Value) -> Vec<(String, Option<String>)> {
+    plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let path = c["path"].as_str().unwrap().to_string();
+            let now = if c["action"] == "set-policy" {
+                thread_sched(&path)
+            } else if c["action"] == "set-affinity" {
+                std::fs::read_to_string(format!("{path}/status"))
+                    .ok()
+                    .and_then(|s| {
+                        s.lines()
+                            .find(|l| l.starts_with("Cpus_allowed_list:"))
+                            .map(str::to_string)
+                    })
+            } else {
+                std::fs::read_to_string(&path).ok()
+            };
+            (path, now)
+        })
+        .collect()
+}

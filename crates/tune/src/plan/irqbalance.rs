@@ -6,7 +6,6 @@
 //! the variable in that file, keeping CPUs already banned, and restarts the service; revert
 //! puts the file back byte for byte and restarts it again.
 
-use model::CpuSet;
 use model::tune::{Action, Change};
 use sys::irq::to_mask;
 
@@ -31,20 +30,16 @@ impl Planner<'_> {
         };
         let pid = daemon.pid;
         let env = sys::tasks::process_environ(self.root, pid).unwrap_or_default();
-        let value = |key: &str| {
-            env.iter()
-                .rev()
-                .find(|(k, v)| k == key && !v.trim().is_empty())
-                .map(|(_, v)| v.trim().to_string())
-        };
-        // The mask wins over the list in irqbalance's setup_banned_cpus.
-        let (var, banned) = match value(MASK_VAR) {
-            Some(mask) => (MASK_VAR, CpuSet::parse_mask(&mask).unwrap_or_default()),
+        // What it bans now, as the audit reads it; without a variable it bans the isolated and
+        // nohz_full CPUs by itself, which a variable set now would replace, so they are kept.
+        let (var, banned) = match audit::irqbalance_banned(&env) {
+            Some((cpus, how)) if how.starts_with(&format!("{MASK_VAR}=")) => (MASK_VAR, cpus),
+            Some((cpus, _)) => (LIST_VAR, cpus),
             None => (
                 LIST_VAR,
-                value(LIST_VAR)
-                    .and_then(|l| CpuSet::parse_list(&l).ok())
-                    .unwrap_or_default(),
+                sys::cpu::isolated(self.root)
+                    .unwrap_or_default()
+                    .union(&sys::cpu::nohz_full(self.root).unwrap_or_default()),
             ),
         };
         if self.rt.difference(&banned).is_empty() {
@@ -103,13 +98,13 @@ impl Planner<'_> {
     }
 }
 
-/// The value of `key` in a shell-style environment file: the last uncommented assignment.
-pub(crate) fn env_value(text: &str, key: &str) -> Option<String> {
-    text.lines()
+/// The value of `key` in a shell-style environment file (the last non-empty assignment).
+fn env_value(text: &str, key: &str) -> Option<String> {
+    audit::irqbalance_env_file(text)
+        .into_iter()
         .rev()
-        .filter_map(|l| assignment(l, key))
-        .next()
-        .map(str::to_string)
+        .find(|(k, v)| k == key && !v.trim().is_empty())
+        .map(|(_, v)| v.trim().to_string())
 }
 
 /// The value if `line` assigns `key` (`KEY=v`, `export KEY="v"`).

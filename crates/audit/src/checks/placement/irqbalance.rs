@@ -32,7 +32,7 @@ const LIST_VAR: &str = "IRQBALANCE_BANNED_CPULIST";
 
 /// `KEY=value` assignments of a shell-style environment file: comments and blank lines
 /// skipped, an `export ` prefix and one level of quotes removed. Later lines win.
-fn env_file(text: &str) -> Vec<(String, String)> {
+pub fn env_file(text: &str) -> Vec<(String, String)> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -62,8 +62,10 @@ fn var<'a>(vars: &'a [(String, String)], key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.trim())
 }
 
-/// The CPUs irqbalance bans given its variables: `(cpus, how)`; `None` for the automatic ban.
-fn banned_by_vars(vars: &[(String, String)]) -> Option<(CpuSet, String)> {
+/// The CPUs irqbalance bans given its variables: `(cpus, how)` (`how` the assignment in
+/// force, `IRQBALANCE_BANNED_CPUS=...` or `IRQBALANCE_BANNED_CPULIST=...`); `None` for the
+/// automatic ban.
+pub fn banned_by_vars(vars: &[(String, String)]) -> Option<(CpuSet, String)> {
     if let Some(mask) = var(vars, MASK_VAR) {
         let cpus = CpuSet::parse_mask(mask).unwrap_or_default();
         return Some((cpus, format!("{MASK_VAR}={mask}")));

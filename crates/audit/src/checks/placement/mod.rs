@@ -25,7 +25,7 @@ use crate::context::Ctx;
 
 mod cpu;
 pub(crate) mod irq;
-mod irqbalance;
+pub(crate) mod irqbalance;
 mod prio;
 mod tasks;
 #[cfg(test)]
