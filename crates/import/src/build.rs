@@ -44,12 +44,15 @@ pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
     let mut histogram = Histogram::new();
     let (mut known_n, mut known_sum, mut known_sq) = (0u64, 0u128, 0u128);
     let (mut lo, mut hi) = (u64::MAX, 0u64);
+    // The importers check that every thread's counts add up within 64 bits; the sums below
+    // saturate so that nothing a file says can overflow them.
     for &(k, n) in t.buckets.iter().filter(|&&(_, n)| n > 0) {
         let v = k.saturating_mul(unit_ns);
         histogram.record_n(v, n);
-        known_n += n;
-        known_sum += u128::from(v) * u128::from(n);
-        known_sq += u128::from(v) * u128::from(v) * u128::from(n);
+        known_n = known_n.saturating_add(n);
+        known_sum = known_sum.saturating_add(u128::from(v) * u128::from(n));
+        known_sq =
+            known_sq.saturating_add((u128::from(v) * u128::from(v)).saturating_mul(u128::from(n)));
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -75,7 +78,8 @@ pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
         let rest = sum.saturating_sub(known_sum);
         let rest_sq = if unknown > 0 {
             let mean = rest / u128::from(unknown);
-            mean * mean * u128::from(unknown)
+            mean.saturating_mul(mean)
+                .saturating_mul(u128::from(unknown))
         } else {
             0
         };
@@ -172,7 +176,10 @@ pub(crate) fn unknown_host(cpus: &CpuSet) -> HostInfo {
 /// The run document.
 pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
     let all = measure::aggregate(&cpus);
-    let ended = facts.started + facts.elapsed;
+    let ended = facts
+        .started
+        .checked_add(facts.elapsed)
+        .unwrap_or(facts.started);
     MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -191,6 +198,12 @@ pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
         import: Some(facts.import),
         trace: None,
     }
+}
+
+/// The sum of `counts`, or `None` when it does not fit in 64 bits (a file that claims more
+/// samples than any run can take).
+pub(crate) fn checked_total(counts: impl IntoIterator<Item = u64>) -> Option<u64> {
+    counts.into_iter().try_fold(0u64, u64::checked_add)
 }
 
 /// Whether `cpus` are distinct, so they can key per-CPU results.

@@ -97,7 +97,7 @@ pub(crate) fn parse(
                 n,
                 format!(
                     "expected bucket {} with {first} counts, found bucket {} with {}",
-                    prev + 1,
+                    prev.saturating_add(1),
                     values[0],
                     values.len() - 1
                 ),
@@ -118,6 +118,16 @@ pub(crate) fn parse(
     let (_, avgs) = avgs.ok_or_else(|| missing("Avg Latencies:"))?;
     let (_, maxs) = maxs.ok_or_else(|| missing("Max Latencies:"))?;
     let threads = mins.len();
+    if threads > model::cpuset::MAX_CPU as usize + 1 {
+        return Err(ImportError::at(
+            file,
+            total_line,
+            format!(
+                "{threads} thread columns: more than the {} CPUs a kernel can have",
+                model::cpuset::MAX_CPU + 1
+            ),
+        ));
+    }
     let columns = rows.first().map_or(threads, |(_, c)| c.len());
     if threads == 0
         || avgs.len() < threads
@@ -153,7 +163,13 @@ pub(crate) fn parse(
     let mut figures = Vec::with_capacity(threads);
     for t in 0..threads {
         let buckets: Vec<(u64, u64)> = rows.iter().map(|(b, c)| (*b, c[t])).collect();
-        let in_hist: u64 = buckets.iter().map(|&(_, c)| c).sum();
+        let in_hist = build::checked_total(buckets.iter().map(|&(_, c)| c)).ok_or_else(|| {
+            ImportError::at(
+                file,
+                total_line,
+                format!("thread {t}: the rows' counts add up to more than 2^64 samples"),
+            )
+        })?;
         if in_hist != totals[t] {
             return Err(ImportError::at(
                 file,
@@ -164,7 +180,13 @@ pub(crate) fn parse(
                 ),
             ));
         }
-        let count = totals[t] + overflow[t];
+        let count = totals[t].checked_add(overflow[t]).ok_or_else(|| {
+            ImportError::at(
+                file,
+                total_line,
+                format!("thread {t}: `# Total:` plus the overflows is more than 2^64 samples"),
+            )
+        })?;
         if count > 0 && mins[t] > maxs[t] {
             return Err(ImportError::at(
                 file,
@@ -204,8 +226,15 @@ pub(crate) fn parse(
         }
     };
     let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us));
-    let unknown: u64 = overflow.iter().take(threads).sum();
-    let range = rows.last().map(|(b, _)| b + 1);
+    let unknown =
+        build::checked_total(overflow.iter().take(threads).copied()).ok_or_else(|| {
+            ImportError::at(
+                file,
+                total_line,
+                "the overflow counts add up to more than 2^64 samples",
+            )
+        })?;
+    let range = rows.last().and_then(|(b, _)| b.checked_add(1));
     let mut notes = build::histogram_notes("us", 1, unknown, range);
     notes.extend([
         "the footer's average is rounded to 1 us".to_string(),

@@ -78,7 +78,8 @@ pub(crate) fn parse(
             };
             buckets.push((k, n));
         }
-        let in_hist: u64 = buckets.iter().map(|&(_, n)| n).sum();
+        let in_hist = build::checked_total(buckets.iter().map(|&(_, n)| n))
+            .ok_or_else(|| at("its histogram holds more than 2^64 samples".to_string()))?;
         if in_hist > count {
             return Err(at(format!(
                 "its histogram holds {in_hist} samples but `cycles` is {count}"
@@ -178,7 +179,12 @@ pub(crate) fn parse(
         }
     };
 
-    let unknown: u64 = figures.iter().map(|f| f.unknown).sum();
+    let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
+        ImportError::whole(
+            file,
+            "the samples left out of the histograms add up to more than 2^64",
+        )
+    })?;
     let mut all_notes = build::histogram_notes(unit, 1, unknown, opts.histogram_us);
     all_notes.extend(notes);
     let results = figures

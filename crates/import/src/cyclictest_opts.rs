@@ -109,7 +109,9 @@ fn split_option(word: &str) -> (&str, Option<&str>) {
     }
     match word.strip_prefix('-') {
         Some(short) if !short.is_empty() => {
-            let (n, v) = short.split_at(1);
+            // One character names a short option, whatever its width in bytes.
+            let first = short.chars().next().map_or(0, char::len_utf8);
+            let (n, v) = short.split_at(first);
             (n, Some(v).filter(|v| !v.is_empty()))
         }
         _ => ("", None),
@@ -175,7 +177,8 @@ pub(crate) fn policy_line(line: &str) -> Option<Policy> {
 }
 
 /// Parses cyclictest's `start_time` (`Mon, 12 Jan 2026 12:52:32 +0100`, strftime
-/// `%a, %d %b %Y %T %z`).
+/// `%a, %d %b %Y %T %z`). `None` for anything else: other text, a field out of range, a year
+/// outside 1970–9999 (cyclictest writes the current date), or a time before the epoch.
 pub(crate) fn rfc2822(text: &str) -> Option<SystemTime> {
     let mut words = text.split_whitespace();
     let first = words.next()?;
@@ -184,27 +187,50 @@ pub(crate) fn rfc2822(text: &str) -> Option<SystemTime> {
     } else {
         first
     };
-    let day: u32 = day_word.parse().ok()?;
+    let day = u32::try_from(number(day_word)?).ok()?;
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let month_word = words.next()?;
     let month = MONTHS.iter().position(|m| *m == month_word)? as u32 + 1;
-    let year: i64 = words.next()?.parse().ok()?;
-    let mut hms = words.next()?.split(':').map(|p| p.parse::<i64>().ok());
+    let year = number(words.next()?)?;
+    let mut hms = words.next()?.split(':').map(number);
     let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    let zone = words.next().unwrap_or("+0000");
-    let sign = if zone.starts_with('-') { -1 } else { 1 };
-    let digits = zone.trim_start_matches(['+', '-']);
-    if digits.len() != 4 || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+    if hms.next().is_some() {
         return None;
     }
-    let zh: i64 = digits[..2].parse().ok()?;
-    let zm: i64 = digits[2..].parse().ok()?;
+    let zone = words.next().unwrap_or("+0000");
+    let (sign, digits) = match zone.as_bytes().first() {
+        Some(b'-') => (-1, &zone[1..]),
+        Some(b'+') => (1, &zone[1..]),
+        _ => (1, zone),
+    };
+    if digits.len() != 4
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || !(1..=31).contains(&day)
+        || !(1970..=9999).contains(&year)
+        || h > 23
+        || m > 59
+        || s > 60
+    {
+        return None;
+    }
+    // ASCII digits only, so the byte offsets are character boundaries.
+    let zh = number(&digits[..2])?;
+    let zm = number(&digits[2..])?;
+    // Every figure is bounded above, so none of this can overflow an i64.
     let secs = days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s
         - sign * (zh * 3600 + zm * 60);
     let secs = u64::try_from(secs).ok()?;
     SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// Up to 9 ASCII digits as a number (no sign): dates and times have no more.
+fn number(text: &str) -> Option<i64> {
+    if text.is_empty() || text.len() > 9 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm,
@@ -244,6 +270,8 @@ mod tests {
         assert_eq!(o.duration, Some(Duration::from_secs(120)));
         assert!(o.nsecs);
         assert_eq!(parse("cyclictest -p abc -i").priority, 0);
+        // A multibyte character where an option letter goes is not an option rtlab knows.
+        assert_eq!(parse("cyclictest -é5 -ü --é=3 -p9").priority, 9);
     }
 
     #[test]
@@ -255,6 +283,18 @@ mod tests {
         );
         assert_eq!(rfc2822("Mon, 32 Jan 2026 12:52:32 +0100"), None);
         assert_eq!(rfc2822("yesterday"), None);
+        // Text from other machines: non-ASCII where digits belong, absurd years, stray fields.
+        for hostile in [
+            "Mon, 12 Jan 2026 12:52:32 +é10",
+            "Mon, 12 Jan 2026 12:52:32 aé1",
+            "Mon, 12 Jan 2026 12:52:32 ++++",
+            "Mon, 12 Jan 9223372036854775807 12:52:32 +0100",
+            "Mon, 12 Jan -5 12:52:32 +0100",
+            "Mon, 12 Jan 2026 12:52:32:07 +0100",
+            "Mon, 12 Jan 2026 ١٢:52:32 +0100",
+        ] {
+            assert_eq!(rfc2822(hostile), None, "{hostile}");
+        }
         assert_eq!(
             dma_latency_line("# /dev/cpu_dma_latency set to 0us"),
             Some(0)

@@ -237,7 +237,6 @@ fn read(
     let mut stats = Vec::with_capacity(columns.len());
     for (c, &(kind, cpu)) in columns.iter().enumerate() {
         let name = column_name(kind, cpu);
-        let in_rows: u64 = rows.iter().map(|(_, v)| v[c]).sum();
         let (Some(o), Some(total)) = (over[c], count[c]) else {
             return Err(ImportError::at(
                 file,
@@ -245,7 +244,16 @@ fn read(
                 format!("{name}: expected numbers in `over:` and `count:`, found `-`"),
             ));
         };
-        if in_rows + o != total {
+        let in_rows = build::checked_total(rows.iter().map(|(_, v)| v[c]));
+        let overflow = || {
+            ImportError::at(
+                file,
+                count_line,
+                format!("{name}: the rows and `over:` add up to more than 2^64 samples"),
+            )
+        };
+        let in_rows = in_rows.ok_or_else(overflow)?;
+        if in_rows.checked_add(o).ok_or_else(overflow)? != total {
             return Err(ImportError::at(
                 file,
                 count_line,
@@ -324,7 +332,13 @@ fn read(
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
     let mut params = build::neutral_params(&cpu_set);
     params.periods = max_count;
-    let unknown: u64 = figures.iter().map(|f| f.unknown).sum();
+    let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
+        ImportError::at(
+            file,
+            over_line,
+            "the `over:` counts add up to more than 2^64 samples",
+        )
+    })?;
     // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
     // between row indices is the width when two adjacent buckets hold samples.
     let step = rows.windows(2).map(|w| w[1].0 - w[0].0).min().unwrap_or(1);
@@ -371,7 +385,7 @@ fn read(
             params.duration_ns = Some(Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)));
             if max_count > 0 && !osnoise {
                 let us = (d.as_micros() / u128::from(max_count)).max(1);
-                params.interval_ns = Nanos(u64::try_from(us).unwrap_or(u64::MAX) * 1000);
+                params.interval_ns = Nanos::from_us(u64::try_from(us).unwrap_or(u64::MAX));
             }
             notes.push(if osnoise {
                 "the file records its duration but no time: the run is dated by the file's \
@@ -420,7 +434,7 @@ fn read(
             .name()
             .to_string(),
             file: file.to_string(),
-            resolution_ns: unit_ns * step,
+            resolution_ns: unit_ns.saturating_mul(step),
             command: None,
             quantity: if osnoise {
                 Quantity::OsNoise
@@ -443,7 +457,8 @@ fn column(word: &str) -> Option<(Kind, u32)> {
         "CPU" => Kind::Cpu,
         _ => return None,
     };
-    Some((kind, cpu.parse().ok()?))
+    let cpu: u32 = cpu.parse().ok()?;
+    (cpu <= model::cpuset::MAX_CPU).then_some((kind, cpu))
 }
 
 /// The column's name as rtla prints it.
@@ -469,6 +484,10 @@ fn parse_duration(text: &str) -> Option<Duration> {
     if words.next().is_some() || hms.len() != 3 || hms[1] > 59 || hms[2] > 59 {
         return None;
     }
-    let secs = ((days * 24 + hms[0]) * 60 + hms[1]) * 60 + hms[2];
+    let secs = days
+        .checked_mul(24)?
+        .checked_add(hms[0])?
+        .checked_mul(3600)?
+        .checked_add(hms[1] * 60 + hms[2])?;
     Some(Duration::from_secs(secs))
 }

@@ -432,3 +432,52 @@ proptest! {
         }
     }
 }
+
+/// Issue 13: counts whose sum passes 2^64 are an error naming the line, never a silent
+/// "1 CPU, 0 samples" (each addend fits in 64 bits; only the sum overflows).
+#[test]
+fn counts_adding_up_past_64_bits_are_refused() {
+    let big = u64::MAX / 2 + 1;
+    let hist = format!(
+        "# Histogram\n000000 {big}\n000001 {big}\n# Total: 0\n# Min Latencies: 00001\n\
+         # Avg Latencies: 00001\n# Max Latencies: 00001\n# Histogram Overflows: 00000\n"
+    );
+    let e = err(&hist);
+    assert!(e.contains("line 4") && e.contains("2^64"), "{e}");
+    let over = format!(
+        "# Histogram\n000000 1\n# Total: 1\n# Min Latencies: 00000\n# Avg Latencies: 00000\n\
+         # Max Latencies: 00000\n# Histogram Overflows: {}\n",
+        u64::MAX
+    );
+    let e = err(&over);
+    assert!(e.contains("2^64"), "{e}");
+    let rtla = format!(
+        "# RTLA timerlat histogram\n# Time unit is microseconds (us)\nIndex IRQ-000 Thr-000\n\
+         1 1 {big}\n2 1 {big}\nover: 0 0\ncount: 2 0\nmin: 1 1\navg: 1 1\nmax: 2 2\n"
+    );
+    let e = err(&rtla);
+    assert!(e.contains("Thr-000") && e.contains("2^64"), "{e}");
+    let json = format!(
+        "{{\"file_version\": 1, \"num_threads\": 1, \"thread\": {{\"0\": {{\"histogram\": \
+         {{\"0\": {big}, \"1\": {big}}}, \"cycles\": 5, \"min\": 0, \"avg\": 0, \"max\": 1}}}}}}"
+    );
+    let e = err(&json);
+    assert!(e.contains("2^64"), "{e}");
+}
+
+/// Issue 13: a cyclictest JSON dated with non-ASCII text is read (the date is not), never a
+/// panic on a character boundary.
+#[test]
+fn a_start_time_in_any_script_is_not_a_crash() {
+    let original = fixture("local_cyclictest_2t_H100.json");
+    let at = original.find("\"start_time\": \"").unwrap() + "\"start_time\": \"".len();
+    let end = at + original[at..].find('"').unwrap();
+    for start in [
+        "Mon, 12 Jan 2026 12:52:32 +é10",
+        "月, 12 Jan 2026 ١٢:52:32 +0100",
+        "Mon, 1 Jan 2026 1:2:3 aé1",
+    ] {
+        let text = format!("{}{start}{}", &original[..at], &original[end..]);
+        let _ = import("f.json", &text, when());
+    }
+}

@@ -29,17 +29,17 @@ impl Nanos {
 
     /// From whole microseconds.
     pub const fn from_us(us: u64) -> Nanos {
-        Nanos(us * 1_000)
+        Nanos(us.saturating_mul(1_000))
     }
 
     /// From whole milliseconds.
     pub const fn from_ms(ms: u64) -> Nanos {
-        Nanos(ms * 1_000_000)
+        Nanos(ms.saturating_mul(1_000_000))
     }
 
     /// From whole seconds.
     pub const fn from_secs(s: u64) -> Nanos {
-        Nanos(s * 1_000_000_000)
+        Nanos(s.saturating_mul(1_000_000_000))
     }
 
     /// The raw nanosecond count.

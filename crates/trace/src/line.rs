@@ -148,7 +148,7 @@ pub fn parse(line: &str) -> Line<'_> {
 fn special(t: &str) -> Option<Line<'_>> {
     if let Some(rest) = t.strip_prefix("##### CPU ") {
         let cpu = rest.split_whitespace().next()?.parse().ok()?;
-        return Some(Line::BufferStarted { cpu });
+        return (cpu <= model::cpuset::MAX_CPU).then_some(Line::BufferStarted { cpu });
     }
     if t.starts_with("cpus=") || (t.starts_with("CPU ") && t.ends_with(" is empty")) {
         return Some(Line::Comment);
@@ -165,7 +165,8 @@ fn special(t: &str) -> Option<Line<'_>> {
         let cpu = head
             .trim()
             .strip_prefix("CPU:")
-            .and_then(|c| c.trim().parse().ok());
+            .and_then(|c| c.trim().parse().ok())
+            .filter(|&c: &u32| c <= model::cpuset::MAX_CPU);
         let inner = &t[open + 1..t.len() - 1];
         let events = inner.split_whitespace().find_map(|w| w.parse().ok());
         if head.trim().is_empty() || cpu.is_some() {
@@ -191,6 +192,11 @@ fn event(line: &str) -> Option<Event<'_>> {
                 j += 1;
             }
             if j > at + 1 && j < b.len() && b[j] == b']' {
+                // A CPU number no kernel has is a damaged line, not an event: everything
+                // downstream may size per-CPU state by it.
+                if cpu > model::cpuset::MAX_CPU {
+                    return None;
+                }
                 break (at, j, cpu);
             }
         }

@@ -6,6 +6,15 @@ use std::io::{self, BufRead};
 
 use crate::line::{self, Line};
 
+/// The longest line read whole. The kernel prints an event into one page (`trace_seq`), so
+/// real lines are far shorter; a longer one is damage, read past and counted as malformed
+/// rather than held in memory.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// How many lost-event markers and buffer starts are kept with their line numbers; the rest
+/// are only counted, so a trace made of markers reads in constant space.
+pub const MAX_MARKERS: usize = 1024;
+
 /// What a reader met, line kinds counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadStats {
@@ -17,24 +26,32 @@ pub struct ReadStats {
     pub malformed: u64,
     /// The first malformed line: its 1-based number and text (up to 200 bytes).
     pub first_malformed: Option<(u64, String)>,
-    /// Lost-events markers: (line, CPU, events) as printed.
+    /// Lost-events markers: (line, CPU, events) as printed; the first [`MAX_MARKERS`].
     pub lost: Vec<(u64, Option<u32>, Option<u64>)>,
-    /// `##### CPU N buffer started ####` lines: (line, CPU).
+    /// Lost-events markers in all.
+    pub lost_markers: u64,
+    /// Events the markers counted, added up (saturating at `u64::MAX`).
+    pub lost_counted: u64,
+    /// Whether a marker gave no count.
+    pub lost_uncounted: bool,
+    /// `##### CPU N buffer started ####` lines: (line, CPU); the first [`MAX_MARKERS`].
     pub buffer_starts: Vec<(u64, u32)>,
     /// Lines that were not valid UTF-8 (read as malformed).
     pub not_utf8: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`] (read past, counted as malformed).
+    pub too_long: u64,
 }
 
 impl ReadStats {
     /// Events lost in all, as far as the markers counted them; `None` when a marker gave no
     /// count.
     pub fn lost_events(&self) -> Option<u64> {
-        self.lost.iter().map(|&(_, _, n)| n).sum()
+        (!self.lost_uncounted).then_some(self.lost_counted)
     }
 
     /// Whether anything suggests the trace is incomplete.
     pub fn incomplete(&self) -> bool {
-        !self.lost.is_empty() || self.malformed > 0
+        self.lost_markers > 0 || self.malformed > 0
     }
 }
 
@@ -64,7 +81,8 @@ impl<R: BufRead> Reader<R> {
     /// The next line, classified, with its 1-based number; `None` at the end.
     pub fn next_line(&mut self) -> io::Result<Option<(u64, Line<'_>)>> {
         self.buf.clear();
-        if self.inner.read_until(b'\n', &mut self.buf)? == 0 {
+        let (read, whole) = read_line(&mut self.inner, &mut self.buf)?;
+        if read == 0 {
             return Ok(None);
         }
         self.stats.lines += 1;
@@ -73,11 +91,16 @@ impl<R: BufRead> Reader<R> {
         while end > 0 && matches!(self.buf[end - 1], b'\n' | b'\r') {
             end -= 1;
         }
-        let parsed = match std::str::from_utf8(&self.buf[..end]) {
-            Ok(text) => line::parse(text),
-            Err(_) => {
-                self.stats.not_utf8 += 1;
-                Line::Malformed("")
+        let parsed = if !whole {
+            self.stats.too_long += 1;
+            Line::Malformed("")
+        } else {
+            match std::str::from_utf8(&self.buf[..end]) {
+                Ok(text) => line::parse(text),
+                Err(_) => {
+                    self.stats.not_utf8 += 1;
+                    Line::Malformed("")
+                }
             }
         };
         match parsed {
@@ -92,11 +115,60 @@ impl<R: BufRead> Reader<R> {
                     self.stats.first_malformed = Some((n, text[..cut].to_string()));
                 }
             }
-            Line::Lost { cpu, events } => self.stats.lost.push((n, cpu, events)),
-            Line::BufferStarted { cpu } => self.stats.buffer_starts.push((n, cpu)),
+            Line::Lost { cpu, events } => {
+                let s = &mut self.stats;
+                s.lost_markers += 1;
+                match events {
+                    Some(e) => s.lost_counted = s.lost_counted.saturating_add(e),
+                    None => s.lost_uncounted = true,
+                }
+                if s.lost.len() < MAX_MARKERS {
+                    s.lost.push((n, cpu, events));
+                }
+            }
+            Line::BufferStarted { cpu } => {
+                if self.stats.buffer_starts.len() < MAX_MARKERS {
+                    self.stats.buffer_starts.push((n, cpu));
+                }
+            }
             Line::Comment | Line::Continuation(_) => {}
         }
         Ok(Some((n, parsed)))
+    }
+}
+
+/// Reads one line into `buf` (newline included) as `read_until` does, but keeps at most
+/// [`MAX_LINE_BYTES`] of it: the rest of a longer line is consumed and dropped. Returns the
+/// bytes consumed and whether the line was kept whole.
+fn read_line<R: BufRead>(inner: &mut R, buf: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+    let (mut read, mut whole) = (0usize, true);
+    loop {
+        let available = match inner.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((read, whole));
+        }
+        let (used, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if whole {
+            let room = MAX_LINE_BYTES - buf.len();
+            if used <= room {
+                buf.extend_from_slice(&available[..used]);
+            } else {
+                buf.extend_from_slice(&available[..room]);
+                whole = false;
+            }
+        }
+        inner.consume(used);
+        read += used;
+        if done {
+            return Ok((read, whole));
+        }
     }
 }
 
@@ -131,5 +203,40 @@ mod tests {
         );
         assert_eq!(s.lost_events(), Some(12));
         assert!(s.incomplete());
+    }
+
+    #[test]
+    fn an_endless_line_is_read_past_in_bounded_memory() {
+        let mut text = b"  a-1 [000] .... 1.000000: irq_handler_exit: irq=1 ret=handled\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 3 * MAX_LINE_BYTES + 17));
+        text.extend_from_slice(b"\n  a-1 [000] .... 2.000000: irq_handler_exit: irq=1 ret=handled");
+        // A small buffer, so the long line arrives in many pieces.
+        let mut r = Reader::new(std::io::BufReader::with_capacity(100, &text[..]));
+        let mut events = 0;
+        while let Some((_, line)) = r.next_line().unwrap() {
+            events += usize::from(matches!(line, Line::Event(_)));
+            assert!(r.buf.capacity() <= 2 * MAX_LINE_BYTES);
+        }
+        let s = r.stats();
+        assert_eq!((events, s.lines, s.malformed, s.too_long), (2, 3, 1, 1));
+    }
+
+    #[test]
+    fn markers_are_counted_past_the_kept_ones() {
+        let mut text = String::new();
+        for _ in 0..MAX_MARKERS + 5 {
+            text.push_str(
+                "CPU:0 [LOST 18446744073709551615 EVENTS]\n##### CPU 9 buffer started ####\n",
+            );
+        }
+        text.push_str("CPU:1 [LOST EVENTS]\n");
+        let mut r = Reader::new(text.as_bytes());
+        while r.next_line().unwrap().is_some() {}
+        let s = r.stats();
+        assert_eq!(s.lost.len(), MAX_MARKERS);
+        assert_eq!(s.buffer_starts.len(), MAX_MARKERS);
+        assert_eq!(s.lost_markers, MAX_MARKERS as u64 + 6);
+        assert_eq!(s.lost_counted, u64::MAX, "saturates, never wraps");
+        assert_eq!(s.lost_events(), None, "one marker gave no count");
     }
 }

@@ -129,7 +129,12 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
     let mut figures = Vec::with_capacity(r.threads.len());
     let (mut rounded, mut overflowed) = (false, 0u64);
     for t in &r.threads {
-        let count: u64 = t.rows.iter().map(|&(_, n)| n).sum();
+        let count = build::checked_total(t.rows.iter().map(|&(_, n)| n)).ok_or_else(|| {
+            ImportError::whole(
+                file,
+                format!("CPU {}: the histogram holds more than 2^64 samples", t.cpu),
+            )
+        })?;
         let nonempty: Vec<(u64, u64)> = t.rows.iter().copied().filter(|&(_, n)| n > 0).collect();
         let lower = |label: u64| label.saturating_sub(width);
         let (Some(&(low_label, _)), Some(&(top_label, top_n))) =
@@ -156,7 +161,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             .unwrap_or(lower(low_label))
             .min(lower(low_label));
         let max = t.max.map(adjust).unwrap_or(lower(top_label));
-        if max + 1000 < lower(top_label) {
+        if max.saturating_add(1000) < lower(top_label) {
             return Err(ImportError::whole(
                 file,
                 format!(
@@ -175,7 +180,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             .map(|&(l, n)| (if l == low_label { min } else { lower(l) }, n))
             .collect();
         let unknown = if over { top_n } else { 0 };
-        overflowed += unknown;
+        overflowed = overflowed.saturating_add(unknown);
         let mut sum: f64 = known.iter().map(|&(v, n)| v as f64 * n as f64).sum();
         if over {
             sum += (top_n - 1) as f64 * lower(top_label) as f64 + max as f64;
@@ -251,7 +256,10 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
     let elapsed = elapsed.unwrap_or_default();
     let started = match r.started {
         // oslat's start_time includes its pre-heat: the measurement ended at end_time.
-        Some((s, Some(total))) if total >= elapsed => (s + total) - elapsed,
+        Some((s, Some(total))) if total >= elapsed => s
+            .checked_add(total)
+            .and_then(|end| end.checked_sub(elapsed))
+            .unwrap_or(s),
         Some((s, _)) => s,
         None => {
             notes.push(

@@ -329,6 +329,7 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 let cpu = text
                     .strip_prefix("rtlab: break: CPU ")
                     .and_then(|r| r.split(' ').next()?.parse().ok())
+                    .filter(|&c: &u32| c <= model::cpuset::MAX_CPU)
                     .unwrap_or(e.cpu);
                 let last = last_on_cpu.get(cpu as usize).cloned().flatten();
                 s.markers.push((e.ts_ns, cpu, text.to_string(), last));

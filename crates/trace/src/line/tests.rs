@@ -132,3 +132,22 @@ proptest::proptest! {
         let _ = parse(&line);
     }
 }
+
+/// Issue 13: a CPU number no kernel has makes the line malformed, so nothing downstream sizes
+/// per-CPU state by it (a `[4000000000]` column once asked for 128 GB).
+#[test]
+fn a_cpu_beyond_the_kernel_limit_is_not_an_event() {
+    let ok = "  a-1 [8191] .... 1.000000: irq_handler_exit: irq=1 ret=handled";
+    assert!(matches!(parse(ok), Line::Event(e) if e.cpu == 8191));
+    for bad in [
+        "  a-1 [8192] .... 1.000000: irq_handler_exit: irq=1 ret=handled",
+        "  a-1 [4000000000] .... 1.000000: irq_handler_exit: irq=1 ret=handled",
+        "##### CPU 4000000000 buffer started ####",
+    ] {
+        assert!(matches!(parse(bad), Line::Malformed(_)), "{bad}");
+    }
+    assert_eq!(
+        parse("CPU:4000000000 [LOST 3 EVENTS]"),
+        Line::Malformed("CPU:4000000000 [LOST 3 EVENTS]")
+    );
+}
