@@ -5,7 +5,7 @@
 use std::any::{Any, TypeId};
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::rc::Rc;
 
 use model::CpuSet;
@@ -21,12 +21,12 @@ pub struct Options {
     pub profile: Profile,
     /// The real-time CPUs, when the user named them (`--rt-cpus`).
     pub rt_cpus: Option<CpuSet>,
-    /// A kernel config file to judge instead of the running kernel's (`--kconfig`), on the
-    /// local file system (not under the root).
-    pub kconfig: Option<PathBuf>,
-    /// A saved kernel log to judge instead of `/dev/kmsg` (`--dmesg`), on the local file
-    /// system.
-    pub dmesg: Option<PathBuf>,
+    /// A kernel config to judge instead of the running kernel's (`--kconfig`), read by
+    /// [`Source::kconfig_file`] before the audit starts.
+    pub kconfig: Option<Source>,
+    /// A saved kernel log to judge instead of `/dev/kmsg` (`--dmesg`), read by
+    /// [`Source::kernel_log_file`] before the audit starts.
+    pub dmesg: Option<Source>,
 }
 
 impl Default for Options {
@@ -47,6 +47,46 @@ pub struct Source {
     pub text: String,
     /// The file it was read from (a kernel path, or a local file given on the command line).
     pub path: String,
+}
+
+impl Source {
+    /// Reads a kernel config a person named (`--kconfig`): text or gzip, bounded, and holding
+    /// at least one `CONFIG_` option. The error is one line, without the path.
+    pub fn kconfig_file(path: &Path) -> Result<Source, String> {
+        Ok(Source {
+            text: sys::host::read_config_file(path)?,
+            path: path.display().to_string(),
+        })
+    }
+
+    /// Reads a saved kernel log a person named (`--dmesg`; a pipe such as `<(dmesg)` works):
+    /// bounded, and refused when it is empty or binary, since an unread log would pass every
+    /// log check. Bytes that are not UTF-8 are replaced, as `/dev/kmsg` text may hold them.
+    /// The error is one line, without the path.
+    pub fn kernel_log_file(path: &Path) -> Result<Source, String> {
+        let bytes = sys::fs::read_input(path, model::limits::MAX_KERNEL_LOG_BYTES)?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err("it is empty: a saved kernel log holds the kernel's messages (`dmesg > FILE`, `journalctl -k > FILE`)".to_string());
+        }
+        if bytes.contains(&0) {
+            return Err(
+                "a binary file, not a kernel log: give the text of `dmesg` or `journalctl -k`"
+                    .to_string(),
+            );
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let replaced = text
+            .chars()
+            .filter(|&c| c == char::REPLACEMENT_CHARACTER)
+            .count();
+        if replaced * 100 > text.chars().count() {
+            return Err("not text: more than 1% of it is not UTF-8; give the text of `dmesg` or `journalctl -k`".to_string());
+        }
+        Ok(Source {
+            text,
+            path: path.display().to_string(),
+        })
+    }
 }
 
 /// The audit's view of one machine. Inputs are read on first use; a missing input is an
@@ -120,13 +160,8 @@ impl Ctx {
     pub fn kconfig(&self) -> Result<&Source, &str> {
         self.kconfig
             .get_or_init(|| {
-                if let Some(path) = &self.options.kconfig {
-                    return std::fs::read_to_string(path)
-                        .map(|text| Source {
-                            text,
-                            path: path.display().to_string(),
-                        })
-                        .map_err(|e| format!("{}: {e}", path.display()));
+                if let Some(given) = &self.options.kconfig {
+                    return Ok(given.clone());
                 }
                 sys::host::kernel_config_with_source(&self.root)
                     .map(|(text, path)| Source { text, path })
@@ -145,13 +180,8 @@ impl Ctx {
     pub fn kernel_log(&self) -> Result<&Source, &str> {
         self.kernel_log
             .get_or_init(|| {
-                if let Some(path) = &self.options.dmesg {
-                    return std::fs::read(path)
-                        .map(|bytes| Source {
-                            text: String::from_utf8_lossy(&bytes).into_owned(),
-                            path: path.display().to_string(),
-                        })
-                        .map_err(|e| format!("{}: {e}", path.display()));
+                if let Some(given) = &self.options.dmesg {
+                    return Ok(given.clone());
                 }
                 sys::kmsg::read_all(&self.root)
                     .map(|text| Source {

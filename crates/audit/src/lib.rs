@@ -40,16 +40,29 @@ pub struct Selection {
     pub skip: Vec<String>,
 }
 
+/// Why an audit could not run at all.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AuditError {
+    /// A selection pattern that matches no check.
+    #[error(transparent)]
+    UnknownCheck(#[from] UnknownCheck),
+    /// No kernel to read under the root: every check would read absence, and some would
+    /// pass on it.
+    #[error("{0}")]
+    NoKernel(String),
+}
+
 /// Audits the machine under `root`.
 ///
-/// Errors only on a selection pattern that matches no check; everything the machine lacks is
-/// a finding.
+/// Errors on a selection pattern that matches no check and on a root with no kernel tree
+/// under it; everything else the machine lacks is a finding.
 pub fn run(
     root: &Root,
     options: &Options,
     selection: &Selection,
-) -> Result<AuditReport, UnknownCheck> {
+) -> Result<AuditReport, AuditError> {
     let started = Instant::now();
+    root.check_kernel_tree().map_err(AuditError::NoKernel)?;
     let catalogue = catalogue();
     let checks = check::select(&catalogue, &selection.only, &selection.skip)?;
     let ctx = Ctx::new(root.clone(), options.clone());

@@ -59,19 +59,20 @@ pub enum Command {
     #[command(long_about = crate::run_cmd::RUN_LONG, after_long_help = crate::run_cmd::RUN_AFTER)]
     Run(crate::run_cmd::RunArgs),
     /// List the stored runs, newest first.
+    #[command(after_long_help = crate::store_args::STORE_EXIT)]
     Runs(crate::store_args::RunsArgs),
     /// Show a stored run (or a result file) again: table, JSON or cyclictest lines.
-    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    #[command(after_long_help = crate::store_args::show_after())]
     Show(crate::store_args::ShowArgs),
     /// Label a stored run ("RT-#2"); an empty label removes it.
-    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    #[command(after_long_help = format!("{}\n\n{}", crate::store_args::RUN_HELP, crate::store_args::STORE_EXIT))]
     Label(crate::store_args::LabelArgs),
     /// Delete stored runs.
-    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    #[command(after_long_help = format!("{}\n\n{}", crate::store_args::RUN_HELP, crate::store_args::STORE_EXIT))]
     Rm(crate::store_args::RmArgs),
     /// Export a run as JSON, CSV, JUnit XML (per-CPU verdicts against --budget) or
-    /// OpenMetrics.
-    #[command(after_long_help = crate::store_args::RUN_HELP)]
+    /// OpenMetrics; exits 1 when the exported verdict fails.
+    #[command(after_long_help = crate::store_args::export_after())]
     Export(crate::store_args::ExportArgs),
     /// Compare runs side by side (talk 000's table): per-CPU min/avg/p99.9/max by cluster,
     /// changes against the first run, and a regression verdict (--fail-if-worse).

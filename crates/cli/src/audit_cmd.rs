@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 
 use anyhow::Result;
+use audit::context::Source;
 use audit::{Options, Selection};
 use model::audit::{Profile, Status};
 use report::audit::{AuditStyle, audit_markdown, audit_table};
@@ -63,25 +64,31 @@ fn options(args: &AuditArgs, root: &Root) -> Result<Options> {
         ))
         .into());
     }
-    for (flag, path) in [("--kconfig", &args.kconfig), ("--dmesg", &args.dmesg)] {
-        if let Some(path) = path
-            && let Err(e) = std::fs::File::open(path)
-        {
-            return Err(UsageError(format!(
-                "{flag} {}: {e}; give a readable file",
-                path.display()
-            ))
-            .into());
-        }
-    }
+    // Read once, here: a pipe (`--dmesg <(dmesg)`) cannot be read twice, and an input that
+    // cannot be read must stop the audit rather than turn its checks into passes.
+    let read = |flag: &str,
+                path: &std::path::Path,
+                how: fn(&std::path::Path) -> Result<Source, String>| {
+        how(path).map_err(|e| UsageError(format!("{flag} {}: {e}", path.display())))
+    };
+    let kconfig = args
+        .kconfig
+        .as_deref()
+        .map(|p| read("--kconfig", p, Source::kconfig_file))
+        .transpose()?;
+    let dmesg = args
+        .dmesg
+        .as_deref()
+        .map(|p| read("--dmesg", p, Source::kernel_log_file))
+        .transpose()?;
     Ok(Options {
         profile: match args.profile {
             AuditProfile::Production => Profile::Production,
             AuditProfile::Debug => Profile::Debug,
         },
         rt_cpus: args.rt_cpus.clone(),
-        kconfig: args.kconfig.clone(),
-        dmesg: args.dmesg.clone(),
+        kconfig,
+        dmesg,
     })
 }
 

@@ -45,9 +45,14 @@ EXAMPLES:
     rtlab compare old-kernel new-kernel --fail-if-worse 10%   gate a kernel upgrade
 
 EXIT STATUS:
-    0    printed; no figure worse than --fail-if-worse (or none given)
-    1    a later run's p99.9 or max is worse than the first run's by more than --fail-if-worse
-    2    bad input: a RUN that names nothing, fewer than two RUNs, a bad percentage"
+    0    printed; no figure worse than --fail-if-worse (or none given), and every run can be
+         judged
+    1    a later run's p99.9 or max is worse than the first run's by more than
+         --fail-if-worse, or a run cannot be judged: it did not finish (status running: a
+         checkpoint left by a killed rtlab), stopped at --break, or has a CPU without samples
+         (the table is printed all the same; standard error names the run and why)
+    2    bad input: a RUN that names nothing or cannot be read, fewer than two RUNs, a bad
+         percentage"
     )
 }
 
@@ -129,16 +134,27 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         CompareFormat::Json => comparison.to_json(),
     };
     console::print_stdout(&text)?;
-    match verdict {
-        Some(v) if !v.passed => {
-            let mut console = Console::new(false);
-            for line in v.messages() {
-                console.verdict(&line);
-            }
-            Ok(Exit::VerdictFailed)
+    let mut console = Console::new(false);
+    let mut failed = false;
+    // A comparison with a run that measured nothing, or did not finish, proves nothing:
+    // it fails whether or not a threshold was given.
+    for (label, run) in &pairs {
+        if let Some(why) = run.unjudgeable() {
+            console.verdict(&format!("{label}: cannot be judged: {why}"));
+            failed = true;
         }
-        _ => Ok(Exit::Ok),
     }
+    if let Some(v) = verdict.filter(|v| !v.passed) {
+        for line in v.messages() {
+            console.verdict(&line);
+        }
+        failed = true;
+    }
+    Ok(if failed {
+        Exit::VerdictFailed
+    } else {
+        Exit::Ok
+    })
 }
 
 /// The terminal table over runs already named (for commands that compare what they measured).

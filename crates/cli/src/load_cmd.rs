@@ -95,9 +95,10 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     let mut status = "complete";
     loop {
         // Driven by `measure`, the control channel is what is waited on, so `mark` and the
-        // stop take effect at once and the window matches the measurement; signals are only
-        // polled (Ctrl-C reaches the measuring rtlab, not this process group). Alone, the
-        // signals are waited on.
+        // stop take effect at once and the window matches the measurement. Signals are
+        // taken and ignored there: the measuring rtlab decides when the load ends (a
+        // process-group signal meant for it must not stop the load under its measurement),
+        // and its end, or its death, closes the channel. Alone, the signals are waited on.
         let (signal, message) = match &control {
             Some(rx) => {
                 let message = match rx.recv_timeout(TICK) {
@@ -105,7 +106,8 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
                     Err(mpsc::RecvTimeoutError::Timeout) => None,
                     Err(mpsc::RecvTimeoutError::Disconnected) => Some(Control::Stop),
                 };
-                (signals.wait(Duration::ZERO), message)
+                let _ = signals.wait(Duration::ZERO);
+                (None, message)
             }
             None => (signals.wait(TICK), None),
         };
@@ -144,7 +146,6 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     }
     console.clear_live();
     let report = set.stop(status);
-    drop(signals);
 
     if args.control {
         console::print_stdout(&(report.to_json() + "\n")).context("writing to standard output")?;
@@ -159,6 +160,8 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
         LoadFormat::Json => report.to_json() + "\n",
     };
     console::print_stdout(&text).context("writing to standard output")?;
+    // A signal that came while stopping is taken here, not at the exit.
+    let _ = signals.wait(Duration::ZERO);
     Ok(if status == "interrupted" {
         Exit::Interrupted
     } else {

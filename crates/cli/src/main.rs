@@ -44,6 +44,12 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let root = cli.root.clone().map_or_else(Root::host, Root::at);
+    if cli.root.is_some()
+        && let Err(why) = root.check_kernel_tree()
+    {
+        console::error(&format!("--root: {why}"));
+        return ExitCode::from(2);
+    }
     let outcome = match &cli.command {
         Command::Measure(args) => measure_cmd::run(args, &root),
         Command::Load(args) => load_cmd::run(args, &root),

@@ -22,6 +22,10 @@ const DEFAULT_WARMUP: Nanos = Nanos::from_secs(2);
 
 /// Runs `rtlab measure`.
 pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
+    // Blocked first, before any thread, child or slow step: from here on a signal is a
+    // request for an orderly stop (the result saved and printed), never a sudden death.
+    // measure::run blocks them again for itself.
+    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let fake = args
         .fake_clock
         .as_deref()
@@ -29,10 +33,10 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         .transpose()
         .map_err(UsageError)?;
     let config = config_from_args(args, root, fake.is_some())?;
-    if let Some(path) = &args.json {
-        sys::fs::check_creatable(path)
-            .map_err(|e| UsageError(format!("--json {}: {e}", path.display())))?;
+    if fake.is_none() {
+        measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
     }
+    check_outputs(args)?;
     if args.histogram.is_some() && args.format != MeasureFormat::Cyclictest {
         return Err(UsageError(
             "--histogram shapes --format cyclictest output; add --format cyclictest".into(),
@@ -61,9 +65,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     )
     .ok()
     .map(|r| r.summary());
-    // Blocked before the load process exists, so a Ctrl-C during the warm-up is collected
-    // here and the load is stopped in order; measure::run blocks them again for itself.
-    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let mut stopped_early = None;
     let mut load = match (&args.load, load_options) {
         (Some(spec), Some(_)) => {
             let child = LoadChild::start(spec, &args.placement, args.load_join.as_deref(), root)?;
@@ -77,13 +79,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
                     .as_ref()
                     .map_or(String::new(), |cg| format!(" in cgroup {cg}"))
             ));
-            if let Some(signal) = signals.wait(warmup.to_duration()) {
-                let _ = child.finish();
-                console.verdict(&format!(
-                    "{signal} during the load warm-up: nothing was measured"
-                ));
-                return Ok(Exit::Interrupted);
-            }
+            stopped_early = signals.wait(warmup.to_duration());
             // The observer opens the load's window when the measuring threads start and
             // closes it when they stop.
             Some(child)
@@ -98,7 +94,17 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         load: load.as_mut(),
         audit: audit_summary.clone(),
     };
-    let measured = measure::run(&config, &env, &mut observer);
+    let measured = match stopped_early {
+        // Stopped during the warm-up: nothing measured, and still a result to keep.
+        Some(signal) => {
+            observer.finished();
+            observer.console.verdict(&format!(
+                "{signal} during the load warm-up: nothing was measured"
+            ));
+            Ok(measure::not_started(&config, &env))
+        }
+        None => measure::run(&config, &env, &mut observer),
+    };
     let checkpoint_error = observer.checkpoint_error.take();
     let mut load_lost = None;
     let load_report = load.take().map(|child| {
@@ -111,7 +117,6 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             }
         })
     });
-    drop(signals);
     let mut run = measured.map_err(|e| UsageError(e.to_string()))?;
     if let Some(reason) = load_lost {
         run.warnings.push(model::measure::Warning::new(
@@ -129,10 +134,13 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         ));
     }
 
-    if let Some(path) = &args.json {
+    // Every output is tried, whatever happened to the others: a run someone waited hours for
+    // is saved wherever it can be, printed, and only then is a failed output an error.
+    let json_error = args.json.as_ref().and_then(|path| {
         write_result(path, &run)
-            .with_context(|| format!("writing the result to {}", path.display()))?;
-    }
+            .with_context(|| format!("writing the result to {}", path.display()))
+            .err()
+    });
     if !args.no_store {
         // The measurement is done and printed either way: a store that cannot be written is
         // a warning, not a failed run.
@@ -165,7 +173,35 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         },
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    Ok(verdict(&run, &config, &mut console))
+    let exit = verdict(&run, &config, &mut console);
+    // A signal that came after the measurement ended (while saving) is taken here, so it
+    // cannot end the process between this and the exit status.
+    let _ = signals.wait(std::time::Duration::ZERO);
+    match json_error {
+        Some(e) => Err(e),
+        None => Ok(exit),
+    }
+}
+
+/// Checks every output before anything is measured: the result file, the run store and the
+/// trace directory, so a bad path costs a second, not the whole run.
+fn check_outputs(args: &MeasureArgs) -> Result<()> {
+    if let Some(path) = &args.json {
+        sys::fs::check_creatable(path)
+            .map_err(|e| UsageError(format!("--json {}: {e}", path.display())))?;
+    }
+    if let Some(dir) = &args.trace_dir {
+        sys::fs::check_dir_creatable(dir)
+            .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
+    }
+    if !args.no_store {
+        crate::store_cmd::open(args.db.as_deref()).map_err(|e| {
+            UsageError(format!(
+                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --json) result"
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// The table a finished run prints (also `rtlab show`): the per-CPU table, the load achieved
@@ -204,6 +240,14 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
         ));
     }
     let mut failed = run.status == RunStatus::BrokeThreshold;
+    // A finished run with a CPU that measured nothing is no pass (an interrupted one exits
+    // 130 either way).
+    if run.status == RunStatus::Complete
+        && let Some(why) = run.unjudgeable()
+    {
+        console.verdict(&format!("the run cannot be judged: {why}"));
+        failed = true;
+    }
     if let Some(limit) = config.fail_above {
         for cpu in run
             .cpus

@@ -61,7 +61,8 @@ EXAMPLES:
 EXIT STATUS:
     0    every phase's worst wake-up latency is within --budget (with --tuned: every tuned
          phase's)
-    1    a phase went over --budget
+    1    a phase went over --budget, or a phase cannot be judged (it measured no samples on
+         some CPU, or did not finish)
     2    bad input or setup error; with --tuned also a tuning that could not be fully
          reverted (the message says so: run `rtlab tune revert`)
     130  interrupted: the phases measured so far are kept (and the tuning reverted)";
@@ -280,8 +281,11 @@ impl Session<'_> {
         console::print_stdout(extra)?;
 
         let mut over = Vec::new();
+        let mut unjudged = Vec::new();
         for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
-            if let Some(max) = run.all.stats.max_ns
+            if let Some(why) = run.unjudgeable() {
+                unjudged.push(format!("{label}: {why}"));
+            } else if let Some(max) = run.all.stats.max_ns
                 && max > args.budget.get()
             {
                 over.push(format!("{label} max {} us", report::format_us(max)));
@@ -314,6 +318,21 @@ impl Session<'_> {
             return Ok(Exit::Interrupted);
         }
         let what = if args.tuned { "tuned phase" } else { "phase" };
+        if !unjudged.is_empty() {
+            // A phase that measured nothing cannot be within the budget.
+            for line in &unjudged {
+                self.console
+                    .verdict(&format!("{what} cannot be judged: {line}"));
+            }
+            if !over.is_empty() {
+                self.console.verdict(&format!(
+                    "over the {} budget: {}",
+                    args.budget,
+                    over.join(", ")
+                ));
+            }
+            return Ok(Exit::VerdictFailed);
+        }
         if over.is_empty() {
             self.console.verdict(&format!(
                 "every {what} stayed within the {} budget",

@@ -19,6 +19,46 @@ pub const RUN_HELP: &str = "\
 RUN is a stored run's id, a unique prefix of it (at least 4 characters), `last` for the newest \
 run, or the path of a result file written by `rtlab measure --json`.";
 
+/// The exit status of commands that only read or change the store.
+pub const STORE_EXIT: &str = "\
+EXIT STATUS:
+    0    done
+    2    bad input: a RUN that names nothing, an unreadable store or file";
+
+/// What follows the options in `rtlab show --help`.
+pub fn show_after() -> String {
+    format!(
+        "{RUN_HELP}
+
+EXIT STATUS:
+    0    shown; the run can be judged
+    1    shown, but no gate may pass on the run: it did not finish (status running: the last
+         checkpoint of an rtlab that was killed), stopped at --break, or has a CPU without
+         samples; standard error says which
+    2    bad input: a RUN that names nothing, a file that is not an rtlab result"
+    )
+}
+
+/// What follows the options in `rtlab export --help`.
+pub fn export_after() -> String {
+    format!(
+        "{RUN_HELP}
+
+The export is written whatever the verdict: a CI step archives it, and its exit status gates.
+CSV carries `status` and `judgeable` columns, OpenMetrics an `rtlab_run_judgeable` gauge, and
+JUnit a first test case `run complete with samples` that is an error when the run cannot be
+judged.
+
+EXIT STATUS:
+    0    written; the run can be judged and passed what the export judges (--budget when
+         given; with --format junit every test case: a maximum over --budget, 100us by
+         default, or overruns fail it)
+    1    written, but the verdict failed: a CPU over --budget, a failing JUnit test case, or
+         a run no gate may pass on (unfinished, stopped at --break, a CPU without samples)
+    2    bad input: a RUN that names nothing, an unwritable --output"
+    )
+}
+
 /// Options of `rtlab runs`.
 #[derive(Debug, Args)]
 pub struct RunsArgs {
@@ -122,9 +162,10 @@ pub struct ExportArgs {
     /// The format.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// With --format junit: the latency budget each CPU's maximum is held to.
-    #[arg(long, value_name = "TIME", value_parser = crate::args::parse_time, default_value = "100us")]
-    pub budget: Nanos,
+    /// The latency budget each CPU's maximum is held to: the JUnit test cases' verdict
+    /// (default 100us there) and, given with any format, the exit status.
+    #[arg(long, value_name = "TIME", value_parser = crate::args::parse_time)]
+    pub budget: Option<Nanos>,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,

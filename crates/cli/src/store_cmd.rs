@@ -125,7 +125,7 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// `rtlab show RUN`.
+/// `rtlab show RUN`: exit 1 when the run cannot be judged (standard error says why).
 pub fn show(args: &ShowArgs) -> Result<Exit> {
     let run = load(&args.run, args.db.db.as_deref())?;
     let text = match args.format {
@@ -134,7 +134,18 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
         ShowFormat::Table => crate::measure_cmd::table_text(&run),
     };
     console::print_stdout(&text)?;
-    Ok(Exit::Ok)
+    Ok(unjudgeable_verdict(&run, &args.run))
+}
+
+/// Exit 1, with the reason on standard error, for a run no gate may pass on; else exit 0.
+fn unjudgeable_verdict(run: &MeasureRun, spec: &str) -> Exit {
+    match run.unjudgeable() {
+        Some(why) => {
+            console::Console::new(false).verdict(&format!("{spec}: cannot be judged: {why}"));
+            Exit::VerdictFailed
+        }
+        None => Exit::Ok,
+    }
 }
 
 /// `rtlab label RUN LABEL`.
@@ -169,10 +180,11 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let run = load(&args.run, args.db.db.as_deref())?;
+    let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
     let text = match args.format {
         ExportFormat::Json => run.to_json(),
         ExportFormat::Csv => report::export::csv(&run),
-        ExportFormat::Junit => report::export::junit(&run, args.budget),
+        ExportFormat::Junit => report::export::junit(&run, junit_budget),
         ExportFormat::Openmetrics => report::export::openmetrics(&run),
     };
     match &args.output {
@@ -180,5 +192,31 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
             .with_context(|| format!("writing {}", path.display()))?,
         None => console::print_stdout(&text)?,
     }
-    Ok(Exit::Ok)
+    // The export is written either way; the exit status is its verdict, so a CI step that
+    // only exports still fails on a run that failed or cannot be judged.
+    let unjudged = unjudgeable_verdict(&run, &args.run);
+    let exceeded: model::CpuSet = args
+        .budget
+        .map(|b| run.exceeded(b))
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    if !exceeded.is_empty() {
+        console::Console::new(false).verdict(&format!(
+            "CPU {exceeded}: maximum latency over --budget {junit_budget}"
+        ));
+        return Ok(Exit::VerdictFailed);
+    }
+    if args.format == ExportFormat::Junit && !report::export::junit_passes(&run, junit_budget) {
+        if unjudged == Exit::Ok {
+            console::Console::new(false).verdict(&format!(
+                "the JUnit document has failing test cases (a maximum over {junit_budget}, or overruns)"
+            ));
+        }
+        return Ok(Exit::VerdictFailed);
+    }
+    Ok(unjudged)
 }
+
+/// The budget JUnit test cases are judged against when --budget is not given.
+const DEFAULT_BUDGET: model::Nanos = model::Nanos::from_us(100);

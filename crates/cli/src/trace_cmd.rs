@@ -56,16 +56,8 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
     if args.duration.get() == 0 {
         return Err(UsageError("--duration 0 records nothing; give e.g. 10s".to_string()).into());
     }
-    if let Some(parent) = args.output.parent().filter(|p| !p.as_os_str().is_empty())
-        && !parent.is_dir()
-    {
-        return Err(UsageError(format!(
-            "-o {}: the directory {} does not exist",
-            args.output.display(),
-            parent.display()
-        ))
-        .into());
-    }
+    sys::fs::check_creatable(&args.output)
+        .map_err(|e| UsageError(format!("-o {}: {e}", args.output.display())))?;
     let possible = sys::cpu::possible(root)?;
     let online = sys::cpu::online(root)?;
     let cpus = args
@@ -99,6 +91,8 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
     let (bytes, lost) = rec
         .finish(&args.output)
         .map_err(|e| UsageError(format!("-o {}: {e}", args.output.display())))?;
+    // A signal that came while the trace was written is taken here, not at the exit.
+    let _ = signals.wait(Duration::ZERO);
     console::print_stdout(&format!(
         "recorded {:.1} s{} of {events} on CPUs {cpus} (clock {clock}) into {} ({} KiB){}\n",
         started.elapsed().as_secs_f64(),

@@ -18,9 +18,6 @@ use model::stats::Accumulator;
 
 use crate::seqlock::SeqWords;
 
-/// Length of one series slot.
-pub const SLOT_NS: u64 = 1_000_000_000;
-
 const SPIKE_WORDS: usize = 4;
 
 /// One CPU's recorded data.
@@ -38,6 +35,7 @@ pub struct CpuCell {
     series_max: Box<[AtomicU64]>,
     series_count: Box<[AtomicU64]>,
     series_len: AtomicUsize,
+    slot_ns: u64,
     periods_done: AtomicU64,
     done: AtomicBool,
 }
@@ -104,8 +102,8 @@ fn from_words(w: [u64; 8]) -> Accumulator {
 
 impl CpuCell {
     /// Allocates and touches a cell for `cpu` keeping `spikes` worst samples and
-    /// `series_slots` one-second slots.
-    pub fn new(cpu: u32, spikes: u32, series_slots: usize) -> CpuCell {
+    /// `series_slots` slots of `slot_ns` each.
+    pub fn new(cpu: u32, spikes: u32, series_slots: usize, slot_ns: u64) -> CpuCell {
         let cell = CpuCell {
             cpu,
             tid: AtomicU32::new(0),
@@ -118,6 +116,7 @@ impl CpuCell {
             series_max: atomics(series_slots),
             series_count: atomics(series_slots),
             series_len: AtomicUsize::new(0),
+            slot_ns,
             periods_done: AtomicU64::new(0),
             done: AtomicBool::new(false),
         };
@@ -239,7 +238,7 @@ impl CpuCell {
     pub fn series(&self) -> Series {
         let len = self.series_len.load(Ordering::Acquire);
         Series {
-            slot_ns: Nanos(SLOT_NS),
+            slot_ns: Nanos(self.slot_ns),
             max_ns: self.series_max[..len]
                 .iter()
                 .map(|v| v.load(Ordering::Relaxed))

@@ -4,6 +4,7 @@
 //! (an interval too short to measure, a priority that starves the kernel, deadline parameters
 //! the kernel would reject) so every front end gets the same answers and the same messages.
 
+use model::limits::{MAX_RUN, MAX_SERIES_SLOTS, MAX_SPIKES};
 use model::measure::Policy;
 use model::{CpuSet, Nanos};
 
@@ -189,9 +190,19 @@ pub enum ConfigError {
         "--checkpoint {0} is shorter than 1s; rewriting the file that often disturbs the measurement"
     )]
     CheckpointTooShort(Nanos),
-    /// A duration or cycle count whose plan does not fit in 64 bits.
-    #[error("--duration/--cycles is too long for the interval {0}")]
-    TooLong(Nanos),
+    /// A duration or cycle count whose plan is longer than [`MAX_RUN`].
+    #[error(
+        "--duration/--cycles plans {0} at this interval, longer than the {MAX_RUN} rtlab measures in one run; give {MAX_RUN} or less and start another run after it"
+    )]
+    TooLong(String),
+    /// A spike table larger than [`MAX_SPIKES`].
+    #[error(
+        "--spikes {0} is more than the {MAX_SPIKES} worst samples rtlab keeps per CPU (the table is searched in the measuring loop); give {MAX_SPIKES} or less — the histogram keeps every sample anyway"
+    )]
+    TooManySpikes(u32),
+    /// A checkpoint interval longer than any run.
+    #[error("--checkpoint {0} is longer than the longest run ({MAX_RUN}); give e.g. 10s")]
+    CheckpointTooLong(Nanos),
 }
 
 impl Config {
@@ -211,12 +222,17 @@ impl Config {
                 if d < interval {
                     return Err(ConfigError::TooShort(d, interval));
                 }
+                if d > MAX_RUN {
+                    return Err(ConfigError::TooLong(d.to_string()));
+                }
                 RunLength::Duration(d)
             }
             (None, Some(0)) => return Err(ConfigError::NoCycles),
             (None, Some(n)) => {
-                if n.checked_mul(interval.get()).is_none() {
-                    return Err(ConfigError::TooLong(interval));
+                match n.checked_mul(interval.get()) {
+                    Some(ns) if Nanos(ns) <= MAX_RUN => {}
+                    Some(ns) => return Err(ConfigError::TooLong(Nanos(ns).to_string())),
+                    None => return Err(ConfigError::TooLong("more than 500 years".to_string())),
                 }
                 RunLength::Cycles(n)
             }
@@ -258,6 +274,13 @@ impl Config {
         if checkpoint < Nanos::SECOND {
             return Err(ConfigError::CheckpointTooShort(checkpoint));
         }
+        if checkpoint > MAX_RUN {
+            return Err(ConfigError::CheckpointTooLong(checkpoint));
+        }
+        let spikes = req.spikes.unwrap_or(32);
+        if spikes > MAX_SPIKES {
+            return Err(ConfigError::TooManySpikes(spikes));
+        }
         Ok(Config {
             cpus: req.cpus.clone(),
             interval,
@@ -272,7 +295,7 @@ impl Config {
             dma_latency_us: req.dma_latency_us.unwrap_or(Some(0)),
             break_threshold: req.break_threshold,
             fail_above: req.fail_above,
-            spikes: req.spikes.unwrap_or(32),
+            spikes,
             checkpoint: Some(checkpoint),
             stack_bytes: DEFAULT_STACK_BYTES,
             trace: req.trace.clone(),
@@ -290,6 +313,27 @@ impl Config {
     /// The planned length of the run.
     pub fn planned(&self) -> Nanos {
         Nanos(self.periods().saturating_mul(self.interval.get()))
+    }
+
+    /// Length of one slot of the maximum-over-time series: one second, or for runs longer
+    /// than [`MAX_SERIES_SLOTS`] seconds the fewest whole seconds that keep the series within
+    /// that many slots (the run's span includes the widest thread offset and one slot of
+    /// slack).
+    pub fn series_slot(&self) -> Nanos {
+        let span_s = self
+            .planned()
+            .get()
+            .saturating_add(self.interval.get())
+            .div_ceil(Nanos::SECOND.get());
+        let slots = MAX_SERIES_SLOTS as u64 - 2;
+        Nanos::from_secs(span_s.div_ceil(slots).max(1))
+    }
+
+    /// Slots of the series each thread allocates (a bound, also for a run that is cut short).
+    pub fn series_slots(&self) -> usize {
+        let span = self.planned().get().saturating_add(self.interval.get());
+        let slots = span / self.series_slot().get() + 2;
+        usize::try_from(slots).map_or(MAX_SERIES_SLOTS, |n| n.min(MAX_SERIES_SLOTS))
     }
 
     /// Offset of each thread's first deadline from the common start, in `cpus` order: zero
@@ -400,6 +444,24 @@ mod tests {
             Err(ConfigError::ZeroBreak)
         );
         assert_eq!(with(&|r| r.cpus = CpuSet::new()), Err(ConfigError::NoCpus));
+        // Issue 13: sizes from the command line are bounded before anything is allocated.
+        assert_eq!(
+            with(&|r| r.spikes = Some(4_000_000_000)),
+            Err(ConfigError::TooManySpikes(4_000_000_000))
+        );
+        assert!(with(&|r| r.spikes = Some(MAX_SPIKES)).is_ok());
+        assert!(matches!(
+            with(&|r| r.duration = Some(Nanos::from_secs(20_000 * 86_400))),
+            Err(ConfigError::TooLong(_))
+        ));
+        assert!(matches!(
+            with(&|r| r.cycles = Some(u64::MAX)),
+            Err(ConfigError::TooLong(_))
+        ));
+        assert!(matches!(
+            with(&|r| r.checkpoint = Some(Nanos(u64::MAX))),
+            Err(ConfigError::CheckpointTooLong(_))
+        ));
         let msg = with(&|r| r.interval = Some(Nanos::from_us(10)))
             .unwrap_err()
             .to_string();
@@ -407,6 +469,24 @@ mod tests {
             msg.contains("--interval 10us") && msg.contains("20us"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn long_runs_keep_a_bounded_series_with_longer_slots() {
+        let with = |d: Nanos| {
+            let mut r = req();
+            r.duration = Some(d);
+            Config::from_request(&r).unwrap()
+        };
+        let hour = with(Nanos::from_secs(3600));
+        assert_eq!(hour.series_slot(), Nanos::SECOND);
+        assert_eq!(hour.series_slots(), 3602);
+        let month = with(Nanos::from_secs(30 * 86_400));
+        assert_eq!(month.series_slot(), Nanos::from_secs(159));
+        assert!(month.series_slots() <= MAX_SERIES_SLOTS);
+        let year = with(MAX_RUN);
+        assert!(year.series_slots() <= MAX_SERIES_SLOTS);
+        assert!(year.planned().get() / year.series_slot().get() < MAX_SERIES_SLOTS as u64);
     }
 
     #[test]

@@ -23,5 +23,7 @@ pub mod tracing;
 
 pub use clock::{Clock, FakeClock, FakeScript, RealClock};
 pub use config::{Config, ConfigError, Request, RunLength, TraceOptions};
-pub use run::{ClockChoice, Environment, NoObserver, Observer, RunError, run};
+pub use run::{
+    ClockChoice, Environment, NoObserver, Observer, RunError, check_privileges, not_started, run,
+};
 pub use tracing::Recording;

@@ -47,6 +47,17 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
             ),
         ));
     }
+    let slot = config.series_slot();
+    if slot > model::Nanos::SECOND {
+        out.push(Warning::new(
+            "series-coarse",
+            format!(
+                "the run is planned for {}: the maximum-over-time series keeps one slot per {slot} (at most {} slots per CPU, so memory stays bounded); the histogram, percentiles and worst samples are exact as always",
+                config.planned(),
+                model::limits::MAX_SERIES_SLOTS
+            ),
+        ));
+    }
     if !config.policy.is_realtime() {
         out.push(Warning::new(
             "policy-not-realtime",

@@ -18,7 +18,7 @@ use sys::Root;
 use sys::sched::SchedParams;
 use sys::signals::TerminationSignals;
 
-use crate::cell::{CpuCell, SLOT_NS};
+use crate::cell::CpuCell;
 use crate::clock::{Clock, FAKE_EPOCH_NS, FakeScript, RealClock};
 use crate::config::{Config, PREFAULT_STACK_BYTES};
 use crate::preflight;
@@ -153,6 +153,7 @@ struct ThreadSetup {
     prefault: bool,
     spikes: u32,
     series_slots: usize,
+    slot_ns: u64,
 }
 
 const TICK: Duration = Duration::from_millis(100);
@@ -160,6 +161,9 @@ const TICK: Duration = Duration::from_millis(100);
 const END_POLL: Duration = Duration::from_millis(1);
 const START_MARGIN_NS: u64 = 10_000_000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// When the first checkpoint with samples is written: soon, so a run killed early still
+/// leaves figures behind (later ones follow the checkpoint interval).
+const FIRST_CHECKPOINT: Duration = Duration::from_secs(1);
 
 /// Measures according to `config` and returns the result (status `complete`, `interrupted`
 /// or `broke-threshold`). The machine is left as it was whatever happens; only a `--break`
@@ -271,7 +275,8 @@ pub fn run(
     let checkpoint_every = config.checkpoint.map(Nanos::to_duration);
     let wants_progress = observer.wants_progress();
     let mut last_progress = Instant::now();
-    let mut last_checkpoint = Instant::now();
+    let mut next_checkpoint =
+        checkpoint_every.map(|every| Instant::now() + every.min(FIRST_CHECKPOINT));
     let mut status = RunStatus::Complete;
     // The last deadline (plus the widest thread offset); near it the main thread looks more
     // often, so the end is noticed within a millisecond or two rather than a whole tick.
@@ -295,8 +300,10 @@ pub fn run(
             last_progress = Instant::now();
             observer.progress(&result::progress(&cells, elapsed(&cells), planned));
         }
-        if checkpoint_every.is_some_and(|every| last_checkpoint.elapsed() >= every) {
-            last_checkpoint = Instant::now();
+        if let (Some(every), Some(at)) = (checkpoint_every, next_checkpoint)
+            && Instant::now() >= at
+        {
+            next_checkpoint = Some(Instant::now() + every);
             let snaps = cells.iter().map(|c| c.snapshot()).collect();
             observer.checkpoint(&result::document(
                 &facts,
@@ -342,7 +349,39 @@ pub fn run(
     Ok(doc)
 }
 
-fn check_privileges(config: &Config) -> Result<(), RunError> {
+/// The result of a run stopped before its threads started (a signal during a load's
+/// warm-up): status `interrupted`, no CPU measured, the host and parameters as they would
+/// have been. It is a valid document that no gate passes (it has no samples), so a signal at
+/// any moment still leaves a result to save and print.
+pub fn not_started(config: &Config, env: &Environment) -> MeasureRun {
+    let real = matches!(env.clock, ClockChoice::Real);
+    let host = sys::host::host_info(&env.root);
+    let mut warnings = preflight::warnings(config, &host);
+    warnings.push(Warning::new(
+        "not-started",
+        "the run was interrupted before its measuring threads started: nothing was measured",
+    ));
+    let now = SystemTime::now();
+    let facts = RunFacts {
+        host,
+        params: result::params(config, None, !real),
+        warnings,
+        started_at: now,
+    };
+    result::document(
+        &facts,
+        RunStatus::Interrupted,
+        Vec::new(),
+        Nanos::ZERO,
+        now,
+        None,
+    )
+}
+
+/// Whether this process may run `config`'s measuring threads (root or CAP_SYS_NICE for a
+/// real-time policy); the error says how to get the privilege. [`run`] checks it too; a
+/// front end calls it first, so the most basic refusal comes before any other.
+pub fn check_privileges(config: &Config) -> Result<(), RunError> {
     if !config.policy.is_realtime() {
         return Ok(());
     }
@@ -418,8 +457,7 @@ fn start_threads(
 ) -> Result<Started, RunError> {
     let real = matches!(env.clock, ClockChoice::Real);
     let offsets = config.offsets();
-    let span = offsets.iter().map(|o| o.get()).max().unwrap_or(0) + config.planned().get();
-    let series_slots = (span / SLOT_NS + 2) as usize;
+    let (series_slots, slot_ns) = (config.series_slots(), config.series_slot().get());
     let sched = SchedParams {
         policy: config.policy,
         priority: config.priority,
@@ -438,6 +476,7 @@ fn start_threads(
             prefault: config.mlock,
             spikes: config.spikes,
             series_slots,
+            slot_ns,
         };
         let plan = (config.interval.get(), config.periods());
         let thread_shared = Arc::clone(shared);
@@ -521,6 +560,7 @@ fn worker<C: Clock>(
         interval,
         periods,
         break_ns: shared.brk.threshold,
+        slot_ns: setup.slot_ns,
     };
     let exit = sampler::sample(&mut clock, &plan, &cell, &shared.stop);
     if let Exit::Breach { latency_ns, cycle } = exit {
@@ -541,7 +581,12 @@ fn prepare(setup: &ThreadSetup) -> Result<Arc<CpuCell>, RunError> {
         sys::sched::pin_current_thread(&model::CpuSet::from_cpus([setup.cpu]))
             .map_err(|e| fail(format!("cannot pin the measuring thread: {e}")))?;
     }
-    let cell = Arc::new(CpuCell::new(setup.cpu, setup.spikes, setup.series_slots));
+    let cell = Arc::new(CpuCell::new(
+        setup.cpu,
+        setup.spikes,
+        setup.series_slots,
+        setup.slot_ns,
+    ));
     cell.tid.store(sys::sched::current_tid(), Ordering::Relaxed);
     if setup.real {
         if setup.prefault {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use model::measure::Spike;
 use model::stats::Accumulator;
 
-use crate::cell::{CpuCell, SLOT_NS};
+use crate::cell::CpuCell;
 use crate::clock::Clock;
 
 /// One thread's schedule.
@@ -28,6 +28,8 @@ pub(crate) struct Plan {
     pub periods: u64,
     /// Stop at the first sample above this (`u64::MAX` for never).
     pub break_ns: u64,
+    /// Length of one slot of the maximum-over-time series.
+    pub slot_ns: u64,
 }
 
 /// Why the loop returned.
@@ -63,7 +65,7 @@ pub(crate) fn sample<C: Clock>(
 
     let mut acc = Accumulator::new();
     let mut slot = 0usize;
-    let mut slot_end = plan.t0 + SLOT_NS;
+    let mut slot_end = plan.t0 + plan.slot_ns;
     let (mut slot_max, mut slot_count) = (0u64, 0u64);
     let mut next = plan.t0 + plan.offset;
     let mut period = 0u64;
@@ -76,7 +78,7 @@ pub(crate) fn sample<C: Clock>(
 
         while next >= slot_end {
             slot += 1;
-            slot_end += SLOT_NS;
+            slot_end += plan.slot_ns;
             slot_max = 0;
             slot_count = 0;
         }
@@ -152,12 +154,15 @@ mod tests {
             interval,
             periods,
             break_ns: u64::MAX,
+            slot_ns: SECOND,
         }
     }
 
+    const SECOND: u64 = 1_000_000_000;
+
     fn run(script: Vec<u64>, plan: Plan, spikes: u32) -> (Exit, CpuCell) {
-        let slots = ((plan.offset + plan.periods * plan.interval) / SLOT_NS + 2) as usize;
-        let cell = CpuCell::new(0, spikes, slots);
+        let slots = ((plan.offset + plan.periods * plan.interval) / plan.slot_ns + 2) as usize;
+        let cell = CpuCell::new(0, spikes, slots, plan.slot_ns);
         let exit = sample(
             &mut FakeClock::new(script),
             &plan,
@@ -236,7 +241,7 @@ mod tests {
 
     #[test]
     fn stops_when_asked() {
-        let cell = CpuCell::new(0, 4, 4);
+        let cell = CpuCell::new(0, 4, 4, SECOND);
         let exit = sample(
             &mut FakeClock::new(vec![1]),
             &plan(1_000, 1_000),

@@ -7,8 +7,6 @@
 //! creates one. The trace clock is `mono`, the clock the threads measure with, so a spike's
 //! deadline is a trace timestamp.
 
-use std::fs::File;
-use std::io::BufReader;
 use std::path::PathBuf;
 
 use model::explain::{Explanation, TraceCapture};
@@ -252,25 +250,13 @@ impl Recording {
     pub fn finish(self, path: &std::path::Path) -> std::io::Result<(u64, u64)> {
         let instance = self.session.instance;
         let _ = instance.set_on(false);
-        let cpus = std::fs::read_dir(instance.dir().join("per_cpu"))
-            .map(|d| d.count() as u32)
-            .unwrap_or(0);
-        let overruns: u64 = (0..cpus)
+        let overruns: u64 = instance
+            .buffer_cpus()
+            .into_iter()
             .filter_map(|c| instance.cpu_stats(c).ok())
-            .map(|s| s.overrun + s.dropped)
-            .sum();
-        let tmp = path.with_extension("partial");
-        let written = (|| {
-            let mut from = File::open(instance.trace_path())?;
-            let mut to = File::create(&tmp)?;
-            let n = std::io::copy(&mut from, &mut to)?;
-            to.sync_all()?;
-            std::fs::rename(&tmp, path)?;
-            Ok(n)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+            .map(|s| s.overrun.saturating_add(s.dropped))
+            .fold(0, u64::saturating_add);
+        let written = instance.copy_trace(path);
         let _ = instance.remove();
         written.map(|n| (n, overruns))
     }
@@ -446,7 +432,7 @@ fn explain_spikes(
             old.join(", ")
         ));
     }
-    let open = || File::open(instance.trace_path()).map(BufReader::new);
+    let open = || instance.open_trace();
     let need_scan = capture.clock != "mono" || spikes.len() < n;
     let scan = if need_scan {
         match open().and_then(explain::scan) {
@@ -526,7 +512,6 @@ fn explain_spikes(
 
 /// Copies the trace into `dir`; the file's path.
 fn keep(instance: &Instance, dir: &std::path::Path, run: &MeasureRun) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
     let stamp: String = run
         .started_at
         .chars()
@@ -534,10 +519,6 @@ fn keep(instance: &Instance, dir: &std::path::Path, run: &MeasureRun) -> std::io
         .take(15)
         .collect();
     let path = dir.join(format!("rtlab-trace-{}-{stamp}.txt", run.host.hostname));
-    let mut from = File::open(instance.trace_path())?;
-    let tmp = path.with_extension("txt.partial");
-    let mut to = File::create(&tmp)?;
-    std::io::copy(&mut from, &mut to)?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(path)
+    sys::fs::create_dir_all(dir)?;
+    instance.copy_trace(&path).map(|_| path)
 }

@@ -120,7 +120,8 @@ impl CpuSet {
     }
 
     /// Parses a hexadecimal CPU mask as found in `/proc/irq/*/smp_affinity` and workqueue
-    /// `cpumask` files: comma-separated 32-bit words, most significant first.
+    /// `cpumask` files: comma-separated 32-bit words, most significant first. Leading zero
+    /// words may go on as far as they like; a set bit beyond [`MAX_CPU`] is refused.
     pub fn parse_mask(text: &str) -> Result<CpuSet, ParseCpuSetError> {
         let mask = text.trim();
         if mask.is_empty() {
@@ -134,9 +135,16 @@ impl CpuSet {
                     list: mask.to_string(),
                     part: (*word).to_string(),
                 })?;
-            for bit in 0..32 {
+            for bit in 0..32u64 {
                 if value & (1 << bit) != 0 {
-                    set.insert(i as u32 * 32 + bit);
+                    let cpu = (i as u64).saturating_mul(32).saturating_add(bit);
+                    if cpu > u64::from(MAX_CPU) {
+                        return Err(ParseCpuSetError::TooLarge {
+                            list: mask.to_string(),
+                            cpu,
+                        });
+                    }
+                    set.insert(cpu as u32);
                 }
             }
         }

@@ -3,7 +3,8 @@
 //! This crate owns time values ([`Nanos`] and the unit-carrying duration syntax), CPU sets
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
-//! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/1`).
+//! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/1`),
+//! and the bounds on everything that comes from outside ([`limits`]).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room
 //! depends on it, and it depends on no room.
@@ -15,6 +16,7 @@ pub mod histogram;
 pub mod host;
 pub mod imported;
 pub mod irq_rule;
+pub mod limits;
 pub mod load;
 pub mod measure;
 pub mod nanos;

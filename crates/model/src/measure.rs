@@ -342,6 +342,46 @@ impl MeasureRun {
         text
     }
 
+    /// Why this run's figures cannot pass any gate — a budget, a comparison, a CI export —
+    /// or `None` when they can be judged. A verdict tool must not read "nothing measured" as
+    /// "nothing over the budget": a run that did not finish (status `running`: its last
+    /// checkpoint, left by a killed rtlab or a lost machine), one cut short by `--break`, one
+    /// with no CPU, or with a CPU that has no samples, is refused by every gate. An
+    /// interrupted run with samples can be judged on what it measured.
+    pub fn unjudgeable(&self) -> Option<String> {
+        match self.status {
+            RunStatus::Running => {
+                return Some(
+                    "the run did not finish (status running): this is the last checkpoint of an rtlab that was killed or lost its machine, so its figures stop early"
+                        .to_string(),
+                );
+            }
+            RunStatus::BrokeThreshold => {
+                return Some(
+                    "the run stopped at its --break threshold (status broke-threshold): it measured up to the first spike, not its whole length"
+                        .to_string(),
+                );
+            }
+            RunStatus::Complete | RunStatus::Interrupted => {}
+        }
+        if self.cpus.is_empty() {
+            return Some("the result holds no measured CPU".to_string());
+        }
+        let empty: CpuSet = self
+            .cpus
+            .iter()
+            .filter(|c| c.raw.count == 0)
+            .map(|c| c.cpu)
+            .collect();
+        if empty.len() == self.cpus.len() {
+            Some("no samples were measured".to_string())
+        } else if !empty.is_empty() {
+            Some(format!("CPU {empty} has no samples"))
+        } else {
+            None
+        }
+    }
+
     /// Whether any CPU's maximum exceeded `threshold`.
     pub fn exceeded(&self, threshold: Nanos) -> Vec<u32> {
         self.cpus

@@ -74,6 +74,88 @@ pub fn check_creatable(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Checks, without creating anything, that `dir` is a writable directory or could be created
+/// as one: it is a directory already, or the nearest part of it that exists is a writable
+/// directory. For early "bad --trace-dir" errors.
+pub fn check_dir_creatable(dir: &Path) -> Result<()> {
+    let refuse = |why: String| Error::Unsupported {
+        what: format!("writing into {}", dir.display()),
+        why,
+    };
+    let mut existing = dir;
+    loop {
+        match std::fs::metadata(existing) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => return Err(refuse(format!("{} is not a directory", existing.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match existing.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => existing = parent,
+                _ => {
+                    existing = Path::new(".");
+                    break;
+                }
+            },
+            Err(e) => return Err(io_error(existing, e)),
+        }
+    }
+    let c_dir = CString::new(existing.as_os_str().as_bytes())
+        .map_err(|_| refuse("the path contains a NUL byte".to_string()))?;
+    // SAFETY: `c_dir` is a valid NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(io_error(existing, io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Reads a file a person named (a result, an import, a kernel config or log) whole, but at
+/// most `limit` bytes: a directory, or more than `limit` bytes, is refused with one line
+/// that says so (without the path, which the caller names with its flag). Pipes and
+/// process substitutions (`--dmesg <(dmesg)`) are read like files.
+pub fn read_input(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let file = File::open(path).map_err(|e| plain_io(&e))?;
+    let meta = file.metadata().map_err(|e| plain_io(&e))?;
+    if meta.is_dir() {
+        return Err("it is a directory; name a file".to_string());
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(model_too_large(meta.len(), limit));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| plain_io(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(model_too_large(bytes.len() as u64, limit));
+    }
+    Ok(bytes)
+}
+
+/// An I/O error as people read it: "No such file or directory", without "(os error 2)".
+fn plain_io(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+fn model_too_large(size: u64, limit: u64) -> String {
+    format!(
+        "it holds more than {} MiB, more than rtlab reads of such a file{}; is it the right file?",
+        limit >> 20,
+        if size > limit {
+            String::new()
+        } else {
+            format!(" ({size} bytes)")
+        }
+    )
+}
+
+/// Creates the user directory `dir` and its missing parents (`--trace-dir`).
+pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
 /// What the filesystem holding a directory offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Filesystem {

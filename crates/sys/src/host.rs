@@ -112,31 +112,49 @@ fn kernel_config_source_for(root: &Root, release: &str) -> Option<(String, Strin
 }
 
 /// Reads a kernel config file given by a person (not a kernel path): plain text, or gzip
-/// (a copy of `/proc/config.gz`) recognised by its magic bytes.
-pub fn read_config_file(path: &std::path::Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(bytes.as_slice()).read_to_string(&mut text)?;
-        return Ok(text);
+/// (a copy of `/proc/config.gz`) recognised by its magic bytes, bounded before and after
+/// unpacking by [`rtlab_model::limits::MAX_KCONFIG_BYTES`]. Refused, with one line saying why: a
+/// directory, a file too large, text that is not UTF-8, and text with no `CONFIG_` option in
+/// it (an empty file, a binary, the wrong file) — a config that cannot be read must not
+/// make every check that reads it look like a pass.
+pub fn read_config_file(path: &std::path::Path) -> Result<String, String> {
+    let limit = rtlab_model::limits::MAX_KCONFIG_BYTES;
+    let bytes = crate::fs::read_input(path, limit)?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        gunzip_bounded(&bytes, limit).map_err(|e| format!("a damaged gzip file ({e})"))?
+    } else {
+        String::from_utf8(bytes)
+            .map_err(|_| "not a kernel config: neither text nor gzip".to_string())?
+    };
+    if !crate::parse::kconfig::looks_like_config(&text) {
+        return Err(
+            "not a kernel config: it has no CONFIG_ option line; give a .config, /boot/config-RELEASE or a copy of /proc/config.gz"
+                .to_string(),
+        );
     }
-    String::from_utf8(bytes).map_err(|_| {
-        std::io::Error::new(
+    Ok(text)
+}
+
+/// Unpacks gzip `bytes` into text of at most `limit` bytes.
+fn gunzip_bounded(bytes: &[u8], limit: u64) -> std::io::Result<String> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes)
+        .take(limit.saturating_add(1))
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            "not a kernel config (neither text nor gzip)",
-        )
-    })
+            format!("it unpacks to more than {} MiB", limit >> 20),
+        ));
+    }
+    Ok(text)
 }
 
 /// Reads and unpacks a gzip file under `root`; `None` when absent, unreadable or corrupt.
 fn read_gzip(root: &Root, path: &str) -> Option<String> {
     root.note(path);
     let bytes = std::fs::read(root.path(path)).ok()?;
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(bytes.as_slice())
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    gunzip_bounded(&bytes, rtlab_model::limits::MAX_KCONFIG_BYTES).ok()
 }
 
 /// What [`host_info`] concludes about preemption.

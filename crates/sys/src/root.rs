@@ -158,6 +158,31 @@ impl Root {
         self.base == Path::new("/")
     }
 
+    /// Whether there is a kernel to read under this root: `/proc/version` or the CPU list in
+    /// sysfs. `Err` says what is missing, for a `--root` that names the wrong directory or a
+    /// host without `/proc` and `/sys` mounted (every check would otherwise read absence).
+    pub fn check_kernel_tree(&self) -> std::result::Result<(), String> {
+        if !self.base.is_dir() {
+            return Err(format!(
+                "{} is not a directory; give a tree captured with `rtlab audit capture DIR`",
+                self.base.display()
+            ));
+        }
+        if self.path("/proc/version").exists()
+            || self.path("/sys/devices/system/cpu/online").exists()
+        {
+            return Ok(());
+        }
+        Err(if self.is_host() {
+            "neither /proc/version nor /sys/devices/system/cpu/online exists: mount /proc and /sys (in a container: give it the host's)".to_string()
+        } else {
+            format!(
+                "{} holds no kernel tree (no proc/version, no sys/devices/system/cpu/online); give a tree captured with `rtlab audit capture DIR`",
+                self.base.display()
+            )
+        })
+    }
+
     /// The base directory.
     pub fn base(&self) -> &Path {
         &self.base

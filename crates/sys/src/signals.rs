@@ -2,12 +2,27 @@
 //! blocked with `pthread_sigmask` and collected with `sigtimedwait`, so no measuring thread is
 //! ever interrupted by a handler and shutdown is ordinary control flow in one thread.
 //!
+//! Once a signal has been taken, an orderly stop is under way: from then on the signals stay
+//! blocked for the life of the process (guards no longer unblock them when dropped), so a
+//! second Ctrl-C, a process-group signal or `timeout -s INT` arriving during the stop cannot
+//! kill rtlab before its result is saved. Later signals stay pending and die with the process.
+//!
 //! This module blocks and waits; it must not install handlers, and it must not decide what a
 //! signal means (stop, checkpoint, exit code — that is the caller's).
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// Set when any guard has taken a signal: an orderly stop is under way in this process.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Whether a termination signal has been taken in this process (an orderly stop is under
+/// way, and the signals stay blocked until it exits).
+pub fn stopping() -> bool {
+    STOPPING.load(Ordering::Acquire)
+}
 
 use crate::{Error, Result};
 
@@ -65,9 +80,10 @@ impl fmt::Display for Signal {
 /// keeps them unblocked, and the signal may hit it with its default action (the process dies
 /// without cleaning up).
 ///
-/// Dropping it restores the creating thread's previous mask; a signal still pending then is
-/// delivered at once (by default ending the process, as if it had never been blocked). It is
-/// neither `Send` nor `Sync`: a mask belongs to one thread.
+/// Dropping it restores the creating thread's previous mask — unless a signal has been taken
+/// (see [`stopping`]): then the mask stays as it is, so a signal that came during the stop
+/// cannot end the process before the caller has saved its work. It is neither `Send` nor
+/// `Sync`: a mask belongs to one thread.
 pub struct TerminationSignals {
     set: libc::sigset_t,
     previous: libc::sigset_t,
@@ -120,6 +136,7 @@ impl TerminationSignals {
             // siginfo pointer may be null.
             let rc = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
             if rc > 0 {
+                STOPPING.store(true, Ordering::Release);
                 return Signal::from_number(rc);
             }
             let errno = std::io::Error::last_os_error().raw_os_error();
@@ -132,6 +149,10 @@ impl TerminationSignals {
 
 impl Drop for TerminationSignals {
     fn drop(&mut self) {
+        if stopping() {
+            // An orderly stop is under way: later signals must not interrupt it.
+            return;
+        }
         // SAFETY: `self.previous` holds the mask pthread_sigmask reported in `block`, in the
         // same thread (the type is not Send).
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
@@ -178,8 +199,10 @@ mod tests {
     }
 
     #[test]
-    fn collects_a_blocked_signal_and_restores_the_mask() {
-        // Each test runs in its own thread, and masks are per thread.
+    fn collects_blocked_signals_and_keeps_them_blocked_once_stopping() {
+        // Each test runs in its own thread, and masks are per thread. (Once a signal is
+        // taken the process counts as stopping, so the other tests here do not check that
+        // a drop restores the mask.)
         assert!(!blocked(Signal::Terminate));
         let signals = TerminationSignals::block().unwrap();
         assert!(Signal::ALL.into_iter().all(blocked));
@@ -191,8 +214,14 @@ mod tests {
         ];
         got.sort_by_key(|s| s.map(Signal::number));
         assert_eq!(got, [Some(Signal::Hangup), Some(Signal::Terminate)]);
+        assert!(stopping());
+        // A second signal during the stop stays pending: dropping the guard does not
+        // deliver it (which would end this test process).
+        raise_here(Signal::Interrupt);
         drop(signals);
-        assert!(!blocked(Signal::Terminate));
+        assert!(blocked(Signal::Interrupt));
+        let again = TerminationSignals::block().unwrap();
+        assert_eq!(again.wait(Duration::ZERO), Some(Signal::Interrupt));
     }
 
     #[test]
@@ -214,9 +243,5 @@ mod tests {
             .unwrap();
         assert!(inherited);
         drop(signals);
-        let fresh = std::thread::spawn(|| blocked(Signal::Interrupt))
-            .join()
-            .unwrap();
-        assert!(!fresh);
     }
 }

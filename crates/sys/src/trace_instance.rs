@@ -131,6 +131,50 @@ impl Instance {
         self.dir().join(format!("per_cpu/cpu{cpu}/trace"))
     }
 
+    /// The `trace` file, opened for reading (drop the reader before the instance: an open file
+    /// keeps the instance busy).
+    pub fn open_trace(&self) -> std::io::Result<std::io::BufReader<std::fs::File>> {
+        std::fs::File::open(self.trace_path()).map(std::io::BufReader::new)
+    }
+
+    /// Copies the buffer's text into the user file `to`, whole or not at all: it goes into
+    /// `to` with the extension `partial` first, is synced, and is renamed into place; on any
+    /// error the partial file is removed. Returns the bytes written.
+    pub fn copy_trace(&self, to: &Path) -> std::io::Result<u64> {
+        let tmp = to.with_extension("partial");
+        let written = (|| {
+            let mut from = std::fs::File::open(self.trace_path())?;
+            let mut file = std::fs::File::create(&tmp)?;
+            let n = std::io::copy(&mut from, &mut file)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, to)?;
+            Ok(n)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+
+    /// The CPUs the instance has a buffer for (its `per_cpu/cpuN` directories).
+    pub fn buffer_cpus(&self) -> Vec<u32> {
+        let Ok(dir) = std::fs::read_dir(self.dir().join("per_cpu")) else {
+            return Vec::new();
+        };
+        let mut cpus: Vec<u32> = dir
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("cpu")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        cpus.sort_unstable();
+        cpus
+    }
+
     /// Ring-buffer statistics of `cpu`.
     pub fn cpu_stats(&self, cpu: u32) -> Result<CpuStats> {
         let text = self.read(&format!("per_cpu/cpu{cpu}/stats"))?;

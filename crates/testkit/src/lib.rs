@@ -1,10 +1,12 @@
 //! Dev-only helpers for rtlab's tests: [`FakeRoot`] builds a kernel tree (procfs/sysfs files)
-//! in a temporary directory, and [`fixture_root`] finds a captured tree under `fixtures/roots/`.
+//! in a temporary directory, [`fixture_root`] finds a captured tree under `fixtures/roots/`,
+//! and [`live`] makes a live test that cannot run say so (and fail under CI).
 //!
 //! Never a dependency of shipped code.
 
 mod fake_root;
 mod fixtures;
+pub mod live;
 
 pub use fake_root::FakeRoot;
 pub use fixtures::{copy_tree, fixture_names, fixture_root, fixtures_dir, tree_contents};

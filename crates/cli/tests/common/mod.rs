@@ -23,6 +23,13 @@ pub(crate) fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Skips a live test that cannot run here: a visible `SKIPPED` line, or under CI a failure
+/// ([`testkit::live::skip`]).
+#[track_caller]
+pub(crate) fn live_skip(why: &str) {
+    testkit::live::skip(why);
+}
+
 /// The rtlab binary under test, without colour.
 pub(crate) fn rtlab() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));

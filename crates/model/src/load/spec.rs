@@ -314,6 +314,22 @@ fn unquote(text: &str) -> &str {
     t
 }
 
+/// Whether `cmd:TEXT` reads back as `command`: its quotes close, no `,` or `@` stands
+/// outside them (either would end the item), and unquoting it gives the command.
+fn reads_back(text: &str, command: &str) -> bool {
+    let mut quote = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, ',' | '@') => return false,
+            _ => {}
+        }
+    }
+    quote.is_none() && unquote(text).trim() == command
+}
+
 fn too_many(item: &str, usage: &str) -> LoadSpecError {
     err(item, format!("too many arguments; usage: {usage}"))
 }
@@ -601,10 +617,17 @@ impl fmt::Display for GeneratorKind {
                 Protocols::Both => write!(f, "{name}:{flows}"),
             },
             GeneratorKind::Fork { workers } => write!(f, "{name}:{workers}"),
-            GeneratorKind::Cmd { command } if command.contains('"') => {
-                write!(f, "{name}:'{command}'")
+            GeneratorKind::Cmd { command } => {
+                // The first form that reads back as this command (a command holding both
+                // kinds of quote may need its own quoting kept bare).
+                let forms = [
+                    format!("\"{command}\""),
+                    format!("'{command}'"),
+                    command.clone(),
+                ];
+                let form = forms.iter().find(|t| reads_back(t, command));
+                write!(f, "{name}:{}", form.unwrap_or(&forms[0]))
             }
-            GeneratorKind::Cmd { command } => write!(f, "{name}:\"{command}\""),
         }
     }
 }

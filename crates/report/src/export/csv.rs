@@ -1,9 +1,13 @@
 //! A measurement as CSV: one header row, one row per measured CPU, then the `all` row.
 //!
-//! Columns: `host,kernel,started_at,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,
-//! p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns`. The run id is not known to a renderer; the
-//! host, kernel release and start time identify the run when rows of several runs are pasted
-//! into one sheet.
+//! Columns: `host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,
+//! p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns`. The run id is not known
+//! to a renderer; the host, kernel release and start time identify the run when rows of several
+//! runs are pasted into one sheet. `status` is the run's (`complete`, `interrupted`, `running`
+//! for the checkpoint of a run that never finished, `broke-threshold`); `judgeable` is `true`
+//! when its figures may pass a gate and `false` when no gate may pass on them
+//! ([`MeasureRun::unjudgeable`]: unfinished, stopped at `--break`, or a CPU without samples),
+//! so a sheet or script filtering on it never mistakes an empty row for a good one.
 //!
 //! Units: every latency is an integer count of nanoseconds, as in the JSON schema (whose field
 //! names the columns reuse): min, max and the percentiles are exact integers already, and the
@@ -23,10 +27,12 @@ use rtlab_model::measure::MeasureRun;
 use rtlab_model::stats::LatencyStats;
 
 /// The header row, in column order.
-pub const HEADER: [&str; 16] = [
+pub const HEADER: [&str; 18] = [
     "host",
     "kernel",
     "started_at",
+    "status",
+    "judgeable",
     "cpu",
     "samples",
     "min_ns",
@@ -62,6 +68,8 @@ fn row(run: &MeasureRun, cpu: String, s: &LatencyStats) -> impl Iterator<Item = 
         run.host.hostname.clone(),
         run.host.kernel_release.clone(),
         run.started_at.clone(),
+        run.status.as_str().to_string(),
+        run.unjudgeable().is_none().to_string(),
         cpu,
         s.count.to_string(),
         int(s.min_ns),
@@ -108,10 +116,10 @@ mod tests {
     #[test]
     fn two_cpus_exactly() {
         let expected = "\
-host,kernel,started_at,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1
+host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1
 ";
         assert_eq!(csv(&testdata::two_cpus()), expected);
     }
@@ -139,7 +147,7 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,all,7,12345,54921,81664,14103,2500
         let row = text.lines().nth(2).unwrap();
         assert_eq!(
             row,
-            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,1,0,,,,,,,,,,,0"
+            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,false,1,0,,,,,,,,,,,0"
         );
     }
 
@@ -148,7 +156,7 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,all,7,12345,54921,81664,14103,2500
         let run = testdata::above_range();
         let text = csv(&run);
         let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
-        assert_eq!(row[14], run.cpus[0].raw.max_ns.to_string());
+        assert_eq!(row[16], run.cpus[0].raw.max_ns.to_string());
     }
 
     /// Splits RFC 4180 text back into records, the way a spreadsheet reads it.

@@ -6,6 +6,11 @@
 //! (`classname="rtlab.measure.HOST"`, `name="cpu3 max latency <= 100us"`) and the run's
 //! warnings and `--break` event in the suite's `<system-out>`.
 //!
+//! The first test case, `run complete with samples`, judges the run as a whole: an
+//! `<error type="unjudgeable">` when the run cannot pass any gate (it did not finish, stopped
+//! at `--break`, or measured nothing on some CPU: [`MeasureRun::unjudgeable`]), so an empty
+//! or unfinished result is never a green `tests="0"` suite.
+//!
 //! Verdict per CPU, in this order:
 //! * no samples at all: an `<error type="no-samples">` (the budget could not be checked, which
 //!   a gate must not read as a pass);
@@ -43,7 +48,16 @@ use crate::table::{format_opt_us, format_us};
 /// ending with a newline): one test case per CPU, failing when the CPU's maximum latency
 /// exceeds `budget` or it had overruns, erroring when it has no samples.
 pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
-    let verdicts: Vec<Verdict> = run.cpus.iter().map(|c| verdict(c, budget)).collect();
+    let whole = match run.unjudgeable() {
+        None => Verdict::Pass,
+        Some(message) => Verdict::Error {
+            kind: "unjudgeable",
+            message,
+        },
+    };
+    let verdicts: Vec<Verdict> = std::iter::once(whole)
+        .chain(run.cpus.iter().map(|c| verdict(c, budget)))
+        .collect();
     let failures = verdicts
         .iter()
         .filter(|v| matches!(v, Verdict::Failure { .. }))
@@ -60,7 +74,7 @@ pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
         } else {
             &run.host.hostname
         }),
-        tests: run.cpus.len().to_string(),
+        tests: verdicts.len().to_string(),
         failures: failures.to_string(),
         errors: errors.to_string(),
         time: format_secs(run.elapsed_ns.get()),
@@ -73,6 +87,16 @@ pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
     String::from_utf8(bytes).expect("every piece written is a str")
 }
 
+/// Whether the JUnit document for `run` against `budget` would have no failure and no error:
+/// the verdict a CI system reads from it, for the exit status of the command that wrote it.
+pub fn junit_passes(run: &MeasureRun, budget: Nanos) -> bool {
+    run.unjudgeable().is_none()
+        && run
+            .cpus
+            .iter()
+            .all(|c| matches!(verdict(c, budget), Verdict::Pass))
+}
+
 /// What a CPU's test case reports.
 enum Verdict {
     Pass,
@@ -82,6 +106,7 @@ enum Verdict {
         details: String,
     },
     Error {
+        kind: &'static str,
         message: String,
     },
 }
@@ -90,6 +115,7 @@ fn verdict(c: &CpuResult, budget: Nanos) -> Verdict {
     let s = &c.stats;
     let Some(max) = s.max_ns.filter(|_| s.count > 0) else {
         return Verdict::Error {
+            kind: "no-samples",
             message: format!("no samples measured on CPU {}", c.cpu),
         };
     };
@@ -174,8 +200,11 @@ impl Doc<'_> {
             .with_attribute(("hostname", self.host.as_str()))
             .write_inner_content(|w| {
                 self.write_properties(w)?;
-                for (c, v) in self.run.cpus.iter().zip(verdicts) {
-                    self.write_case(w, c, v)?;
+                let (whole, per_cpu) = verdicts.split_first().expect("the run's own case");
+                self.write_case(w, "run complete with samples", whole)?;
+                for (c, v) in self.run.cpus.iter().zip(per_cpu) {
+                    let name = format!("cpu{} max latency <= {}", c.cpu, self.budget);
+                    self.write_case(w, &name, v)?;
                 }
                 let out = self.system_out();
                 if !out.is_empty() {
@@ -218,12 +247,11 @@ impl Doc<'_> {
         Ok(())
     }
 
-    fn write_case(&self, w: &mut Writer<Vec<u8>>, c: &CpuResult, v: &Verdict) -> io::Result<()> {
+    fn write_case(&self, w: &mut Writer<Vec<u8>>, name: &str, v: &Verdict) -> io::Result<()> {
         let classname = format!("rtlab.measure.{}", self.host.replace('.', "_"));
-        let name = format!("cpu{} max latency <= {}", c.cpu, self.budget);
         let case = w.create_element("testcase").with_attributes([
             ("classname", classname.as_str()),
-            ("name", name.as_str()),
+            ("name", name),
             ("time", self.time.as_str()),
         ]);
         match v {
@@ -242,10 +270,10 @@ impl Doc<'_> {
                     Ok(())
                 })?;
             }
-            Verdict::Error { message } => {
+            Verdict::Error { kind, message } => {
                 case.write_inner_content(|w| {
                     w.create_element("error")
-                        .with_attributes([("message", message.as_str()), ("type", "no-samples")])
+                        .with_attributes([("message", message.as_str()), ("type", *kind)])
                         .write_empty()?;
                     Ok(())
                 })?;
@@ -378,8 +406,8 @@ mod tests {
     #[test]
     fn two_cpus_exactly() {
         let expected = r##"<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="rtlab measure" tests="2" failures="1" errors="0" time="60.000">
-  <testsuite name="rtlab measure rt-box" tests="2" failures="1" errors="0" skipped="0" time="60.000" timestamp="2026-01-12T11:52:32" hostname="rt-box">
+<testsuites name="rtlab measure" tests="3" failures="1" errors="0" time="60.000">
+  <testsuite name="rtlab measure rt-box" tests="3" failures="1" errors="0" skipped="0" time="60.000" timestamp="2026-01-12T11:52:32" hostname="rt-box">
     <properties>
       <property name="rtlab.version" value="0.1.0"/>
       <property name="host" value="rt-box"/>
@@ -397,6 +425,7 @@ mod tests {
       <property name="clock" value="monotonic"/>
       <property name="budget" value="100us"/>
     </properties>
+    <testcase classname="rtlab.measure.rt-box" name="run complete with samples" time="60.000"/>
     <testcase classname="rtlab.measure.rt-box" name="cpu0 max latency &lt;= 100us" time="60.000"/>
     <testcase classname="rtlab.measure.rt-box" name="cpu1 max latency &lt;= 100us" time="60.000">
       <failure message="max 250.0us &gt; budget 100us; 1 overrun (missed period)" type="latency">CPU 1: 3 samples, 1 overrun
@@ -418,12 +447,17 @@ p99 250.0us, p99.9 250.0us, p99.99 250.0us, max 250.0us (budget 100us)</failure>
             assert_eq!(suites.len(), 1);
             let cases = named(&elements, "testcase");
             let failed = named(&elements, "failure");
-            assert_eq!(cases.len(), run.cpus.len());
+            assert_eq!(cases.len(), run.cpus.len() + 1);
             assert_eq!(failed.len(), failures);
+            // The run stopped at --break: the run's own case is an error.
+            let errors = named(&elements, "error");
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].attrs["type"], "unjudgeable");
+            assert!(errors[0].attrs["message"].contains("broke-threshold"));
             for e in [suites[0], named(&elements, "testsuites")[0]] {
                 assert_eq!(e.attrs["tests"], cases.len().to_string());
                 assert_eq!(e.attrs["failures"], failures.to_string());
-                assert_eq!(e.attrs["errors"], "0");
+                assert_eq!(e.attrs["errors"], "1");
             }
             let out = named(&elements, "system-out")[0];
             assert!(
@@ -465,13 +499,36 @@ p99 250.0us, p99.9 250.0us, p99.99 250.0us, max 250.0us (budget 100us)</failure>
         let xml = junit(&testdata::one_empty_cpu(), Nanos::from_us(100));
         let elements = parse(&xml);
         let errors = named(&elements, "error");
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].attrs["type"], "no-samples");
-        assert_eq!(errors[0].attrs["message"], "no samples measured on CPU 1");
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].attrs["type"], "unjudgeable");
+        assert_eq!(errors[0].attrs["message"], "CPU 1 has no samples");
+        assert_eq!(errors[1].attrs["type"], "no-samples");
+        assert_eq!(errors[1].attrs["message"], "no samples measured on CPU 1");
         let suite = named(&elements, "testsuite")[0];
-        assert_eq!(suite.attrs["errors"], "1");
+        assert_eq!(suite.attrs["errors"], "2");
         assert_eq!(suite.attrs["failures"], "0");
         assert!(named(&elements, "system-out").is_empty());
+    }
+
+    /// Issue 13: the checkpoint of a killed run, with no CPU measured yet, was a green
+    /// `tests="0" failures="0"` suite. It is an error now.
+    #[test]
+    fn an_unfinished_run_without_samples_is_an_error_not_an_empty_suite() {
+        let mut run = testdata::two_cpus();
+        run.status = rtlab_model::measure::RunStatus::Running;
+        run.cpus.clear();
+        let xml = junit(&run, Nanos::from_us(100));
+        let elements = parse(&xml);
+        let suite = named(&elements, "testsuite")[0];
+        assert_eq!(
+            (
+                suite.attrs["tests"].as_str(),
+                suite.attrs["errors"].as_str()
+            ),
+            ("1", "1")
+        );
+        let error = named(&elements, "error")[0];
+        assert!(error.attrs["message"].contains("did not finish"), "{xml}");
     }
 
     #[test]

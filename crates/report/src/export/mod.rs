@@ -17,7 +17,7 @@ pub mod junit;
 pub mod openmetrics;
 
 pub use csv::csv;
-pub use junit::junit;
+pub use junit::{junit, junit_passes};
 pub use openmetrics::openmetrics;
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -6,6 +6,7 @@
 //! | family | labels | value |
 //! | --- | --- | --- |
 //! | `rtlab_run_info` | host, rtlab_version, kernel, status | 1 |
+//! | `rtlab_run_judgeable` | host | 1 when the figures may pass a gate, 0 when no gate may pass on them (unfinished, stopped at `--break`, a CPU without samples) |
 //! | `rtlab_run_timestamp_seconds` | host | the run's start, Unix time |
 //! | `rtlab_run_duration_seconds` | host | measured time |
 //! | `rtlab_samples` | host, cpu | samples measured |
@@ -165,6 +166,15 @@ fn families(run: &MeasureRun) -> Vec<Family> {
                     ("status", run.status.as_str().to_string()),
                 ],
                 Value::Int(1),
+            )],
+        },
+        Family {
+            name: "run_judgeable",
+            help: "1 when the run's figures can be judged; 0 when it did not finish, stopped at --break or has a CPU without samples, and no gate may pass on it",
+            unit: None,
+            samples: vec![(
+                vec![host()],
+                Value::Int(u64::from(run.unjudgeable().is_none())),
             )],
         },
         Family {
@@ -405,8 +415,21 @@ mod tests {
                 .iter()
                 .all(|s| s.labels.get("cpu").map(String::as_str) != Some("all"))
         );
-        // 3 run families with one sample, 12 per-CPU families with two.
-        assert_eq!(samples.len(), 3 + 12 * 2);
+        // 4 run families with one sample, 12 per-CPU families with two.
+        assert_eq!(samples.len(), 4 + 12 * 2);
+        assert_eq!(
+            samples
+                .iter()
+                .find(|s| s.name == "rtlab_run_judgeable")
+                .unwrap()
+                .value,
+            1.0
+        );
+        let unfinished = openmetrics(&testdata::one_empty_cpu());
+        assert!(
+            unfinished.contains("rtlab_run_judgeable{host=\"rt-box\"} 0"),
+            "{unfinished}"
+        );
 
         let info = samples.iter().find(|s| s.name == "rtlab_run_info").unwrap();
         assert_eq!(info.value, 1.0);

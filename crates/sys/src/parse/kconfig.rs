@@ -29,6 +29,12 @@ pub fn entries(text: &str) -> impl Iterator<Item = (&str, &str)> {
     text.lines().filter_map(entry)
 }
 
+/// Whether `text` holds at least one kernel option (`CONFIG_X=...` or `# CONFIG_X is not
+/// set`): what tells a config from an empty or unrelated file.
+pub fn looks_like_config(text: &str) -> bool {
+    entries(text).any(|(name, _)| name.starts_with("CONFIG_") && name.len() > "CONFIG_".len())
+}
+
 /// Every option of `text` with its value, the last line winning as in Kconfig.
 pub fn to_map(text: &str) -> HashMap<&str, &str> {
     entries(text).collect()

@@ -338,7 +338,7 @@ mod tests {
         let ctx = Ctx::new(
             fake.root(),
             Options {
-                kconfig: Some(path.clone()),
+                kconfig: Some(crate::context::Source::kconfig_file(&path).unwrap()),
                 ..Options::default()
             },
         );

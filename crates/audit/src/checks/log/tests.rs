@@ -21,7 +21,7 @@ fn saved(name: &str) -> (FakeRoot, Ctx) {
     let ctx = Ctx::new(
         fake.root(),
         Options {
-            dmesg: Some(fixture(name)),
+            dmesg: Some(crate::context::Source::kernel_log_file(&fixture(name)).unwrap()),
             ..Options::default()
         },
     );
@@ -244,8 +244,22 @@ fn a_clean_log_passes_and_an_unreadable_one_is_unknown() {
             f.summary
         );
     }
-    let (_fake, ctx) = saved("no-such-file.log");
-    assert_eq!(finding(&ctx, "log.lockdep").status, Status::Unknown);
+    // A saved log that cannot be read is refused before any check runs (the CLI exits 2):
+    // missing, a directory, empty, binary — never judged as a clean log.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "\n  \n").unwrap();
+    let binary = dir.path().join("binary.log");
+    std::fs::write(&binary, b"\x7fELF\x02\x01\x01\0\0\0").unwrap();
+    for (path, why) in [
+        (fixture("no-such-file.log"), "No such file"),
+        (dir.path().to_path_buf(), "directory"),
+        (empty, "empty"),
+        (binary, "binary"),
+    ] {
+        let err = crate::context::Source::kernel_log_file(&path).unwrap_err();
+        assert!(err.contains(why), "{}: {err}", path.display());
+    }
 }
 
 #[test]

@@ -1,0 +1,65 @@
+//! The bounds rtlab puts on every number and file that comes from outside: command-line
+//! values, files from other machines, kernel text. Each is applied where the value enters
+//! (the CLI's parsers, the readers of files, the parsers of kernel text), so nothing further
+//! in can be asked to allocate, loop or add beyond them. A value past a bound is refused with
+//! one line that names it and the bound; a bound is never applied by silently cutting data.
+//!
+//! The figures are chosen to hold every real case with room to spare: the largest kernels,
+//! runs of months, result files of hundreds of CPUs.
+
+use crate::Nanos;
+
+pub use crate::cpuset::MAX_CPU;
+
+/// The longest run `rtlab measure` plans: a year. Multi-day runs are ordinary; a longer one is
+/// a typing slip (`20000d`), and splitting it into runs loses nothing.
+pub const MAX_RUN: Nanos = Nanos::from_secs(366 * 86_400);
+
+/// The most worst-samples kept per CPU (`--spikes`). The table is searched for its smallest
+/// entry when a larger sample replaces it, in the measuring loop: it must stay small.
+pub const MAX_SPIKES: u32 = 1024;
+
+/// The most slots of the maximum-over-time series kept per CPU. A run longer than this many
+/// seconds gets longer slots (whole seconds, as few as fit), chosen before it starts, so a
+/// 30-day run keeps 159-second slots in 256 KiB per CPU instead of 41 MiB of locked memory.
+pub const MAX_SERIES_SLOTS: usize = 16_384;
+
+/// The largest result document read (`show`, `export`, `compare`, `report`): a run of
+/// hundreds of CPUs with full series is well below it.
+pub const MAX_RESULT_BYTES: u64 = 512 << 20;
+
+/// The largest file `rtlab import` reads whole (cyclictest, rtla and oslat outputs).
+pub const MAX_IMPORT_BYTES: u64 = 512 << 20;
+
+/// The largest kernel config read (`--kconfig`, `kconfig diff`, `/proc/config.gz` unpacked);
+/// real ones are a few hundred KiB.
+pub const MAX_KCONFIG_BYTES: u64 = 64 << 20;
+
+/// The largest saved kernel log read (`--dmesg`); the kernel's own buffer is at most 32 MiB.
+pub const MAX_KERNEL_LOG_BYTES: u64 = 256 << 20;
+
+/// The largest tune journal read; one line per change, each well under a KiB.
+pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+
+/// A file that is larger than `limit` bytes, as one line: what it is, its size, the bound.
+pub fn too_large(what: &str, size: u64, limit: u64) -> String {
+    format!(
+        "{what} is {} MiB; rtlab reads at most {} MiB of it — is it the right file?",
+        size.div_ceil(1 << 20),
+        limit >> 20
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bounds_hold_what_they_promise() {
+        // 30 days at the slot count fits with whole-second slots of at most 159 s.
+        let month = 30 * 86_400u64;
+        assert_eq!(month.div_ceil(MAX_SERIES_SLOTS as u64), 159);
+        assert!(MAX_RUN.get() > 365 * 86_400 * 1_000_000_000);
+        assert!(too_large("x.json", 600 << 20, MAX_RESULT_BYTES).contains("600 MiB"));
+    }
+}

@@ -1,0 +1,54 @@
+//! Live tests that cannot run must say so — and in CI they must fail, not pass.
+//!
+//! A live test that returns early because it is not root, or because tracefs, a cgroup
+//! controller or a tool is missing, is a green check that checked nothing. [`skip`] prints
+//! the reason as a visible `SKIPPED` line when a developer runs the suite without what the
+//! test needs; under CI (the `CI` variable set, as `.ci/run` does and CI systems do, with
+//! root and tracefs provided) it panics instead, so a missing install step or a feature CI
+//! lost shows as a failure.
+
+/// Whether the tests run under CI: `CI` is set to anything but empty, `0` or `false`.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "FALSE" | "no"))
+}
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Skips a live test for `why`: a `SKIPPED` line on standard error, or, under CI, a panic
+/// (the test fails) because CI promises what live tests need.
+#[track_caller]
+pub fn skip(why: &str) {
+    if in_ci() {
+        panic!(
+            "live test cannot run in CI: {why} (CI provides root, tracefs and the tools; fix the CI setup)"
+        );
+    }
+    eprintln!("SKIPPED (checked nothing): {why}");
+}
+
+/// `true` as root; otherwise skips with `why` (see [`skip`]) and returns `false`, so a test
+/// starts with `if !testkit::live::root_or_skip("...") { return; }`.
+#[track_caller]
+pub fn root_or_skip(why: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    skip(&format!("not root: {why}"));
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_is_read_from_the_environment() {
+        // Only reads: the variable is the process's, shared with other tests.
+        let expected = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
+        assert_eq!(in_ci(), expected);
+    }
+}
