@@ -66,9 +66,15 @@ pub enum ExplainFormat {
 
 /// Opens a trace file for one streaming pass.
 pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
-    File::open(path)
-        .map(|f| BufReader::with_capacity(1 << 20, f))
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+    let file = File::open(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(UsageError(format!(
+            "{}: it is a directory; name a trace file",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(BufReader::with_capacity(1 << 20, file))
 }
 
 /// What a trace file held, for the headings and the JSON.

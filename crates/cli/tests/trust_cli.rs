@@ -252,3 +252,47 @@ fn a_trace_with_an_impossible_cpu_number_is_read_not_a_crash() {
         }
     }
 }
+
+#[test]
+fn a_result_file_from_elsewhere_is_checked_and_its_figures_derived_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A forged maximum in the derived figures: the gate judges the raw data.
+    let forged = result_file(d, "forged.json", |r| {
+        r.cpus[0].stats.max_ns = Some(1);
+        r.all.stats.max_ns = Some(1);
+    });
+    let (code, _, err) = run(rtlab(d)
+        .arg("export")
+        .arg(&forged)
+        .args(["--format", "csv", "--budget", "6us"]));
+    assert_eq!(code, Some(1), "{err}");
+    for (name, edit, why) in [
+        (
+            "cpu.json",
+            Box::new(|r: &mut MeasureRun| r.cpus[0].cpu = 4_000_000_000) as Box<dyn Fn(&mut MeasureRun)>,
+            "beyond the largest CPU",
+        ),
+        (
+            "twice.json",
+            Box::new(|r: &mut MeasureRun| r.cpus[1].cpu = r.cpus[0].cpu),
+            "appears twice",
+        ),
+        (
+            "counts.json",
+            Box::new(|r: &mut MeasureRun| {
+                r.cpus[0].raw.count = u64::MAX;
+                r.cpus[1].raw.count = u64::MAX;
+            }),
+            "2^64",
+        ),
+    ] {
+        let path = result_file(d, name, |r| edit(r));
+        let (code, out, err) = run(rtlab(d).arg("show").arg(&path));
+        assert_eq!(code, Some(2), "{name}: {out}{err}");
+        assert!(err.contains(why), "{name}: {err}");
+    }
+    // A directory or a huge file named as a RUN is refused in one line.
+    let (code, _, err) = run(rtlab(d).arg("show").arg(d));
+    assert_eq!(code, Some(2), "{err}");
+}

@@ -135,13 +135,15 @@ impl Histogram {
         if n == 0 {
             return;
         }
+        // Counts saturate rather than wrap (a count past 2^64 is refused where files are
+        // read: `checked_count`).
         if value >= RANGE_END_NS {
-            self.above_range += n;
+            self.above_range = self.above_range.saturating_add(n);
             return;
         }
         let index = bucket_index(value) as u32;
         match self.buckets.binary_search_by_key(&index, |&(i, _)| i) {
-            Ok(pos) => self.buckets[pos].1 += n,
+            Ok(pos) => self.buckets[pos].1 = self.buckets[pos].1.saturating_add(n),
             Err(pos) => self.buckets.insert(pos, (index, n)),
         }
     }
@@ -157,7 +159,7 @@ impl Histogram {
             match (a.peek(), b.peek()) {
                 (Some(&&(ia, ca)), Some(&&(ib, cb))) => {
                     if ia == ib {
-                        merged.push((ia, ca + cb));
+                        merged.push((ia, ca.saturating_add(cb)));
                         a.next();
                         b.next();
                     } else if ia < ib {
@@ -180,12 +182,21 @@ impl Histogram {
             }
         }
         self.buckets = merged;
-        self.above_range += other.above_range;
+        self.above_range = self.above_range.saturating_add(other.above_range);
     }
 
-    /// Total number of samples, including those above the range.
+    /// Total number of samples, including those above the range (saturating; see
+    /// [`Histogram::checked_count`]).
     pub fn count(&self) -> u64 {
-        self.buckets.iter().map(|&(_, c)| c).sum::<u64>() + self.above_range
+        self.checked_count().unwrap_or(u64::MAX)
+    }
+
+    /// Total number of samples, or `None` when it does not fit in 64 bits (only a histogram
+    /// read from a damaged or forged file can hold that many).
+    pub fn checked_count(&self) -> Option<u64> {
+        self.buckets
+            .iter()
+            .try_fold(self.above_range, |sum, &(_, c)| sum.checked_add(c))
     }
 
     /// Samples at or above [`RANGE_END_NS`].
@@ -208,7 +219,7 @@ impl Histogram {
         self.buckets()
             .take_while(|&(lo, _, _)| lo < limit_ns)
             .map(|(_, _, c)| c)
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// The nearest-rank quantile `q` (0 < q ≤ 1): the bucket holding the sample of rank
@@ -221,7 +232,7 @@ impl Histogram {
         let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
         let mut seen = 0u64;
         for (lo, width, count) in self.buckets() {
-            seen += count;
+            seen = seen.saturating_add(count);
             if seen >= rank {
                 return Some(Quantile::InRange {
                     lo,
@@ -243,7 +254,7 @@ impl Histogram {
                         .buckets()
                         .filter(|&(lo, _, _)| lo >= from && lo < to)
                         .map(|(_, _, c)| c)
-                        .sum(),
+                        .fold(0, u64::saturating_add),
                 };
                 RegionCount {
                     name: name.to_string(),
@@ -313,10 +324,16 @@ impl<'de> Deserialize<'de> for Histogram {
                 buckets.push((index, count));
             }
         }
-        Ok(Histogram {
+        let histogram = Histogram {
             buckets,
             above_range: repr.above_range,
-        })
+        };
+        if histogram.checked_count().is_none() {
+            return Err(D::Error::custom(
+                "histogram counts add up to more than 2^64 samples",
+            ));
+        }
+        Ok(histogram)
     }
 }
 

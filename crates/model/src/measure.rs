@@ -179,7 +179,7 @@ impl Series {
         self.count.resize(len, 0);
         for (i, (&m, &c)) in other.max_ns.iter().zip(&other.count).enumerate() {
             self.max_ns[i] = self.max_ns[i].max(m);
-            self.count[i] += c;
+            self.count[i] = self.count[i].saturating_add(c);
         }
     }
 }
@@ -310,6 +310,9 @@ pub enum ReadRunError {
     /// Not JSON, or fields that do not belong.
     #[error("not a valid rtlab measurement result: {0}")]
     Json(#[from] serde_json::Error),
+    /// Figures no measurement can have (a CPU number no kernel has, counts past 2^64).
+    #[error("not a valid rtlab measurement result: {0}")]
+    Invalid(String),
     /// A schema other than the one this rtlab reads.
     #[error("result schema is '{found}', this rtlab reads '{SCHEMA}'")]
     Schema {
@@ -326,13 +329,55 @@ impl MeasureRun {
             schema: Option<String>,
         }
         let probe: Probe = serde_json::from_str(text)?;
-        match probe.schema {
-            Some(s) if s == SCHEMA => Ok(serde_json::from_str(text)?),
-            Some(found) => Err(ReadRunError::Schema { found }),
-            None => Err(ReadRunError::Schema {
-                found: "(none)".to_string(),
-            }),
+        let mut run: MeasureRun = match probe.schema {
+            Some(s) if s == SCHEMA => serde_json::from_str(text)?,
+            Some(found) => return Err(ReadRunError::Schema { found }),
+            None => {
+                return Err(ReadRunError::Schema {
+                    found: "(none)".to_string(),
+                });
+            }
+        };
+        run.check_bounds().map_err(ReadRunError::Invalid)?;
+        run.rederive();
+        Ok(run)
+    }
+
+    /// What a document from outside must satisfy before anything adds its figures up: CPU
+    /// numbers within [`crate::limits::MAX_CPU`], each CPU once, and sample counts that fit
+    /// in 64 bits per CPU and for all CPUs together.
+    fn check_bounds(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut total: u64 = 0;
+        for c in &self.cpus {
+            if c.cpu > crate::limits::MAX_CPU {
+                return Err(format!(
+                    "CPU {} is beyond the largest CPU number a kernel has ({})",
+                    c.cpu,
+                    crate::limits::MAX_CPU
+                ));
+            }
+            if !seen.insert(c.cpu) {
+                return Err(format!("CPU {} appears twice", c.cpu));
+            }
+            let n = c.histogram.checked_count().ok_or("a histogram holds more than 2^64 samples")?;
+            total = total
+                .checked_add(n)
+                .and_then(|t| t.checked_add(c.raw.count))
+                .ok_or("the CPUs' sample counts add up to more than 2^64")?;
         }
+        Ok(())
+    }
+
+    /// Recomputes every derived figure (statistics, regions, the all-CPU aggregate) from the
+    /// raw data, so what is shown and judged is what the raw data say, whatever the file's
+    /// derived fields held. For rtlab's own documents this changes nothing.
+    fn rederive(&mut self) {
+        for c in &mut self.cpus {
+            c.stats = LatencyStats::derive(&c.raw, &c.histogram);
+            c.regions = c.histogram.regions();
+        }
+        self.all = aggregate(&self.cpus);
     }
 
     /// The document as pretty JSON with a trailing newline.

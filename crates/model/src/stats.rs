@@ -78,13 +78,15 @@ impl Accumulator {
     }
 
     /// Combines two streams (for the all-CPU aggregate). `last_ns` is taken from `other`.
+    /// Counts saturate rather than wrap: a result read from outside is checked
+    /// ([`crate::measure::MeasureRun::from_json`]) so real ones never reach the bound.
     pub fn merge(&mut self, other: &Accumulator) {
-        self.count += other.count;
+        self.count = self.count.saturating_add(other.count);
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
         self.sum_ns = self.sum_ns.wrapping_add(other.sum_ns);
         self.sum_sq_ns2 = self.sum_sq_ns2.wrapping_add(other.sum_sq_ns2);
-        self.overruns += other.overruns;
+        self.overruns = self.overruns.saturating_add(other.overruns);
         if other.count > 0 {
             self.last_ns = other.last_ns;
         }
