@@ -381,3 +381,80 @@ fn wait_or_kill(
     let _ = child.kill();
     child.wait_with_output().unwrap()
 }
+
+/// The full audit of this machine, as (counts, status of each check).
+fn audit_now(
+    rt: &str,
+) -> (
+    serde_json::Value,
+    std::collections::BTreeMap<String, String>,
+) {
+    let out = rtlab()
+        .args(["audit", "--rt-cpus", rt, "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let statuses = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (report["counts"].clone(), statuses)
+}
+
+/// Issue 13: the audit judges the machine as it is now, so `tune apply` shows in it at once —
+/// fewer failures, no IRQ failed for counts from before the change or for a move the kernel
+/// makes at the next interrupt — and `tune revert` brings the verdict back.
+#[test]
+fn live_the_audit_improves_after_apply_and_comes_back_after_revert() {
+    if !common::is_root() {
+        return common::live_skip("not root: the live tune test needs to write /proc and /sys");
+    }
+    let _one = common::serial();
+    let Some(last) = common::last_cpu() else {
+        return common::live_skip("one CPU: nothing to isolate");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let (before, was) = audit_now(&last);
+    let apply = rtlab()
+        .args(["tune", "apply", "--yes", "--rt-cpus", &last, "--journal"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let (applied, now) = audit_now(&last);
+    let revert = rtlab()
+        .args(["tune", "revert", "--journal"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let (after, back) = audit_now(&last);
+    assert!(
+        apply.status.success(),
+        "{}",
+        String::from_utf8_lossy(&apply.stderr)
+    );
+    assert!(
+        revert.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revert.stderr)
+    );
+    eprintln!("audit counts: before {before}, applied {applied}, reverted {after}");
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+    assert!(
+        n(&applied, "fail") + n(&applied, "warn") < n(&before, "fail") + n(&before, "warn"),
+        "the applied audit is no better: {before} -> {applied}"
+    );
+    assert!(n(&applied, "fail") <= n(&before, "fail"));
+    assert_ne!(
+        now["irq.effective_affinity"], "fail",
+        "failed on counts from before the change"
+    );
+    assert_eq!(was, back, "revert brings every verdict back");
+}

@@ -211,6 +211,60 @@ fn read_irq(root: &Root, number: u32) -> Irq {
     }
 }
 
+/// How many times each IRQ fired on each CPU during `window`, now: `/proc/interrupts` read,
+/// `window` slept, read again, per IRQ number the CPUs whose count grew and by how much.
+/// Counts are since boot, so only a difference says what fires *now* (after an affinity
+/// change, say). Only on the host: a captured tree is a single snapshot, so there it is
+/// `Unsupported`.
+pub fn fired_during(
+    root: &Root,
+    window: std::time::Duration,
+) -> Result<std::collections::BTreeMap<u32, Vec<(u32, u64)>>> {
+    if !root.is_host() {
+        return Err(crate::Error::Unsupported {
+            what: format!("sampling {PROC_INTERRUPTS} over time"),
+            why: "a captured tree holds one snapshot".to_string(),
+        });
+    }
+    let counts = |text: &str| {
+        let parsed = interrupts::parse(text);
+        parsed
+            .rows
+            .iter()
+            .filter_map(|row| {
+                let number = row.name.parse::<u32>().ok()?;
+                let per_cpu: Vec<(u32, u64)> = parsed
+                    .cpus
+                    .iter()
+                    .copied()
+                    .zip(row.counts.iter().copied())
+                    .collect();
+                Some((number, per_cpu))
+            })
+            .collect::<std::collections::BTreeMap<u32, Vec<(u32, u64)>>>()
+    };
+    let before = counts(&root.read(PROC_INTERRUPTS)?);
+    std::thread::sleep(window);
+    let after = counts(&root.read(PROC_INTERRUPTS)?);
+    Ok(after
+        .into_iter()
+        .map(|(number, now)| {
+            let then = before.get(&number);
+            let grew = now
+                .into_iter()
+                .filter_map(|(cpu, n)| {
+                    let was = then
+                        .and_then(|t| t.iter().find(|(c, _)| *c == cpu))
+                        .map_or(0, |(_, n)| *n);
+                    let d = n.saturating_sub(was);
+                    (d > 0).then_some((cpu, d))
+                })
+                .collect();
+            (number, grew)
+        })
+        .collect())
+}
+
 /// A CPU set as the kernel's hex mask (`3`, `fc`, `1,00000000`): 32-bit words, most
 /// significant first, as `smp_affinity`, `default_smp_affinity` and workqueue `cpumask`
 /// files take it. The empty set is `0`.

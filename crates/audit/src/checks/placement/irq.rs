@@ -8,8 +8,12 @@
 //! fixed; and kernel-managed queue IRQs (NVMe I/O queues, virtio-blk/scsi request queues,
 //! `*-qN` and `*-msixN` vectors of multi-queue storage drivers) are spread one queue per CPU
 //! by the kernel and refuse writes too. The audit cannot write to tell, so "managed" is a
-//! heuristic: such a name *and* an affinity narrower than the online CPUs, reported as
-//! "probably managed" with `isolcpus=managed_irq` as the fix. Network queue IRQs such as
+//! heuristic, reported as "probably managed" with `isolcpus=managed_irq` as the fix: the
+//! request queues of virtio-blk/scsi and NVMe I/O queues by their names alone (those drivers
+//! always ask for managed vectors; a device with one queue gets one spread over every CPU, so
+//! its affinity is not narrower than the online CPUs, and writes to it still fail — seen on
+//! this project's VM after `rtlab tune apply`), other queue-style names only with an affinity
+//! narrower than the online CPUs. Network queue IRQs such as
 //! Intel's `eth0-TxRx-3` are not managed (their drivers only hint an affinity), so they are
 //! judged like any other IRQ. IRQs with no handler are skipped.
 
@@ -19,7 +23,7 @@ use sys::irq::{DEFAULT_SMP_AFFINITY, Irq, to_mask};
 
 use super::{Split, count, cpus_word, few, split, split_and_irqs};
 use crate::check::{Check, Outcome};
-use crate::context::{Ctx, isolcpus_split};
+use crate::context::Ctx;
 
 pub(super) const AFFINITY: Check = Check {
     id: "irq.affinity",
@@ -36,7 +40,7 @@ pub(super) const EFFECTIVE_AFFINITY: Check = Check {
     group: Group::Placement,
     severity: Severity::Fail,
     why: "an IRQ delivered to an RT CPU runs its hard handler there, adding its duration to the RT thread's latency each time it fires",
-    run: effective_affinity,
+    run: effective::effective_affinity,
 };
 
 pub(super) const DEFAULT_AFFINITY: Check = Check {
@@ -107,10 +111,21 @@ pub fn classify(irq: &Irq, online: &CpuSet) -> Kind {
         .affinity
         .as_ref()
         .is_some_and(|a| !a.is_empty() && !online.difference(a).is_empty());
-    if narrow && irq.actions.iter().any(|a| looks_managed(a)) {
+    if irq.actions.iter().any(|a| always_managed(a))
+        || (narrow && irq.actions.iter().any(|a| looks_managed(a)))
+    {
         return Kind::Managed;
     }
     Kind::Movable
+}
+
+/// Queue IRQ names whose drivers always ask for kernel-managed vectors: NVMe I/O queues
+/// (`nvme0q3`) and virtio-blk/scsi request queues (`virtio2-req.0`, `virtio1-request.3`).
+fn always_managed(name: &str) -> bool {
+    looks_managed(name)
+        && (name.starts_with("nvme")
+            || (name.starts_with("virtio")
+                && (name.contains("-req.") || name.contains("-request."))))
 }
 
 /// Queue IRQ names the kernel usually manages: `nvme0q3` (not `q0`, the admin queue),
@@ -257,130 +272,6 @@ fn fired_text(irq: &Irq, rt: &CpuSet) -> String {
     format!("{} on {}", irq.count_on(rt), cpus_word(&on))
 }
 
-fn effective_affinity(ctx: &Ctx) -> Outcome {
-    let (s, table) = match split_and_irqs(ctx) {
-        Ok(v) => v,
-        Err(o) => return o,
-    };
-    let kinds = kinds(&table.irqs, ctx.online());
-    let uses_requested = table.irqs.iter().all(|i| i.effective.is_none());
-    let mut fired = Vec::new();
-    let mut managed = Vec::new();
-    let mut quiet = Vec::new();
-    for (irq, kind) in table.irqs.iter().zip(&kinds) {
-        if matches!(kind, Kind::Unused | Kind::Fixed(_)) {
-            continue;
-        }
-        let Some(placed) = irq.effective.as_ref().or(irq.affinity.as_ref()) else {
-            continue;
-        };
-        if placed.intersection(&s.rt).is_empty() {
-            continue;
-        }
-        let has_fired = !table.counted || !irq.fired_on(&s.rt).is_empty();
-        match (kind, has_fired) {
-            (Kind::Managed, _) => managed.push(irq),
-            (_, true) => fired.push(irq),
-            (_, false) => quiet.push(irq),
-        }
-    }
-    let file = if uses_requested {
-        "smp_affinity_list"
-    } else {
-        "effective_affinity_list"
-    };
-    let describe = |irq: &Irq| {
-        let placed = irq
-            .effective
-            .as_ref()
-            .or(irq.affinity.as_ref())
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        if table.counted {
-            format!("{placed}; /proc/interrupts: {}", fired_text(irq, &s.rt))
-        } else {
-            placed
-        }
-    };
-    let mut outcome = if !fired.is_empty() {
-        let verb = if fired.len() == 1 { "is" } else { "are" };
-        let what = if table.counted {
-            format!("{verb} delivered to RT CPUs and have fired there")
-        } else {
-            format!(
-                "{verb} delivered to RT CPUs (/proc/interrupts unreadable, so whether they fired is unknown)"
-            )
-        };
-        let names = few(fired.iter().map(|i| {
-            if table.counted {
-                format!("{} {}", i.label(), fired_text(i, &s.rt))
-            } else {
-                i.label()
-            }
-        }));
-        let o = Outcome::problem(format!(
-            "{} {what}: {names}",
-            count(fired.len(), "IRQ", "IRQs")
-        ));
-        if table.counted {
-            o
-        } else {
-            o.with_severity(Severity::Warn)
-        }
-    } else if !managed.is_empty() {
-        Outcome::warn(format!(
-            "only probably kernel-managed IRQs are delivered to RT CPUs: {}",
-            few(managed.iter().map(|i| i.label()))
-        ))
-    } else {
-        let mut summary = format!(
-            "no IRQ that can be moved is delivered to RT {}",
-            cpus_word(&s.rt)
-        );
-        if !quiet.is_empty() {
-            summary = format!(
-                "{} placed on RT CPUs but never fired there: {}",
-                count(quiet.len(), "IRQ is", "IRQs are"),
-                few(quiet.iter().map(|i| i.label()))
-            );
-        }
-        return exclusions(Outcome::pass(summary), &table.irqs, &kinds);
-    };
-    if uses_requested {
-        outcome = outcome.evidence(
-            "/proc/irq/*/effective_affinity_list",
-            "absent on this kernel; the requested smp_affinity_list stands in",
-        );
-    }
-    for irq in fired.iter().chain(&managed).take(super::FEW) {
-        outcome = outcome.evidence(format!("/proc/irq/{}/{file}", irq.number), describe(irq));
-    }
-    if !managed.is_empty() {
-        outcome = outcome.evidence(
-            "probably kernel-managed (cannot be moved from user space)",
-            few(managed.iter().map(|i| i.label())),
-        );
-    }
-    outcome = exclusions(outcome, &table.irqs, &kinds);
-    if !fired.is_empty() {
-        outcome = move_fixes(outcome, &fired, &s);
-    }
-    if !managed.is_empty() {
-        let (flags, _) = ctx
-            .cmdline()
-            .value("isolcpus")
-            .map(isolcpus_split)
-            .unwrap_or_default();
-        if !flags.contains(&"managed_irq") {
-            outcome = outcome.fix_boot(format!("isolcpus=managed_irq,domain,{}", s.rt));
-        }
-        outcome = outcome.fix_advice(
-            "managed queue IRQs follow the CPUs that submit I/O: with isolcpus=managed_irq the kernel keeps them on housekeeping CPUs whenever a queue has one; otherwise keep I/O submission off the RT CPUs",
-        );
-    }
-    outcome
-}
-
 fn default_affinity(ctx: &Ctx) -> Outcome {
     let s = match split(ctx) {
         Ok(s) => s,
@@ -414,5 +305,6 @@ fn default_affinity(ctx: &Ctx) -> Outcome {
     .fix_boot(format!("irqaffinity={}", s.hk))
 }
 
+mod effective;
 #[cfg(test)]
 mod tests;
