@@ -23,10 +23,15 @@ use crate::store_args::DbArgs;
 pub const EXPLAIN_LONG: &str = "\
 Explain why threads woke late: for each spike, the timeline on its CPU from the timer's expiry \
 to the thread running, and the delay split into parts — the timer interrupt's own delay (and \
-what kept it off: a handler, interrupts off in a task, an idle or stalled CPU), interrupt \
-handlers and softirqs, the task that held the CPU (higher priority, same priority, or a \
-lower-priority one that could not be preempted, or an IRQ thread), the scheduler's switch — \
-with a story, a table of parts with their share, and what limits the explanation.
+what kept it off: a handler, an idle CPU, or a stretch with no event at all — interrupts \
+off, or a stall the trace cannot tell apart from it without the preemptirq tracepoints), \
+interrupt handlers and softirqs with what the trace shows inside them (the hrtimers a timer \
+interrupt expired, the tasks they woke, the softirqs raised, and the pattern that fits, such \
+as concurrent hrtimer expiries of ordinary tasks, with its fix), the task that held the CPU \
+(higher priority, same priority, or a lower-priority one that could not be preempted, or an \
+IRQ thread), the scheduler's switch — with a story, a table of parts with their share, and \
+what limits the explanation. A trace without a real-time thread's wake-up has nothing to \
+explain, and rtlab says so rather than tell a story.
 
 SOURCE is a run measured with --trace (its id, a unique prefix, `last`, or its result file), \
 or a trace file: the kernel's trace or trace_pipe text (any trace clock), `trace-cmd report` \
@@ -53,7 +58,9 @@ EXAMPLES:
 
 EXIT STATUS:
     0    explained (or analysed)
-    2    nothing to explain: the run has no trace, the file holds no usable events";
+    2    nothing to explain, and the message names what is missing: the run has no trace, the
+         file holds no usable events, or no real-time thread's timer wake-up (a trace of normal
+         tasks only: their delays are the fair scheduler's sharing, not a missed deadline)";
 
 /// Options of `rtlab explain`.
 #[derive(Debug, Args)]
@@ -193,6 +200,21 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     }
     let offset = scan.clock_offset_ns;
     let spikes = chosen(&scan, args.worst);
+    if spikes.is_empty() {
+        // Timer wake-ups, but none of a real-time thread and no breach marker: nothing here
+        // is a latency an explanation could honestly account for.
+        let (normal, prios) = scan.normal_wakeups();
+        let prios: Vec<String> = prios.iter().map(i32::to_string).collect();
+        return Err(UsageError(format!(
+            "{name}: no real-time thread's timer wake-up to explain: the {normal} timer wake-ups \
+             it holds are of normal tasks (kernel priority {}), whose delays are the fair \
+             scheduler sharing the CPU, not a missed deadline; record while the real-time thread \
+             runs (`rtlab measure --trace`, or cyclictest under trace-cmd record -e sched -e irq \
+             -e timer); `rtlab explain sched {name}` shows every task's delays",
+            prios.join(", ")
+        ))
+        .into());
+    }
     let specs: Vec<WindowSpec> = spikes
         .iter()
         .map(|(w, _)| WindowSpec {

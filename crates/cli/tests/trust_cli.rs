@@ -270,7 +270,8 @@ fn a_result_file_from_elsewhere_is_checked_and_its_figures_derived_again() {
     for (name, edit, why) in [
         (
             "cpu.json",
-            Box::new(|r: &mut MeasureRun| r.cpus[0].cpu = 4_000_000_000) as Box<dyn Fn(&mut MeasureRun)>,
+            Box::new(|r: &mut MeasureRun| r.cpus[0].cpu = 4_000_000_000)
+                as Box<dyn Fn(&mut MeasureRun)>,
             "beyond the largest CPU",
         ),
         (
@@ -295,4 +296,33 @@ fn a_result_file_from_elsewhere_is_checked_and_its_figures_derived_again() {
     // A directory or a huge file named as a RUN is refused in one line.
     let (code, _, err) = run(rtlab(d).arg("show").arg(d));
     assert_eq!(code, Some(2), "{err}");
+}
+
+/// A trace of ordinary tasks only: nothing to explain, and the message names what is missing
+/// (it used to tell of a priority-120 task "held up by a same-priority task").
+#[test]
+fn a_trace_without_a_real_time_thread_has_nothing_to_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("normal.txt");
+    let lines = [
+        "             app-800     [001] d..1. 100.000000: hrtimer_start: hrtimer=00000000cccc function=hrtimer_wakeup expires=100001000000 softexpires=100001000000 mode=ABS",
+        "             app-800     [001] d..2. 100.000001: sched_switch: prev_comm=app prev_pid=800 prev_prio=120 prev_state=S ==> next_comm=build next_pid=600 next_prio=120",
+        "           build-600     [001] d.h1. 100.001002: hrtimer_expire_entry: hrtimer=00000000cccc function=hrtimer_wakeup now=100001002000",
+        "           build-600     [001] dNh2. 100.001003: sched_wakeup: comm=app pid=800 prio=120 target_cpu=001",
+        "           build-600     [001] d..2. 100.003000: sched_switch: prev_comm=build prev_pid=600 prev_prio=120 prev_state=R ==> next_comm=app next_pid=800 next_prio=120",
+    ];
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let (code, out, err) = run(rtlab(dir.path()).arg("explain").arg(&trace));
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.is_empty(), "no story: {out}");
+    assert!(
+        err.contains("no real-time thread's timer wake-up")
+            && err.contains("kernel priority 120")
+            && err.contains("rtlab measure --trace"),
+        "{err}"
+    );
+    // The analyses still read what the trace has.
+    let (code, out, _) = run(rtlab(dir.path()).args(["explain", "sched"]).arg(&trace));
+    assert_eq!(code, Some(0));
+    assert!(out.contains("app"), "{out}");
 }

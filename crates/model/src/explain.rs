@@ -98,6 +98,73 @@ pub struct Part {
     pub times: u32,
     /// Its share of the latency, 0..=1.
     pub share: f64,
+    /// For an interrupt handler: what the trace shows it doing inside (the hrtimers it
+    /// expired, the tasks they woke, the softirqs it raised). Absent for other parts, and for
+    /// a handler in whose time the trace shows nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inside: Option<HandlerInside>,
+}
+
+/// What an interrupt handler did, as far as the trace shows: the work behind its duration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandlerInside {
+    /// hrtimer expiries handled in it (`hrtimer_expire_entry`), in all.
+    pub timer_expiries: u32,
+    /// Their callbacks with how many expiries each (`hrtimer_wakeup` 17), most first.
+    pub timer_callbacks: Vec<(String, u32)>,
+    /// Tasks woken in it (`sched_waking` in the handler), most woken first.
+    pub woken: Vec<WokenTask>,
+    /// Softirqs it raised (`softirq_raise`): `TIMER`, `SCHED`, `HRTIMER`.
+    pub softirqs_raised: Vec<String>,
+    /// The pattern this work fits, when one does (see [`HandlerPattern`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<HandlerPattern>,
+}
+
+/// A task woken inside an interrupt handler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WokenTask {
+    /// Its name.
+    pub comm: String,
+    /// Its pid.
+    pub pid: u32,
+    /// Its kernel priority (below 100: real-time).
+    pub prio: i32,
+    /// Times it was woken there.
+    pub times: u32,
+}
+
+/// A known shape of interrupt work that delays real-time threads, with its remedy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandlerPattern {
+    /// Many hrtimers of ordinary (non-real-time) tasks expiring in one timer interrupt: each
+    /// expiry runs its callback and wakes its task in hard interrupt context, ahead of the
+    /// real-time thread whose own timer is due (a timer storm, many threads sleeping to
+    /// nearby times).
+    ConcurrentHrtimerExpiries,
+}
+
+impl HandlerPattern {
+    /// The pattern in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HandlerPattern::ConcurrentHrtimerExpiries => {
+                "concurrent hrtimer expiries of non-real-time tasks: the timer interrupt runs every due timer's callback and wake-up in hard interrupt context before the real-time thread can run"
+            }
+        }
+    }
+
+    /// What to do about it.
+    pub fn fix(self) -> &'static str {
+        match self {
+            HandlerPattern::ConcurrentHrtimerExpiries => {
+                "on a PREEMPT_RT kernel the hrtimers of non-real-time tasks expire in the timer softirq (ktimers thread) instead, off the real-time thread's path; in the application, use fewer and coarser timers for non-real-time work (one periodic timer serving several jobs, timer slack via prctl(PR_SET_TIMERSLACK), periods that do not coincide with the real-time thread's)"
+            }
+        }
+    }
 }
 
 /// The kinds of delay an explanation tells apart.

@@ -296,6 +296,7 @@ fn trace() -> model::explain::TraceCapture {
                 start_ns: 3_000,
                 times: 1,
                 share: 0.999,
+                inside: None,
             }],
             culprit: PartKind::HigherPriorityTask,
             story: "CPU 1 woke 5012 us late.".to_string(),

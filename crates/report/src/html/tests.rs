@@ -483,6 +483,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
                 start_ns: 24_000,
                 times: 2,
                 share: 0.989,
+                inside: None,
             }],
             culprit: PartKind::HigherPriorityTask,
             story: "CPU 1: rtlab/1 woke 5762 us late; <hog> held the CPU.".into(),

@@ -7,10 +7,16 @@
 //! interrupt handler or softirq when one is open, else the task on the CPU. Before the timer
 //! fired, task time is the timer interrupt's delay (the interrupt could not come: interrupts
 //! were off, or the CPU was idle or stalled); between the wake-up and the switch-in it is the
-//! task that held the CPU, judged by its priority against the thread's.
+//! task that held the CPU, judged by its priority against the thread's. An interrupt handler's
+//! part carries what the trace shows inside it ([`super::inside`]).
+//!
+//! A stretch without events is said to be no more than the trace proves: without the
+//! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
+//! off, or the CPU may have stalled where no tracepoint can see (hypervisor, SMI, firmware).
 
 use model::explain::{Explanation, Milestones, Part, PartKind};
 
+use super::inside::Inside;
 use super::owned::{Ev, TaskRef, What};
 use super::piece::{Phase, Piece};
 use super::repair::repair;
@@ -189,6 +195,7 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     let mut running = start_task;
     let mut irqs_off = window.irqs_off_at_start.unwrap_or(false);
     let mut stack: Vec<(PartKind, String)> = Vec::new();
+    let mut inside = Inside::default();
     let mut pieces: Vec<Piece> = Vec::new();
     let mut t = d;
     let phase_at = |ts: u64| {
@@ -247,11 +254,19 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         if let Some(off) = e.irqs_off {
             irqs_off = off;
         }
+        if matches!(stack.last(), Some((PartKind::Irq, _))) {
+            inside.note(&e.what);
+        }
         match &e.what {
-            What::IrqIn(label) => stack.push((PartKind::Irq, label.clone())),
+            What::IrqIn(label) => {
+                stack.push((PartKind::Irq, label.clone()));
+                inside.enter(label);
+            }
             What::SoftIn(label) => stack.push((PartKind::Softirq, label.clone())),
             What::IrqOut | What::SoftOut => {
-                stack.pop();
+                if let Some((PartKind::Irq, _)) = stack.pop() {
+                    inside.leave(e.ts_ns, d);
+                }
             }
             What::Switch { next, .. } => {
                 running = Some(next.clone());
@@ -261,8 +276,13 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         }
     }
 
+    inside.close_all();
     let latency = end - d;
-    let parts = merge(&pieces, d, latency);
+    let mut parts = merge(&pieces, d, latency);
+    let thread_pid = thread.as_ref().map(|t| t.pid).or(spike.pid);
+    for p in parts.iter_mut().filter(|p| p.kind == PartKind::Irq) {
+        p.inside = inside.of(&p.what, thread_pid);
+    }
     let culprit = parts.first().map_or(PartKind::Untraced, |p| p.kind);
     let milestones = Milestones {
         timer_fired_ns: fired.map(|_| t_fired - d),
@@ -330,7 +350,11 @@ fn task_piece(
                  firmware)"
                     .to_string()
             } else if irqs_off {
-                format!("interrupts off in {who}")
+                format!(
+                    "no event while {who} ran, with interrupts off at its last event: they \
+                     stayed off, or the CPU stalled (hypervisor, SMI, firmware); without the \
+                     preemptirq tracepoints the trace cannot tell which"
+                )
             } else {
                 format!(
                     "nothing traced while {who} ran: interrupts off without a tracepoint, or \
@@ -357,6 +381,12 @@ fn task_piece(
             Some(r) if r.prio == UNKNOWN_PRIO => (
                 PartKind::Scheduler,
                 format!("{} (pid {}, priority unknown)", r.comm, r.pid),
+            ),
+            // A normal (fair-scheduled) thread shares the CPU with the other normal tasks;
+            // their priorities decide nothing, so no priority story is told.
+            Some(r) if thread_prio.is_some_and(|p| p >= 100) && r.prio >= 100 => (
+                PartKind::Scheduler,
+                format!("{who}, sharing the CPU under the fair scheduler"),
             ),
             Some(r) => match thread_prio {
                 Some(p) if r.prio < p => (PartKind::HigherPriorityTask, who),
@@ -391,6 +421,7 @@ fn merge(pieces: &[Piece], deadline: u64, latency: u64) -> Vec<Part> {
                 start_ns: p.start - deadline,
                 times: 1,
                 share: 0.0,
+                inside: None,
             }),
         }
         last = Some((p.kind, &p.what, p.end));

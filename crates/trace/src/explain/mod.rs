@@ -6,6 +6,7 @@
 //! tells it. A run's own capture (small, kept with the run) goes through the same functions.
 
 mod attribute;
+mod inside;
 mod owned;
 mod piece;
 mod repair;
@@ -15,6 +16,7 @@ mod switches;
 mod window;
 
 pub use attribute::{Spike, explain};
+pub use inside::describe as describe_inside;
 pub use owned::{Ev, TaskRef, What};
 pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
 pub use story::us;

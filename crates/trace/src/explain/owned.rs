@@ -103,8 +103,22 @@ pub enum What {
     Marker(String),
     /// Interrupts or preemption went off (preemptirq events).
     Off(String),
+    /// A softirq was raised (`softirq_raise`): its name (`TIMER`).
+    SoftRaise(String),
     /// Anything else (it still shows the CPU was running traced code).
     Other(String),
+}
+
+/// The kernel's name of softirq `vec` (`softirq_to_name` in kernel/softirq.c), else the
+/// number.
+fn softirq_name(vec: u32) -> String {
+    const NAMES: [&str; 10] = [
+        "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+        "RCU",
+    ];
+    NAMES
+        .get(vec as usize)
+        .map_or_else(|| vec.to_string(), |n| (*n).to_string())
 }
 
 /// An event kept for an explanation.
@@ -183,6 +197,7 @@ impl Ev {
             },
             Kind::Marker { text } => What::Marker(text.to_string()),
             Kind::IrqsOff { caller } => What::Off(format!("interrupts off at {caller}")),
+            Kind::SoftirqRaise { vec } => What::SoftRaise(softirq_name(*vec)),
             Kind::PreemptOff { caller } => What::Off(format!("preemption off at {caller}")),
             _ => What::Other(event.name.to_string()),
         };

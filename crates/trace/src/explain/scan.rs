@@ -294,14 +294,10 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 t.migrations += 1;
             }
             Kind::IrqEntry { irq, name } => {
-                open.entry(e.cpu)
-                    .or_default()
-                    .push((format!("irq {irq} {name}"), e.ts_ns));
+                enter(&mut open, e.cpu, format!("irq {irq} {name}"), e.ts_ns);
             }
             Kind::VectorEntry { what } => {
-                open.entry(e.cpu)
-                    .or_default()
-                    .push((format!("{what} interrupt"), e.ts_ns));
+                enter(&mut open, e.cpu, format!("{what} interrupt"), e.ts_ns);
             }
             Kind::SoftirqEntry { vec, action } => {
                 let name = if action.is_empty() {
@@ -309,7 +305,7 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 } else {
                     format!("softirq {action}")
                 };
-                open.entry(e.cpu).or_default().push((name, e.ts_ns));
+                enter(&mut open, e.cpu, name, e.ts_ns);
             }
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
                 if let Some((name, start)) = open.get_mut(&e.cpu).and_then(Vec::pop) {
@@ -361,18 +357,39 @@ pub fn is_break_marker(text: &str) -> bool {
     text.starts_with("rtlab: break:") || text.starts_with("hit latency threshold")
 }
 
+/// Handlers open on one CPU at most: real nesting is a few deep (a softirq, an interrupt, an
+/// NMI); entries without exits beyond this are a damaged trace, and the oldest is dropped so
+/// the scan's memory stays bounded.
+const MAX_OPEN: usize = 32;
+
+/// A handler `name` started on `cpu` at `ts`.
+fn enter(open: &mut HashMap<u32, Vec<(String, u64)>>, cpu: u32, name: String, ts: u64) {
+    let stack = open.entry(cpu).or_default();
+    if stack.len() >= MAX_OPEN {
+        stack.remove(0);
+    }
+    stack.push((name, ts));
+}
+
 impl Scan {
-    /// The timer wake-ups of real-time tasks (or of every task when none is real-time),
-    /// worst first, at most `n`.
+    /// The timer wake-ups of real-time tasks (kernel priority below 100), worst first, at
+    /// most `n`. Only those: a normal task's wake-up delay is the fair scheduler sharing the
+    /// CPU, which no latency budget or priority argument explains (see
+    /// [`Scan::normal_wakeups`]).
     pub fn worst(&self, n: usize) -> Vec<&Wakeup> {
-        let rt = self.wakeups.iter().any(|w| w.prio < 100);
-        let mut all: Vec<&Wakeup> = self
-            .wakeups
-            .iter()
-            .filter(|w| !rt || w.prio < 100)
-            .collect();
+        let mut all: Vec<&Wakeup> = self.wakeups.iter().filter(|w| w.prio < 100).collect();
         all.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(self.clock_offset_ns)));
         all.truncate(n);
         all
+    }
+
+    /// How many of the kept timer wake-ups are of normal (not real-time) tasks, and the
+    /// priorities seen among them: what a trace without a real-time thread holds instead.
+    pub fn normal_wakeups(&self) -> (usize, Vec<i32>) {
+        let normal: Vec<&Wakeup> = self.wakeups.iter().filter(|w| w.prio >= 100).collect();
+        let mut prios: Vec<i32> = normal.iter().map(|w| w.prio).collect();
+        prios.sort_unstable();
+        prios.dedup();
+        (normal.len(), prios)
     }
 }

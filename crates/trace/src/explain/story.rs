@@ -39,6 +39,12 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
     );
 
     let m = &x.milestones;
+    let inside_of = |label: &str| {
+        x.parts
+            .iter()
+            .find(|p| p.kind == PartKind::Irq && p.what == label)
+            .and_then(|p| p.inside.as_ref())
+    };
     let top = |phase: Phase, n: usize| -> Vec<String> {
         let mut sums: Vec<(String, PartKind, u64)> = Vec::new();
         for p in pieces.iter().filter(|p| p.phase == phase) {
@@ -55,7 +61,11 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
             .filter(|(_, _, d)| *d >= 1_000)
             .take(n)
             .map(|(w, k, d)| match k {
-                PartKind::Irq | PartKind::Softirq => format!("{w} ran {}", us(d)),
+                PartKind::Irq => match inside_of(&w) {
+                    Some(i) => format!("{w} ran {}: {}", us(d), super::inside::describe(i)),
+                    None => format!("{w} ran {}", us(d)),
+                },
+                PartKind::Softirq => format!("{w} ran {}", us(d)),
                 PartKind::TimerDelay => format!("{} with {w}", us(d)),
                 PartKind::HigherPriorityTask => {
                     format!("{w}, of higher priority, held the CPU for {}", us(d))
@@ -136,6 +146,22 @@ pub(super) fn tell(x: &Explanation, pieces: &[Piece], measured: bool) -> String 
             us(p.duration_ns),
             p.share * 100.0
         );
+    }
+    // The patterns the handlers' work fits, each named once with its fix.
+    let mut named = Vec::new();
+    for p in &x.parts {
+        if let Some(pattern) = p.inside.as_ref().and_then(|i| i.pattern)
+            && !named.contains(&pattern)
+        {
+            named.push(pattern);
+            let _ = write!(
+                s,
+                " Pattern: {} ({}). Fix: {}.",
+                pattern.describe(),
+                p.what,
+                pattern.fix()
+            );
+        }
     }
     s
 }

@@ -372,3 +372,235 @@ fn a_migration_of_the_thread_is_said() {
         x.caveats
     );
 }
+
+/// A trace line on CPU 1 at 100 s + `us`.
+fn at(task: &str, pid: u32, flags: &str, us: u64, event: &str) -> String {
+    line(task, pid, flags, us, event)
+}
+
+/// Issue 13: under `--load timer-storm` the worst spikes were `local_timer` interrupts of
+/// 85–300 us that ran many hrtimer expiries, each waking an ordinary task. The handler's part
+/// says so, the pattern is named, and its fix given.
+#[test]
+fn a_timer_storm_inside_the_timer_interrupt_is_decomposed_and_named() {
+    let mut t = at(
+        "rt",
+        500,
+        "d..1.",
+        0,
+        "hrtimer_start: hrtimer=00000000aaaa function=hrtimer_wakeup expires=100001000000 softexpires=100001000000 mode=ABS",
+    );
+    t += &at(
+        "rt",
+        500,
+        "d..2.",
+        1,
+        "sched_switch: prev_comm=rt prev_pid=500 prev_prio=49 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+    );
+    t += &at("<idle>", 0, "d.h1.", 1000, "local_timer_entry: vector=236");
+    // 17 timers of ordinary tasks expire first, each waking its task.
+    for i in 0..17u64 {
+        let us = 1005 + i * 10;
+        let pid = 700 + i as u32 % 6;
+        t += &at(
+            "<idle>",
+            0,
+            "d.h2.",
+            us,
+            &format!(
+                "hrtimer_expire_entry: hrtimer=00000000b{i:03} function=hrtimer_wakeup now={}",
+                100_000_000_000 + us * 1000
+            ),
+        );
+        t += &at(
+            "<idle>",
+            0,
+            "d.h3.",
+            us + 2,
+            &format!("sched_waking: comm=storm{pid} pid={pid} prio=120 target_cpu=001"),
+        );
+        t += &at(
+            "<idle>",
+            0,
+            "d.h2.",
+            us + 8,
+            &format!("hrtimer_expire_exit: hrtimer=00000000b{i:03}"),
+        );
+    }
+    t += &at(
+        "<idle>",
+        0,
+        "d.h2.",
+        1176,
+        "softirq_raise: vec=1 [action=TIMER]",
+    );
+    t += &at(
+        "<idle>",
+        0,
+        "d.h2.",
+        1180,
+        "hrtimer_expire_entry: hrtimer=00000000aaaa function=hrtimer_wakeup now=100001180000",
+    );
+    t += &at(
+        "<idle>",
+        0,
+        "dNh3.",
+        1181,
+        "sched_wakeup: comm=rt pid=500 prio=49 target_cpu=001",
+    );
+    t += &at(
+        "<idle>",
+        0,
+        "dNh2.",
+        1182,
+        "hrtimer_expire_exit: hrtimer=00000000aaaa",
+    );
+    t += &at("<idle>", 0, "dNh1.", 1185, "local_timer_exit: vector=236");
+    t += &at(
+        "<idle>",
+        0,
+        "d..2.",
+        1188,
+        "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49",
+    );
+    let (_, xs) = explain_worst(&t, 1);
+    let x = &xs[0];
+    eprintln!("{}", x.story);
+    assert_eq!(x.culprit, PartKind::Irq, "{}", x.story);
+    let irq = &x.parts[0];
+    assert_eq!(irq.what, "local_timer interrupt");
+    let inside = irq.inside.as_ref().expect("the handler's work");
+    assert_eq!(
+        inside.timer_expiries, 18,
+        "17 storm timers and the thread's own"
+    );
+    assert_eq!(
+        inside.timer_callbacks,
+        vec![("hrtimer_wakeup".to_string(), 18)]
+    );
+    assert_eq!(inside.woken.len(), 7, "six storm tasks and the thread");
+    assert_eq!(inside.softirqs_raised, vec!["TIMER".to_string()]);
+    assert_eq!(
+        inside.pattern,
+        Some(model::explain::HandlerPattern::ConcurrentHrtimerExpiries)
+    );
+    for said in [
+        "local_timer interrupt ran 180 us: it expired 18 hrtimers (hrtimer_wakeup 18)",
+        "woke 18 tasks (storm700 3, storm701 3, storm702 3, storm703 3, and 3 more, 1 of them real-time)",
+        "raised softirq TIMER",
+        "Pattern: concurrent hrtimer expiries of non-real-time tasks",
+        "PREEMPT_RT kernel the hrtimers of non-real-time tasks expire in the timer softirq",
+    ] {
+        assert!(x.story.contains(said), "missing {said:?} in: {}", x.story);
+    }
+}
+
+/// Issue 13: a stretch with no events after one recorded with interrupts off is not called
+/// "interrupts off": without the preemptirq tracepoints it may as well be a stall.
+#[test]
+fn a_gap_after_interrupts_off_is_not_claimed_to_be_interrupts_off() {
+    let x = synthetic(
+        &[
+            line(
+                "<idle>",
+                0,
+                "d..2.",
+                500,
+                "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker next_pid=600 next_prio=120",
+            ),
+            line(
+                "worker",
+                600,
+                "d..1.",
+                990,
+                "sched_waking: comm=kworker pid=7 prio=120 target_cpu=000",
+            ),
+        ],
+        1037,
+        1040,
+        "sched_switch: prev_comm=worker prev_pid=600 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49",
+    );
+    let gap = &x.parts[0];
+    assert_eq!(gap.kind, PartKind::TimerDelay, "{}", x.story);
+    assert!(!gap.what.contains("interrupts off in"), "{}", gap.what);
+    assert!(
+        gap.what.starts_with("no event while worker (pid 600")
+            && gap.what.contains("they stayed off, or the CPU stalled")
+            && gap.what.contains("preemptirq tracepoints"),
+        "{}",
+        gap.what
+    );
+}
+
+/// Issue 13: a trace of normal tasks only has no wake-up to explain; a normal thread's delay
+/// is never told as a same-priority FIFO story.
+#[test]
+fn normal_tasks_get_no_priority_story() {
+    let mut t = String::new();
+    t += &line(
+        "app",
+        800,
+        "d..1.",
+        0,
+        "hrtimer_start: hrtimer=00000000cccc function=hrtimer_wakeup expires=100001000000 softexpires=100001000000 mode=ABS",
+    );
+    t += &line(
+        "app",
+        800,
+        "d..2.",
+        1,
+        "sched_switch: prev_comm=app prev_pid=800 prev_prio=120 prev_state=S ==> next_comm=build next_pid=600 next_prio=120",
+    );
+    t += &line(
+        "build",
+        600,
+        "d.h1.",
+        1002,
+        "hrtimer_expire_entry: hrtimer=00000000cccc function=hrtimer_wakeup now=100001002000",
+    );
+    t += &line(
+        "build",
+        600,
+        "dNh2.",
+        1003,
+        "sched_wakeup: comm=app pid=800 prio=120 target_cpu=001",
+    );
+    t += &line(
+        "build",
+        600,
+        "d..2.",
+        3000,
+        "sched_switch: prev_comm=build prev_pid=600 prev_prio=120 prev_state=R ==> next_comm=app next_pid=800 next_prio=120",
+    );
+    let s = scan(BufReader::new(t.as_bytes())).unwrap();
+    assert!(s.worst(4).is_empty(), "no real-time wake-up to explain");
+    assert_eq!(s.normal_wakeups(), (1, vec![120]));
+    // Explained anyway (a measurement run with --policy other does), the delay is the fair
+    // scheduler's sharing, not a same-priority task.
+    let w = s.wakeups[0].clone();
+    let windows = collect(
+        BufReader::new(t.as_bytes()),
+        &[WindowSpec {
+            cpu: 1,
+            from_ts: w.deadline_ts(s.clock_offset_ns).saturating_sub(LOOKBACK_NS),
+            to_ts: w.switched_ts,
+        }],
+        false,
+    )
+    .unwrap();
+    let x = explain(
+        &windows[0],
+        &Spike {
+            cpu: 1,
+            pid: Some(800),
+            comm: Some("app".into()),
+            deadline_ts: w.deadline_ts(s.clock_offset_ns),
+            end_ts: None,
+            cycle: None,
+        },
+        s.clock_offset_ns,
+    );
+    assert!(!x.story.contains("same priority"), "{}", x.story);
+    assert!(!x.parts.iter().any(|p| p.kind == PartKind::SamePriorityTask));
+    assert!(x.story.contains("fair scheduler"), "{}", x.story);
+}

@@ -1,0 +1,211 @@
+//! What an interrupt handler did inside its time, as the trace shows it: the hrtimers it
+//! expired (`hrtimer_expire_entry` while the handler is open), the tasks woken there
+//! (`sched_waking`), the softirqs it raised. A long `local_timer` interrupt is rarely one slow
+//! thing: under a timer storm it is dozens of expiries, each waking an ordinary task, run in
+//! hard interrupt context ahead of the real-time thread. Decomposing the handler names that
+//! pattern (talk 003's "concurrent hrtimer expirations from low-priority threads") and its fix.
+
+use std::collections::BTreeMap;
+
+use model::explain::{HandlerInside, HandlerPattern, WokenTask};
+
+use super::owned::{TaskRef, What};
+
+/// Expiries of non-real-time tasks' timers in one handler from which the handler counts as a
+/// timer storm.
+const STORM_EXPIRIES: u32 = 3;
+
+/// One open handler's work so far.
+#[derive(Clone, Debug, Default)]
+struct Frame {
+    label: String,
+    expiries: u32,
+    callbacks: BTreeMap<String, u32>,
+    woken: BTreeMap<(u32, String, i32), u32>,
+    raised: Vec<String>,
+}
+
+/// The handlers open on the CPU (innermost last) and what the closed ones did, by handler.
+#[derive(Debug, Default)]
+pub(super) struct Inside {
+    open: Vec<Frame>,
+    done: BTreeMap<String, Frame>,
+}
+
+impl Inside {
+    /// A handler `label` started.
+    pub(super) fn enter(&mut self, label: &str) {
+        self.open.push(Frame {
+            label: label.to_string(),
+            ..Frame::default()
+        });
+    }
+
+    /// An event inside the innermost open handler, if one is open.
+    pub(super) fn note(&mut self, what: &What) {
+        let Some(f) = self.open.last_mut() else {
+            return;
+        };
+        match what {
+            What::TimerFired { function, .. } => {
+                f.expiries = f.expiries.saturating_add(1);
+                bump(f.callbacks.entry(function.clone()).or_default());
+            }
+            What::Woken { task, .. } => {
+                bump(f.woken.entry(key(task)).or_default());
+            }
+            What::SoftRaise(name) if !f.raised.contains(name) => f.raised.push(name.clone()),
+            _ => {}
+        }
+    }
+
+    /// The innermost handler ended at `at`; its work counts when it ran past `from` (the
+    /// deadline: a handler over before it delayed nothing).
+    pub(super) fn leave(&mut self, at: u64, from: u64) {
+        if let Some(f) = self.open.pop()
+            && at > from
+        {
+            self.keep(f);
+        }
+    }
+
+    /// The handlers still open at the end of the spike.
+    pub(super) fn close_all(&mut self) {
+        while let Some(f) = self.open.pop() {
+            self.keep(f);
+        }
+    }
+
+    fn keep(&mut self, f: Frame) {
+        let into = self.done.entry(f.label.clone()).or_insert_with(|| Frame {
+            label: f.label.clone(),
+            ..Frame::default()
+        });
+        into.expiries = into.expiries.saturating_add(f.expiries);
+        for (k, n) in f.callbacks {
+            let e = into.callbacks.entry(k).or_default();
+            *e = e.saturating_add(n);
+        }
+        for (k, n) in f.woken {
+            let e = into.woken.entry(k).or_default();
+            *e = e.saturating_add(n);
+        }
+        for r in f.raised {
+            if !into.raised.contains(&r) {
+                into.raised.push(r);
+            }
+        }
+    }
+
+    /// What handler `label` did, when the trace shows it doing anything; `thread` is the pid
+    /// of the thread whose spike this is (its own timer's expiry is not part of a storm).
+    pub(super) fn of(&self, label: &str, thread: Option<u32>) -> Option<HandlerInside> {
+        let f = self.done.get(label)?;
+        if f.expiries == 0 && f.woken.is_empty() && f.raised.is_empty() {
+            return None;
+        }
+        let mut callbacks: Vec<(String, u32)> =
+            f.callbacks.iter().map(|(k, n)| (k.clone(), *n)).collect();
+        callbacks.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut woken: Vec<WokenTask> = f
+            .woken
+            .iter()
+            .map(|((pid, comm, prio), n)| WokenTask {
+                comm: comm.clone(),
+                pid: *pid,
+                prio: *prio,
+                times: *n,
+            })
+            .collect();
+        woken.sort_by(|a, b| b.times.cmp(&a.times).then(a.pid.cmp(&b.pid)));
+        let others = woken
+            .iter()
+            .filter(|w| Some(w.pid) != thread && w.prio >= 100)
+            .map(|w| w.times)
+            .fold(0u32, u32::saturating_add);
+        let pattern = (others >= STORM_EXPIRIES && f.expiries >= STORM_EXPIRIES)
+            .then_some(HandlerPattern::ConcurrentHrtimerExpiries);
+        Some(HandlerInside {
+            timer_expiries: f.expiries,
+            timer_callbacks: callbacks,
+            woken,
+            softirqs_raised: f.raised.clone(),
+            pattern,
+        })
+    }
+}
+
+fn bump(n: &mut u32) {
+    *n = n.saturating_add(1);
+}
+
+fn key(task: &TaskRef) -> (u32, String, i32) {
+    (task.pid, task.comm.clone(), task.prio)
+}
+
+/// The handler's work in words: `it expired 17 hrtimers (hrtimer_wakeup 17) that woke 17
+/// tasks (rtlab-timer390 3, rtlab-timer391 2, ... all of normal priority) and raised softirq
+/// TIMER`.
+pub fn describe(inside: &HandlerInside) -> String {
+    let mut parts = Vec::new();
+    if inside.timer_expiries > 0 {
+        let callbacks: Vec<String> = inside
+            .timer_callbacks
+            .iter()
+            .take(3)
+            .map(|(f, n)| format!("{f} {n}"))
+            .collect();
+        parts.push(format!(
+            "expired {} ({})",
+            plural(inside.timer_expiries, "hrtimer", "hrtimers"),
+            callbacks.join(", ")
+        ));
+    }
+    if !inside.woken.is_empty() {
+        let total = inside
+            .woken
+            .iter()
+            .map(|w| w.times)
+            .fold(0u32, u32::saturating_add);
+        let names: Vec<String> = inside
+            .woken
+            .iter()
+            .take(4)
+            .map(|w| {
+                if w.times > 1 {
+                    format!("{} {}", w.comm, w.times)
+                } else {
+                    w.comm.clone()
+                }
+            })
+            .collect();
+        let more = inside.woken.len().saturating_sub(4);
+        let rt = inside.woken.iter().filter(|w| w.prio < 100).count();
+        let priority = match rt {
+            0 => ", none of them real-time".to_string(),
+            n if n == inside.woken.len() => ", all real-time".to_string(),
+            n => format!(", {n} of them real-time"),
+        };
+        parts.push(format!(
+            "woke {} ({}{}{priority})",
+            plural(total, "task", "tasks"),
+            names.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if !inside.softirqs_raised.is_empty() {
+        parts.push(format!(
+            "raised softirq {}",
+            inside.softirqs_raised.join(", ")
+        ));
+    }
+    format!("it {}", parts.join(", "))
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
