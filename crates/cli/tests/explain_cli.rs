@@ -246,8 +246,7 @@ fn hogged_run(dir: &std::path::Path, hold: Duration) -> Option<(serde_json::Valu
 #[test]
 fn live_a_fifo_99_hog_on_the_measured_cpu_is_named_with_its_duration() {
     if !is_root() {
-        eprintln!("not root: the live trace test needs tracefs and SCHED_FIFO");
-        return;
+        return common::live_skip("not root: the live trace test needs tracefs and SCHED_FIFO");
     }
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -301,8 +300,7 @@ fn live_a_fifo_99_hog_on_the_measured_cpu_is_named_with_its_duration() {
 #[test]
 fn live_the_timer_storm_shows_in_the_explanations() {
     if !is_root() {
-        eprintln!("not root: the live trace test needs tracefs and SCHED_FIFO");
-        return;
+        return common::live_skip("not root: the live trace test needs tracefs and SCHED_FIFO");
     }
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();

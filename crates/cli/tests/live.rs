@@ -151,7 +151,7 @@ fn start_long_run(json: &Path, extra: &[&str]) -> (Child, std::thread::JoinHandl
 fn sigint_and_sigterm_end_the_run_as_interrupted_and_keep_the_result() {
     let _guard = serial();
     if !is_root() {
-        return eprintln!("not root: covered by the privilege check in the other live test");
+        return common::live_skip("not root: measuring needs SCHED_FIFO");
     }
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let dma_before = dma_latency_now();
@@ -182,7 +182,7 @@ fn sigint_and_sigterm_end_the_run_as_interrupted_and_keep_the_result() {
 fn sigkill_leaves_a_valid_checkpoint() {
     let _guard = serial();
     if !is_root() {
-        return eprintln!("not root: covered by the privilege check in the other live test");
+        return common::live_skip("not root: measuring needs SCHED_FIFO");
     }
     let dma_before = dma_latency_now();
     let dir = tempfile::tempdir().unwrap();
@@ -216,7 +216,7 @@ fn sigkill_leaves_a_valid_checkpoint() {
 fn break_freezes_the_trace_with_a_marker() {
     let _guard = serial();
     if !is_root() {
-        return eprintln!("not root: covered by the privilege check in the other live test");
+        return common::live_skip("not root: measuring needs SCHED_FIFO");
     }
     let tracing = Path::new("/sys/kernel/tracing");
     let mounted_here = if tracing.join("trace_marker").exists() {
@@ -246,7 +246,9 @@ fn break_freezes_the_trace_with_a_marker() {
             let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout)).unwrap();
             assert!(!run.break_event.unwrap().trace_frozen);
             assert!(run.warnings.iter().any(|w| w.code == "break-no-trace"));
-            return eprintln!("tracefs unavailable: checked the fallback");
+            return common::live_skip(
+                "tracefs could not be mounted: only the fallback (no trace frozen) was checked",
+            );
         }
         true
     };
@@ -296,10 +298,12 @@ fn without_privileges_the_error_says_how_to_get_them() {
         .into_iter()
         .find(|p| Path::new(p).exists())
     else {
-        return eprintln!("setpriv (util-linux) not installed: cannot drop privileges here");
+        return common::live_skip(
+            "setpriv (util-linux) not installed: cannot drop privileges here",
+        );
     };
     if !is_root() {
-        return eprintln!("not root: the privilege check is covered by the first live test");
+        return common::live_skip("not root: dropping privileges needs root to start from");
     }
     // The binary must be reachable by an unprivileged user: copy it to a world-readable place.
     let dir = tempfile::tempdir().unwrap();
@@ -362,14 +366,14 @@ fn as_nobody(setpriv: &str, bin: &Path) -> Command {
 fn cyclictest_output_has_the_layout_of_real_cyclictest() {
     let _guard = serial();
     if !is_root() {
-        return eprintln!("not root: cyclictest and rtlab both need SCHED_FIFO");
+        return common::live_skip("not root: cyclictest and rtlab both need SCHED_FIFO");
     }
     let Ok(real) = Command::new("cyclictest")
         .args(["-S", "-p", "95", "-m", "-i", "1000", "-l", "300", "-q"])
         .output()
     else {
-        return eprintln!(
-            "cyclictest is not installed (apt-get install rt-tests): layout checked against recorded output only"
+        return common::live_skip(
+            "cyclictest is not installed (apt-get install rt-tests; .ci/run installs it)",
         );
     };
     let ours = rtlab()
@@ -442,7 +446,7 @@ fn regex_lite(pattern: &'static str) -> impl Fn(&str) -> bool {
 fn deadline_threads_pinned_to_one_cpu_get_the_root_domain_explanation() {
     let _guard = serial();
     if !is_root() {
-        return eprintln!("not root: SCHED_DEADLINE needs CAP_SYS_NICE");
+        return common::live_skip("not root: SCHED_DEADLINE needs CAP_SYS_NICE");
     }
     let out = rtlab()
         .args([

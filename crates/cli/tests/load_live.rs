@@ -233,7 +233,7 @@ fn sigint_ends_an_open_ended_load_normally_and_a_timed_one_as_interrupted() {
 fn sigkill_leaves_no_process_file_or_cgroup_behind() {
     let _guard = serial();
     if !is_root() {
-        return;
+        return common::live_skip("not root: the live load tests place and stop real processes");
     }
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().to_str().unwrap().to_string();
@@ -290,7 +290,7 @@ fn sigkill_leaves_no_process_file_or_cgroup_behind() {
 fn measure_under_load_records_what_the_load_achieved() {
     let _guard = serial();
     if !is_root() {
-        return;
+        return common::live_skip("not root: the live load tests place and stop real processes");
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
@@ -338,7 +338,7 @@ fn measure_under_load_records_what_the_load_achieved() {
 fn load_cgroup_holds_the_load_and_is_removed() {
     let _guard = serial();
     if !is_root() {
-        return;
+        return common::live_skip("not root: the live load tests place and stop real processes");
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("load.json");

@@ -10,7 +10,21 @@ use std::time::{Duration, Instant};
 
 use common::{is_root, last_cpu, plan_snapshot, rtlab, serial, thread_sched, wait_for};
 
-const CPUSET: &str = "/sys/fs/cgroup/cpuset";
+/// The cpuset hierarchy `tune apply` uses here: v1's `cpuset` mount, else a cgroup v2 root
+/// whose controllers include cpuset; `None` when neither exists.
+fn cpuset_dir() -> Option<PathBuf> {
+    let v1 = Path::new("/sys/fs/cgroup/cpuset");
+    if v1.join("cpuset.cpus").exists() {
+        return Some(v1.to_path_buf());
+    }
+    ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|d| {
+            std::fs::read_to_string(d.join("cgroup.controllers"))
+                .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpuset"))
+        })
+}
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,9 +32,12 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// rtlab's cgroups in the v1 cpuset hierarchy (none when it is not mounted).
+/// rtlab's cgroups in the cpuset hierarchy (none when there is none).
 fn rtlab_cpusets() -> Vec<String> {
-    std::fs::read_dir(CPUSET)
+    let Some(dir) = cpuset_dir() else {
+        return Vec::new();
+    };
+    std::fs::read_dir(dir)
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -104,19 +121,17 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
 
 /// Whether this machine can run the live tuned evaluation; says why not in the output.
 fn live_ready() -> bool {
-    if !is_root() {
-        eprintln!("not root: --tuned changes the machine; the bad-input test covers the checks");
-        return false;
-    }
-    if last_cpu().is_none() {
-        eprintln!("one CPU: nothing to split");
-        return false;
-    }
-    if !Path::new(CPUSET).join("cpuset.cpus").exists() {
-        eprintln!("no v1 cpuset here: --tuned refuses (covered as bad input)");
-        return false;
-    }
-    true
+    let why = if !is_root() {
+        "not root: --tuned changes the machine"
+    } else if last_cpu().is_none() {
+        "one CPU: nothing to split"
+    } else if cpuset_dir().is_none() {
+        "no cpuset controller here (neither a v1 cpuset mount nor cpuset in a v2 root's cgroup.controllers)"
+    } else {
+        return true;
+    };
+    common::live_skip(why);
+    false
 }
 
 /// What a live test starts from: the last CPU, its plan, the plan's files now, a store and a
@@ -325,7 +340,7 @@ fn sigterm_during_a_tuned_phase_still_reverts() {
         .spawn()
         .unwrap();
     // A tuned phase runs once a process is in the RT cpuset: then stop the evaluation.
-    let procs = Path::new(CPUSET).join("rtlab-rt/cgroup.procs");
+    let procs = cpuset_dir().unwrap().join("rtlab-rt/cgroup.procs");
     let start = Instant::now();
     while !std::fs::read_to_string(&procs).is_ok_and(|p| !p.trim().is_empty()) {
         assert!(

@@ -56,8 +56,7 @@ fn a_split_without_housekeeping_is_one_line_and_exit_2() {
 fn this_machine_plans_and_its_script_parses() {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     if online.trim() == "0" {
-        eprintln!("one CPU: nothing to split");
-        return;
+        return common::live_skip("one CPU: nothing to split");
     }
     let last = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
     let out = rtlab()
@@ -151,15 +150,13 @@ fn irq_threads() -> Vec<String> {
 #[test]
 fn live_apply_audit_revert_on_the_last_cpu() {
     if !common::is_root() {
-        eprintln!("not root: the live tune test needs to write /proc and /sys");
-        return;
+        return common::live_skip("not root: the live tune test needs to write /proc and /sys");
     }
     let _one = common::serial();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
     if last == "0" {
-        eprintln!("one CPU: nothing to isolate");
-        return;
+        return common::live_skip("one CPU: nothing to isolate");
     }
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");

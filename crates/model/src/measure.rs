@@ -360,7 +360,10 @@ impl MeasureRun {
             if !seen.insert(c.cpu) {
                 return Err(format!("CPU {} appears twice", c.cpu));
             }
-            let n = c.histogram.checked_count().ok_or("a histogram holds more than 2^64 samples")?;
+            let n = c
+                .histogram
+                .checked_count()
+                .ok_or("a histogram holds more than 2^64 samples")?;
             total = total
                 .checked_add(n)
                 .and_then(|t| t.checked_add(c.raw.count))

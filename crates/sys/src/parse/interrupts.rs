@@ -190,7 +190,7 @@ Err:          0
     #[test]
     fn reads_this_host() {
         let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {
-            return;
+            return crate::live_skip("no /proc/interrupts here");
         };
         let irqs = parse(&text);
         assert!(!irqs.cpus.is_empty());
