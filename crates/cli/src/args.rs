@@ -21,9 +21,12 @@ const EXIT_STATUS: &str = "\
 EXIT STATUS:
     0    the command ran and every verdict passed
     1    the command ran and a verdict failed (latency over --fail-above, --break fired, an
-         audit finding failed)
-    2    bad input or a setup error (the message says which value and how to fix it)
-    130  interrupted by SIGINT or SIGTERM (the result is kept, with status \"interrupted\")";
+         audit finding failed, a run that cannot be judged: unfinished or without samples)
+    2    bad input or a setup error (the message says which value and how to fix it); an
+         input that could not be read never passes
+    130  interrupted by SIGINT or SIGTERM (the result is kept, with status \"interrupted\")
+
+Each command's help and man page (`rtlab help COMMAND`, rtlab-COMMAND(1)) lists its own.";
 
 /// rtlab's command line.
 #[derive(Debug, Parser)]
@@ -52,7 +55,7 @@ pub enum Command {
     #[command(long_about = crate::audit_args::AUDIT_LONG, after_long_help = crate::audit_args::AUDIT_AFTER)]
     Audit(Box<crate::audit_args::AuditArgs>),
     /// Kernel configuration tools: the real-time-relevant differences between two configs.
-    #[command(long_about = crate::audit_args::KCONFIG_LONG)]
+    #[command(long_about = crate::audit_args::KCONFIG_LONG, after_long_help = crate::exit::help::GROUP)]
     Kconfig(crate::audit_args::KconfigArgs),
     /// Evaluate the machine in one command: audit, measure idle / 60% / full load, compare,
     /// report.
@@ -80,11 +83,11 @@ pub enum Command {
     Compare(crate::compare_cmd::CompareArgs),
     /// Write an HTML report with latency plots over one or more runs (self-contained; --svg
     /// writes the plots as SVG files too).
-    #[command(long_about = crate::report_cmd::REPORT_LONG, after_long_help = crate::store_args::RUN_HELP)]
+    #[command(long_about = crate::report_cmd::REPORT_LONG, after_long_help = format!("{}\n\n{}", crate::store_args::RUN_HELP, crate::exit::help::REPORT))]
     Report(crate::report_cmd::ReportArgs),
     /// Import results other tools wrote (cyclictest JSON, histograms, summary lines; rtla
     /// timerlat hist) as stored runs.
-    #[command(long_about = crate::import_cmd::IMPORT_LONG)]
+    #[command(long_about = crate::import_cmd::IMPORT_LONG, after_long_help = crate::exit::help::IMPORT)]
     Import(crate::import_cmd::ImportArgs),
     /// Explain why threads woke late: from a run measured with --trace or a trace file, the
     /// timer, IRQs, softirqs and tasks that stood in the way; `irqs`, `sched` and `wakeups`
@@ -93,16 +96,17 @@ pub enum Command {
     Explain(crate::explain_cmd::ExplainArgs),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = crate::exit::help::GROUP)]
     Tune(crate::tune_cmd::TuneCommand),
     /// Record kernel traces (`rtlab trace record -o trace.txt`) for `rtlab explain`.
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = crate::exit::help::GROUP)]
     Trace(crate::trace_cmd::TraceCommand),
     /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
     #[command(hide = true)]
     Guardian,
     /// Print a shell completion script to standard output.
     #[command(
+        after_long_help = crate::exit::help::DONE,
         long_about = "Print a completion script for SHELL to standard output, e.g.\n\n    \
         rtlab completions bash > /etc/bash_completion.d/rtlab\n    \
         rtlab completions zsh > \"${fpath[1]}/_rtlab\""
@@ -113,6 +117,7 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// Write man pages (rtlab.1 and one per command) into a directory.
+    #[command(after_long_help = crate::exit::help::DONE)]
     Man {
         /// Directory to write into (created if missing).
         #[arg(long, short, value_name = "DIR")]
@@ -151,9 +156,12 @@ CYCLICTEST EQUIVALENTS:
 
 EXIT STATUS:
     0    every CPU's maximum within --fail-above (or no threshold given)
-    1    --fail-above exceeded, or --break fired
-    2    bad input or setup error
-    130  interrupted by SIGINT/SIGTERM";
+    1    --fail-above exceeded, --break fired, or a CPU measured no samples
+    2    bad input or setup error, found before measuring (privileges, --json, --db,
+         --trace-dir); or the result file could not be written at the end (the run is still
+         stored and printed)
+    130  interrupted by SIGINT/SIGTERM/SIGHUP: the run stops in order whatever more signals
+         come, and its result (status \"interrupted\") is printed, written and stored";
 
 /// What `rtlab measure` prints to standard output at the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

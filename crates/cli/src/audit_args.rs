@@ -95,6 +95,7 @@ pub struct AuditArgs {
 pub enum AuditAction {
     /// Copy exactly the files the audit reads into DIR (hostname scrubbed), with a
     /// MANIFEST.toml: a bug report that `rtlab audit --root DIR` can replay.
+    #[command(after_long_help = crate::exit::help::DONE)]
     Capture {
         /// A new (or empty) directory.
         #[arg(value_name = "DIR")]
@@ -142,6 +143,7 @@ pub struct KconfigArgs {
 #[derive(Debug, Subcommand)]
 pub enum KconfigAction {
     /// The real-time-relevant differences between two kernel configs.
+    #[command(after_long_help = crate::exit::help::DONE)]
     Diff {
         /// The old config (before the upgrade).
         #[arg(value_name = "OLD")]

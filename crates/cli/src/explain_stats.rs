@@ -31,10 +31,13 @@ const STATS_SCHEMA: &str = "rtlab.trace-stats/1";
 pub enum Analysis {
     /// Interrupt handler and softirq durations per handler: count, mean, p99, maximum, and
     /// the handlers slower than --threshold (slow top halves).
+    #[command(after_long_help = crate::exit::help::ANALYSIS)]
     Irqs(AnalysisArgs),
     /// Each task's delay from wake-up to running (the maximum run delay) and its migrations.
+    #[command(after_long_help = crate::exit::help::ANALYSIS)]
     Sched(AnalysisArgs),
     /// Each CPU's wake-up latency of real-time tasks' timer wake-ups, from tracepoints.
+    #[command(after_long_help = crate::exit::help::ANALYSIS)]
     Wakeups(AnalysisArgs),
 }
 

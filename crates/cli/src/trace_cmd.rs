@@ -21,6 +21,7 @@ pub enum TraceCommand {
     /// Record a kernel trace into FILE: the scheduler, IRQ, softirq, timer, IPI and workqueue
     /// events `rtlab explain` reads (or --events), in a private tracefs instance with the mono
     /// clock, for --duration or until Ctrl-C.
+    #[command(after_long_help = crate::exit::help::TRACE_RECORD)]
     Record(RecordArgs),
 }
 

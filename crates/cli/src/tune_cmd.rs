@@ -42,17 +42,21 @@ movable task (v1 exclusive cpusets where v2 has no cpuset controller).
 #[derive(Debug, Subcommand)]
 pub enum TuneCommand {
     /// Plan the boot parameters and runtime changes for real-time CPUs (reads only).
-    #[command(long_about = PLAN_LONG)]
+    #[command(long_about = PLAN_LONG, after_long_help = crate::exit::help::TUNE_PLAN)]
     Plan(PlanArgs),
     /// Apply the plan's runtime changes, each original recorded in a journal on disk before it
     /// changes (boot parameters are printed, not applied).
+    #[command(after_long_help = crate::exit::help::TUNE_APPLY)]
     Apply(ApplyArgs),
     /// Put back everything the journal records, newest first: tasks, files, cgroups.
+    #[command(after_long_help = crate::exit::help::TUNE_REVERT)]
     Revert(JournalArgs),
     /// Show what the journal applied and whether each file still holds it.
+    #[command(after_long_help = crate::exit::help::TUNE_STATUS)]
     Status(JournalArgs),
     /// Run a command inside the RT CPUs' cpuset that `tune apply` created (after apply, every
     /// other task is confined to the housekeeping CPUs): `rtlab tune run -- ./my-rt-app`.
+    #[command(after_long_help = crate::exit::help::TUNE_RUN)]
     Run(RunInArgs),
     /// Keep IRQs that appear after apply off the RT CPUs, and the IRQ rules applied.
     #[command(long_about = crate::irqd_cmd::IRQD_LONG, after_help = crate::irqd_cmd::IRQD_AFTER)]

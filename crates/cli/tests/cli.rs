@@ -306,4 +306,46 @@ fn help_reads_like_a_man_page_and_docs_generate() {
         .code(0);
     let page = std::fs::read_to_string(dir.path().join("rtlab-measure.1")).unwrap();
     assert!(page.contains("interval"), "{page}");
+    // Issue 13: every command and subcommand documents its exit statuses, in its help and
+    // its man page.
+    let pages: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for sub in [
+        "tune-apply",
+        "tune-revert",
+        "explain-irqs",
+        "trace-record",
+        "kconfig-diff",
+    ] {
+        assert!(
+            pages.iter().any(|p| p.ends_with(format!("rtlab-{sub}.1"))),
+            "no page for {sub}"
+        );
+    }
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        assert!(text.contains("EXIT STATUS"), "{}", page.display());
+    }
+    for args in [
+        &["measure"][..],
+        &["show"],
+        &["export"],
+        &["compare"],
+        &["import"],
+        &["report"],
+        &["tune", "apply"],
+        &["tune", "status"],
+        &["explain", "sched"],
+        &["trace", "record"],
+        &["audit", "capture"],
+    ] {
+        rtlab()
+            .args(args)
+            .arg("--help")
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("EXIT STATUS"));
+    }
 }
