@@ -160,10 +160,23 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
     if let Some(cpus) = &args.cpus {
         CpuSpec::parse(cpus).map_err(|e| UsageError(format!("--cpus {cpus}: {e}")))?;
     }
+    // Every output is checked before the first phase: the store every phase saves into, and
+    // the report (named after the host and date in the current directory unless -o).
     if let Some(path) = &args.output {
         sys::fs::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    } else if !args.no_report {
+        sys::fs::check_creatable(Path::new("rtlab-report.html")).map_err(|e| {
+            UsageError(format!(
+                "the report goes into the current directory, which cannot be written ({e}); give -o FILE or --no-report"
+            ))
+        })?;
     }
+    crate::store_cmd::open(args.db.db.as_deref()).map_err(|e| {
+        UsageError(format!(
+            "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
+        ))
+    })?;
     let tuning = if args.tuned {
         Some(crate::run_tuned::prepare(args, root)?)
     } else {

@@ -205,6 +205,21 @@ fn bad_outputs_are_refused_before_anything_is_measured() {
     let (code, _, err) = run(rtlab(d).args(["trace", "record", "-D", "1h", "-o", here]));
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("is a directory"), "{err}");
+    // `rtlab run` saves every phase: a store it cannot write is refused before the first.
+    let start = std::time::Instant::now();
+    let (code, _, err) = run(rtlab(d).arg("--root").arg(tree()).args([
+        "run",
+        "--fake-clock",
+        "5us",
+        "--phase",
+        "20s",
+        "--no-report",
+        "--db",
+        here,
+    ]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("run store cannot be used"), "{err}");
+    assert!(start.elapsed().as_secs() < 10, "a phase ran first");
 }
 
 #[test]
