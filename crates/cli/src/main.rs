@@ -39,6 +39,27 @@ use crate::args::{Cli, Command};
 use crate::exit::{Exit, UsageError};
 
 fn main() -> ExitCode {
+    // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
+    // failed to bound: one line, the guards' destructors run (restoring the machine), exit 2.
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        console::error(&format!(
+            "internal error{at}: {what}; this is a bug in rtlab, please report it with the command and its input"
+        ));
+    }));
+    std::panic::catch_unwind(run).unwrap_or(ExitCode::from(2))
+}
+
+/// Parses the command line and runs the command.
+fn run() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
