@@ -169,3 +169,26 @@ fn two_sigints_while_tracing_still_save_the_result_and_remove_the_instance() {
         .collect();
     assert!(mine.is_empty(), "trace instances left: {mine:?}");
 }
+
+/// The first checkpoint with samples comes within about a second, whatever --checkpoint says:
+/// an rtlab killed early (SIGKILL, a lost machine) still leaves figures behind.
+#[test]
+fn a_kill_two_seconds_in_leaves_a_checkpoint_with_samples() {
+    let _guard = serial();
+    if !is_root() {
+        return live_skip("not root: measuring needs SCHED_FIFO");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, _reader) = start(dir.path(), &[]);
+    std::thread::sleep(Duration::from_millis(2500));
+    kill(child.id() as i32, libc::SIGKILL);
+    wait_for(&mut child, Duration::from_secs(10));
+    let run = MeasureRun::from_json(&std::fs::read_to_string(dir.path().join("run.json")).unwrap())
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Running);
+    assert!(run.all.raw.count > 0, "the checkpoint holds no samples");
+    assert!(
+        run.unjudgeable().is_some(),
+        "an unfinished run passes no gate"
+    );
+}
