@@ -154,6 +154,13 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
             window.lost_markers
         ));
     }
+    if window.truncated {
+        caveats.push(format!(
+            "the window held more than {} events, and those after them were not read: a damaged \
+             trace, or a thread that was not switched in for a very long time",
+            super::window::MAX_WINDOW_EVENTS
+        ));
+    }
     if window.buffer_started_late {
         caveats.push(
             "the CPU's trace buffer starts inside the window: older events are gone".to_string(),

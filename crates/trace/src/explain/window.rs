@@ -20,6 +20,10 @@ pub struct WindowSpec {
     pub to_ts: u64,
 }
 
+/// The most events one window keeps: a real spike's window holds thousands; more is a damaged
+/// trace or a switch-in that never comes, and memory must not grow with the file.
+pub(crate) const MAX_WINDOW_EVENTS: usize = 500_000;
+
 /// The events of one window.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Window {
@@ -42,6 +46,8 @@ pub struct Window {
     pub buffer_started_late: bool,
     /// The kept events' lines as the trace printed them (when asked for).
     pub text: String,
+    /// Whether the window reached [`MAX_WINDOW_EVENTS`] and its later events were not kept.
+    pub truncated: bool,
 }
 
 /// Reads the trace once more and fills one [`Window`] per spec.
@@ -122,6 +128,10 @@ pub fn collect<R: BufRead>(
                     Kind::Waking { .. } | Kind::Wakeup { .. } | Kind::Migrate { .. }
                 );
             if !relevant {
+                continue;
+            }
+            if w.events.len() >= MAX_WINDOW_EVENTS {
+                w.truncated = true;
                 continue;
             }
             let ev = kept.get_or_insert_with(|| Ev::new(&e, &kind)).clone();
