@@ -88,10 +88,8 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+        let text = sys::fs::read_input_text(path, model::limits::MAX_IMPORT_BYTES)
             .map_err(|e| UsageError(format!("{name}: {e}")))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| UsageError(format!("{name}: not a text file (invalid UTF-8)")))?;
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())
             .unwrap_or_else(|_| SystemTime::now());

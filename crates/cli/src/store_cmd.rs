@@ -63,14 +63,8 @@ pub fn save(
 pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
     let path = Path::new(spec);
     if path.exists() {
-        let bytes = sys::fs::read_input(path, model::limits::MAX_RESULT_BYTES)
+        let text = sys::fs::read_input_text(path, model::limits::MAX_RESULT_BYTES)
             .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            UsageError(format!(
-                "{}: not an rtlab result: not UTF-8 text",
-                path.display()
-            ))
-        })?;
         return MeasureRun::from_json(&text)
             .map_err(|e| UsageError(format!("{}: {e}", path.display())).into());
     }

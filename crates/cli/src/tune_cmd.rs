@@ -151,14 +151,8 @@ impl SplitArgs {
     pub fn rules(&self) -> Result<Vec<IrqRule>> {
         let mut rules = self.irq_rules.clone();
         if let Some(path) = &self.irq_rules_file {
-            let bytes = sys::fs::read_input(path, model::limits::MAX_RULES_BYTES)
+            let text = sys::fs::read_input_text(path, model::limits::MAX_RULES_BYTES)
                 .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                UsageError(format!(
-                    "--irq-rules-file {}: not UTF-8 text",
-                    path.display()
-                ))
-            })?;
             let more = model::irq_rule::parse_rules(&text)
                 .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;
             rules.extend(more);

@@ -130,6 +130,12 @@ pub fn read_input(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, Strin
     Ok(bytes)
 }
 
+/// [`read_input`] for a text file: bytes that are not UTF-8 are refused too.
+pub fn read_input_text(path: &Path, limit: u64) -> std::result::Result<String, String> {
+    String::from_utf8(read_input(path, limit)?)
+        .map_err(|_| "not a text file: it is not UTF-8".to_string())
+}
+
 /// An I/O error as people read it: "No such file or directory", without "(os error 2)".
 fn plain_io(e: &io::Error) -> String {
     let text = e.to_string();
