@@ -195,7 +195,7 @@ fn check_outputs(args: &MeasureArgs) -> Result<()> {
             .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
     }
     if !args.no_store {
-        crate::store_cmd::open(args.db.as_deref()).map_err(|e| {
+        crate::store_cmd::check_usable(args.db.as_deref()).map_err(|e| {
             UsageError(format!(
                 "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --json) result"
             ))

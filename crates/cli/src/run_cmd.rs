@@ -172,7 +172,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
             ))
         })?;
     }
-    crate::store_cmd::open(args.db.db.as_deref()).map_err(|e| {
+    crate::store_cmd::check_usable(args.db.db.as_deref()).map_err(|e| {
         UsageError(format!(
             "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
         ))

@@ -34,6 +34,28 @@ pub fn open(db: Option<&Path>) -> Result<Store> {
     Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
 }
 
+/// Checks, before a run that will save into it, that the store can be used, creating nothing:
+/// an existing store is opened (its schema checked), a new one must be creatable (its
+/// directory exists or can be made, the path is not a directory).
+pub fn check_usable(db: Option<&Path>) -> Result<()> {
+    let path = db_path(db)?;
+    if path.exists() {
+        if path.is_dir() {
+            return Err(
+                UsageError(format!("{} is a directory; name a file", path.display())).into(),
+            );
+        }
+        return Store::open(&path)
+            .map(drop)
+            .map_err(|e| UsageError(e.to_string()).into());
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => sys::fs::check_dir_creatable(parent),
+        None => sys::fs::check_creatable(&path),
+    }
+    .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
 /// Opens the store for reading: a store that does not exist yet is an error, not a new file.
 pub fn open_existing(db: Option<&Path>) -> Result<Store> {
     let path = db_path(db)?;
