@@ -16,6 +16,8 @@ use model::measure::{self, CpuResult, MeasureParams, MeasureRun, Policy, RunStat
 use model::stats::Accumulator;
 use model::{CpuSet, Histogram, Nanos};
 
+use crate::ImportError;
+
 /// One thread's figures as a tool reported them, in the tool's unit (`unit_ns` per unit).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ThreadFigures {
@@ -173,19 +175,44 @@ pub(crate) fn unknown_host(cpus: &CpuSet) -> HostInfo {
     }
 }
 
-/// The run document.
-pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
+/// The last second RFC 3339's four-digit years reach (9999-12-31T23:59:59Z), since the epoch.
+const LAST_RFC3339_SECOND: u64 = 253_402_300_799;
+
+/// `t` in RFC 3339 with microseconds; `None` outside the years 1970 to 9999, which the
+/// result's dates (and `humantime`) cannot write.
+fn rfc3339(t: SystemTime) -> Option<String> {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    (since.as_secs() <= LAST_RFC3339_SECOND)
+        .then(|| humantime::format_rfc3339_micros(t).to_string())
+}
+
+/// The run document. Errors when its start or end falls outside the years 1970 to 9999 (the
+/// file's dates, or a length estimated from its counts, cannot be right), or when it would not
+/// read back as a result ([`MeasureRun::check_bounds`]: CPU numbers, counts past 2^64).
+pub(crate) fn run(
+    file: &str,
+    facts: RunFacts,
+    cpus: Vec<CpuResult>,
+) -> Result<MeasureRun, ImportError> {
+    let ended = facts.started.checked_add(facts.elapsed);
+    let (Some(started_at), Some(ended_at)) = (rfc3339(facts.started), ended.and_then(rfc3339))
+    else {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "the run would start or end outside the years 1970 to 9999 (it lasts {} s by \
+                 the file's times or its cycle count and interval), so those cannot be right",
+                facts.elapsed.as_secs()
+            ),
+        ));
+    };
     let all = measure::aggregate(&cpus);
-    let ended = facts
-        .started
-        .checked_add(facts.elapsed)
-        .unwrap_or(facts.started);
-    MeasureRun {
+    let run = MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
         status: RunStatus::Complete,
-        started_at: humantime::format_rfc3339_micros(facts.started).to_string(),
-        ended_at: humantime::format_rfc3339_micros(ended).to_string(),
+        started_at,
+        ended_at,
         elapsed_ns: Nanos(u64::try_from(facts.elapsed.as_nanos()).unwrap_or(u64::MAX)),
         host: facts.host,
         params: facts.params,
@@ -197,7 +224,11 @@ pub(crate) fn run(facts: RunFacts, cpus: Vec<CpuResult>) -> MeasureRun {
         audit: None,
         import: Some(facts.import),
         trace: None,
-    }
+    };
+    // What a result file must satisfy to be read back (CPU numbers, counts that add up).
+    run.check_bounds()
+        .map_err(|e| ImportError::whole(file, e))?;
+    Ok(run)
 }
 
 /// The sum of `counts`, or `None` when it does not fit in 64 bits (a file that claims more

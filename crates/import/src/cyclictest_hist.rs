@@ -266,7 +266,7 @@ pub(crate) fn parse(
             notes,
         },
     };
-    Ok(build::run(facts, results))
+    build::run(file, facts, results)
 }
 
 /// Whitespace-separated unsigned numbers; `None` if any word is not one.

@@ -57,7 +57,14 @@ pub(crate) fn parse(
         let at = |what: String| ImportError::at(file, line, format!("thread \"{key}\": {what}"));
         let number: u32 = key
             .parse()
-            .map_err(|_| at("expected a thread number as the key".to_string()))?;
+            .ok()
+            .filter(|&n| n <= model::cpuset::MAX_CPU)
+            .ok_or_else(|| {
+                at(format!(
+                    "expected a thread number (0 to {}) as the key",
+                    model::cpuset::MAX_CPU
+                ))
+            })?;
         let t = value
             .as_object()
             .ok_or_else(|| at("expected an object".to_string()))?;
@@ -117,7 +124,10 @@ pub(crate) fn parse(
     let mut notes = Vec::new();
     let cpus: Vec<u32> = reported_cpus
         .iter()
-        .map(|c| c.and_then(|c| u32::try_from(c).ok()))
+        .map(|c| {
+            c.and_then(|c| u32::try_from(c).ok())
+                .filter(|&c| c <= model::cpuset::MAX_CPU)
+        })
         .collect::<Option<Vec<_>>>()
         .filter(|c| build::distinct(c))
         .unwrap_or_else(|| {
@@ -206,7 +216,7 @@ pub(crate) fn parse(
             notes: all_notes,
         },
     };
-    Ok(build::run(facts, results))
+    build::run(file, facts, results)
 }
 
 /// The host an rt-tests JSON document's `sysinfo` describes (cyclictest and oslat write the

@@ -118,6 +118,18 @@ pub(crate) fn lines(file: &str, text: &str) -> Result<Lines, ImportError> {
             out.dma_latency_us = Some(d);
         } else if is_summary(&line) {
             let s = summary(&line).ok_or_else(|| ImportError::at(file, i + 1, EXPECTED))?;
+            if s.thread > model::cpuset::MAX_CPU {
+                return Err(ImportError::at(
+                    file,
+                    i + 1,
+                    format!(
+                        "thread {}: a thread number stands for a CPU here, and the largest CPU \
+                         number is {}",
+                        s.thread,
+                        model::cpuset::MAX_CPU
+                    ),
+                ));
+            }
             if s.cycles > 0 && !(s.min <= s.avg && s.avg <= s.max) {
                 return Err(ImportError::at(
                     file,
@@ -205,7 +217,7 @@ pub(crate) fn parse(
             notes,
         },
     };
-    Ok(build::run(facts, results))
+    build::run(file, facts, results)
 }
 
 /// Parameters from summary lines: thread 0's priority and interval, the policy line, the dma

@@ -124,13 +124,7 @@ pub fn detect(text: &str) -> Option<Format> {
 /// file's modification time) dates runs whose source records no time.
 pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun, ImportError> {
     match detect(text) {
-        Some(Format::CyclictestJson) => cyclictest_json::parse(file, text, modified),
-        Some(Format::CyclictestHist) => cyclictest_hist::parse(file, text, modified),
-        Some(Format::CyclictestSummary) => cyclictest_summary::parse(file, text, modified),
-        Some(Format::RtlaTimerlatHist) => rtla_hist::parse(file, text, modified),
-        Some(Format::RtlaOsnoiseHist) => rtla_hist::parse_osnoise(file, text, modified),
-        Some(Format::OslatText) => oslat::parse_text(file, text, modified),
-        Some(Format::OslatJson) => oslat::parse_json(file, text, modified),
+        Some(format) => import_as(format, file, text, modified),
         None => match rtla_top(text) {
             Some(tool) => Err(ImportError::whole(
                 file,
@@ -145,6 +139,25 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
                 format!("not a format rtlab import reads; it reads {SUPPORTED}"),
             )),
         },
+    }
+}
+
+/// Reads one file's text as `format`, without detecting it: [`import`] once the format is
+/// known (and a way to read a file whose content fools [`detect`]). Errors as [`import`].
+pub fn import_as(
+    format: Format,
+    file: &str,
+    text: &str,
+    modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    match format {
+        Format::CyclictestJson => cyclictest_json::parse(file, text, modified),
+        Format::CyclictestHist => cyclictest_hist::parse(file, text, modified),
+        Format::CyclictestSummary => cyclictest_summary::parse(file, text, modified),
+        Format::RtlaTimerlatHist => rtla_hist::parse(file, text, modified),
+        Format::RtlaOsnoiseHist => rtla_hist::parse_osnoise(file, text, modified),
+        Format::OslatText => oslat::parse_text(file, text, modified),
+        Format::OslatJson => oslat::parse_json(file, text, modified),
     }
 }
 

@@ -444,7 +444,7 @@ fn read(
             notes,
         },
     };
-    Ok(build::run(facts, results))
+    build::run(file, facts, results)
 }
 
 /// `IRQ-003` → (Irq, 3).

@@ -481,3 +481,73 @@ fn a_start_time_in_any_script_is_not_a_crash() {
         let _ = import("f.json", &text, when());
     }
 }
+
+/// Found by fuzzing (target import_cyclictest_json): a file without a start time whose cycle
+/// count and interval make the run longer than the years since 1970 was dated before the
+/// epoch, and writing that date panicked (`humantime`); a start late on 9999-12-31 with a
+/// negative zone, or a long run from one, ends past what RFC 3339 writes. Both are refused.
+#[test]
+fn a_run_dated_outside_1970_to_9999_is_refused() {
+    let thread = r#""thread": {"0": {"histogram": {"1": 1}, "cycles": 1, "min": 1, "max": 1, "avg": 1.0, "tid": 1, "prio": 99, "interval": 1000}}"#;
+    let huge = thread.replace(r#""cycles": 1"#, r#""cycles": 18446744073709551615"#);
+    for text in [
+        format!(r#"{{"file_version": 1, "num_threads": 1, {huge}}}"#),
+        format!(
+            r#"{{"file_version": 1, "num_threads": 1, "start_time": "Fri, 31 Dec 9999 23:59:59 -2359", {thread}}}"#
+        ),
+    ] {
+        let e = err(&text);
+        assert!(e.contains("outside the years 1970 to 9999"), "{e}");
+    }
+    let fine = format!(
+        r#"{{"file_version": 1, "num_threads": 1, "start_time": "Fri, 31 Dec 9999 23:00:00 +0000", {thread}}}"#
+    );
+    import("f.json", &fine, when()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Found by fuzzing (target import_cyclictest_summary): `T:4000000000 (1) ...` made CPU
+/// 4000000000, beyond `MAX_CPU`, so the imported run wrote a result file that no rtlab reads
+/// back. Every importer now refuses a CPU (or thread standing for one) beyond it, naming the
+/// line.
+#[test]
+fn cpus_beyond_max_cpu_are_refused_by_every_importer() {
+    let summary = "T:8192 (1) P:80 I:1000 C: 10 Min: 1 Act: 2 Avg: 2 Max: 3\n";
+    assert!(
+        err(summary).contains("line 1: thread 8192"),
+        "{}",
+        err(summary)
+    );
+    let ok = "T:8191 (1) P:80 I:1000 C: 10 Min: 1 Act: 2 Avg: 2 Max: 3\n";
+    assert_eq!(
+        figures(&import("f", ok, when()).unwrap()),
+        vec![(8191, 10, 1000, 3000)]
+    );
+    let json = r#"{"file_version": 1, "num_threads": 1, "thread": {"4000000000": {"histogram": {"1": 1}, "cycles": 1, "min": 1, "max": 1, "avg": 1.0, "tid": 1, "prio": 99, "interval": 1000}}}"#;
+    assert!(
+        err(json).contains("thread number (0 to 8191)"),
+        "{}",
+        err(json)
+    );
+    let oslat = "Core:\t 0 9000\nCPU Freq:\t 2000 2000 (Mhz)\n001 (us):\t 1 1\nMinimum:\t 1 1 (us)\nAverage:\t 1.000 1.000 (us)\nMaximum:\t 1 1 (us)\nMax-Min:\t 0 0 (us)\nDuration:\t 1.000 1.000 (sec)\n";
+    let e = import_as(Format::OslatText, "f", oslat, when())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 1: expected one CPU number (0 to 8191)"),
+        "{e}"
+    );
+}
+
+/// Found by fuzzing (target import_oslat): per-CPU counts that each fit in 64 bits but add up
+/// past 2^64 were imported, and the result written could not be read back (`rtlab show`
+/// refused it). An imported run must pass the checks a result file must.
+#[test]
+fn counts_that_add_up_past_2_pow_64_are_refused() {
+    let text = "    Version: v0.1.0\n\n    core_i:    2 3\n    cpu_mhz:    2197 2197\n    \
+                001 (us):    9306999999998541411 9306999999998541411\n    maxlat:    1 1 (us)\n    \
+                runtime:    3600 3600 (s)\n";
+    let e = import_as(Format::OslatText, "f", text, when())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sample counts add up to more than 2^64"), "{e}");
+}

@@ -528,6 +528,25 @@ mod tests {
         assert!(msg.contains("CPU 6 is offline"), "{msg}");
     }
 
+    /// Found by fuzzing (target model_cpuset): a mask of more than 256 words set CPU 8192 and
+    /// up, beyond `MAX_CPU`, so the set printed as a list that `parse_list` refused.
+    #[test]
+    fn mask_bits_beyond_max_cpu_are_refused() {
+        let mask = format!("1{}", ",00000000".repeat(256));
+        assert_eq!(
+            CpuSet::parse_mask(&mask),
+            Err(ParseCpuSetError::TooLarge {
+                list: mask.clone(),
+                cpu: 8192
+            })
+        );
+        // Leading zero words are fine, as NR_CPUS=8192 kernels print them.
+        let zeros = format!("80000000{}", ",00000000".repeat(255));
+        assert_eq!(CpuSet::parse_mask(&zeros), Ok(CpuSet::from_cpus([MAX_CPU])));
+        let far = format!("0{}", ",0".repeat(1000));
+        assert_eq!(CpuSet::parse_mask(&far), Ok(CpuSet::new()));
+    }
+
     #[test]
     fn selector_syntax_errors() {
         assert_eq!(CpuSpec::parse(""), Err(ParseCpuSetError::Empty));

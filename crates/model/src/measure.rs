@@ -345,8 +345,10 @@ impl MeasureRun {
 
     /// What a document from outside must satisfy before anything adds its figures up: CPU
     /// numbers within [`crate::limits::MAX_CPU`], each CPU once, and sample counts that fit
-    /// in 64 bits per CPU and for all CPUs together.
-    fn check_bounds(&self) -> Result<(), String> {
+    /// in 64 bits per CPU and for all CPUs together. [`MeasureRun::from_json`] checks it; a
+    /// run built from another tool's output (`rtlab import`) must pass it too, or it would be
+    /// stored and written as a result that no rtlab reads back.
+    pub fn check_bounds(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
         let mut total: u64 = 0;
         for c in &self.cpus {

@@ -202,8 +202,8 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
                     pid: p.num("pid")?,
                     prio: p.num("prio")?,
                 },
-                orig_cpu: p.num("orig_cpu")?,
-                dest_cpu: p.num("dest_cpu")?,
+                orig_cpu: cpu_number(p.get("orig_cpu")?)?,
+                dest_cpu: cpu_number(p.get("dest_cpu")?)?,
             }
         }
         "irq_handler_entry" => {
@@ -352,13 +352,35 @@ fn wakeup(f: &str) -> Option<(Task<'_>, Option<u32>)> {
             pid: p.num("pid")?,
             prio: p.num("prio")?,
         };
-        return Some((task, p.num("target_cpu")));
+        return Some((task, target_cpu(p.get("target_cpu"))?));
     }
     let (task, rest) = plugin_task(f)?;
     let cpu = rest
         .split_once("CPU:")
-        .and_then(|(_, c)| c.split_whitespace().next()?.parse().ok());
-    Some((task, cpu))
+        .and_then(|(_, c)| c.split_whitespace().next());
+    Some((task, target_cpu(cpu)?))
+}
+
+/// A CPU field's number; `None` when it is not one or beyond [`model::cpuset::MAX_CPU`]:
+/// a CPU no kernel has is a damaged line, and what reads events sizes per-CPU state by it.
+fn cpu_number(text: &str) -> Option<u32> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&c| c <= u64::from(model::cpuset::MAX_CPU))
+        .map(|c| c as u32)
+}
+
+/// A wake-up's target CPU: `Some(None)` when absent or not a number (the event's own CPU stands
+/// in, as before), `None` (the event does not decode) when it is a number beyond any CPU.
+fn target_cpu(text: Option<&str>) -> Option<Option<u32>> {
+    let digits = text
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+    match digits {
+        Some(d) => cpu_number(d).map(Some),
+        None => Some(None),
+    }
 }
 
 /// `comm:pid [prio] REST` → the task and REST.

@@ -4,7 +4,7 @@
 //! recorded but not done; revert finds its file already holding the original and skips it.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -178,21 +178,26 @@ pub fn hold(path: &Path) -> Result<Held, String> {
 /// The entries of the journal at `path`, in order. A last line cut short by a crash is
 /// skipped (its step never started: the entry is written before the step).
 pub fn read(path: &Path) -> Result<Vec<Entry>, String> {
-    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut entries = Vec::new();
-    let lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
+    let mut text = String::new();
+    File::open(path)
+        .and_then(|mut file| file.read_to_string(&mut text))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let last = lines.len();
-    for (i, line) in lines.iter().enumerate() {
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The entries of a journal's text, in order: one JSON object a line, blank lines ignored, a
+/// last line that does not read skipped (a crash cut it short). Errors name the 1-based line.
+pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
+    let mut entries = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str(line) {
             Ok(e) => entries.push(e),
-            Err(_) if i + 1 == last => {}
-            Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
+            Err(_) if lines.peek().is_none() => {}
+            Err(e) => return Err(format!("line {}: {e}", i + 1)),
         }
     }
     Ok(entries)
@@ -203,4 +208,19 @@ pub fn close(path: &Path) -> Result<PathBuf, String> {
     let done = path.with_extension("jsonl.reverted");
     std::fs::rename(path, &done).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_last_line_is_skipped_and_a_bad_middle_line_named() {
+        let good = r#"{"step":"mkdir","path":"/sys/fs/cgroup/rt"}"#;
+        let cut = format!("{good}\n\n{{\"step\":\"wri");
+        assert_eq!(parse(&cut).unwrap().len(), 1);
+        let bad = format!("{good}\nnot json\n{good}\n");
+        assert!(parse(&bad).unwrap_err().starts_with("line 2: "));
+        assert_eq!(parse("").unwrap(), Vec::new());
+    }
 }

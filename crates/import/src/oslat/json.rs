@@ -60,7 +60,8 @@ pub(crate) fn parse_json(
             .get("cpu")
             .and_then(Value::as_u64)
             .and_then(|c| u32::try_from(c).ok())
-            .ok_or_else(|| at("expected a number `cpu`"))?;
+            .filter(|&c| c <= model::cpuset::MAX_CPU)
+            .ok_or_else(|| at("expected a CPU number `cpu` (0 to 8191)"))?;
         let hist = t
             .get("histogram")
             .and_then(Value::as_object)

@@ -290,7 +290,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             notes,
         },
     };
-    Ok(build::run(facts, results))
+    build::run(file, facts, results)
 }
 /// `001 (us): ...` → the label in ns.
 fn row_label(line: &str) -> Option<u64> {

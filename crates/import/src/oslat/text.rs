@@ -62,13 +62,19 @@ pub(crate) fn parse_text(
         };
         let label = label.trim();
         if matches!(label, "Core" | "core_i") {
-            let cpus = numbers(rest).ok_or_else(|| {
-                ImportError::at(file, n, "expected one CPU number per thread after `Core:`")
-            })?;
+            let cpus = numbers(rest)
+                .filter(|c| c.iter().all(|&c| c <= u64::from(model::cpuset::MAX_CPU)))
+                .ok_or_else(|| {
+                    ImportError::at(
+                        file,
+                        n,
+                        "expected one CPU number (0 to 8191) per thread after `Core:`",
+                    )
+                })?;
             r.threads = cpus
                 .into_iter()
                 .map(|cpu| Thread {
-                    cpu: u32::try_from(cpu).unwrap_or(u32::MAX),
+                    cpu: cpu as u32,
                     ..Thread::default()
                 })
                 .collect();

@@ -314,20 +314,26 @@ fn unquote(text: &str) -> &str {
     t
 }
 
-/// Whether `cmd:TEXT` reads back as `command`: its quotes close, no `,` or `@` stands
-/// outside them (either would end the item), and unquoting it gives the command.
-fn reads_back(text: &str, command: &str) -> bool {
-    let mut quote = None;
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, ',' | '@') => return false,
-            _ => {}
-        }
-    }
-    quote.is_none() && unquote(text).trim() == command
+/// How a `cmd` generator prints: the first of `cmd:"COMMAND"`, `cmd:'COMMAND'` and
+/// `cmd:COMMAND` (each with the placement after it) that reads back as the same generator, since
+/// a command may hold quotes, commas and `@` of its own; the first when none does.
+fn cmd_text(command: &str, cpus: Option<&CpuSet>) -> String {
+    let at = cpus.map(|c| format!("@{c}")).unwrap_or_default();
+    let forms = [
+        format!("cmd:\"{command}\"{at}"),
+        format!("cmd:'{command}'{at}"),
+        format!("cmd:{command}{at}"),
+    ];
+    let reads_back = |text: &&String| {
+        let one_item = matches!(split_items(text).as_deref(), Ok([item]) if item == *text);
+        one_item
+            && GeneratorSpec::parse(text).is_ok_and(|g| {
+                g.cpus.as_ref() == cpus
+                    && matches!(&g.kind, GeneratorKind::Cmd { command: c } if c == command)
+            })
+    };
+    let [first, ..] = &forms;
+    forms.iter().find(reads_back).unwrap_or(first).clone()
 }
 
 fn too_many(item: &str, usage: &str) -> LoadSpecError {
@@ -556,6 +562,10 @@ fn size(item: &str, text: &str, min: u64) -> Result<u64, LoadSpecError> {
 
 impl fmt::Display for GeneratorSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let GeneratorKind::Cmd { command } = &self.kind {
+            // The placement is part of how the command must be quoted.
+            return f.write_str(&cmd_text(command, self.cpus.as_ref()));
+        }
         write!(f, "{}", self.kind)?;
         if let Some(cpus) = &self.cpus {
             write!(f, "@{cpus}")?;
@@ -617,17 +627,7 @@ impl fmt::Display for GeneratorKind {
                 Protocols::Both => write!(f, "{name}:{flows}"),
             },
             GeneratorKind::Fork { workers } => write!(f, "{name}:{workers}"),
-            GeneratorKind::Cmd { command } => {
-                // The first form that reads back as this command (a command holding both
-                // kinds of quote may need its own quoting kept bare).
-                let forms = [
-                    format!("\"{command}\""),
-                    format!("'{command}'"),
-                    command.clone(),
-                ];
-                let form = forms.iter().find(|t| reads_back(t, command));
-                write!(f, "{name}:{}", form.unwrap_or(&forms[0]))
-            }
+            GeneratorKind::Cmd { command } => f.write_str(&cmd_text(command, None)),
         }
     }
 }

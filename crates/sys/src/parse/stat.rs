@@ -30,15 +30,21 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     /// Every state's ticks together (guest time is already inside `user` and `nice`).
+    /// [`per_cpu_times`] reads only lines whose ticks add up within 64 bits; for figures
+    /// built otherwise the sum stops at `u64::MAX`.
     pub fn total(&self) -> u64 {
-        self.busy() + self.idle + self.iowait + self.steal
+        [self.idle, self.iowait, self.steal]
+            .into_iter()
+            .fold(self.busy(), u64::saturating_add)
     }
 
     /// Ticks this system spent doing something: user, nice, system, irq and softirq. Neither
     /// idle nor iowait, nor steal (time a hypervisor ran something else while this CPU wanted
     /// to run, which [`steal_percent_since`](CpuTimes::steal_percent_since) reports).
     pub fn busy(&self) -> u64 {
-        self.user + self.nice + self.system + self.irq + self.softirq
+        [self.nice, self.system, self.irq, self.softirq]
+            .into_iter()
+            .fold(self.user, u64::saturating_add)
     }
 
     /// Busy share in percent between `earlier` and `self`; `None` when no tick passed.
@@ -63,12 +69,16 @@ impl CpuTimes {
 }
 
 /// The per-CPU lines (`cpuN ...`) of `/proc/stat`, in file order. The all-CPU `cpu` line and
-/// malformed lines are skipped; missing trailing fields (old kernels) read as zero.
+/// malformed lines are skipped (among them a CPU number beyond [`rtlab_model::cpuset::MAX_CPU`] and
+/// ticks that add up past 64 bits); missing trailing fields (old kernels) read as zero.
 pub fn per_cpu_times(text: &str) -> Vec<(u32, CpuTimes)> {
     text.lines()
         .filter_map(|line| {
             let mut fields = line.split_ascii_whitespace();
             let cpu = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
+            if cpu > rtlab_model::cpuset::MAX_CPU {
+                return None;
+            }
             let mut v = [0u64; 8];
             for slot in &mut v {
                 match fields.next() {
@@ -76,6 +86,8 @@ pub fn per_cpu_times(text: &str) -> Vec<(u32, CpuTimes)> {
                     None => break,
                 }
             }
+            // Every sum the figures are used in must fit.
+            v.iter().try_fold(0u64, |sum, &t| sum.checked_add(t))?;
             let [user, nice, system, idle, iowait, irq, softirq, steal] = v;
             Some((
                 cpu,
@@ -113,7 +125,7 @@ pub fn process_ticks(line: &str) -> Option<u64> {
     let mut sum = 0u64;
     for _ in 0..4 {
         let value: i64 = fields.next()?.parse().ok()?;
-        sum += value.max(0) as u64;
+        sum = sum.checked_add(value.max(0) as u64)?;
     }
     Some(sum)
 }
@@ -201,6 +213,25 @@ processes 26442
         assert_eq!(process_group("1 (x)"), None);
         assert_eq!(process_ticks("4242 (short) S 1 2"), None);
         assert_eq!(process_ticks("garbage"), None);
+    }
+
+    /// Found by fuzzing (target sys_proc): a `cpuN` line whose ticks add up past 2^64 made
+    /// `busy()` overflow; such a line (and a CPU number beyond `MAX_CPU`) is now skipped as
+    /// malformed, and process ticks past 2^64 are `None`.
+    #[test]
+    fn ticks_past_64_bits_are_malformed() {
+        let text = "cpu0 18446744073709551615 1 0 0 0 0 0 0\ncpu8192 1 2 3 4\ncpu1 1 2 3 4\n";
+        let cpus = per_cpu_times(text);
+        assert_eq!(cpus.len(), 1);
+        assert_eq!((cpus[0].0, cpus[0].1.total()), (1, 10));
+        let huge = CpuTimes {
+            user: u64::MAX,
+            idle: 1,
+            ..CpuTimes::default()
+        };
+        assert_eq!((huge.busy(), huge.total()), (u64::MAX, u64::MAX));
+        let line = "1 (x) S 1 1 1 0 -1 0 0 0 0 0 9223372036854775807 9223372036854775807 2 0";
+        assert_eq!(process_ticks(line), None);
     }
 
     #[test]

@@ -235,3 +235,32 @@ proptest::proptest! {
         let _ = decode_fields(name, &fields);
     }
 }
+
+/// Found by fuzzing (target trace_explain): a wake-up's `target_cpu=19999999` decoded as is,
+/// and the explain pass grew its per-CPU state to that many CPUs (1.7 GB and seconds for a
+/// 683-line trace). CPU fields beyond `MAX_CPU` now leave the event undecoded.
+#[test]
+fn cpu_fields_beyond_max_cpu_do_not_decode() {
+    let head = "x-1 [000] d.h.. 1.000000:";
+    for fields in [
+        "sched_waking: comm=a pid=2 prio=120 target_cpu=19999999",
+        "sched_wakeup: comm=a pid=2 prio=120 target_cpu=18446744073709551616",
+        "sched_wakeup: a:2 [120] success=1 CPU:8192",
+        "sched_migrate_task: comm=a pid=2 prio=120 orig_cpu=0 dest_cpu=4000000000",
+        "sched_migrate_task: comm=a pid=2 prio=120 orig_cpu=-1 dest_cpu=0",
+    ] {
+        assert_eq!(kind(&format!("{head} {fields}")), Kind::Other, "{fields}");
+    }
+    let waking = |target: &str| match kind(&format!(
+        "{head} sched_waking: comm=a pid=2 prio=120 target_cpu={target}"
+    )) {
+        Kind::Waking { target_cpu, .. } => target_cpu,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(waking("8191"), Some(8191));
+    assert_eq!(
+        waking("x"),
+        None,
+        "not a number: the event's own CPU stands in"
+    );
+}

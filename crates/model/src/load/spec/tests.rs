@@ -226,6 +226,29 @@ proptest! {
     }
 }
 
+/// Found by fuzzing (target model_load_spec): a command holding both kinds of quote was
+/// printed inside single quotes and no longer read (`measure --load` hands the printed spec to
+/// its load child, which reads it again).
+#[test]
+fn a_command_with_both_quotes_prints_as_it_reads() {
+    for text in [
+        r#"cmd:"'"N"#,
+        r#"cmd:"sh -c 'echo a, b'""#,
+        r#"cmd:'say "hi"'@1"#,
+        r#"cmd:a"'"b'"'"#,
+        r#"cmd:"a',7"b@u:0-1@0-4"#,
+        r#"cmd:"a',3"b]@,0UU%@0-4"#,
+    ] {
+        let spec = LoadSpec::parse(text).unwrap();
+        let printed = spec.to_string();
+        assert_eq!(
+            LoadSpec::parse(&printed),
+            Ok(spec),
+            "{text} printed as {printed}"
+        );
+    }
+}
+
 #[test]
 fn bytes_read_in_the_largest_unit_reached() {
     assert_eq!(format_bytes(0.0), "0 B");
