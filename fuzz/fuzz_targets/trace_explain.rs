@@ -1,0 +1,76 @@
+//! Fuzz target `trace_explain`: arbitrary bytes as a trace file through `rtlab explain FILE`'s
+//! pipeline: the first pass (`trace::explain::scan`), the wake-ups chosen as the command
+//! chooses them (before each breach marker, then the worst), the second pass over their
+//! windows (`trace::explain::collect`), each spike explained (`trace::explain::explain`) and
+//! the document rendered as text and JSON (`report::explain`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use model::explain::{ExplainDoc, SCHEMA};
+use trace::explain::{self, LOOKBACK_NS, Spike, Wakeup, WindowSpec};
+
+/// How many of the worst wake-ups are explained (`--worst`'s default).
+const WORST: usize = 3;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(scan) = explain::scan(data) else {
+        return;
+    };
+    let _ = scan.worst(usize::MAX);
+    if scan.read.events == 0 || scan.wakeups.is_empty() {
+        return;
+    }
+    let offset = scan.clock_offset_ns;
+    // As `explain_cmd::chosen`: the wake-up before each marker, then the worst.
+    let mut chosen: Vec<Wakeup> = Vec::new();
+    for (_, _, _, last) in &scan.markers {
+        if let Some(w) = last
+            && !chosen.contains(w)
+        {
+            chosen.push(w.clone());
+        }
+    }
+    let marked = chosen.len();
+    for w in scan.worst(WORST) {
+        if !chosen.contains(w) {
+            chosen.push(w.clone());
+        }
+    }
+    chosen.truncate(WORST.max(marked));
+    let specs: Vec<WindowSpec> = chosen
+        .iter()
+        .map(|w| WindowSpec {
+            cpu: w.cpu,
+            from_ts: w.deadline_ts(offset).saturating_sub(LOOKBACK_NS),
+            to_ts: w.switched_ts,
+        })
+        .collect();
+    let Ok(windows) = explain::collect(data, &specs, true) else {
+        return;
+    };
+    let explanations = chosen
+        .iter()
+        .zip(&windows)
+        .map(|(w, win)| {
+            let _ = w.latency_ns(offset);
+            let spike = Spike {
+                cpu: w.cpu,
+                pid: Some(w.pid),
+                comm: Some(w.comm.clone()),
+                deadline_ts: w.deadline_ts(offset),
+                end_ts: None,
+                cycle: None,
+            };
+            explain::explain(win, &spike, offset)
+        })
+        .collect();
+    let doc = ExplainDoc {
+        schema: SCHEMA.to_string(),
+        source: "fuzz".to_string(),
+        trace: None,
+        explanations,
+        notes: Vec::new(),
+    };
+    let _ = report::explain::explain_text(&doc);
+    let _ = report::explain::explain_json(&doc);
+});

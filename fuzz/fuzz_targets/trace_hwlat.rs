@@ -1,0 +1,19 @@
+//! Fuzz target `trace_hwlat`: arbitrary UTF-8 text as the hwlat tracer's output:
+//! `trace::hwlat::detect` and `trace::hwlat::parse`, then the story, the worst sample and the
+//! per-CPU table `rtlab explain FILE` prints.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some(text) = rtlab_fuzz::strict(data) else {
+        return;
+    };
+    let _ = trace::hwlat::detect(text);
+    let Ok(report) = trace::hwlat::parse(text) else {
+        return;
+    };
+    let _ = report.story();
+    let _ = report.worst();
+    let _ = report.per_cpu();
+});

@@ -1,0 +1,15 @@
+//! Fuzz target `trace_timerlat`: arbitrary UTF-8 text as the timerlat tracer's trace:
+//! `trace::timerlat::detect` and `trace::timerlat::parse`, then its story.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some(text) = rtlab_fuzz::strict(data) else {
+        return;
+    };
+    let _ = trace::timerlat::detect(text);
+    if let Ok(report) = trace::timerlat::parse(text) {
+        let _ = report.story();
+    }
+});
