@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use model::explain::{ExplainDoc, SCHEMA};
-use trace::explain::{self, LOOKBACK_NS, Spike, Wakeup, WindowSpec};
+use trace::explain::{self, Wakeup, WindowSpec};
 
 /// How many of the worst wake-ups are explained (`--worst`'s default).
 const WORST: usize = 3;
@@ -37,14 +37,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     chosen.truncate(WORST.max(marked));
-    let specs: Vec<WindowSpec> = chosen
-        .iter()
-        .map(|w| WindowSpec {
-            cpu: w.cpu,
-            from_ts: w.deadline_ts(offset).saturating_sub(LOOKBACK_NS),
-            to_ts: w.switched_ts,
-        })
-        .collect();
+    let specs: Vec<WindowSpec> = chosen.iter().map(|w| w.window_spec(offset)).collect();
     let Ok(windows) = explain::collect(data, &specs, true) else {
         return;
     };
@@ -53,14 +46,7 @@ fuzz_target!(|data: &[u8]| {
         .zip(&windows)
         .map(|(w, win)| {
             let _ = w.latency_ns(offset);
-            let spike = Spike {
-                cpu: w.cpu,
-                pid: Some(w.pid),
-                comm: Some(w.comm.clone()),
-                deadline_ts: w.deadline_ts(offset),
-                end_ts: None,
-                cycle: None,
-            };
+            let spike = w.spike(offset);
             explain::explain(win, &spike, offset)
         })
         .collect();

@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use clap::Args;
 use model::explain::{ExplainDoc, SCHEMA};
-use trace::explain::{self, LOOKBACK_NS, Scan, Spike, WindowSpec};
+use trace::explain::{self, Scan, WindowSpec};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
@@ -215,14 +215,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         ))
         .into());
     }
-    let specs: Vec<WindowSpec> = spikes
-        .iter()
-        .map(|(w, _)| WindowSpec {
-            cpu: w.cpu,
-            from_ts: w.deadline_ts(offset).saturating_sub(LOOKBACK_NS),
-            to_ts: w.switched_ts,
-        })
-        .collect();
+    let specs: Vec<WindowSpec> = spikes.iter().map(|(w, _)| w.window_spec(offset)).collect();
     let windows =
         explain::collect(open(path)?, &specs, false).with_context(|| format!("reading {name}"))?;
     let mut notes = Vec::new();
@@ -236,14 +229,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
                     w.cpu
                 ));
             }
-            let spike = Spike {
-                cpu: w.cpu,
-                pid: Some(w.pid),
-                comm: Some(w.comm.clone()),
-                deadline_ts: w.deadline_ts(offset),
-                end_ts: None,
-                cycle: None,
-            };
+            let spike = w.spike(offset);
             explain::explain(win, &spike, offset)
         })
         .collect();

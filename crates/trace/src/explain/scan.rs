@@ -45,6 +45,30 @@ impl Wakeup {
     pub fn latency_ns(&self, offset_ns: i64) -> u64 {
         self.switched_ts.saturating_sub(self.deadline_ts(offset_ns))
     }
+
+    /// The window the second pass keeps to explain this wake-up: its CPU from
+    /// [`super::LOOKBACK_NS`] before the deadline to the switch-in.
+    pub fn window_spec(&self, offset_ns: i64) -> super::WindowSpec {
+        super::WindowSpec {
+            cpu: self.cpu,
+            from_ts: self
+                .deadline_ts(offset_ns)
+                .saturating_sub(super::LOOKBACK_NS),
+            to_ts: self.switched_ts,
+        }
+    }
+
+    /// This wake-up as a spike to explain from a trace alone (its switch-in ends it).
+    pub fn spike(&self, offset_ns: i64) -> super::Spike {
+        super::Spike {
+            cpu: self.cpu,
+            pid: Some(self.pid),
+            comm: Some(self.comm.clone()),
+            deadline_ts: self.deadline_ts(offset_ns),
+            end_ts: None,
+            cycle: None,
+        }
+    }
 }
 
 /// Durations of one interrupt handler (or softirq).

@@ -21,25 +21,14 @@ fn explain_worst(text: &str, n: usize) -> (Scan, Vec<model::explain::Explanation
     let worst: Vec<Wakeup> = s.worst(n).into_iter().cloned().collect();
     let specs: Vec<WindowSpec> = worst
         .iter()
-        .map(|w| WindowSpec {
-            cpu: w.cpu,
-            from_ts: w.deadline_ts(s.clock_offset_ns).saturating_sub(LOOKBACK_NS),
-            to_ts: w.switched_ts,
-        })
+        .map(|w| w.window_spec(s.clock_offset_ns))
         .collect();
     let windows = collect(BufReader::new(text.as_bytes()), &specs, true).unwrap();
     let out = worst
         .iter()
         .zip(&windows)
         .map(|(w, win)| {
-            let spike = Spike {
-                cpu: w.cpu,
-                pid: Some(w.pid),
-                comm: Some(w.comm.clone()),
-                deadline_ts: w.deadline_ts(s.clock_offset_ns),
-                end_ts: None,
-                cycle: None,
-            };
+            let spike = w.spike(s.clock_offset_ns);
             explain(win, &spike, s.clock_offset_ns)
         })
         .collect();
