@@ -10,9 +10,9 @@ use model::audit::{Profile, Status};
 use report::audit::{AuditStyle, audit_markdown, audit_table};
 use sys::Root;
 
-use crate::audit_args::{AuditAction, AuditArgs, AuditFormat, AuditProfile};
 use crate::console;
 use crate::exit::{Exit, UsageError};
+use crate::flags::{AuditAction, AuditArgs, AuditFormat, KernelBuild};
 
 /// Runs `rtlab audit` with `args` on `root`.
 pub fn run(args: &AuditArgs, root: &Root) -> Result<Exit> {
@@ -32,7 +32,7 @@ pub fn run(args: &AuditArgs, root: &Root) -> Result<Exit> {
     let text = match args.format {
         AuditFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         AuditFormat::Markdown => audit_markdown(&report),
-        AuditFormat::Table => {
+        AuditFormat::Text => {
             let colour = std::io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
             audit_table(
@@ -82,9 +82,9 @@ fn options(args: &AuditArgs, root: &Root) -> Result<Options> {
         .map(|p| read("--dmesg", p, Source::kernel_log_file))
         .transpose()?;
     Ok(Options {
-        profile: match args.profile {
-            AuditProfile::Production => Profile::Production,
-            AuditProfile::Debug => Profile::Debug,
+        profile: match args.kernel_build {
+            KernelBuild::Production => Profile::Production,
+            KernelBuild::Debug => Profile::Debug,
         },
         rt_cpus: args.rt_cpus.clone(),
         kconfig,

@@ -103,6 +103,12 @@ pub fn error(message: &str) {
     let _ = writeln!(std::io::stderr(), "rtlab: {label}: {message}");
 }
 
+/// Prints a warning line outside a run's console (a renamed option, say); `--quiet` does not
+/// hide it, as it is about the command line, not the run.
+pub fn warning(message: &str) {
+    let _ = writeln!(std::io::stderr(), "rtlab: warning: {message}");
+}
+
 /// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
 pub fn print_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -1,12 +1,12 @@
 //! `rtlab completions` and `rtlab man`: shell completions and man pages generated from the
-//! one command-line definition in [`crate::args`], so they never drift from `--help`.
+//! one command-line definition in [`crate::flags`], so they never drift from `--help`.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
-use crate::args::Cli;
+use crate::flags::Cli;
 
 /// Prints the completion script for `shell`.
 pub fn completions(shell: clap_complete::Shell) {

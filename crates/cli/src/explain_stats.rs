@@ -11,61 +11,18 @@ use std::io::BufReader;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand, ValueEnum};
 use model::Histogram;
-use model::Nanos;
 use model::explain::TraceSummary;
 use model::histogram::Quantile;
-use model::nanos::parse_nanos;
 use serde_json::json;
 use trace::explain::{self, Scan, us};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
+use crate::flags::{Analysis, AnalysisArgs, ExplainFormat};
 
 /// Schema of the analyses' JSON.
 const STATS_SCHEMA: &str = "rtlab.trace-stats/1";
-
-/// The analyses.
-#[derive(Debug, Subcommand)]
-pub enum Analysis {
-    /// Interrupt handler and softirq durations per handler: count, mean, p99, maximum, and
-    /// the handlers slower than --threshold (slow top halves).
-    #[command(after_long_help = crate::exit::help::ANALYSIS)]
-    Irqs(AnalysisArgs),
-    /// Each task's delay from wake-up to running (the maximum run delay) and its migrations.
-    #[command(after_long_help = crate::exit::help::ANALYSIS)]
-    Sched(AnalysisArgs),
-    /// Each CPU's wake-up latency of real-time tasks' timer wake-ups, from tracepoints.
-    #[command(after_long_help = crate::exit::help::ANALYSIS)]
-    Wakeups(AnalysisArgs),
-}
-
-/// Options of the analyses.
-#[derive(Debug, Args)]
-pub struct AnalysisArgs {
-    /// The trace file.
-    #[arg(value_name = "TRACEFILE")]
-    pub trace: std::path::PathBuf,
-    /// Flag handlers and tasks whose maximum is above TIME.
-    #[arg(long, value_name = "TIME", value_parser = parse_nanos, default_value = "50us")]
-    pub threshold: Nanos,
-    /// Rows to show at most.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub top: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: ExplainFormat,
-}
-
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExplainFormat {
-    /// Stories and tables.
-    Text,
-    /// JSON (`rtlab.explain/1`; the analyses `rtlab.trace-stats/1`).
-    Json,
-}
 
 /// Opens a trace file for one streaming pass.
 pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {

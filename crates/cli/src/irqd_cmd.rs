@@ -8,66 +8,16 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::Args;
-use model::Nanos;
 use sys::Root;
 use sys::signals::TerminationSignals;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::tune_cmd::{JournalArgs, SplitArgs, make_request};
-
-pub const IRQD_LONG: &str = "\
-Watch /proc/interrupts and keep IRQs that appear after `rtlab tune apply` (a module loaded, a \
-device plugged, a network interface brought up) off the RT CPUs: each new IRQ that can move \
-gets the housekeeping CPUs, or the CPUs of the first --irq-rule that matches it, and its \
-handler threads the rule's policy. Every change is added to the tuning's journal first, so \
-`rtlab tune revert` takes it back with the rest; when the tuning is reverted, irqd stops.
-
-Every --interval it compares the IRQs listed with the last look (the counts are ignored); \
-every 30 s it checks all of them again, catching an IRQ that irqbalance or a person moved \
-back. It runs on the housekeeping CPUs and prints one line per change. Give it the same \
---rt-cpus, --housekeeping and rules as `tune apply`.
-
---unit prints a systemd unit that runs irqd with these options as a service (save it as \
-/etc/systemd/system/rtlab-irqd.service, then `systemctl daemon-reload` and `systemctl enable \
---now rtlab-irqd`).";
-
-pub const IRQD_AFTER: &str = "\
-EXAMPLES:
-    sudo rtlab tune apply --rt-cpus 2-7 --irq-rule 'irq/*-eth0=fifo:80@0-1'
-    sudo rtlab tune irqd --rt-cpus 2-7 --irq-rule 'irq/*-eth0=fifo:80@0-1'
-    sudo rtlab tune irqd --rt-cpus 2-7 --once         check once, then exit
-    rtlab tune irqd --rt-cpus 2-7 --irq-rules-file /etc/rtlab/irq-rules --unit \\
-        | sudo tee /etc/systemd/system/rtlab-irqd.service
-
-EXIT STATUS:
-    0    stopped by a signal, or the tuning was reverted; with --once: nothing refused
-    1    with --once: the kernel refused a change
-    2    bad input or setup error";
+use crate::flags::IrqdArgs;
+use crate::tuning::make_request;
 
 /// Checks are this many intervals apart at most, whatever changed.
 const RECHECK: Duration = Duration::from_secs(30);
-
-/// Options of `rtlab tune irqd`.
-#[derive(Debug, Args)]
-pub struct IrqdArgs {
-    /// The CPU split and the rules, as given to `tune apply`.
-    #[command(flatten)]
-    pub split: SplitArgs,
-    /// The tuning's journal, added to.
-    #[command(flatten)]
-    pub journal: JournalArgs,
-    /// How often to look at /proc/interrupts.
-    #[arg(long, value_name = "TIME", value_parser = crate::args::parse_time, default_value = "2s")]
-    pub interval: Nanos,
-    /// Check once and exit.
-    #[arg(long, conflicts_with = "unit")]
-    pub once: bool,
-    /// Print a systemd unit running irqd with these options, and exit.
-    #[arg(long)]
-    pub unit: bool,
-}
 
 /// Runs `rtlab tune irqd`.
 pub fn run(args: &IrqdArgs, root: &Root) -> Result<Exit> {

@@ -8,9 +8,9 @@ use std::path::Path;
 use anyhow::Result;
 use audit::kconfig_diff::{self, Diff};
 
-use crate::audit_args::{KconfigAction, KconfigArgs, KconfigFormat};
 use crate::console;
 use crate::exit::{Exit, UsageError};
+use crate::flags::{KconfigAction, KconfigArgs, KconfigFormat};
 
 /// The schema id of the JSON form.
 pub const SCHEMA: &str = "rtlab.kconfig-diff/1";
@@ -22,7 +22,7 @@ pub fn run(args: &KconfigArgs) -> Result<Exit> {
     let new_text = read(new)?;
     let diff = kconfig_diff::diff(&old_text, &new_text);
     let text = match format {
-        KconfigFormat::Table => table(&diff, old, new),
+        KconfigFormat::Text => table(&diff, old, new),
         KconfigFormat::Markdown => markdown(&diff, old, new),
         KconfigFormat::Json => {
             let mut value = serde_json::to_value(&diff)?;

@@ -21,8 +21,8 @@ use anyhow::{Context, Result};
 use model::load::{LoadReport, LoadSpec};
 use sys::Root;
 
-use crate::args::LoadPlacementArgs;
 use crate::exit::UsageError;
+use crate::flags::LoadPlacementArgs;
 
 /// A running load child.
 pub struct LoadChild {

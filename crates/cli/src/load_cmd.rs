@@ -13,9 +13,9 @@ use model::{CpuSet, CpuSpec, Nanos};
 use sys::Root;
 use sys::signals::TerminationSignals;
 
-use crate::args::{LoadArgs, LoadFormat, LoadPlacementArgs};
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
+use crate::flags::{LoadArgs, LoadFormat, LoadPlacementArgs};
 
 /// How often the live line and the control loop look around.
 const TICK: Duration = Duration::from_millis(100);
@@ -60,9 +60,9 @@ pub fn options(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> R
 /// Runs `rtlab load`.
 pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     let options = options(&args.spec, &args.placement, root)?;
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.output {
         sys::fs::check_creatable(path)
-            .map_err(|e| UsageError(format!("--json {}: {e}", path.display())))?;
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     // Before any thread or child exists, so all of them inherit the blocked mask.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
@@ -151,12 +151,12 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
         console::print_stdout(&(report.to_json() + "\n")).context("writing to standard output")?;
         return Ok(Exit::Ok);
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.output {
         sys::fs::write_atomically(path, report.to_json().as_bytes())
             .with_context(|| format!("writing the load report to {}", path.display()))?;
     }
     let text = match args.format {
-        LoadFormat::Table => report::load::load_table(&report),
+        LoadFormat::Text => report::load::load_table(&report),
         LoadFormat::Json => report.to_json() + "\n",
     };
     console::print_stdout(&text).context("writing to standard output")?;

@@ -6,8 +6,6 @@
 // A binary: `pub` items are visible to the crate only, as intended.
 #![allow(unreachable_pub)]
 
-mod args;
-mod audit_args;
 mod audit_cmd;
 mod compare_cmd;
 mod console;
@@ -15,6 +13,7 @@ mod docs_cmd;
 mod exit;
 mod explain_cmd;
 mod explain_stats;
+mod flags;
 mod import_cmd;
 mod irqd_cmd;
 mod kconfig_cmd;
@@ -23,11 +22,13 @@ mod load_cmd;
 mod measure_cmd;
 mod report_cmd;
 mod run_cmd;
+mod run_session;
 mod run_tuned;
-mod store_args;
+mod runs;
 mod store_cmd;
 mod trace_cmd;
 mod tune_cmd;
+mod tuning;
 
 use std::process::ExitCode;
 
@@ -35,8 +36,8 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use sys::Root;
 
-use crate::args::{Cli, Command};
 use crate::exit::{Exit, UsageError};
+use crate::flags::{Cli, Command};
 
 fn main() -> ExitCode {
     // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
@@ -60,10 +61,14 @@ fn main() -> ExitCode {
 
 /// Parses the command line and runs the command.
 fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    for notice in flags::renamed::notices(&argv) {
+        console::warning(&notice);
+    }
     let root = cli.root.clone().map_or_else(Root::host, Root::at);
     if cli.root.is_some()
         && let Err(why) = root.check_kernel_tree()
@@ -93,7 +98,7 @@ fn run() -> ExitCode {
             docs_cmd::completions(*shell);
             Ok(Exit::Ok)
         }
-        Command::Man { out } => docs_cmd::man_pages(out).map(|pages| {
+        Command::Man { output } => docs_cmd::man_pages(output).map(|pages| {
             for p in pages {
                 println!("{p}");
             }

@@ -12,9 +12,9 @@ use sys::Root;
 use model::load::LoadReport;
 use sys::signals::TerminationSignals;
 
-use crate::args::{MeasureArgs, MeasureFormat};
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
+use crate::flags::{MeasureArgs, MeasureFormat};
 use crate::load_child::LoadChild;
 
 /// How long a load runs before measuring starts, unless --warmup says otherwise.
@@ -88,8 +88,8 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     };
     let mut observer = CliObserver {
         console: &mut console,
-        json: args.json.as_deref(),
-        table: args.format == MeasureFormat::Table,
+        json: args.output.as_deref(),
+        table: args.format == MeasureFormat::Text,
         checkpoint_error: None,
         load: load.as_mut(),
         audit: audit_summary.clone(),
@@ -130,13 +130,13 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
             "a checkpoint of {} could not be written: {e}",
-            display(args.json.as_deref())
+            display(args.output.as_deref())
         ));
     }
 
     // Every output is tried, whatever happened to the others: a run someone waited hours for
     // is saved wherever it can be, printed, and only then is a failed output an error.
-    let json_error = args.json.as_ref().and_then(|path| {
+    let json_error = args.output.as_ref().and_then(|path| {
         write_result(path, &run)
             .with_context(|| format!("writing the result to {}", path.display()))
             .err()
@@ -144,7 +144,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     if !args.no_store {
         // The measurement is done and printed either way: a store that cannot be written is
         // a warning, not a failed run.
-        match crate::store_cmd::save(
+        match crate::runs::save(
             &run,
             args.db.as_deref(),
             args.label.as_deref(),
@@ -159,7 +159,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         }
     }
     let text = match args.format {
-        MeasureFormat::Table => table_text(&run),
+        MeasureFormat::Text => crate::runs::table_text(&run),
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {
             Some(limit) => {
@@ -186,42 +186,22 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
 /// Checks every output before anything is measured: the result file, the run store and the
 /// trace directory, so a bad path costs a second, not the whole run.
 fn check_outputs(args: &MeasureArgs) -> Result<()> {
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.output {
         sys::fs::check_creatable(path)
-            .map_err(|e| UsageError(format!("--json {}: {e}", path.display())))?;
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     if let Some(dir) = &args.trace_dir {
         sys::fs::check_dir_creatable(dir)
             .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
     }
     if !args.no_store {
-        crate::store_cmd::check_usable(args.db.as_deref()).map_err(|e| {
+        crate::runs::check_usable(args.db.as_deref()).map_err(|e| {
             UsageError(format!(
-                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --json) result"
+                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --output) result"
             ))
         })?;
     }
     Ok(())
-}
-
-/// The table a finished run prints (also `rtlab show`): the per-CPU table, the load achieved
-/// and the audit's line.
-pub fn table_text(run: &MeasureRun) -> String {
-    let mut text = report::table::measure_table(run);
-    if let Some(load) = &run.load {
-        text = text + "\n" + &report::load::load_table(load);
-    }
-    if let Some(line) = run
-        .audit
-        .as_ref()
-        .and_then(report::audit::measure_audit_line)
-    {
-        text = text + &line + "\n";
-    }
-    if let Some(t) = &run.trace {
-        text.push_str(&report::explain::capture_lines(t));
-    }
-    text
 }
 
 /// Exit status from the finished run.
@@ -255,7 +235,7 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
             .filter(|c| c.raw.count > 0 && c.raw.max_ns > limit.get())
         {
             console.verdict(&format!(
-                "CPU {}: max latency {} exceeds --fail-above {limit}",
+                "CPU {}: max latency {} exceeds --budget {limit}",
                 cpu.cpu,
                 us(cpu.raw.max_ns)
             ));
@@ -327,7 +307,7 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         no_mlock: args.no_mlock,
         dma_latency_us: Some(args.dma_latency.0),
         break_threshold: args.break_threshold,
-        fail_above: args.fail_above,
+        fail_above: args.budget,
         spikes: Some(args.spikes),
         checkpoint: Some(args.checkpoint),
         trace: args.trace.then(|| measure::TraceOptions {

@@ -1,103 +1,18 @@
 //! `rtlab report RUN... -o FILE [--svg DIR]`: the self-contained HTML report over stored runs
 //! or result files, and each of its plots as an SVG file.
 //!
-//! RUN arguments are resolved as everywhere else ([`crate::store_cmd::load`]); this module
-//! adds what names a run on the page (its label, else its id or file name) and writes the
-//! files, each atomically. The page itself is rendered by `report::html`.
+//! RUN arguments are resolved and named by [`crate::runs`]; this module writes the files, each
+//! atomically. The page itself is rendered by `report::html`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
-use clap::Args;
-use model::measure::MeasureRun;
 use report::html::{ReportRun, html_report};
 
 use crate::console::Console;
 use crate::exit::{Exit, UsageError};
-use crate::store_args::DbArgs;
-
-/// The long help of `rtlab report`.
-pub const REPORT_LONG: &str = "\
-Write one HTML file that shows, for each RUN: the run's header (host, kernel, preemption \
-model, when, parameters, status), the per-CPU latency table, the latency histogram (samples \
-per bin on a log scale against latency, one line per CPU: the OSADL latency plot), the \
-exceedance plot (the fraction of samples at or above each latency, which makes tails \
-comparable), the largest latency per second over the run, the load achieved, the audit \
-summary, the warnings and the environment. With several RUNs the page opens with their \
-all-CPU exceedance curves on one chart.
-
-The page is self-contained: styles and plots are inline, there is no script, and viewing it \
-fetches nothing from the network. --svg DIR writes each plot as an SVG file as well.
-
-Example: rtlab report last -o report.html; rtlab report 3f2a 9c01 last -o compare.html --svg plots";
-
-/// Options of `rtlab report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// The runs to report on, in this order (see below). With several, the page opens with
-    /// a chart comparing their tails.
-    #[arg(value_name = "RUN", required = true)]
-    pub runs: Vec<String>,
-    /// The HTML file to write (replaced atomically; viewing it needs no network).
-    #[arg(short, long, value_name = "FILE", required = true)]
-    pub output: PathBuf,
-    /// Also write every plot as an SVG file into DIR (created if missing):
-    /// RUN-histogram.svg, RUN-exceedance.svg, RUN-max-over-time.svg (RUN being the run's
-    /// id or file stem) and, for several runs, runs-exceedance.svg.
-    #[arg(long, value_name = "DIR")]
-    pub svg: Option<PathBuf>,
-    /// The store.
-    #[command(flatten)]
-    pub db: DbArgs,
-}
-
-/// A run with what names it in a report.
-#[derive(Clone, Debug)]
-pub struct NamedRun {
-    /// The result.
-    pub run: MeasureRun,
-    /// Its label, else its id or file name.
-    pub name: String,
-    /// Where it came from, in words.
-    pub source: String,
-    /// Its id or file stem, for SVG file names.
-    pub key: String,
-}
-
-/// Resolves a RUN argument as `rtlab show` does, and names it: a stored run by its label
-/// (or id), a file by its name.
-pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
-    let run = crate::store_cmd::load(spec, db)?;
-    let path = Path::new(spec);
-    if path.is_file() {
-        let file_name = path
-            .file_name()
-            .map_or_else(|| spec.to_string(), |n| n.to_string_lossy().into_owned());
-        let stem = path
-            .file_stem()
-            .map_or_else(|| spec.to_string(), |n| n.to_string_lossy().into_owned());
-        return Ok(NamedRun {
-            run,
-            name: file_name,
-            source: format!("file {}", path.display()),
-            key: stem,
-        });
-    }
-    // `load` found it in the store, so the store exists and the spec resolves.
-    let store = crate::store_cmd::open_existing(db)?;
-    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
-    let label = store
-        .list(&store::Filter::default())?
-        .into_iter()
-        .find(|s| s.id == id)
-        .and_then(|s| s.label);
-    Ok(NamedRun {
-        run,
-        name: label.unwrap_or_else(|| id.to_string()),
-        source: format!("stored run {id}"),
-        key: id.to_string(),
-    })
-}
+use crate::flags::ReportArgs;
+use crate::runs::{NamedRun, named};
 
 /// Renders the report over `runs` and writes it to `output`, and every plot into `svg_dir`
 /// when given (created if missing). Returns how many SVG files were written.

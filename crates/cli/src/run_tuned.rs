@@ -21,8 +21,8 @@ use sys::Root;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::run_cmd::{Placement, RunArgs, Session};
-use crate::tune_cmd::{ProfileArg, SplitArgs};
+use crate::flags::{ProfileArg, RunArgs, SplitArgs};
+use crate::run_session::{Placement, Session};
 
 /// What the labels of the tuned phases end with (`idle, tuned`).
 pub(crate) const TUNED: &str = ", tuned";
@@ -48,7 +48,7 @@ pub(crate) fn prepare(args: &RunArgs, root: &Root) -> Result<Tuning> {
         args.profile.unwrap_or(ProfileArg::Balanced),
     );
     split.irq_rules.clone_from(&args.irq_rules);
-    let plan = crate::tune_cmd::make_plan(&split, root)?;
+    let plan = crate::tuning::make_plan(&split, root)?;
     let journal = args
         .journal
         .clone()

@@ -1,99 +1,18 @@
-//! The run store from the command line: saving a measurement, `rtlab runs`, `show`, `label`,
-//! `rm` and `export`. RUN arguments are resolved here: a result file on disk, else a stored
-//! run's id, unique prefix or `last`.
+//! The run store's commands: `rtlab runs`, `show`, `label`, `rm` and `export` (RUN arguments
+//! are resolved by [`crate::runs`]).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use model::measure::MeasureRun;
-use store::{Filter, RunId, Store};
+use store::Filter;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::store_args::{
+use crate::flags::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
 };
-
-/// The store's path: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME).
-fn db_path(db: Option<&Path>) -> Result<PathBuf> {
-    if let Some(p) = db {
-        return Ok(p.to_path_buf());
-    }
-    store::default_path(|k| std::env::var_os(k)).ok_or_else(|| {
-        UsageError(
-            "no place for the run store: HOME is not set; give --db PATH or set RTLAB_DB".into(),
-        )
-        .into()
-    })
-}
-
-/// Opens (creating if need be) the store, for saving.
-pub fn open(db: Option<&Path>) -> Result<Store> {
-    let path = db_path(db)?;
-    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
-}
-
-/// Checks, before a run that will save into it, that the store can be used, creating nothing:
-/// an existing store is opened (its schema checked), a new one must be creatable (its
-/// directory exists or can be made, the path is not a directory).
-pub fn check_usable(db: Option<&Path>) -> Result<()> {
-    let path = db_path(db)?;
-    if path.exists() {
-        if path.is_dir() {
-            return Err(
-                UsageError(format!("{} is a directory; name a file", path.display())).into(),
-            );
-        }
-        return Store::open(&path)
-            .map(drop)
-            .map_err(|e| UsageError(e.to_string()).into());
-    }
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => sys::fs::check_dir_creatable(parent),
-        None => sys::fs::check_creatable(&path),
-    }
-    .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
-}
-
-/// Opens the store for reading: a store that does not exist yet is an error, not a new file.
-pub fn open_existing(db: Option<&Path>) -> Result<Store> {
-    let path = db_path(db)?;
-    if !path.exists() {
-        return Err(UsageError(format!(
-            "no run store at {} yet: `rtlab measure` saves every run there (or give --db PATH)",
-            path.display()
-        ))
-        .into());
-    }
-    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
-}
-
-/// Saves a finished measurement, with its label and the session it belongs to (the phases of
-/// one `rtlab run`); returns its id.
-pub fn save(
-    run: &MeasureRun,
-    db: Option<&Path>,
-    label: Option<&str>,
-    session: Option<&str>,
-) -> Result<RunId> {
-    let mut store = open(db)?;
-    Ok(store.save_measure(run, label, session)?)
-}
-
-/// A RUN argument: a result file, or a stored run.
-pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
-    let path = Path::new(spec);
-    if path.exists() {
-        let text = sys::fs::read_input_text(path, model::limits::MAX_RESULT_BYTES)
-            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-        return MeasureRun::from_json(&text)
-            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into());
-    }
-    let store = open_existing(db)?;
-    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
-    Ok(store.load_measure(&id)?)
-}
+use crate::runs::{load, open_existing};
 
 /// `rtlab runs`.
 pub fn runs(args: &RunsArgs) -> Result<Exit> {
@@ -111,7 +30,7 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
     let list = store.list(&filter)?;
     let text = match args.format {
         ListFormat::Json => serde_json::to_string_pretty(&list)? + "\n",
-        ListFormat::Table => {
+        ListFormat::Text => {
             let mut out = String::new();
             let _ = writeln!(
                 out,
@@ -153,7 +72,7 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
     let text = match args.format {
         ShowFormat::Json => run.to_json(),
         ShowFormat::Cyclictest => report::cyclictest::summary(&run),
-        ShowFormat::Table => crate::measure_cmd::table_text(&run),
+        ShowFormat::Text => crate::runs::table_text(&run),
     };
     console::print_stdout(&text)?;
     Ok(unjudgeable_verdict(&run, &args.run))

@@ -2,49 +2,16 @@
 //! explain` reads, or `--events`), for a duration or until Ctrl-C, written as the kernel's
 //! trace text; nothing else in tracefs is touched and the instance is removed.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use clap::{Args, Subcommand};
-use model::nanos::parse_nanos;
-use model::{CpuSpec, Nanos};
+use model::CpuSpec;
 use sys::Root;
 use sys::signals::TerminationSignals;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-
-/// `rtlab trace` commands.
-#[derive(Debug, Subcommand)]
-pub enum TraceCommand {
-    /// Record a kernel trace into FILE: the scheduler, IRQ, softirq, timer, IPI and workqueue
-    /// events `rtlab explain` reads (or --events), in a private tracefs instance with the mono
-    /// clock, for --duration or until Ctrl-C.
-    #[command(after_long_help = crate::exit::help::TRACE_RECORD)]
-    Record(RecordArgs),
-}
-
-/// Options of `rtlab trace record`.
-#[derive(Debug, Args)]
-pub struct RecordArgs {
-    /// Where to write the trace text (written whole when recording ends, or not at all).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// How long to record; Ctrl-C ends it earlier and still writes the file.
-    #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_nanos, default_value = "10s")]
-    pub duration: Nanos,
-    /// Events to record instead of the explanation's set: comma-separated groups (`sched`)
-    /// or group/event names (`irq/irq_handler_entry`), as under events/ in tracefs.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub events: Option<Vec<String>>,
-    /// Ring buffer per CPU, in KiB: the oldest events are overwritten when it is full.
-    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
-    pub buffer: u64,
-    /// CPUs to record (default: all online).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<CpuSpec>,
-}
+use crate::flags::{RecordArgs, TraceCommand};
 
 /// `rtlab trace`.
 pub fn run(command: &TraceCommand, root: &Root) -> Result<Exit> {

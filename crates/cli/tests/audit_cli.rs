@@ -1,6 +1,8 @@
 //! `rtlab audit`, `rtlab audit capture` and `rtlab kconfig diff` end to end on the fixture
 //! trees: output forms, exit statuses, bad input, and the audit summary in measurement results.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -13,14 +15,7 @@ fn tree(name: &str) -> PathBuf {
 }
 
 fn rtlab() -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1");
-    // Measurements are saved: into the test run's own store, not the user's.
-    cmd.env(
-        "RTLAB_DB",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
-    );
-    cmd
+    common::rtlab_checked()
 }
 
 fn audit_json(root: &Path, args: &[&str]) -> (AuditReport, std::process::Output) {

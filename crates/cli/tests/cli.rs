@@ -2,6 +2,8 @@
 //! and scripted latencies (`--fake-clock`), so statistics, overruns and exit codes are exact.
 //! Live measurements on this machine are in `live.rs`.
 
+mod common;
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;
@@ -14,14 +16,9 @@ fn fixture() -> PathBuf {
 
 /// `rtlab` on the captured 2-CPU tree.
 fn rtlab() -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
+    let mut cmd = common::rtlab_checked();
     cmd.arg("--root").arg(fixture());
     cmd.env_remove("NO_COLOR");
-    // Measurements are saved: into the test run's own store, not the user's.
-    cmd.env(
-        "RTLAB_DB",
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
-    );
     cmd
 }
 
@@ -95,13 +92,13 @@ fn fail_above_exits_1_and_names_the_cpu() {
             "5us;1=5us,250us",
             "--cycles",
             "50",
-            "--fail-above",
+            "--budget",
             "100us",
         ])
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "CPU 1: max latency 250.0us exceeds --fail-above 100us",
+            "CPU 1: max latency 250.0us exceeds --budget 100us",
         ))
         .stderr(predicate::str::contains("CPU 0:").not());
     rtlab()
@@ -112,7 +109,7 @@ fn fail_above_exits_1_and_names_the_cpu() {
             "5us",
             "--cycles",
             "50",
-            "--fail-above",
+            "--budget",
             "100us",
         ])
         .assert()
@@ -154,7 +151,7 @@ fn json_file_round_trips_and_refuses_unknown_fields() {
             "3us,4us",
             "--cycles",
             "20",
-            "--json",
+            "--output",
         ])
         .arg(&path)
         .assert()
@@ -247,7 +244,7 @@ fn bad_input_is_one_actionable_line_and_exit_2() {
     ];
     for (args, expected) in cases {
         let mut cmd = rtlab();
-        cmd.args(["measure", "--json"]).arg(&json).args(*args);
+        cmd.args(["measure", "--output"]).arg(&json).args(*args);
         if !args.contains(&"--fake-clock") {
             cmd.args(["--fake-clock", "1us"]);
         }
@@ -277,7 +274,7 @@ fn bad_input_is_one_actionable_line_and_exit_2() {
             "1us",
             "--cycles",
             "5",
-            "--json",
+            "--output",
             "/nonexistent/dir/run.json",
         ])
         .assert()

@@ -2,6 +2,8 @@
 //! a store of the test's own, then compared by id, label-named, from a file; the verdict's exit
 //! statuses and the one-line errors.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -14,9 +16,7 @@ fn fixture() -> PathBuf {
 
 /// `rtlab` with its own store in `db`.
 fn rtlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
-    cmd
+    common::rtlab_with_store(db)
 }
 
 /// A scripted measurement of the board saved in `db` with `label`; returns its id.
@@ -117,7 +117,7 @@ fn every_format_and_a_result_file() {
     let file = dir.path().join("vanilla.json");
     let file_arg = file.to_str().unwrap();
     let made = scripted(&db, BASE)
-        .args(["--json", file_arg, "--no-store"])
+        .args(["--output", file_arg, "--no-store"])
         .output()
         .unwrap();
     assert!(made.status.success());

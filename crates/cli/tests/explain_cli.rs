@@ -71,7 +71,7 @@ fn analyses_read_the_whole_trace() {
         "explain",
         "irqs",
         idle.to_str().unwrap(),
-        "--threshold",
+        "--budget",
         "10us",
     ]);
     assert!(text.contains("irq 36 virtio1-req.0"), "{text}");
@@ -217,7 +217,7 @@ fn hogged_run(dir: &std::path::Path, hold: Duration) -> Option<(serde_json::Valu
             "4ms",
             "-q",
         ])
-        .arg("--json")
+        .arg("--output")
         .arg(&result)
         .spawn()
         .unwrap();
@@ -317,7 +317,7 @@ fn live_the_timer_storm_shows_in_the_explanations() {
             "timer-storm",
             "-q",
         ])
-        .arg("--json")
+        .arg("--output")
         .arg(&result)
         .status()
         .unwrap();

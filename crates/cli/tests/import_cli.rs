@@ -3,6 +3,8 @@
 //! nothing stored, oslat and rtla osnoise runs stored as OS noise and never judged against
 //! wake-up latency.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -17,9 +19,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `rtlab` with its own store in `db`.
 fn rtlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
-    cmd
+    common::rtlab_with_store(db)
 }
 
 /// Imports `files`; returns the ids printed, in order.

@@ -67,7 +67,7 @@ fn fifo_threads_on_every_cpu_count_every_period_and_restore_the_machine() {
             "--interval",
             "1ms",
             "--quiet",
-            "--json",
+            "--output",
         ])
         .arg(&json)
         .output()
@@ -130,7 +130,7 @@ fn fifo_threads_on_every_cpu_count_every_period_and_restore_the_machine() {
 /// document is larger than a pipe's buffer), and returns once the first checkpoint exists.
 fn start_long_run(json: &Path, extra: &[&str]) -> (Child, std::thread::JoinHandle<String>) {
     let mut child = rtlab()
-        .args(["measure", "--duration", "60s", "--quiet", "--json"])
+        .args(["measure", "--duration", "60s", "--quiet", "--output"])
         .arg(json)
         .args(extra)
         .stdout(Stdio::piped())

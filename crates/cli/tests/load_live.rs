@@ -169,7 +169,7 @@ fn a_command_runs_placed_and_is_stopped_with_its_children() {
             "--load-dir",
             dir.path().to_str().unwrap(),
         ])
-        .arg("--json")
+        .arg("--output")
         .arg(&json)
         .output()
         .unwrap();
@@ -306,7 +306,7 @@ fn measure_under_load_records_what_the_load_achieved() {
             "0",
         ])
         .args(["--load", &format!("cpu:50%@{cpu}")])
-        .args(["--load-dir", dir.path().to_str().unwrap(), "--json"])
+        .args(["--load-dir", dir.path().to_str().unwrap(), "--output"])
         .arg(&json)
         .output()
         .unwrap();
@@ -353,7 +353,7 @@ fn load_cgroup_holds_the_load_and_is_removed() {
         "--load-dir",
     ])
     .arg(dir.path())
-    .arg("--json")
+    .arg("--output")
     .arg(&json);
     let v2_cpuset = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
         .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpuset"));

@@ -13,11 +13,11 @@
 //! Chromium must be installed (`apt-get install chromium`; .ci/run installs it). Without it
 //! the test fails and says so: it is never skipped.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-use assert_cmd::cargo::cargo_bin;
 
 /// The probe, run in the page when it has loaded. Writes `<pre id="rtlab-verdict">{json}</pre>`.
 const PROBE: &str = r#"<script>
@@ -77,8 +77,8 @@ fn fixture() -> PathBuf {
 }
 
 fn rtlab(db: &Path) -> Command {
-    let mut cmd = Command::new(cargo_bin("rtlab"));
-    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
+    let mut cmd = common::rtlab();
+    cmd.env("RTLAB_DB", db);
     cmd
 }
 

@@ -2,6 +2,8 @@
 //! where, and bad input as one line with exit status 2. (The page in a real browser:
 //! report_browser.rs.)
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -12,9 +14,7 @@ fn fixture() -> PathBuf {
 }
 
 fn rtlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
-    cmd
+    common::rtlab_with_store(db)
 }
 
 /// A short scripted run saved in `db`, also written as a result file `json`; returns its id.

@@ -1,6 +1,8 @@
 //! The run store end to end: `rtlab measure` saves (scripted clock, captured tree), then
 //! `runs`, `show`, `label`, `rm` and `export` find the run by id, prefix, `last` or file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -13,9 +15,7 @@ fn fixture() -> PathBuf {
 
 /// `rtlab` with its own store in `db`.
 fn rtlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
-    cmd
+    common::rtlab_with_store(db)
 }
 
 /// A scripted two-CPU measurement saved in `db`; returns its id and result.

@@ -3,6 +3,8 @@
 //! crash. Every case here is one a user met; each asserts the exit status (0 ok, 1 verdict
 //! failed, 2 bad input) and the one line that says why.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -14,10 +16,7 @@ fn tree() -> PathBuf {
 
 /// `rtlab` with its own store in `dir`.
 fn rtlab(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtlab").unwrap();
-    cmd.env("NO_COLOR", "1")
-        .env("RTLAB_DB", dir.join("rtlab.db"));
-    cmd
+    common::rtlab_with_store(&dir.join("rtlab.db"))
 }
 
 /// Runs `cmd` and returns (exit code, stdout, stderr).
@@ -45,7 +44,7 @@ fn result_file(dir: &Path, name: &str, edit: impl FnOnce(&mut MeasureRun)) -> Pa
             "20",
             "--no-store",
         ])
-        .arg("--json")
+        .arg("--output")
         .arg(&json));
     assert_eq!(code, Some(0), "{err}");
     let mut result = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -192,9 +191,9 @@ fn bad_outputs_are_refused_before_anything_is_measured() {
     let here = d.to_str().unwrap();
     for (extra, why) in [
         (vec!["--db", here], "run store cannot be used"),
-        (vec!["--json", here], "is a directory"),
+        (vec!["--output", here], "is a directory"),
         (
-            vec!["--json", "/nonexistent/dir/run.json"],
+            vec!["--output", "/nonexistent/dir/run.json"],
             "/nonexistent/dir",
         ),
     ] {

@@ -1,5 +1,5 @@
-//! Helpers the live test binaries share: one test at a time, root or not, the rtlab binary,
-//! waiting for it with a limit.
+//! Helpers every test binary of the cli shares: the rtlab binary (with the test store, no
+//! colour), one live test at a time, root or not, waiting for a child with a limit.
 
 #![allow(
     dead_code,
@@ -39,6 +39,19 @@ pub(crate) fn rtlab() -> Command {
         "RTLAB_DB",
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"),
     );
+    cmd
+}
+
+/// The rtlab binary under test as an `assert_cmd` command: no colour, and saving into the test
+/// run's own store (not the user's).
+pub(crate) fn rtlab_checked() -> assert_cmd::Command {
+    rtlab_with_store(&std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlab-tests.db"))
+}
+
+/// As [`rtlab_checked`], with the run store at `db` (`RTLAB_DB`).
+pub(crate) fn rtlab_with_store(db: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
+    cmd.env("NO_COLOR", "1").env("RTLAB_DB", db);
     cmd
 }
 

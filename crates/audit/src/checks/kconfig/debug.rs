@@ -150,7 +150,7 @@ pub(super) fn debug_options(ctx: &Ctx) -> Outcome {
     for name in &present {
         outcome = outcome.fix_config(format!("# {name} is not set"));
     }
-    outcome.fix_advice("if this is a validation kernel, audit it with --profile debug instead")
+    outcome.fix_advice("if this is a validation kernel, audit it with --kernel-build debug instead")
 }
 
 #[cfg(test)]

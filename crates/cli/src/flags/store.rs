@@ -1,5 +1,5 @@
-//! The command line of the run store: `rtlab runs`, `show`, `label`, `rm`, `export`, and the
-//! `--db` option they share with `rtlab measure`.
+//! The run store's commands: `rtlab runs`, `show`, `label`, `rm`, `export`, and the `--db`
+//! option every command that reads or saves runs shares.
 
 use std::path::PathBuf;
 
@@ -63,13 +63,13 @@ EXIT STATUS:
 #[derive(Debug, Args)]
 pub struct RunsArgs {
     /// Only runs on this host (exact hostname).
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", allow_hyphen_values = true)]
     pub host: Option<String>,
-    /// Only runs whose kernel release contains TEXT (`-rt` finds the RT kernels).
-    #[arg(long, value_name = "TEXT")]
+    /// Only runs whose kernel release contains TEXT (`--kernel -rt` finds the RT kernels).
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub kernel: Option<String>,
     /// Only runs whose label contains TEXT.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub label: Option<String>,
     /// Only runs with this status (complete, interrupted, broke-threshold, running).
     #[arg(long, value_name = "STATUS")]
@@ -86,7 +86,7 @@ pub struct RunsArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub limit: Option<usize>,
     /// Output form.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
     /// The store.
     #[command(flatten)]
@@ -97,7 +97,8 @@ pub struct RunsArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
     /// One line per run.
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// A JSON array of run summaries.
     Json,
 }
@@ -105,12 +106,12 @@ pub enum ListFormat {
 /// Options of `rtlab show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The run (see above).
+    /// The run (see RUN below).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// Output form: the per-CPU table, the whole result (rtlab.measure/1), or cyclictest's
     /// summary lines.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, default_value = "text")]
     pub format: ShowFormat,
     /// The store.
     #[command(flatten)]
@@ -121,7 +122,8 @@ pub struct ShowArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ShowFormat {
     /// The per-CPU table of `rtlab measure`.
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// The whole result (schema rtlab.measure/1).
     Json,
     /// cyclictest's summary lines.
@@ -131,7 +133,7 @@ pub enum ShowFormat {
 /// Options of `rtlab label`.
 #[derive(Debug, Args)]
 pub struct LabelArgs {
-    /// The run (see above; a stored run, not a file).
+    /// The run (see RUN below; a stored run, not a file).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// The label, e.g. "RT-#2"; an empty string removes it.
@@ -156,7 +158,7 @@ pub struct RmArgs {
 /// Options of `rtlab export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The run (see above).
+    /// The run (see RUN below).
     #[arg(value_name = "RUN")]
     pub run: String,
     /// The format.
@@ -164,7 +166,7 @@ pub struct ExportArgs {
     pub format: ExportFormat,
     /// The latency budget each CPU's maximum is held to: the JUnit test cases' verdict
     /// (default 100us there) and, given with any format, the exit status.
-    #[arg(long, value_name = "TIME", value_parser = crate::args::parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = super::values::parse_time)]
     pub budget: Option<Nanos>,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]

@@ -1,9 +1,11 @@
-//! The command line of `rtlab audit` (and `audit capture`) and `rtlab kconfig diff`.
+//! `rtlab audit` (and `audit capture`) and `rtlab kconfig diff`: options, help, examples.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use model::CpuSet;
+
+use super::values::parse_cpu_list;
 
 pub const AUDIT_LONG: &str = "\
 Check whether this machine is ready for real-time work, in one pass, without changing anything: \
@@ -49,10 +51,17 @@ pub struct AuditArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
     pub rt_cpus: Option<CpuSet>,
 
-    /// What kind of kernel this is meant to be: `production` flags debug options that cost
-    /// latency; `debug` wants the options that catch RT bugs (lockdep, atomic-sleep checks).
-    #[arg(long, value_enum, default_value = "production")]
-    pub profile: AuditProfile,
+    /// What kind of kernel build this is meant to be: `production` flags debug options that
+    /// cost latency; `debug` wants the options that catch RT bugs (lockdep, atomic-sleep
+    /// checks).
+    #[arg(
+        long,
+        alias = "profile",
+        value_enum,
+        value_name = "KIND",
+        default_value = "production"
+    )]
+    pub kernel_build: KernelBuild,
 
     /// Run only these checks: ids (`irq.affinity`), id prefixes before the dot (`kconfig`),
     /// groups (`kernel`, `cmdline`, `placement`, `power`, `sched`, `time`, `log`) or
@@ -74,7 +83,7 @@ pub struct AuditArgs {
     pub dmesg: Option<PathBuf>,
 
     /// Output form.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, default_value = "text")]
     pub format: AuditFormat,
 
     /// Show every finding's reason and all evidence, passes included.
@@ -95,7 +104,7 @@ pub struct AuditArgs {
 pub enum AuditAction {
     /// Copy exactly the files the audit reads into DIR (hostname scrubbed), with a
     /// MANIFEST.toml: a bug report that `rtlab audit --root DIR` can replay.
-    #[command(after_long_help = crate::exit::help::DONE)]
+    #[command(after_long_help = super::help::DONE)]
     Capture {
         /// A new (or empty) directory.
         #[arg(value_name = "DIR")]
@@ -103,9 +112,9 @@ pub enum AuditAction {
     },
 }
 
-/// `--profile`.
+/// `--kernel-build`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum AuditProfile {
+pub enum KernelBuild {
     /// A production kernel: debug options are a cost.
     Production,
     /// A validation kernel: debug options are wanted.
@@ -116,7 +125,8 @@ pub enum AuditProfile {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum AuditFormat {
     /// Grouped table with fixes under problems and a summary line.
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// The whole report as JSON (schema rtlab.audit/1).
     Json,
     /// Markdown: tables per group and details of every problem.
@@ -143,7 +153,7 @@ pub struct KconfigArgs {
 #[derive(Debug, Subcommand)]
 pub enum KconfigAction {
     /// The real-time-relevant differences between two kernel configs.
-    #[command(after_long_help = crate::exit::help::DONE)]
+    #[command(after_long_help = super::help::DONE)]
     Diff {
         /// The old config (before the upgrade).
         #[arg(value_name = "OLD")]
@@ -152,7 +162,7 @@ pub enum KconfigAction {
         #[arg(value_name = "NEW")]
         new: PathBuf,
         /// Output form.
-        #[arg(long, value_enum, default_value = "table")]
+        #[arg(long, value_enum, default_value = "text")]
         format: KconfigFormat,
     },
 }
@@ -161,18 +171,10 @@ pub enum KconfigAction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KconfigFormat {
     /// Aligned text, most important first.
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// JSON.
     Json,
     /// A Markdown table.
     Markdown,
-}
-
-fn parse_cpu_list(text: &str) -> Result<CpuSet, String> {
-    let cpus = CpuSet::parse_list(text)
-        .map_err(|e| format!("'{text}' is not a CPU list ({e}); write it like 2-7 or 1,3"))?;
-    if cpus.is_empty() {
-        return Err(format!("'{text}' names no CPU; write it like 2-7 or 1,3"));
-    }
-    Ok(cpus)
 }

@@ -1,0 +1,66 @@
+//! `rtlab import`: its options and the formats it reads.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::store::DbArgs;
+
+/// The long help of `rtlab import`.
+pub const IMPORT_LONG: &str = "\
+Read results that other tools wrote, store each file as a run, and print one line per run with \
+its id. The format is recognised from the content, not the file name:
+
+  cyclictest --json=FILE output (rt-tests 2.x), quirks included: the keys 'cmdline:' and \
+'rt_test_version:' with their trailing colon; samples above the histogram range, which the \
+JSON leaves out of each thread's histogram, are counted as unknown (above the range), never \
+dropped, so every CPU's count equals cyclictest's cycles.
+
+  cyclictest -h N / -H N output or --histfile=FILE: one row per microsecond and the '#' \
+footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'); summary lines in \
+the same output add thread ids, priority and interval.
+
+  cyclictest summary lines ('T: 0 (1234) P:80 I:1000 C: 1000 Min: 5 Act: 8 Avg: 9 Max: 33'), \
+as printed live or with -q: the last line of each thread counts. They hold no distribution, \
+so every percentile of such a run reads as its maximum.
+
+  rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown.
+
+Two measures of operating-system noise are read and stored as noise, not wake-up latency: \
+tables and reports say so, and compare warns when runs of both kinds meet and refuses to judge \
+them with --fail-if-worse.
+
+  oslat's text report (rt-tests 2.x: 'Core:', 'NNN (us):' rows, the last '(including \
+overflows)', Minimum/Maximum/Duration; or the standalone v0.1 layout with 'core_i:' and \
+'maxlat:') and its --json output. Each sample is one turn of a busy loop; a row labelled L \
+holds gaps in [L - 1 us, L) and is stored at its lower edge; samples in the last row beyond \
+its range are counted as unknown; the minimum and maximum that rt-tests 2.x rounds up are \
+stored 1 us lower; the mean is derived from the histogram.
+
+  rtla osnoise hist output ('# RTLA osnoise histogram', 'Index CPU-000 ...'): each sample is \
+one noise event; the bucket size is taken from the step between row indices.
+
+An imported run works with show, compare, report and export like a measured one. What the \
+source does not give exactly is said in the run's 'import' record (rtlab show RUN --format \
+json): cyclictest counts in 1-us buckets, so histogram values are lower bounds within 1 us; \
+its average is rounded; the standard deviation is estimated; CPU numbers of histogram and \
+summary files are cyclictest's thread numbers; a file that records no time is dated by its \
+modification time.
+
+Every file is parsed before anything is stored: a file rtlab cannot read is reported with its \
+line, exit status 2, and nothing is imported.";
+
+/// Options of `rtlab import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat or osnoise
+    /// hist; oslat text or JSON).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// The store.
+    #[command(flatten)]
+    pub db: DbArgs,
+}

@@ -1,0 +1,262 @@
+//! `rtlab measure`: its options, help and examples.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use model::load::LoadSpec;
+use model::measure::Policy;
+use model::{CpuSpec, Nanos};
+
+use super::load::LoadPlacementArgs;
+use super::values::{DmaLatency, parse_cpu_spec, parse_dma_latency, parse_load_spec, parse_time};
+
+pub const MEASURE_LONG: &str = "\
+Measure how late a periodic real-time thread wakes up. One thread per measured CPU sleeps to \
+an absolute deadline on CLOCK_MONOTONIC, every --interval, and records `wake-up time - \
+deadline` in nanoseconds: minimum, mean, standard deviation, percentiles up to p99.999 and the \
+exact maximum per CPU, a histogram that never drops a sample, the worst samples with their \
+cycle numbers, and the per-second maximum over time.
+
+The run holds /dev/cpu_dma_latency at 0, locks memory and pre-faults the threads' stacks, \
+shows a live per-CPU view on a terminal, and ends with a per-CPU table. -o FILE keeps the \
+whole result (schema rtlab.measure/1), rewritten atomically every --checkpoint so a crash or \
+power loss loses at most one interval. SIGINT or SIGTERM ends the run early with status \
+\"interrupted\"; nothing rtlab changed is left behind.
+
+Needs root, or CAP_SYS_NICE (and CAP_IPC_LOCK for memory locking), for real-time policies.";
+
+pub const MEASURE_AFTER: &str = "\
+EXAMPLES:
+    rtlab measure --load cpu:60%,timer-storm --duration 10m   measure under load
+    rtlab measure                              every CPU, 1 ms, 60 s, SCHED_FIFO 95
+    rtlab measure --cpus 2-7 --duration 10m -o run.json
+    rtlab measure --cpus '!0' --break 150us    stop and freeze the kernel trace at a spike
+    rtlab measure --duration 1h --budget 100us --quiet   gate a CI pipeline
+    rtlab measure --format cyclictest --histogram 400us > hist.txt   OSADL-style plot input
+
+CYCLICTEST EQUIVALENTS:
+    cyclictest -S -m -p 95 -i 1000 -D 60     rtlab measure -p 95 -i 1ms -D 60s
+    cyclictest -b 150 --tracemark            rtlab measure --break 150us
+    cyclictest -h 400 -q                     rtlab measure --format cyclictest --histogram 400us
+
+EXIT STATUS:
+    0    every CPU's maximum within --budget (or no budget given)
+    1    --budget exceeded, --break fired, or a CPU measured no samples
+    2    bad input or setup error, found before measuring (privileges, --output, --db,
+         --trace-dir); or the result file could not be written at the end (the run is still
+         stored and printed)
+    130  interrupted by SIGINT/SIGTERM/SIGHUP: the run stops in order whatever more signals
+         come, and its result (status \"interrupted\") is printed, written and stored";
+
+/// What `rtlab measure` prints to standard output at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MeasureFormat {
+    /// A per-CPU table with percentiles, in microseconds.
+    #[value(alias = "table")]
+    Text,
+    /// The full result document (schema rtlab.measure/1).
+    Json,
+    /// cyclictest's summary lines, or its -h histogram layout with --histogram.
+    Cyclictest,
+}
+
+/// Scheduling policies as typed on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO: run until done or preempted by a higher priority.
+    Fifo,
+    /// SCHED_RR: like fifo with a time slice among equal priorities.
+    Rr,
+    /// SCHED_OTHER: the normal fair scheduler (not real-time).
+    Other,
+    /// SCHED_BATCH: fair scheduler, treated as CPU-bound.
+    Batch,
+    /// SCHED_IDLE: runs only when nothing else wants the CPU.
+    Idle,
+    /// SCHED_DEADLINE: earliest-deadline-first with a reserved runtime per period.
+    Deadline,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::Fifo => Policy::Fifo,
+            PolicyArg::Rr => Policy::Rr,
+            PolicyArg::Other => Policy::Other,
+            PolicyArg::Batch => Policy::Batch,
+            PolicyArg::Idle => Policy::Idle,
+            PolicyArg::Deadline => Policy::Deadline,
+        }
+    }
+}
+
+/// Options of `rtlab measure`.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
+    /// CPUs to measure: a list like 0-3,6, `all`, or `!0` (all but 0). Default: every CPU this
+    /// process may run on. Offline or unknown CPUs are an error.
+    #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
+    pub cpus: Option<CpuSpec>,
+
+    /// Period of each measuring thread. At least 20us.
+    #[arg(short, long, value_name = "TIME", value_parser = parse_time, default_value = "1ms", help_heading = "What to measure")]
+    pub interval: Nanos,
+
+    /// How long to measure, e.g. 60s, 10m, 3h, 2d. Default 60s.
+    #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time, conflicts_with = "cycles", help_heading = "What to measure")]
+    pub duration: Option<Nanos>,
+
+    /// Measure this many periods per CPU instead of a duration (a period missed by a late
+    /// wake-up counts as an overrun).
+    #[arg(short = 'l', long, value_name = "N", help_heading = "What to measure")]
+    pub cycles: Option<u64>,
+
+    /// Wake all threads at the same instant. By default their deadlines are spread over the
+    /// period so they do not all wake together.
+    #[arg(long, help_heading = "What to measure")]
+    pub aligned: bool,
+
+    /// Real-time priority of the measuring threads, 1-98 (fifo and rr). Default 95.
+    #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(0..=99), help_heading = "Scheduling")]
+    pub priority: Option<u8>,
+
+    /// Allow --priority 99, which starves kernel threads that need it (migration, watchdogs).
+    #[arg(long, help_heading = "Scheduling")]
+    pub allow_prio_99: bool,
+
+    /// Scheduling policy of the measuring threads.
+    #[arg(long, value_enum, default_value = "fifo", help_heading = "Scheduling")]
+    pub policy: PolicyArg,
+
+    /// SCHED_DEADLINE runtime reserved per period (with --policy deadline).
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Scheduling")]
+    pub dl_runtime: Option<Nanos>,
+
+    /// SCHED_DEADLINE period (with --policy deadline). Default: the interval.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Scheduling")]
+    pub dl_period: Option<Nanos>,
+
+    /// Pin rtlab's other threads to these CPUs (cyclictest's --mainaffinity).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Scheduling")]
+    pub main_cpu: Option<CpuSpec>,
+
+    /// Do not lock memory or pre-fault stacks (page faults may then land in measurements).
+    #[arg(long, help_heading = "System state")]
+    pub no_mlock: bool,
+
+    /// Hold /dev/cpu_dma_latency at this value during the run (keeps CPUs out of deep idle
+    /// states), or `off`. Recorded in the result.
+    #[arg(long, value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
+    pub dma_latency: DmaLatency,
+
+    /// The capture trigger: stop at the first wake-up later than TIME, write a marker naming the CPU, latency and
+    /// cycle to tracefs trace_marker, and switch tracing off so the kernel trace around the
+    /// spike is kept (cyclictest -b --tracemark).
+    #[arg(short = 'b', long = "break", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    pub break_threshold: Option<Nanos>,
+
+    /// Record a kernel trace while measuring (a private tracefs instance with the scheduler,
+    /// IRQ, softirq, timer, IPI and workqueue events; removed afterwards) and explain the
+    /// worst spikes from it: which IRQ, task or section was in the way. With --break the trace
+    /// is frozen at the breach. The explanations and the trace around each spike are stored
+    /// with the run (`rtlab explain RUN`).
+    #[arg(long, help_heading = "Trace")]
+    pub trace: bool,
+
+    /// With --trace: ring buffer per CPU, in KiB. Larger keeps older spikes explainable.
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576), requires = "trace", help_heading = "Trace")]
+    pub trace_buffer: u64,
+
+    /// With --trace: also keep the whole trace as text in DIR.
+    #[arg(long, value_name = "DIR", requires = "trace", help_heading = "Trace")]
+    pub trace_dir: Option<PathBuf>,
+
+    /// The latency budget: run to the end, then exit 1 if any CPU's maximum exceeded TIME.
+    #[arg(long, alias = "fail-above", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    pub budget: Option<Nanos>,
+
+    /// Keep the N worst samples per CPU, with their time and cycle number.
+    #[arg(long, value_name = "N", default_value_t = 32, help_heading = "Output")]
+    pub spikes: u32,
+
+    /// Write the result document (JSON, schema rtlab.measure/1) to FILE, rewritten atomically
+    /// every --checkpoint during the run.
+    #[arg(
+        short,
+        long,
+        alias = "json",
+        value_name = "FILE",
+        help_heading = "Output"
+    )]
+    pub output: Option<PathBuf>,
+
+    /// How often the --output FILE is rewritten during the run.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "10s", help_heading = "Output")]
+    pub checkpoint: Nanos,
+
+    /// What to print on standard output at the end.
+    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
+    pub format: MeasureFormat,
+
+    /// With --format cyclictest: print cyclictest's -h histogram layout with one row per
+    /// microsecond up to TIME (samples above it count as overflows).
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Output")]
+    pub histogram: Option<Nanos>,
+
+    /// No live view, progress or warnings on standard error; only the final output.
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+
+    /// The run store the result is saved in (default: $RTLAB_DB, else
+    /// $XDG_DATA_HOME/rtlab/rtlab.db, else ~/.local/share/rtlab/rtlab.db).
+    #[arg(long, value_name = "PATH", help_heading = "Store")]
+    pub db: Option<PathBuf>,
+
+    /// Save the result with this label (e.g. "RT-#2"), as `rtlab label` would.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "no_store",
+        help_heading = "Store"
+    )]
+    pub label: Option<String>,
+
+    /// Do not save the result in the run store.
+    #[arg(long, help_heading = "Store")]
+    pub no_store: bool,
+
+    /// Save the result as part of this session (set by `rtlab run` for its phases).
+    #[arg(long, value_name = "ID", hide = true, conflicts_with = "no_store")]
+    pub session: Option<String>,
+
+    /// Run this load during the measurement (see `rtlab load --help` for the spec): it
+    /// starts first, settles for --warmup, is stopped after the run, and what it achieved
+    /// over the measured window is recorded in the result.
+    #[arg(long, value_name = "SPEC", value_parser = parse_load_spec, help_heading = "Load")]
+    pub load: Option<LoadSpec>,
+
+    /// How long the load runs before measuring starts. Default 2s with --load.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "load", help_heading = "Load")]
+    pub warmup: Option<Nanos>,
+
+    /// Where and how the load runs.
+    #[command(flatten)]
+    pub placement: LoadPlacementArgs,
+
+    /// Start the load inside this existing cgroup directory while rtlab measures from its own:
+    /// rtlab steps into CGROUP to start the load process, and steps back. After `rtlab tune
+    /// apply`, with `rtlab tune run -- rtlab measure ...`, this keeps the load on the
+    /// housekeeping CPUs (`.../rtlab-housekeeping`) instead of following rtlab into the RT
+    /// cpuset. The cgroup is left as it was.
+    #[arg(
+        long,
+        value_name = "CGROUP",
+        conflicts_with = "load_cgroup",
+        help_heading = "Load"
+    )]
+    pub load_join: Option<String>,
+
+    /// Replace the clock with scripted latencies (testing only; nothing is measured).
+    #[arg(long, value_name = "SCRIPT", hide = true)]
+    pub fake_clock: Option<String>,
+}

@@ -1,0 +1,171 @@
+//! The command line, defined once: every command's options, help text, examples and exit
+//! statuses, from which clap derives `--help`, the man pages and the shell completions. Values
+//! are parsed into typed form here (time values with units, CPU selectors, load specs); what
+//! combinations make sense is decided by the commands. The vocabulary is one across commands
+//! (docs/cli-conventions.md); spellings it replaced live on as hidden aliases ([`renamed`]).
+//!
+//! This module depends on nothing else in the binary: the commands depend on it.
+
+mod audit;
+mod compare;
+mod explain;
+mod help;
+mod import;
+mod load;
+mod measure;
+pub mod renamed;
+mod run;
+mod store;
+mod trace;
+mod tune;
+mod values;
+
+pub use audit::{
+    AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
+};
+pub use compare::{CompareArgs, CompareFormat, ReportArgs};
+pub use explain::{Analysis, AnalysisArgs, ExplainArgs, ExplainFormat};
+pub use import::ImportArgs;
+pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
+pub use measure::{MeasureArgs, MeasureFormat};
+pub use run::RunArgs;
+pub use store::{
+    ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
+};
+pub use trace::{RecordArgs, TraceCommand};
+pub use tune::{
+    ApplyArgs, IrqdArgs, JournalArgs, PlanArgs, PlanFormat, ProfileArg, RunInArgs, SplitArgs,
+    TuneCommand,
+};
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+const ABOUT: &str = "Make a Linux machine's real-time behaviour visible, explainable and fixable";
+
+const LONG_ABOUT: &str = "\
+rtlab audits a machine's real-time readiness, measures how late real-time threads wake up on \
+every CPU under built-in load, tunes the machine for its real-time CPUs reversibly, and traces \
+and explains what got in a late thread's way; every run is stored, compared, reported and \
+exported. It is one tool for the work that otherwise takes cyclictest, rtla, rteval, tuned and \
+tuna together.";
+
+const EXIT_STATUS: &str = "\
+EXIT STATUS:
+    0    the command ran and every verdict passed
+    1    the command ran and a verdict failed (latency over --fail-above, --break fired, an
+         audit finding failed, a run that cannot be judged: unfinished or without samples)
+    2    bad input or a setup error (the message says which value and how to fix it); an
+         input that could not be read never passes
+    130  interrupted by SIGINT or SIGTERM (the result is kept, with status \"interrupted\")
+
+Each command's help and man page (`rtlab help COMMAND`, rtlab-COMMAND(1)) lists its own.";
+
+/// rtlab's command line.
+#[derive(Debug, Parser)]
+#[command(name = "rtlab", version, about = ABOUT, long_about = LONG_ABOUT, after_long_help = EXIT_STATUS)]
+pub struct Cli {
+    /// Read kernel files (procfs, sysfs, tracefs) under DIR instead of / — for captured trees
+    /// and tests.
+    #[arg(long, global = true, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure wake-up latency on every CPU, cyclictest-style, with exact tails.
+    #[command(long_about = measure::MEASURE_LONG, after_long_help = measure::MEASURE_AFTER)]
+    Measure(Box<measure::MeasureArgs>),
+    /// Run built-in stress loads alone, with a live line of what they achieve.
+    #[command(long_about = load::LOAD_LONG, after_long_help = load::LOAD_AFTER)]
+    Load(Box<load::LoadArgs>),
+    /// Check this machine's real-time readiness: every finding with evidence and the fix.
+    #[command(long_about = audit::AUDIT_LONG, after_long_help = audit::AUDIT_AFTER)]
+    Audit(Box<audit::AuditArgs>),
+    /// Kernel configuration tools: the real-time-relevant differences between two configs.
+    #[command(long_about = audit::KCONFIG_LONG, after_long_help = help::GROUP)]
+    Kconfig(audit::KconfigArgs),
+    /// Evaluate the machine in one command: audit, measure idle / 60% / full load, compare,
+    /// report.
+    #[command(long_about = run::RUN_LONG, after_long_help = run::RUN_AFTER)]
+    Run(run::RunArgs),
+    /// List the stored runs, newest first.
+    #[command(after_long_help = store::STORE_EXIT)]
+    Runs(store::RunsArgs),
+    /// Show a stored run (or a result file) again: table, JSON or cyclictest lines.
+    #[command(after_long_help = store::show_after())]
+    Show(store::ShowArgs),
+    /// Label a stored run ("RT-#2"); an empty label removes it.
+    #[command(after_long_help = format!("{}\n\n{}", store::RUN_HELP, store::STORE_EXIT))]
+    Label(store::LabelArgs),
+    /// Delete stored runs.
+    #[command(after_long_help = format!("{}\n\n{}", store::RUN_HELP, store::STORE_EXIT))]
+    Rm(store::RmArgs),
+    /// Export a run as JSON, CSV, JUnit XML (per-CPU verdicts against --budget) or
+    /// OpenMetrics; exits 1 when the exported verdict fails.
+    #[command(after_long_help = store::export_after())]
+    Export(store::ExportArgs),
+    /// Compare runs side by side (talk 000's table): per-CPU min/avg/p99.9/max by cluster,
+    /// changes against the first run, and a regression verdict (--fail-if-worse).
+    #[command(long_about = compare::COMPARE_LONG, after_long_help = compare::compare_after())]
+    Compare(compare::CompareArgs),
+    /// Write an HTML report with latency plots over one or more runs (self-contained; --svg
+    /// writes the plots as SVG files too).
+    #[command(long_about = compare::REPORT_LONG, after_long_help = format!("{}\n\n{}", store::RUN_HELP, help::REPORT))]
+    Report(compare::ReportArgs),
+    /// Import results other tools wrote (cyclictest JSON, histograms, summary lines; rtla
+    /// timerlat hist) as stored runs.
+    #[command(long_about = import::IMPORT_LONG, after_long_help = help::IMPORT)]
+    Import(import::ImportArgs),
+    /// Explain why threads woke late: from a run measured with --trace or a trace file, the
+    /// timer, IRQs, softirqs and tasks that stood in the way; `irqs`, `sched` and `wakeups`
+    /// analyse a whole trace.
+    #[command(long_about = explain::EXPLAIN_LONG, after_long_help = explain::EXPLAIN_AFTER)]
+    Explain(explain::ExplainArgs),
+    /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
+    /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
+    #[command(subcommand, after_long_help = help::GROUP)]
+    Tune(tune::TuneCommand),
+    /// Record kernel traces (`rtlab trace record -o trace.txt`) for `rtlab explain`.
+    #[command(subcommand, after_long_help = help::GROUP)]
+    Trace(trace::TraceCommand),
+    /// Clean up after a load whose rtlab died (started by rtlab itself; internal).
+    #[command(hide = true)]
+    Guardian,
+    /// Print a shell completion script to standard output.
+    #[command(
+        after_long_help = help::DONE,
+        long_about = "Print a completion script for SHELL to standard output, e.g.\n\n    \
+        rtlab completions bash > /etc/bash_completion.d/rtlab\n    \
+        rtlab completions zsh > \"${fpath[1]}/_rtlab\""
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (rtlab.1 and one per command and subcommand) into a directory.
+    #[command(after_long_help = help::DONE)]
+    Man {
+        /// Directory to write into (created if missing).
+        #[arg(short, long, alias = "out", value_name = "DIR")]
+        output: PathBuf,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,184 @@
+//! Spellings the one vocabulary replaced (docs/cli-conventions.md). Each still works for one
+//! release, as a hidden clap alias, and [`notices`] says once per spelling what to type instead.
+//! CHANGELOG.md lists the same table under "Renamed".
+
+use std::ffi::OsString;
+
+/// One replaced spelling: a flag, or a value of a flag.
+#[derive(Clone, Copy, Debug)]
+pub struct Renamed {
+    /// The top-level command it belonged to; `None` for every command.
+    pub command: Option<&'static str>,
+    /// The old flag (`--json`).
+    pub flag: &'static str,
+    /// For a renamed value: the old value of `flag` (`table`); `None` for a renamed flag.
+    pub value: Option<&'static str>,
+    /// What to type instead.
+    pub instead: &'static str,
+}
+
+/// Every replaced spelling, with its replacement.
+pub const RENAMED: &[Renamed] = &[
+    Renamed {
+        command: Some("measure"),
+        flag: "--json",
+        value: None,
+        instead: "-o/--output FILE",
+    },
+    Renamed {
+        command: Some("load"),
+        flag: "--json",
+        value: None,
+        instead: "-o/--output FILE",
+    },
+    Renamed {
+        command: Some("measure"),
+        flag: "--fail-above",
+        value: None,
+        instead: "--budget TIME",
+    },
+    Renamed {
+        command: Some("explain"),
+        flag: "--threshold",
+        value: None,
+        instead: "--budget TIME",
+    },
+    Renamed {
+        command: Some("man"),
+        flag: "--out",
+        value: None,
+        instead: "-o/--output DIR",
+    },
+    Renamed {
+        command: Some("audit"),
+        flag: "--profile",
+        value: None,
+        instead: "--kernel-build production|debug (--profile is the tuning profile)",
+    },
+    Renamed {
+        command: None,
+        flag: "--format",
+        value: Some("table"),
+        instead: "--format text",
+    },
+];
+
+/// The warnings for the replaced spellings in `args` (the whole command line, program name
+/// first), one per spelling used, in [`RENAMED`] order.
+///
+/// Only rtlab's own arguments are looked at: scanning stops at `--` and at the command that
+/// `rtlab tune run` starts.
+pub fn notices(args: &[OsString]) -> Vec<String> {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let words = own_words(&words);
+    let command = top_command(words);
+    RENAMED
+        .iter()
+        .filter(|r| r.command.is_none_or(|c| Some(c) == command))
+        .filter(|r| used(words, r))
+        .map(|r| {
+            let old = match r.value {
+                Some(v) => format!("{} {v}", r.flag),
+                None => r.flag.to_string(),
+            };
+            format!(
+                "{old} is now {}; the old spelling goes in the next release",
+                r.instead
+            )
+        })
+        .collect()
+}
+
+/// The words rtlab itself parses: up to `--`, and up to the command of `tune run`.
+fn own_words<'a>(words: &'a [&'a str]) -> &'a [&'a str] {
+    let end = words.iter().position(|w| *w == "--").unwrap_or(words.len());
+    let words = &words[..end];
+    let positional: Vec<usize> = positions(words);
+    if let [first, second, third, ..] = positional[..]
+        && words[first] == "tune"
+        && words[second] == "run"
+    {
+        return &words[..third];
+    }
+    words
+}
+
+/// Indexes of the words that are not flags or the value of `--root`.
+fn positions(words: &[&str]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for (i, w) in words.iter().enumerate() {
+        if skip {
+            skip = false;
+        } else if *w == "--root" {
+            skip = true;
+        } else if !w.starts_with('-') {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The top-level command (the first word that is not a global option).
+fn top_command<'a>(words: &[&'a str]) -> Option<&'a str> {
+    positions(words).first().map(|&i| words[i])
+}
+
+fn used(words: &[&str], r: &Renamed) -> bool {
+    words.iter().enumerate().any(|(i, w)| {
+        let inline = w
+            .strip_prefix(r.flag)
+            .and_then(|rest| rest.strip_prefix('='));
+        match r.value {
+            None => *w == r.flag || inline.is_some(),
+            Some(v) => inline == Some(v) || (*w == r.flag && words.get(i + 1) == Some(&v)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn line(text: &str) -> Vec<OsString> {
+        std::iter::once("rtlab")
+            .chain(text.split_whitespace())
+            .map(OsString::from)
+            .collect()
+    }
+
+    #[test]
+    fn each_old_spelling_warns_once_and_still_parses() {
+        for (text, expect) in [
+            ("measure --json r.json --fail-above 50us", 2),
+            ("measure --json=r.json", 1),
+            ("load cpu --json l.json", 1),
+            ("man --out /tmp/m", 1),
+            ("audit --profile debug", 1),
+            ("explain irqs t.txt --threshold 20us", 1),
+            ("runs --format table", 1),
+            ("measure --format=table --json a", 2),
+            ("show last --format=table", 1),
+        ] {
+            let args = line(text);
+            assert_eq!(notices(&args).len(), expect, "{text}: {:?}", notices(&args));
+            super::super::Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+    }
+
+    #[test]
+    fn new_spellings_and_other_commands_do_not_warn() {
+        for text in [
+            "measure -o r.json --budget 50us --format text",
+            "run --tuned --rt-cpus 2 --profile strict",
+            "tune plan --rt-cpus 2 --profile strict",
+            "tune run -- rtlab measure --json x",
+            "tune run rtlab measure --json x",
+            "--root /tmp/tree audit --kernel-build debug",
+            "runs --label --format",
+        ] {
+            assert!(notices(&line(text)).is_empty(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `rtlab run`: the one-command evaluation's options, help and examples.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use model::tune::IrqRule;
+use model::{CpuSpec, Nanos};
+
+use super::store::DbArgs;
+use super::tune::ProfileArg;
+use super::values::{parse_cpu_spec_text, parse_rule, parse_time};
+
+pub const RUN_LONG: &str = "\
+Evaluate this machine's real-time behaviour in one command, the way talk 000 does it by hand: \
+print the audit's top findings and their fixes; measure wake-up latency on every CPU in three \
+phases of --phase each — idle, under `cpu:60%` load, and under full load (`cpu:100%`, \
+`timer-storm` and `messaging` together); save the three runs in the run store under one \
+session; print the comparison table of the phases (Min / Avg / p99.9 / Max per CPU) with the \
+verdict against --budget; and write an HTML report with the latency plots.
+
+With --tuned the evaluation shows what tuning buys: the three phases are measured on the RT \
+CPUs (--rt-cpus) as the machine is; then the runtime part of `rtlab tune plan`'s plan for \
+--rt-cpus and --housekeeping is applied, without asking (IRQ affinity, workqueues, cpusets and \
+the rest; boot parameters are left out: they need a reboot); the phases are measured again \
+(labelled `idle, tuned` and so on) from inside the RT cpuset, with their load started in the \
+housekeeping cpuset on the housekeeping CPUs, where tuning puts everything else; and the \
+tuning is reverted — also when a phase fails or Ctrl-C or SIGTERM stops the evaluation. The \
+comparison has all six phases and a line per phase on what tuning bought (max and p99.9, \
+before and after); the verdict is on the tuned phases. A change the kernel refuses is reported \
+and the evaluation goes on with a partial tuning. The journal of originals (--journal) is \
+closed when the revert is done; if rtlab is killed before that, `rtlab tune revert` puts \
+everything back.
+
+Run it as root (SCHED_FIFO threads, /dev/cpu_dma_latency, the kernel log, and with --tuned the \
+tuning). Ctrl-C or SIGTERM stops the phase being measured and ends the evaluation; the phases \
+measured so far are kept and compared.";
+
+pub const RUN_AFTER: &str = "\
+EXAMPLES:
+    sudo rtlab run                               three 20 s phases, report in this directory
+    sudo rtlab run --phase 1m --budget 50us      longer phases, a tighter budget
+    sudo rtlab run --cpus 2-7 -o tuned.html      only the RT CPUs
+    sudo rtlab run --tuned --rt-cpus 2-7         before and after tuning CPUs 2-7, reverted
+    sudo rtlab run --tuned --rt-cpus 3 --profile strict --phase 1m --budget 50us
+
+EXIT STATUS:
+    0    every phase's worst wake-up latency is within --budget (with --tuned: every tuned
+         phase's)
+    1    a phase went over --budget, or a phase cannot be judged (it measured no samples on
+         some CPU, or did not finish)
+    2    bad input or setup error; with --tuned also a tuning that could not be fully
+         reverted (the message says so: run `rtlab tune revert`)
+    130  interrupted: the phases measured so far are kept (and the tuning reverted)";
+
+/// Options of `rtlab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// How long each of the three phases measures, e.g. 20s, 5m, 1h.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "20s")]
+    pub phase: Nanos,
+    /// The latency budget: a phase whose worst wake-up is later fails the evaluation.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "100us")]
+    pub budget: Nanos,
+    /// CPUs to measure (as for `rtlab measure --cpus`). Default: every CPU rtlab may run on.
+    #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec_text)]
+    pub cpus: Option<String>,
+    /// Where to write the HTML report. Default: rtlab-report-<host>-<date>.html here.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Write no HTML report.
+    #[arg(long, conflicts_with = "output")]
+    pub no_report: bool,
+    /// No live view or notes on standard error; only the results.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// How long each load runs before its phase measures (as `rtlab measure --warmup`).
+    /// Default 2s.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub warmup: Option<Nanos>,
+    /// Measure the phases, tune the machine for real-time work on --rt-cpus (`rtlab tune
+    /// apply`, without asking), measure them again, and revert the tuning: the report shows
+    /// what tuning bought. --cpus defaults to the RT CPUs.
+    #[arg(long, requires = "rt_cpus", help_heading = "Tuning")]
+    pub tuned: bool,
+    /// With --tuned: the CPUs to tune for real-time work (`2-7`, `3`).
+    #[arg(long, value_name = "LIST", requires = "tuned", help_heading = "Tuning")]
+    pub rt_cpus: Option<CpuSpec>,
+    /// With --tuned: the CPUs for everything else (default: every other online CPU).
+    #[arg(long, value_name = "LIST", requires = "tuned", help_heading = "Tuning")]
+    pub housekeeping: Option<CpuSpec>,
+    /// With --tuned: how far to tune (as `rtlab tune plan --profile`). Default balanced.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "PROFILE",
+        requires = "tuned",
+        help_heading = "Tuning"
+    )]
+    pub profile: Option<ProfileArg>,
+    /// With --tuned: an IRQ rule, as for `rtlab tune plan --irq-rule` (repeatable):
+    /// `irq/*-eth0=fifo:80@0-1`.
+    #[arg(
+        long = "irq-rule",
+        value_name = "RULE",
+        value_parser = parse_rule,
+        requires = "tuned",
+        help_heading = "Tuning"
+    )]
+    pub irq_rules: Vec<IrqRule>,
+    /// With --tuned: the journal of originals the revert reads (default
+    /// /var/lib/rtlab/tune-journal.jsonl).
+    #[arg(long, value_name = "PATH", requires = "tuned", help_heading = "Tuning")]
+    pub journal: Option<PathBuf>,
+    /// Drive the phases with a scripted clock instead of real sleeps (tests only).
+    #[arg(long, value_name = "SCRIPT", hide = true)]
+    pub fake_clock: Option<String>,
+    /// The store.
+    #[command(flatten)]
+    pub db: DbArgs,
+}

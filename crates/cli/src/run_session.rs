@@ -1,0 +1,311 @@
+//! One `rtlab run` evaluation as it goes: the three phases, each measured by a `rtlab measure`
+//! child process (so it gets everything a measurement has — restore on exit, the load's
+//! guardian, the live view — and a phase that dies takes nothing else with it), the signals
+//! passed on to the phase running, and the end: the comparison, the report and the verdict
+//! against --budget. `rtlab run` and `run --tuned` drive it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use model::measure::{MeasureRun, RunStatus};
+use sys::Root;
+use sys::process::StopSignal;
+use sys::signals::{Signal, TerminationSignals};
+
+use crate::console::{self, Console};
+use crate::exit::{Exit, UsageError};
+use crate::flags::RunArgs;
+
+/// One phase: its label and the load it runs under.
+struct Phase {
+    label: &'static str,
+    load: Option<&'static str>,
+}
+
+const PHASES: [Phase; 3] = [
+    Phase {
+        label: "idle",
+        load: None,
+    },
+    Phase {
+        label: "cpu:60%",
+        load: Some("cpu:60%"),
+    },
+    Phase {
+        label: "full load",
+        load: Some("cpu:100%,timer-storm,messaging"),
+    },
+];
+
+/// Where a phase's measurement and its load run.
+#[derive(Debug, Default)]
+pub(crate) struct Placement {
+    /// Measure inside the RT cpuset of this tuning journal (`rtlab tune run --journal`).
+    pub journal: Option<PathBuf>,
+    /// CPUs for the load's generators (`--load-cpus`).
+    pub load_cpus: Option<String>,
+    /// The cgroup the load starts in (`--load-join`).
+    pub load_join: Option<String>,
+}
+
+/// One evaluation: its options, the phases measured so far, the signals collected.
+pub(crate) struct Session<'a> {
+    pub args: &'a RunArgs,
+    pub root: &'a Root,
+    /// The session id the phases are stored under.
+    pub id: String,
+    pub signals: &'a TerminationSignals,
+    pub console: Console,
+    /// (label, result) of every phase measured, in order.
+    pub runs: Vec<(String, MeasureRun)>,
+    /// The signal that stopped the evaluation, if one did.
+    pub stopped: Option<Signal>,
+}
+
+impl Session<'_> {
+    /// Measures the three phases on `cpus`, labelled `idle{suffix}` and so on; stops at the
+    /// first phase a signal interrupts (recorded in `stopped`) or that fails (the error).
+    pub fn measure_phases(
+        &mut self,
+        cpus: Option<&str>,
+        suffix: &str,
+        placement: &Placement,
+    ) -> Result<()> {
+        for (n, phase) in PHASES.iter().enumerate() {
+            if self.stopped.is_some() {
+                break;
+            }
+            let label = format!("{}{suffix}", phase.label);
+            self.console.note(&format!(
+                "phase {} of {}: {label} for {}",
+                n + 1,
+                PHASES.len(),
+                self.args.phase
+            ));
+            let (run, code, signal) = self.measure_phase(phase, &label, cpus, placement)?;
+            let interrupted = signal.is_some()
+                || code == Some(130)
+                || run
+                    .as_ref()
+                    .is_some_and(|r| r.status == RunStatus::Interrupted);
+            if let Some(run) = run {
+                self.runs.push((label.clone(), run));
+            }
+            if interrupted {
+                self.stopped = Some(signal.unwrap_or(Signal::Interrupt));
+                self.console.verdict(&format!(
+                    "interrupted during the {label} phase: comparing the phases measured so far"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints the comparison of every phase and `extra` (more result lines), writes the
+    /// report, and judges the phases whose label `judged` accepts against --budget.
+    pub fn finish(&mut self, extra: &str, judged: &dyn Fn(&str) -> bool) -> Result<Exit> {
+        let args = self.args;
+        if self.runs.is_empty() {
+            self.console
+                .verdict("nothing was measured: no comparison, no report");
+            return Ok(Exit::Interrupted);
+        }
+        let pairs: Vec<(String, &MeasureRun)> =
+            self.runs.iter().map(|(l, r)| (l.clone(), r)).collect();
+        console::print_stdout(&crate::compare_cmd::render_table(&pairs))?;
+        console::print_stdout(extra)?;
+
+        let mut over = Vec::new();
+        let mut unjudged = Vec::new();
+        for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
+            if let Some(why) = run.unjudgeable() {
+                unjudged.push(format!("{label}: {why}"));
+            } else if let Some(max) = run.all.stats.max_ns
+                && max > args.budget.get()
+            {
+                over.push(format!("{label} max {} us", report::format_us(max)));
+            }
+        }
+        if !args.no_report {
+            let path = match &args.output {
+                Some(p) => p.clone(),
+                None => default_report_name(&self.runs[0].1),
+            };
+            let session = &self.id;
+            let named: Vec<crate::runs::NamedRun> = self
+                .runs
+                .iter()
+                .map(|(label, run)| crate::runs::NamedRun {
+                    run: run.clone(),
+                    name: label.clone(),
+                    source: format!("phase \"{label}\" of session {session}"),
+                    key: label
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                        .collect(),
+                })
+                .collect();
+            crate::report_cmd::write(&named, &path, None)
+                .with_context(|| format!("writing the report to {}", path.display()))?;
+            self.console.verdict(&format!("report: {}", path.display()));
+        }
+        if self.stopped.is_some() {
+            return Ok(Exit::Interrupted);
+        }
+        let what = if args.tuned { "tuned phase" } else { "phase" };
+        if !unjudged.is_empty() {
+            // A phase that measured nothing cannot be within the budget.
+            for line in &unjudged {
+                self.console
+                    .verdict(&format!("{what} cannot be judged: {line}"));
+            }
+            if !over.is_empty() {
+                self.console.verdict(&format!(
+                    "over the {} budget: {}",
+                    args.budget,
+                    over.join(", ")
+                ));
+            }
+            return Ok(Exit::VerdictFailed);
+        }
+        if over.is_empty() {
+            self.console.verdict(&format!(
+                "every {what} stayed within the {} budget",
+                args.budget
+            ));
+            Ok(Exit::Ok)
+        } else {
+            self.console.verdict(&format!(
+                "over the {} budget: {}",
+                args.budget,
+                over.join(", ")
+            ));
+            Ok(Exit::VerdictFailed)
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Measures one phase in a child `rtlab measure` (through `rtlab tune run` when placed in
+    /// a tuning's RT cpuset); returns its result (none when a signal stopped it before it
+    /// measured), its exit code, and the signal that was passed on to it.
+    ///
+    /// The child has its own process group, so a Ctrl-C reaches this process only, which
+    /// passes one SIGTERM on: the child stops in order and its result comes back. It dies
+    /// with this process (SIGKILL) instead of measuring on unattended.
+    fn measure_phase(
+        &mut self,
+        phase: &Phase,
+        label: &str,
+        cpus: Option<&str>,
+        placement: &Placement,
+    ) -> Result<(Option<MeasureRun>, Option<i32>, Option<Signal>)> {
+        let (args, root) = (self.args, self.root);
+        let exe = std::env::current_exe().context("finding the rtlab binary")?;
+        let mut cmd = Command::new(&exe);
+        if !root.is_host() {
+            cmd.arg("--root").arg(root.base());
+        }
+        if let Some(journal) = &placement.journal {
+            cmd.args(["tune", "run", "--journal"])
+                .arg(journal)
+                .arg("--")
+                .arg(&exe);
+            if !root.is_host() {
+                cmd.arg("--root").arg(root.base());
+            }
+        }
+        cmd.args(["measure", "--format", "json", "--duration"])
+            .arg(args.phase.to_string())
+            .args(["--session", &self.id, "--label", label]);
+        if let Some(cpus) = cpus {
+            cmd.args(["--cpus", cpus]);
+        }
+        if let Some(load) = phase.load {
+            cmd.args(["--load", load]);
+            if let Some(warmup) = args.warmup {
+                cmd.arg("--warmup").arg(warmup.to_string());
+            }
+            if let Some(load_cpus) = &placement.load_cpus {
+                cmd.args(["--load-cpus", load_cpus]);
+            }
+            if let Some(dir) = &placement.load_join {
+                cmd.args(["--load-join", dir]);
+            }
+        }
+        if let Some(db) = &args.db.db {
+            cmd.arg("--db").arg(db);
+        }
+        if let Some(script) = &args.fake_clock {
+            cmd.args(["--fake-clock", script]);
+        }
+        if args.quiet {
+            cmd.arg("--quiet");
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        sys::process::die_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("starting rtlab measure")?;
+        let mut stdout = child.stdout.take().expect("stdout was piped");
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        });
+        let mut passed_on = None;
+        let status = loop {
+            if let Some(status) = child.try_wait().context("waiting for rtlab measure")? {
+                break status;
+            }
+            // A second signal is taken and dropped: the child is stopping already.
+            if let Some(signal) = self.signals.wait(Duration::from_millis(50))
+                && passed_on.is_none()
+            {
+                passed_on = Some(signal);
+                let _ = sys::process::signal_process(child.id(), StopSignal::Terminate);
+                self.console.verdict(&format!(
+                    "{signal}: stopping the {label} phase{}",
+                    if placement.journal.is_some() {
+                        "; the tuning is reverted after it"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        };
+        let text = reader.join().unwrap_or_default();
+        let code = status.code();
+        match MeasureRun::from_json(&text) {
+            Ok(run) => Ok((Some(run), code, passed_on)),
+            Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
+            Err(_) => Err(UsageError(format!(
+                "the {label} phase failed (rtlab measure exited {}); its message is above",
+                code.map_or("on a signal".to_string(), |c| c.to_string())
+            ))
+            .into()),
+        }
+    }
+}
+
+/// `rtlab-report-<host>-<date>.html` in the current directory.
+fn default_report_name(first: &MeasureRun) -> PathBuf {
+    let host: String = first
+        .host
+        .hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let date: String = first.started_at.chars().take(10).collect();
+    Path::new(".").join(format!("rtlab-report-{host}-{date}.html"))
+}

@@ -1,0 +1,177 @@
+//! RUN arguments and the run store as every command meets them: where the store is, opening it
+//! to save or to read, resolving a RUN (a result file, a stored run's id, a unique prefix of it,
+//! or `last`), naming a run for tables and reports, and a run's text as `measure` and `show`
+//! print it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use model::measure::MeasureRun;
+use store::{RunId, Store};
+
+use crate::exit::UsageError;
+
+/// The store's path: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME).
+fn db_path(db: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = db {
+        return Ok(p.to_path_buf());
+    }
+    store::default_path(|k| std::env::var_os(k)).ok_or_else(|| {
+        UsageError(
+            "no place for the run store: HOME is not set; give --db PATH or set RTLAB_DB".into(),
+        )
+        .into()
+    })
+}
+
+/// Opens (creating if need be) the store, for saving.
+pub fn open(db: Option<&Path>) -> Result<Store> {
+    let path = db_path(db)?;
+    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Checks, before a run that will save into it, that the store can be used, creating nothing:
+/// an existing store is opened (its schema checked), a new one must be creatable (its
+/// directory exists or can be made, the path is not a directory).
+pub fn check_usable(db: Option<&Path>) -> Result<()> {
+    let path = db_path(db)?;
+    if path.exists() {
+        if path.is_dir() {
+            return Err(
+                UsageError(format!("{} is a directory; name a file", path.display())).into(),
+            );
+        }
+        return Store::open(&path)
+            .map(drop)
+            .map_err(|e| UsageError(e.to_string()).into());
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => sys::fs::check_dir_creatable(parent),
+        None => sys::fs::check_creatable(&path),
+    }
+    .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
+/// Opens the store for reading: a store that does not exist yet is an error, not a new file.
+pub fn open_existing(db: Option<&Path>) -> Result<Store> {
+    let path = db_path(db)?;
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "no run store at {} yet: `rtlab measure` saves every run there (or give --db PATH)",
+            path.display()
+        ))
+        .into());
+    }
+    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Saves a finished measurement, with its label and the session it belongs to (the phases of
+/// one `rtlab run`); returns its id.
+pub fn save(
+    run: &MeasureRun,
+    db: Option<&Path>,
+    label: Option<&str>,
+    session: Option<&str>,
+) -> Result<RunId> {
+    let mut store = open(db)?;
+    Ok(store.save_measure(run, label, session)?)
+}
+
+/// A RUN argument: a result file, or a stored run.
+///
+/// A RUN that reads as a path (it has a `/` or a file extension) and is not there is "no such
+/// file", not a store lookup that fails for another reason.
+pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
+    let path = Path::new(spec);
+    if path.exists() {
+        let text = sys::fs::read_input_text(path, model::limits::MAX_RESULT_BYTES)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        return MeasureRun::from_json(&text)
+            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into());
+    }
+    if looks_like_path(spec) {
+        return Err(UsageError(format!(
+            "{spec}: no such file; a RUN is a result file, a stored run's id (or a unique prefix of it), or `last`"
+        ))
+        .into());
+    }
+    let store = open_existing(db)?;
+    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
+    Ok(store.load_measure(&id)?)
+}
+
+/// Whether a RUN argument names a file rather than a stored run: ids and `last` have neither
+/// a `/` nor a `.`.
+fn looks_like_path(spec: &str) -> bool {
+    spec.contains('/') || spec.contains('.')
+}
+
+/// A run with what names it in a report.
+#[derive(Clone, Debug)]
+pub struct NamedRun {
+    /// The result.
+    pub run: MeasureRun,
+    /// Its label, else its id or file name.
+    pub name: String,
+    /// Where it came from, in words.
+    pub source: String,
+    /// Its id or file stem, for SVG file names.
+    pub key: String,
+}
+
+/// Resolves a RUN argument as `rtlab show` does, and names it: a stored run by its label
+/// (or id), a file by its name.
+pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
+    let run = load(spec, db)?;
+    let path = Path::new(spec);
+    if path.is_file() {
+        let file_name = path
+            .file_name()
+            .map_or_else(|| spec.to_string(), |n| n.to_string_lossy().into_owned());
+        let stem = path
+            .file_stem()
+            .map_or_else(|| spec.to_string(), |n| n.to_string_lossy().into_owned());
+        return Ok(NamedRun {
+            run,
+            name: file_name,
+            source: format!("file {}", path.display()),
+            key: stem,
+        });
+    }
+    // `load` found it in the store, so the store exists and the spec resolves.
+    let store = open_existing(db)?;
+    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
+    let label = store
+        .list(&store::Filter::default())?
+        .into_iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.label);
+    Ok(NamedRun {
+        run,
+        name: label.unwrap_or_else(|| id.to_string()),
+        source: format!("stored run {id}"),
+        key: id.to_string(),
+    })
+}
+
+/// The table a finished run prints (also `rtlab show`): the per-CPU table, the load achieved
+/// and the audit's line.
+/// A run as `rtlab measure` prints it at the end and `rtlab show` again: the per-CPU table,
+/// then the load, the audit line and the trace capture when the run has them.
+pub fn table_text(run: &MeasureRun) -> String {
+    let mut text = report::table::measure_table(run);
+    if let Some(load) = &run.load {
+        text = text + "\n" + &report::load::load_table(load);
+    }
+    if let Some(line) = run
+        .audit
+        .as_ref()
+        .and_then(report::audit::measure_audit_line)
+    {
+        text = text + &line + "\n";
+    }
+    if let Some(t) = &run.trace {
+        text.push_str(&report::explain::capture_lines(t));
+    }
+    text
+}
