@@ -32,12 +32,11 @@ mod tuning;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
 use sys::Root;
 
 use crate::exit::{Exit, UsageError};
-use crate::flags::{Cli, Command};
+use crate::flags::Command;
 
 fn main() -> ExitCode {
     // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
@@ -62,7 +61,7 @@ fn main() -> ExitCode {
 /// Parses the command line and runs the command.
 fn run() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&argv) {
+    let cli = match flags::parse(&argv) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -98,6 +97,7 @@ fn run() -> ExitCode {
             docs_cmd::completions(*shell);
             Ok(Exit::Ok)
         }
+        Command::Help { command } => docs_cmd::help(command),
         Command::Man { output } => docs_cmd::man_pages(output).map(|pages| {
             for p in pages {
                 println!("{p}");

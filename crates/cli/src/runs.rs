@@ -96,8 +96,40 @@ pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
         .into());
     }
     let store = open_existing(db)?;
-    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
+    let id = resolve(&store, spec)?;
     Ok(store.load_measure(&id)?)
+}
+
+/// A stored run's id from a RUN argument: an id, a unique prefix of it, `last`, or else a
+/// label that exactly one run has (`rtlab compare old-kernel new-kernel`).
+pub fn resolve(store: &Store, spec: &str) -> Result<RunId> {
+    let by_id = match store.resolve(spec) {
+        Ok(id) => return Ok(id),
+        Err(e) => e,
+    };
+    let filter = store::Filter {
+        label: Some(spec.to_string()),
+        ..store::Filter::default()
+    };
+    let labelled: Vec<RunId> = store
+        .list(&filter)?
+        .into_iter()
+        .filter(|s| s.label.as_deref() == Some(spec))
+        .map(|s| s.id)
+        .collect();
+    match labelled.as_slice() {
+        [id] => Ok(id.clone()),
+        [] => Err(UsageError(format!("{by_id}; no run is labelled \"{spec}\" either")).into()),
+        many => Err(UsageError(format!(
+            "{} runs are labelled \"{spec}\" ({}); name one by its id",
+            many.len(),
+            many.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .into()),
+    }
 }
 
 /// Whether a RUN argument names a file rather than a stored run: ids and `last` have neither
@@ -140,7 +172,7 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
     }
     // `load` found it in the store, so the store exists and the spec resolves.
     let store = open_existing(db)?;
-    let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
+    let id = resolve(&store, spec)?;
     let label = store
         .list(&store::Filter::default())?
         .into_iter()

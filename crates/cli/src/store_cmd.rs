@@ -12,7 +12,7 @@ use crate::exit::{Exit, UsageError};
 use crate::flags::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
 };
-use crate::runs::{load, open_existing};
+use crate::runs::{load, open_existing, resolve};
 
 /// `rtlab runs`.
 pub fn runs(args: &RunsArgs) -> Result<Exit> {
@@ -92,9 +92,7 @@ fn unjudgeable_verdict(run: &MeasureRun, spec: &str) -> Exit {
 /// `rtlab label RUN LABEL`.
 pub fn label(args: &LabelArgs) -> Result<Exit> {
     let mut store = open_existing(args.db.db.as_deref())?;
-    let id = store
-        .resolve(&args.run)
-        .map_err(|e| UsageError(e.to_string()))?;
+    let id = resolve(&store, &args.run)?;
     let label = Some(args.label.as_str()).filter(|l| !l.is_empty());
     store.set_label(&id, label)?;
     Ok(Exit::Ok)
@@ -106,8 +104,8 @@ pub fn rm(args: &RmArgs) -> Result<Exit> {
     let ids = args
         .runs
         .iter()
-        .map(|r| store.resolve(r).map_err(|e| UsageError(e.to_string())))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|r| resolve(&store, r))
+        .collect::<Result<Vec<_>>>()?;
     for id in &ids {
         store.remove(id)?;
     }

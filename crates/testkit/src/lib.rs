@@ -1,9 +1,11 @@
 //! Dev-only helpers for rtlab's tests: [`FakeRoot`] builds a kernel tree (procfs/sysfs files)
 //! in a temporary directory, [`fixture_root`] finds a captured tree under `fixtures/roots/`,
-//! and [`live`] makes a live test that cannot run say so (and fail under CI).
+//! [`live`] makes a live test that cannot run say so (and fail under CI), and [`examples`]
+//! takes the commands out of README code blocks and help texts.
 //!
 //! Never a dependency of shipped code.
 
+pub mod examples;
 mod fake_root;
 mod fixtures;
 pub mod live;

@@ -64,7 +64,7 @@ Each command's help and man page (`rtlab help COMMAND`, rtlab-COMMAND(1)) lists 
 
 /// rtlab's command line.
 #[derive(Debug, Parser)]
-#[command(name = "rtlab", version, about = ABOUT, long_about = LONG_ABOUT, after_long_help = EXIT_STATUS)]
+#[command(name = "rtlab", version, disable_help_subcommand = true, about = ABOUT, long_about = LONG_ABOUT, after_long_help = EXIT_STATUS)]
 pub struct Cli {
     /// Read kernel files (procfs, sysfs, tracefs) under DIR instead of / — for captured trees
     /// and tests.
@@ -157,6 +157,31 @@ pub enum Command {
         #[arg(short, long, alias = "out", value_name = "DIR")]
         output: PathBuf,
     },
+    /// Print the help of rtlab or of a command (`rtlab help tune apply`), as `--help` does.
+    #[command(after_long_help = help::DONE)]
+    Help {
+        /// The command and subcommands, e.g. `tune apply`. None: rtlab's own help.
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+}
+
+/// The command line as clap builds it, with `rtlab help COMMAND...` in place of clap's help
+/// subcommands (so `rtlab help --help` works and no page names a `help` that does not exist).
+pub fn command() -> clap::Command {
+    fn no_help_subcommand(cmd: clap::Command) -> clap::Command {
+        cmd.disable_help_subcommand(true)
+            .mut_subcommands(no_help_subcommand)
+    }
+    no_help_subcommand(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses a command line (program name first).
+pub fn parse(args: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 #[cfg(test)]
@@ -167,5 +192,74 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
+    }
+}
+
+/// Every command the README and the help texts show parses: the docs cannot name a flag that
+/// does not exist or a value rtlab refuses (crates/cli/tests/docs_examples.rs runs those that
+/// finish in seconds).
+#[cfg(test)]
+mod shown_examples {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    /// Every command path (`["tune", "apply"]`) with its long help.
+    fn helps() -> Vec<(String, String)> {
+        fn walk(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+            out.push((path.to_string(), cmd.render_long_help().to_string()));
+            for sub in cmd.get_subcommands_mut() {
+                let name = format!("{path} {}", sub.get_name());
+                walk(sub, &name, out);
+            }
+        }
+        let mut cmd = command();
+        cmd.build();
+        let mut out = Vec::new();
+        walk(&mut cmd, "rtlab", &mut out);
+        out
+    }
+
+    #[test]
+    fn every_example_in_the_readme_and_the_help_parses() {
+        let mut examples =
+            testkit::examples::from_markdown(include_str!("../../../../README.md"), "README.md");
+        for (path, help) in helps() {
+            examples.extend(testkit::examples::from_help(
+                &help,
+                &format!("{path} --help"),
+            ));
+        }
+        assert!(
+            examples.len() > 60,
+            "only {} examples found",
+            examples.len()
+        );
+        let mut bad = Vec::new();
+        for ex in &examples {
+            let args: Vec<OsString> = ex.words.iter().map(OsString::from).collect();
+            let parsed = parse(&args);
+            if ex.shows_error() {
+                // A refusal the README shows; whether rtlab refuses it as shown is for the
+                // test that runs it, but clap must not be what fails an option it documents.
+                continue;
+            }
+            if let Err(e) = parsed {
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                bad.push(format!("{}: `{}`: {first}", ex.source, ex.text));
+            }
+            if !renamed::notices(&args).is_empty() {
+                bad.push(format!(
+                    "{}: `{}` uses a replaced spelling",
+                    ex.source, ex.text
+                ));
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "examples that do not parse:\n{}",
+            bad.join("\n")
+        );
     }
 }

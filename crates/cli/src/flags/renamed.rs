@@ -139,7 +139,6 @@ fn used(words: &[&str], r: &Renamed) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn line(text: &str) -> Vec<OsString> {
         std::iter::once("rtlab")
@@ -163,7 +162,7 @@ mod tests {
         ] {
             let args = line(text);
             assert_eq!(notices(&args).len(), expect, "{text}: {:?}", notices(&args));
-            super::super::Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{text}: {e}"));
+            super::super::parse(&args).unwrap_or_else(|e| panic!("{text}: {e}"));
         }
     }
 

@@ -17,7 +17,8 @@ pub struct DbArgs {
 
 pub const RUN_HELP: &str = "\
 RUN is a stored run's id, a unique prefix of it (at least 4 characters), `last` for the newest \
-run, or the path of a result file written by `rtlab measure --json`.";
+run, the label of exactly one stored run, or the path of a result file written by `rtlab \
+measure -o`.";
 
 /// The exit status of commands that only read or change the store.
 pub const STORE_EXIT: &str = "\
