@@ -93,6 +93,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         checkpoint_error: None,
         load: load.as_mut(),
         audit: audit_summary.clone(),
+        shown_warnings: &args.shown_warnings,
     };
     let measured = match stopped_early {
         // Stopped during the warm-up: nothing measured, and still a result to keep.
@@ -342,20 +343,27 @@ struct CliObserver<'a> {
     load: Option<&'a mut LoadChild>,
     /// The audit summary, recorded in checkpoints too.
     audit: Option<model::audit::AuditSummary>,
+    /// Warning codes not to print again (`--shown-warnings`).
+    shown_warnings: &'a [String],
 }
 
 impl Observer for CliObserver<'_> {
     fn started(&mut self, run: &MeasureRun) {
-        if self.table && !run.warnings.is_empty() {
+        let new: Vec<&model::measure::Warning> = run
+            .warnings
+            .iter()
+            .filter(|w| !self.shown_warnings.contains(&w.code))
+            .collect();
+        if self.table && !new.is_empty() {
             // The table repeats them in full at the end; name them now, early.
-            let codes: Vec<&str> = run.warnings.iter().map(|w| w.code.as_str()).collect();
+            let codes: Vec<&str> = new.iter().map(|w| w.code.as_str()).collect();
             self.console.warn(&format!(
                 "{} condition(s) affect these figures ({}); details follow the table",
                 codes.len(),
                 codes.join(", ")
             ));
         } else {
-            for w in &run.warnings {
+            for w in new {
                 self.console.warn(&w.message);
             }
         }

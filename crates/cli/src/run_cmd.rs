@@ -63,6 +63,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         console: Console::new(args.quiet),
         runs: Vec::new(),
         stopped: None,
+        warned: Vec::new(),
     };
     let exit = match tuning {
         Some(tuning) => crate::run_tuned::run(&mut session, tuning),

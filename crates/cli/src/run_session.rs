@@ -63,6 +63,8 @@ pub(crate) struct Session<'a> {
     pub runs: Vec<(String, MeasureRun)>,
     /// The signal that stopped the evaluation, if one did.
     pub stopped: Option<Signal>,
+    /// The warning codes a phase has printed already: later phases do not repeat them.
+    pub warned: Vec<String>,
 }
 
 impl Session<'_> {
@@ -92,6 +94,11 @@ impl Session<'_> {
                     .as_ref()
                     .is_some_and(|r| r.status == RunStatus::Interrupted);
             if let Some(run) = run {
+                for w in &run.warnings {
+                    if !self.warned.contains(&w.code) {
+                        self.warned.push(w.code.clone());
+                    }
+                }
                 self.runs.push((label.clone(), run));
             }
             if interrupted {
@@ -244,6 +251,9 @@ impl Session<'_> {
         }
         if args.quiet {
             cmd.arg("--quiet");
+        }
+        if !self.warned.is_empty() {
+            cmd.arg("--shown-warnings").arg(self.warned.join(","));
         }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())

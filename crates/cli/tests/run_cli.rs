@@ -69,6 +69,50 @@ fn three_phases_are_stored_compared_judged_and_reported() {
 }
 
 #[test]
+fn a_warning_is_printed_once_not_once_per_phase() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtlab()
+        .args([
+            "run",
+            "--phase",
+            "1s",
+            "--no-report",
+            "--fake-clock",
+            "5us,7us",
+            "--db",
+        ])
+        .arg(dir.path().join("rtlab.db"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning:")).collect();
+    assert!(!warnings.is_empty(), "{stderr}");
+    for w in &warnings {
+        assert_eq!(
+            warnings.iter().filter(|x| *x == w).count(),
+            1,
+            "{w} repeated:\n{stderr}"
+        );
+    }
+    // The phases still record every warning in their results.
+    let db = dir.path().join("rtlab.db");
+    for summary in stored(&db) {
+        let id = summary["id"].as_str().unwrap();
+        let shown = rtlab()
+            .args(["show", id, "--format", "json", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        let run: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert!(
+            run["warnings"].as_array().is_some_and(|w| !w.is_empty()),
+            "{id}"
+        );
+    }
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     for args in [

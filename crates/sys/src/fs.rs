@@ -136,8 +136,14 @@ pub fn read_input_text(path: &Path, limit: u64) -> std::result::Result<String, S
         .map_err(|_| "not a text file: it is not UTF-8".to_string())
 }
 
-/// An I/O error as people read it: "No such file or directory", without "(os error 2)".
-fn plain_io(e: &io::Error) -> String {
+/// An I/O error as people read it: "no such file", "permission denied", else the system's
+/// words without "(os error N)".
+pub fn plain_io(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => return "no such file".to_string(),
+        io::ErrorKind::PermissionDenied => return "permission denied".to_string(),
+        _ => {}
+    }
     let text = e.to_string();
     match text.find(" (os error") {
         Some(at) => text[..at].to_string(),

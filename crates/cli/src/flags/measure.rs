@@ -256,6 +256,11 @@ pub struct MeasureArgs {
     )]
     pub load_join: Option<String>,
 
+    /// Warnings (by code) the caller has shown already and that are not repeated on standard
+    /// error (set by `rtlab run` for its later phases; the result keeps them all).
+    #[arg(long, value_name = "CODES", value_delimiter = ',', hide = true)]
+    pub shown_warnings: Vec<String>,
+
     /// Replace the clock with scripted latencies (testing only; nothing is measured).
     #[arg(long, value_name = "SCRIPT", hide = true)]
     pub fake_clock: Option<String>,
