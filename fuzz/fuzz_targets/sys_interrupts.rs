@@ -11,7 +11,15 @@ fuzz_target!(|data: &[u8]| {
     let Some(text) = rtlab_fuzz::strict(data) else {
         return;
     };
-    let table = interrupts::parse(text);
+    // A malformed line is refused with its number; the error must name a line of the text.
+    let table = match interrupts::parse(text) {
+        Ok(table) => table,
+        Err(e) => {
+            assert!(e.line >= 1 && e.line <= text.lines().count().max(1), "{e}");
+            let _ = irq::parse_description(text);
+            return;
+        }
+    };
     for row in &table.rows {
         for &cpu in &table.cpus {
             let _ = table.count(row, cpu);

@@ -15,7 +15,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     // /proc/stat
-    let times = stat::per_cpu_times(text);
+    // A malformed line is refused with its number, which must be a line of the text.
+    let lines = text.lines().count();
+    let named = |e: sys::parse::LineError| assert!(e.line >= 1 && e.line <= lines, "{e}");
+    let times = stat::per_cpu_times(text).unwrap_or_else(|e| {
+        named(e);
+        Vec::new()
+    });
     for pair in times.windows(2) {
         let (a, b) = (&pair[0].1, &pair[1].1);
         let _ = (a.total(), a.busy());
@@ -64,9 +70,14 @@ fuzz_target!(|data: &[u8]| {
     let _ = info.machine_get("Hardware");
     let _ = info.machine_model();
     // mountinfo and /proc/PID/cgroup
-    let _ = cgroup::cgroup_mounts(text);
-    let _ = cgroup::process_cgroup(text, Some("cpuset"));
-    let _ = cgroup::process_cgroup(text, None);
+    if let Err(e) = cgroup::cgroup_mounts(text) {
+        named(e);
+    }
+    for controller in [Some("cpuset"), None] {
+        if let Err(e) = cgroup::process_cgroup(text, controller) {
+            named(e);
+        }
+    }
     // status, environ, cmdline
     let _ = task::status_field(text, "Cpus_allowed_list");
     let _ = task::environ(text);

@@ -2,6 +2,9 @@
 //! exactly the files and directories it consulted into DIR, with a `MANIFEST.toml`, so a
 //! user's machine becomes a fixture tree that `rtlab audit --root DIR` judges the same way.
 //!
+//! The kernel side is read through `source` ([`Root::kind`], [`Root::read_bytes`],
+//! [`Root::subdirs`], `sys::kmsg`); what is written is the user's own output tree.
+//!
 //! Privacy: the hostname is replaced by `rtlab-host` in every copied text file, and process
 //! environments keep only the `IRQBALANCE_*` variables the audit looks at. The copy is made
 //! in a temporary directory beside DIR and renamed into place, so a failed capture leaves
@@ -10,7 +13,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use sys::Root;
+use sys::{EntryKind, Root};
 
 use crate::{Options, Selection};
 
@@ -101,54 +104,45 @@ pub fn capture(
     let mut summary = CaptureSummary::default();
     let mut listed: Vec<String> = Vec::new();
     for kernel_path in recording.recorded() {
-        let full = source.path(&kernel_path);
-        let Ok(meta) = std::fs::metadata(&full) else {
+        let Some(kind) = source.kind(&kernel_path) else {
             continue;
         };
         let rel = kernel_path.strip_prefix("/").unwrap_or(&kernel_path);
         let out = staging.path().join(rel);
-        if meta.is_dir() {
+        if kind == EntryKind::Dir {
             std::fs::create_dir_all(&out).map_err(write_err(&out))?;
             summary.dirs += 1;
             // A listing sees the subdirectories too (cpuN/node0, /proc/irq/N/eth0): make
             // them, empty unless the audit read inside them.
-            if let Ok(entries) = std::fs::read_dir(&full) {
-                for entry in entries.filter_map(|e| e.ok()) {
-                    let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
-                    if is_dir && !skip_subdir(&kernel_path) {
-                        let sub = out.join(entry.file_name());
-                        std::fs::create_dir_all(&sub).map_err(write_err(&sub))?;
-                    }
+            if !skip_subdir(&kernel_path) {
+                for name in source.subdirs(&kernel_path).unwrap_or_default() {
+                    let sub = out.join(name);
+                    std::fs::create_dir_all(&sub).map_err(write_err(&sub))?;
                 }
             }
             continue;
         }
-        let bytes = if kernel_path == Path::new(sys::kmsg::KMSG) {
-            match sys::kmsg::read_all(source) {
-                Ok(text) => text.into_bytes(),
-                Err(e) => {
-                    summary
-                        .skipped
-                        .push((kernel_path.display().to_string(), e.to_string()));
-                    continue;
-                }
+        let read = match kind {
+            _ if kernel_path == Path::new(sys::kmsg::KMSG) => {
+                sys::kmsg::read_all(source).map(String::into_bytes)
             }
-        } else if meta.is_file() {
-            match std::fs::read(&full) {
-                Ok(b) => b,
-                Err(e) => {
-                    summary
-                        .skipped
-                        .push((kernel_path.display().to_string(), e.to_string()));
-                    continue;
-                }
+            EntryKind::File => source.read_bytes(&kernel_path),
+            _ => {
+                summary.skipped.push((
+                    kernel_path.display().to_string(),
+                    "not a regular file".to_string(),
+                ));
+                continue;
             }
-        } else {
-            summary.skipped.push((
-                kernel_path.display().to_string(),
-                "not a regular file".to_string(),
-            ));
-            continue;
+        };
+        let bytes = match read {
+            Ok(b) => b,
+            Err(e) => {
+                summary
+                    .skipped
+                    .push((kernel_path.display().to_string(), e.to_string()));
+                continue;
+            }
         };
         let bytes = scrub(&kernel_path, bytes, hostname.as_deref());
         if let Some(dir) = out.parent() {

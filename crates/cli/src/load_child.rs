@@ -15,6 +15,7 @@
 //! report's `cgroup` names CGROUP.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use anyhow::{Context, Result};
@@ -129,56 +130,33 @@ impl LoadChild {
     }
 }
 
-/// Spawns `cmd` inside the cgroup directory `dir`: this process steps into `dir` (a write of
-/// its pid to `cgroup.procs`), spawns, and steps back into the cgroup it came from in the same
-/// hierarchy. If the way back fails the child is killed and that is the error: rtlab would
+/// Spawns `cmd` inside the cgroup directory `dir`: this process steps into `dir`
+/// ([`sys::cgroup::move_process`]), spawns, and steps back into the cgroup it came from in the
+/// same hierarchy. If the way back fails the child is killed and that is the error: rtlab would
 /// otherwise measure from the load's cgroup.
 fn spawn_in(cmd: &mut Command, dir: &str, root: &Root) -> Result<Child> {
-    let home = own_cgroup(root, dir)?;
-    let pid = std::process::id().to_string();
-    let join = |to: &str| root.write(format!("{to}/cgroup.procs"), &pid);
-    join(dir).map_err(|e| UsageError(format!("--load-join {dir}: {e}")))?;
+    let target = Path::new(dir);
+    let home = sys::cgroup::own_cgroup(root, target)
+        .map_err(|e| UsageError(format!("--load-join {dir}: {e}")))?
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--load-join {dir}: not in a mounted cgroup hierarchy"
+            ))
+        })?;
+    let pid = sys::process::current_pid();
+    sys::cgroup::move_process(root, target, pid)
+        .map_err(|e| UsageError(format!("--load-join {dir}: {e}")))?;
     let spawned = cmd.spawn().context("starting the load process");
-    if let Err(e) = join(&home) {
+    if let Err(e) = sys::cgroup::move_process(root, &home, pid) {
         if let Ok(mut child) = spawned {
             let _ = child.kill();
             let _ = child.wait();
         }
         return Err(UsageError(format!(
-            "--load-join {dir}: could not step back into {home} after starting the load: {e}"
+            "--load-join {dir}: could not step back into {} after starting the load: {e}",
+            home.display()
         ))
         .into());
     }
     spawned
-}
-
-/// The cgroup directory this process is in, in the hierarchy that holds `dir`.
-fn own_cgroup(root: &Root, dir: &str) -> Result<String> {
-    use sys::parse::cgroup::{cgroup_mounts, process_cgroup};
-    let not_cgroup = || {
-        UsageError(format!(
-            "--load-join {dir}: not in a mounted cgroup hierarchy"
-        ))
-    };
-    let mounts = cgroup_mounts(&root.read("/proc/self/mountinfo")?);
-    let mount = mounts
-        .iter()
-        .filter(|m| {
-            dir.strip_prefix(m.mount_point.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        })
-        .max_by_key(|m| m.mount_point.len())
-        .ok_or_else(not_cgroup)?;
-    let controller = if mount.unified {
-        None
-    } else {
-        Some(mount.controllers.first().ok_or_else(not_cgroup)?.as_str())
-    };
-    let own = root.read("/proc/self/cgroup")?;
-    let rel = process_cgroup(&own, controller).ok_or_else(not_cgroup)?;
-    Ok(format!(
-        "{}{}",
-        mount.mount_point,
-        rel.trim_end_matches('/')
-    ))
 }

@@ -48,11 +48,18 @@ pub fn options(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> R
         .into());
     }
     let exe = std::env::current_exe().context("finding rtlab's own executable")?;
+    // The guardian removes the load's cgroup under the same root.
+    let mut guardian_args = Vec::new();
+    if !root.is_host() {
+        guardian_args.push("--root".to_string());
+        guardian_args.push(root.base().display().to_string());
+    }
+    guardian_args.push("guardian".to_string());
     Ok(LoadOptions {
         root: root.clone(),
         load_cpus,
         workdir_base,
-        guardian: Some((exe, vec!["guardian".to_string()])),
+        guardian: Some((exe, guardian_args)),
         cgroup: placement.load_cgroup,
     })
 }
@@ -206,11 +213,11 @@ fn control_channel() -> mpsc::Receiver<Control> {
 
 /// Runs the hidden `rtlab guardian`: waits for its input to end, then cleans up whatever is
 /// still registered (see `rtlab_load::guardian`).
-pub fn guardian() -> Result<Exit> {
+pub fn guardian(root: &Root) -> Result<Exit> {
     // Ctrl-C and `kill` of rtlab must not take the guardian along before it has cleaned up;
     // it ends when its input does.
     let _signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
-    let problems = load::guardian::run(std::io::stdin().lock());
+    let problems = load::guardian::run(std::io::stdin().lock(), root);
     let mut err = std::io::stderr().lock();
     for p in &problems {
         let _ = writeln!(err, "rtlab guardian: could not clean up {p}");

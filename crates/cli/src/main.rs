@@ -92,7 +92,7 @@ fn run() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(args),
         Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Tune(command) => tune_cmd::run(command, &root),
-        Command::Guardian => load_cmd::guardian(),
+        Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);
             Ok(Exit::Ok)

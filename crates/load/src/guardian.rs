@@ -9,7 +9,8 @@
 //! listed, and exits. After a clean stop the list is empty and it exits at once.
 //!
 //! The protocol is `+KIND VALUE` / `-KIND VALUE` lines with KIND one of `group`, `dir`,
-//! `cgroup`. The guardian refuses anything not named like rtlab's own (`rtlab-load-*`), so a
+//! `cgroup` (a kernel path, removed through the guardian's [`Root`](sys::Root), the one rtlab
+//! runs on). The guardian refuses anything not named like rtlab's own (`rtlab-load-*`), so a
 //! stray line cannot make it delete something else.
 
 use std::collections::BTreeSet;
@@ -149,8 +150,9 @@ impl Drop for Watcher {
 }
 
 /// The guardian process's work: reads the protocol until end of file, then cleans up what is
-/// still registered. Returns the problems it met, one line each (empty when all went well).
-pub fn run(input: impl BufRead) -> Vec<String> {
+/// still registered, cgroups and processes under `root`. Returns the problems it met, one line
+/// each (empty when all went well).
+pub fn run(input: impl BufRead, root: &sys::Root) -> Vec<String> {
     let mut watched = BTreeSet::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -164,10 +166,10 @@ pub fn run(input: impl BufRead) -> Vec<String> {
             None => {}
         }
     }
-    clean_up(&watched)
+    clean_up(&watched, root)
 }
 
-fn clean_up(watched: &BTreeSet<Watched>) -> Vec<String> {
+fn clean_up(watched: &BTreeSet<Watched>, root: &sys::Root) -> Vec<String> {
     let mut problems = Vec::new();
     let groups: Vec<u32> = watched
         .iter()
@@ -182,10 +184,9 @@ fn clean_up(watched: &BTreeSet<Watched>) -> Vec<String> {
         }
     }
     let deadline = Instant::now() + Duration::from_secs(2);
-    let root = sys::Root::host();
     while groups
         .iter()
-        .any(|&g| sys::process::group_running(&root, g) > 0)
+        .any(|&g| sys::process::group_running(root, g) > 0)
         && Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(5));
@@ -198,26 +199,15 @@ fn clean_up(watched: &BTreeSet<Watched>) -> Vec<String> {
                 Err(e) => problems.push(format!("{}: {e}", dir.display())),
             },
             Watched::Cgroup(dir) => {
-                if let Err(e) = remove_cgroup(dir, deadline) {
-                    problems.push(format!("{}: {e}", dir.display()));
+                let patience = deadline.saturating_duration_since(Instant::now());
+                if let Err(e) = sys::cgroup::remove(root, dir, patience) {
+                    problems.push(e.to_string());
                 }
             }
             Watched::Group(_) => {}
         }
     }
     problems
-}
-
-/// Removes an empty cgroup, retrying while its last tasks are still exiting.
-fn remove_cgroup(dir: &Path, deadline: Instant) -> std::io::Result<()> {
-    loop {
-        match std::fs::remove_dir(dir) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -275,11 +265,43 @@ mod tests {
             gone.display(),
             kept.display()
         );
-        let problems = run(input.as_bytes());
+        let problems = run(input.as_bytes(), &sys::Root::host());
         assert!(problems.is_empty(), "{problems:?}");
         assert!(kept.exists(), "released directories are left alone");
         assert!(!gone.exists());
         assert!(!sleeper.wait().unwrap().success());
+    }
+
+    #[test]
+    fn cgroups_are_removed_under_the_guardians_root() {
+        let tree = tempfile::tempdir().unwrap();
+        let root = sys::Root::at(tree.path());
+        for d in [
+            "/cg",
+            "/cg/rtlab-load-kept",
+            "/cg/rtlab-load-gone",
+            "/cg/rtlab-load-busy",
+        ] {
+            root.create_dir(d).unwrap();
+        }
+        // A file inside stands for a task that never leaves: removal fails and says where.
+        root.write("/cg/rtlab-load-busy/cgroup.procs", "77\n")
+            .unwrap();
+        let input = "+cgroup /cg/rtlab-load-kept\n-cgroup /cg/rtlab-load-kept\n\
+                     +cgroup /cg/rtlab-load-gone\n+cgroup /cg/rtlab-load-busy\n\
+                     +cgroup /cg/rtlab-load-never-made\n";
+        let problems = run(input.as_bytes(), &root);
+        assert!(
+            root.exists("/cg/rtlab-load-kept"),
+            "released cgroups are left alone"
+        );
+        assert!(!root.exists("/cg/rtlab-load-gone"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let busy = tree.path().join("cg/rtlab-load-busy");
+        assert!(
+            problems[0].starts_with(&busy.display().to_string()),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -128,6 +128,7 @@ fn switch_and_timer_rates(cpu: u32, window: Duration) -> (f64, f64) {
         let root = Root::host();
         let ctxt = stat::counter(&root.read("/proc/stat").unwrap(), "ctxt").unwrap();
         let timer = interrupts::parse(&root.read("/proc/interrupts").unwrap())
+            .unwrap()
             .local_timer_count(cpu)
             .expect("a local timer row in /proc/interrupts");
         (ctxt, timer, Instant::now())

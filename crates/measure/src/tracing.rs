@@ -141,10 +141,7 @@ fn open(
         .and_then(|()| instance.set_buffer_kb(options.buffer_kb))
         .and_then(|()| instance.set_cpumask(&trace_instance::cpumask_hex(cpus)))
         .map_err(|e| format!("cannot configure the tracefs instance ({e})"))?;
-    let exists = |event: &str| {
-        instance.has_event(event)
-            || (!event.contains('/') && instance.dir().join("events").join(event).is_dir())
-    };
+    let exists = |event: &str| instance.has_event(event);
     let mut events = Vec::new();
     let mut missing = Vec::new();
     match wanted {

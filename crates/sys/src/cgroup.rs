@@ -1,16 +1,103 @@
-//! cpuset cgroups made for a while and removed afterwards: under cgroup v2 where its cpuset
-//! controller is available, else in the v1 cpuset hierarchy.
+//! cgroups, the one place rtlab touches cgroupfs outside `tune`'s journaled changes: which
+//! hierarchies are mounted and where this process sits in them ([`mounts`], [`own_cgroup`]),
+//! moving a process ([`move_process`]), listing one's processes ([`processes`]), removing an
+//! emptied cgroup while its last tasks exit ([`remove`]), and [`CpusetCgroup`], a cpuset
+//! cgroup made for a while and removed afterwards (under cgroup v2 where its cpuset controller
+//! is available, else in the v1 cpuset hierarchy).
 //!
-//! This module creates, fills and removes one cgroup and undoes what it enabled on the way;
-//! which processes belong there is the caller's decision.
+//! Paths are kernel paths, read and written through a [`Root`]. Which processes belong where,
+//! and when a cgroup goes, are the callers' decisions.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rtlab_model::CpuSet;
 
-use crate::parse::cgroup::{cgroup_mounts, process_cgroup};
+use crate::parse::cgroup::{CgroupMount, cgroup_mounts, process_cgroup};
 use crate::{Error, Result, Root};
+
+const MOUNTINFO: &str = "/proc/self/mountinfo";
+const SELF_CGROUP: &str = "/proc/self/cgroup";
+
+/// How long [`CpusetCgroup::remove`] waits for exiting tasks to leave its cgroup.
+const REMOVE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// The cgroup hierarchies mounted (`/proc/self/mountinfo`), in file order.
+pub fn mounts(root: &Root) -> Result<Vec<CgroupMount>> {
+    cgroup_mounts(&root.read(MOUNTINFO)?).map_err(|e| e.in_file(MOUNTINFO))
+}
+
+/// This process's cgroup relative to the root of the hierarchy holding `controller` (v1), or
+/// of the unified one (`None`): `/`, `/user.slice/...`; `None` when it is in no such hierarchy.
+fn own_relative(root: &Root, controller: Option<&str>) -> Result<Option<String>> {
+    let text = root.read(SELF_CGROUP)?;
+    let rel = process_cgroup(&text, controller).map_err(|e| e.in_file(SELF_CGROUP))?;
+    Ok(rel.map(str::to_string))
+}
+
+/// The kernel path of the cgroup this process is in, in the mounted hierarchy that holds the
+/// cgroup directory `dir`; `None` when `dir` is in no mounted cgroup hierarchy (or this
+/// process is in none of that hierarchy's cgroups).
+pub fn own_cgroup(root: &Root, dir: &Path) -> Result<Option<PathBuf>> {
+    let mounts = mounts(root)?;
+    let Some(mount) = mounts
+        .iter()
+        .filter(|m| dir.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())
+    else {
+        return Ok(None);
+    };
+    let controller = match (mount.unified, mount.controllers.first()) {
+        (true, _) => None,
+        (false, Some(c)) => Some(c.as_str()),
+        (false, None) => return Ok(None),
+    };
+    Ok(own_relative(root, controller)?.map(|rel| {
+        let base = Path::new(&mount.mount_point);
+        match rel.trim_matches('/') {
+            "" => base.to_path_buf(),
+            rel => base.join(rel),
+        }
+    }))
+}
+
+/// Moves process `pid` (all its threads) into the cgroup directory `dir`.
+pub fn move_process(root: &Root, dir: &Path, pid: u32) -> Result<()> {
+    root.write(dir.join("cgroup.procs"), &pid.to_string())
+}
+
+/// The processes in the cgroup directory `dir` now (`cgroup.procs`); a line that is not a
+/// process id is an [`Error::Parse`] naming it.
+pub fn processes(root: &Root, dir: &Path) -> Result<Vec<u32>> {
+    let path = dir.join("cgroup.procs");
+    let text = root.read(&path)?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            l.trim().parse().map_err(|_| Error::Parse {
+                path: path.clone(),
+                line: i + 1,
+                what: "a process id".to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Removes the cgroup directory `dir` once its tasks are gone: the kernel refuses while an
+/// exiting task still counts, so it retries for up to `patience`. A cgroup already gone is
+/// removed.
+pub fn remove(root: &Root, dir: &Path, patience: Duration) -> Result<()> {
+    let deadline = Instant::now() + patience;
+    loop {
+        match root.remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
 
 /// Which cgroup interface a cgroup was made with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +128,7 @@ impl CpusetCgroup {
     /// limited to `cpus` (and, on v1, to the memory nodes of its parent).
     pub fn create(root: &Root, name: &str, cpus: &CpuSet) -> Result<CpusetCgroup> {
         let (version, base, controller) = find_hierarchy(root)?;
-        let self_cgroups = root.read("/proc/self/cgroup")?;
-        let home_rel = process_cgroup(&self_cgroups, controller).unwrap_or("/");
+        let home_rel = own_relative(root, controller)?.unwrap_or_else(|| "/".to_string());
         let home = base.join(home_rel.trim_start_matches('/'));
 
         let mut enabled_in = None;
@@ -55,10 +141,9 @@ impl CpusetCgroup {
             }
         }
         let dir = base.join(name);
-        let full = root.path(&dir);
-        if let Err(e) = std::fs::create_dir(&full) {
+        if let Err(e) = root.create_dir(&dir) {
             undo_enable(root, enabled_in.as_deref());
-            return Err(Error::from_io(full, e));
+            return Err(e);
         }
         let cgroup = CpusetCgroup {
             root: root.clone(),
@@ -93,18 +178,12 @@ impl CpusetCgroup {
 
     /// Moves process `pid` (all its threads) into the cgroup.
     pub fn add_process(&self, pid: u32) -> Result<()> {
-        self.root
-            .write(self.dir.join("cgroup.procs"), &pid.to_string())
+        move_process(&self.root, &self.dir, pid)
     }
 
     /// The processes in the cgroup now.
     pub fn processes(&self) -> Result<Vec<u32>> {
-        Ok(self
-            .root
-            .read(self.dir.join("cgroup.procs"))?
-            .lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .collect())
+        processes(&self.root, &self.dir)
     }
 
     /// Moves this process back to the cgroup it came from, removes the cgroup (waiting up to
@@ -120,19 +199,9 @@ impl CpusetCgroup {
         }
         let me = crate::process::current_pid();
         if self.processes().is_ok_and(|p| p.contains(&me)) {
-            self.root
-                .write(self.home.join("cgroup.procs"), &me.to_string())?;
+            move_process(&self.root, &self.home, me)?;
         }
-        let full = self.root.path(&self.dir);
-        let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
-            match std::fs::remove_dir(&full) {
-                Ok(()) => break,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                Err(e) if Instant::now() >= deadline => return Err(Error::from_io(full, e)),
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
-        }
+        remove(&self.root, &self.dir, REMOVE_PATIENCE)?;
         self.removed = true;
         undo_enable(&self.root, self.enabled_in.as_deref());
         Ok(())
@@ -154,7 +223,7 @@ fn undo_enable(root: &Root, control: Option<&Path>) {
 
 /// The hierarchy to use: v2 when its root offers cpuset, else the v1 cpuset mount.
 fn find_hierarchy(root: &Root) -> Result<(CgroupVersion, PathBuf, Option<&'static str>)> {
-    let mounts = cgroup_mounts(&root.read("/proc/self/mountinfo")?);
+    let mounts = mounts(root)?;
     for m in mounts.iter().filter(|m| m.unified) {
         let base = PathBuf::from(&m.mount_point);
         let controllers = root
@@ -255,6 +324,76 @@ mod tests {
             root.read_trimmed("/cg/cgroup.subtree_control").unwrap(),
             "-cpuset"
         );
+    }
+
+    #[test]
+    fn own_cgroup_is_found_in_the_hierarchy_holding_the_directory() {
+        let (_d, root) = fake(
+            "34 30 0:30 / /cg/cpuset rw - cgroup cgroup rw,cpuset\n\
+             31 30 0:27 / /cg rw - cgroup2 cgroup2 rw\n\
+             20 1 8:1 / / rw - ext4 /dev/sda1 rw\n",
+            "3:cpuset:/rt\n0::/user.slice/s-1.scope\n",
+        );
+        let own = |dir: &str| own_cgroup(&root, Path::new(dir)).unwrap();
+        assert_eq!(own("/cg/cpuset/hk"), Some(PathBuf::from("/cg/cpuset/rt")));
+        assert_eq!(
+            own("/cg/hk"),
+            Some(PathBuf::from("/cg/user.slice/s-1.scope"))
+        );
+        assert_eq!(own("/cg"), Some(PathBuf::from("/cg/user.slice/s-1.scope")));
+        assert_eq!(own("/cgx/hk"), None);
+        assert_eq!(own("/home"), None);
+        std::fs::write(root.path("/proc/self/cgroup"), "0::/\n").unwrap();
+        assert_eq!(own("/cg/hk"), Some(PathBuf::from("/cg")));
+        assert_eq!(own("/cg/cpuset/hk"), None);
+    }
+
+    #[test]
+    fn malformed_kernel_files_are_named_with_their_line() {
+        let (_d, root) = fake(
+            "31 30 0:27 / /cg rw - cgroup2 cgroup2 rw\nnot mountinfo\n",
+            "0::/\n",
+        );
+        let err = mounts(&root).unwrap_err().to_string();
+        assert!(
+            err.starts_with("/proc/self/mountinfo:2: cannot parse a mountinfo line"),
+            "{err}"
+        );
+        std::fs::write(
+            root.path("/proc/self/mountinfo"),
+            "31 30 0:27 / /cg rw - cgroup2 cgroup2 rw\n",
+        )
+        .unwrap();
+        std::fs::write(root.path("/proc/self/cgroup"), "0:/\n").unwrap();
+        let err = own_cgroup(&root, Path::new("/cg/x"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/proc/self/cgroup:1: cannot parse a cgroup line"),
+            "{err}"
+        );
+        root.create_dir("/cg").unwrap();
+        root.write("/cg/cgroup.procs", "12\n\n13\nx\n").unwrap();
+        let err = processes(&root, Path::new("/cg")).unwrap_err().to_string();
+        assert_eq!(err, "/cg/cgroup.procs:4: cannot parse a process id");
+    }
+
+    #[test]
+    fn processes_move_and_an_emptied_cgroup_goes() {
+        let (_d, root) = fake("", "");
+        root.create_dir("/cg").unwrap();
+        root.create_dir("/cg/rtlab-load-9").unwrap();
+        let dir = Path::new("/cg/rtlab-load-9");
+        move_process(&root, dir, 4242).unwrap();
+        assert_eq!(processes(&root, dir).unwrap(), [4242]);
+        assert!(
+            remove(&root, dir, Duration::ZERO).is_err(),
+            "a fixture keeps its files"
+        );
+        std::fs::remove_file(root.path("/cg/rtlab-load-9/cgroup.procs")).unwrap();
+        remove(&root, dir, Duration::ZERO).unwrap();
+        assert!(!root.exists(dir));
+        remove(&root, dir, Duration::ZERO).unwrap();
     }
 
     #[test]

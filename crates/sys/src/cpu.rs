@@ -1,7 +1,8 @@
 //! CPU sets and per-CPU topology from sysfs (`/sys/devices/system/cpu`), read through a
 //! [`Root`].
 //!
-//! Owns: the `possible`, `online`, `isolated` and `nohz_full` lists, and one [`CpuInfo`] per
+//! Owns: the `possible`, `online`, `isolated` and `nohz_full` lists, the CPU times of
+//! `/proc/stat` ([`times`]), and one [`CpuInfo`] per
 //! CPU (package, die, cluster, core, SMT siblings, capacity, hybrid core type, maximum
 //! frequency, NUMA node, model). A file the kernel does not provide leaves its field `None`;
 //! only the `possible` list is required. Nothing here changes CPU state (hotplug, frequency
@@ -11,6 +12,7 @@ use rtlab_model::CpuSet;
 use rtlab_model::host::CpuInfo;
 
 use crate::parse::cpuinfo::Cpuinfo;
+use crate::parse::stat::{CpuTimes, per_cpu_times};
 use crate::{Error, Result, Root};
 
 /// The sysfs directory of CPUs.
@@ -78,6 +80,13 @@ pub fn isolated(root: &Root) -> Result<CpuSet> {
 /// the file is absent (kernels without CONFIG_NO_HZ_FULL).
 pub fn nohz_full(root: &Root) -> Result<CpuSet> {
     read_list_or_empty(root, "/sys/devices/system/cpu/nohz_full")
+}
+
+/// Ticks each CPU spent in each state since boot (`/proc/stat`'s `cpuN` lines, in file
+/// order); a malformed line is an [`Error::Parse`] naming it.
+pub fn times(root: &Root) -> Result<Vec<(u32, CpuTimes)>> {
+    const STAT: &str = "/proc/stat";
+    per_cpu_times(&root.read(STAT)?).map_err(|e| e.in_file(STAT))
 }
 
 /// A topology id; -1 (and other negatives) mean the kernel does not know.

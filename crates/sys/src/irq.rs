@@ -119,14 +119,16 @@ impl IrqTable {
     }
 }
 
-/// Reads the IRQ table. Fails only when `/proc/irq` cannot be listed; a file missing for one
-/// IRQ leaves that field `None`. Numbered rows of `/proc/interrupts` without a directory
+/// Reads the IRQ table. Fails when `/proc/irq` cannot be listed or `/proc/interrupts` has a
+/// line of another form (the error names the line); a file missing for one IRQ leaves that
+/// field `None`, and a missing `/proc/interrupts` leaves the counts out. Numbered rows of `/proc/interrupts` without a directory
 /// (a partial fixture) are kept with their counts.
 pub fn irq_table(root: &Root) -> Result<IrqTable> {
     let names = root.list_dir(PROC_IRQ)?;
     let interrupts_text = root.read(PROC_INTERRUPTS).ok();
     let counted = interrupts_text.is_some();
-    let parsed = interrupts::parse(interrupts_text.as_deref().unwrap_or(""));
+    let parsed = interrupts::parse(interrupts_text.as_deref().unwrap_or(""))
+        .map_err(|e| e.in_file(PROC_INTERRUPTS))?;
 
     let mut irqs: Vec<Irq> = names
         .iter()
@@ -226,9 +228,9 @@ pub fn fired_during(
             why: "a captured tree holds one snapshot".to_string(),
         });
     }
-    let counts = |text: &str| {
-        let parsed = interrupts::parse(text);
-        parsed
+    let counts = |text: &str| -> Result<_> {
+        let parsed = interrupts::parse(text).map_err(|e| e.in_file(PROC_INTERRUPTS))?;
+        Ok(parsed
             .rows
             .iter()
             .filter_map(|row| {
@@ -241,11 +243,11 @@ pub fn fired_during(
                     .collect();
                 Some((number, per_cpu))
             })
-            .collect::<std::collections::BTreeMap<u32, Vec<(u32, u64)>>>()
+            .collect::<std::collections::BTreeMap<u32, Vec<(u32, u64)>>>())
     };
-    let before = counts(&root.read(PROC_INTERRUPTS)?);
+    let before = counts(&root.read(PROC_INTERRUPTS)?)?;
     std::thread::sleep(window);
-    let after = counts(&root.read(PROC_INTERRUPTS)?);
+    let after = counts(&root.read(PROC_INTERRUPTS)?)?;
     Ok(after
         .into_iter()
         .map(|(number, now)| {

@@ -30,7 +30,7 @@ pub mod tasks;
 pub mod trace_instance;
 pub mod tracefs;
 
-pub use root::{Error, KEEP_MARKER, Result, Root};
+pub use root::{EntryKind, Error, KEEP_MARKER, Result, Root};
 
 /// A live test of this crate that cannot run here says so, and under CI fails instead of
 /// passing (the same rule as `testkit::live::skip`, which this crate cannot depend on: testkit

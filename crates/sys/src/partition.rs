@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use rtlab_model::CpuSet;
 
 use crate::Root;
-use crate::parse::cgroup::cgroup_mounts;
 
 /// How deep below the mount point the walk goes.
 const MAX_DEPTH: usize = 6;
@@ -59,10 +58,13 @@ pub fn parse_partition(text: &str) -> Option<(String, Option<String>)> {
     Some((kind.to_string(), None))
 }
 
-/// The kernel path of the cgroup v2 hierarchy, if one is mounted.
+/// The kernel path of the cgroup v2 hierarchy, if one is mounted. When mountinfo cannot be
+/// read or parsed (a captured tree without it), `/sys/fs/cgroup` counts if it holds
+/// `cgroup.controllers`: the audit judges partitions from what is there, and mountinfo only
+/// says where to look.
 pub fn unified_mount(root: &Root) -> Option<PathBuf> {
-    if let Ok(info) = root.read("/proc/self/mountinfo")
-        && let Some(m) = cgroup_mounts(&info).into_iter().find(|m| m.unified)
+    if let Ok(mounts) = crate::cgroup::mounts(root)
+        && let Some(m) = mounts.into_iter().find(|m| m.unified)
     {
         return Some(PathBuf::from(m.mount_point));
     }

@@ -238,6 +238,13 @@ pub fn process_cpu_ns(root: &Root, pid: u32) -> Option<u64> {
     Some(ticks * (1_000_000_000 / clock_ticks_per_second()))
 }
 
+/// The state letter of process `pid` (`R`, `S`, `D`, `Z` for a zombie, ...) from
+/// `/proc/PID/stat`; `None` when it is gone or the line is malformed.
+pub fn state(root: &Root, pid: u32) -> Option<char> {
+    let line = root.read(format!("/proc/{pid}/stat")).ok()?;
+    crate::parse::stat::process_state(&line)
+}
+
 /// The members of process group `pgid` now: how many are still running (not zombies) and the
 /// CPU time all of them have used, each member's own time plus what its reaped children used
 /// (a member's exited children are counted once, in their parent). From `/proc/*/stat`,
@@ -382,11 +389,22 @@ mod tests {
         assert_eq!(group_cpu_ns(&Root::host(), pid).0, 1);
         assert_eq!(group_running(&Root::host(), pid), 1);
         assert_eq!(reap_group(pid), 0);
+        assert!(matches!(state(&Root::host(), pid), Some('S' | 'R')));
         signal_group(pid, StopSignal::Terminate).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while state(&Root::host(), pid) != Some('Z') && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(
+            state(&Root::host(), pid),
+            Some('Z'),
+            "killed, not yet reaped"
+        );
         let status = child.wait().unwrap();
         assert!(!status.success());
         assert!(!group_alive(pid));
         assert_eq!(process_cpu_ns(&Root::host(), pid), None);
+        assert_eq!(state(&Root::host(), pid), None);
     }
 
     #[test]

@@ -79,6 +79,17 @@ impl Error {
     }
 }
 
+/// What a kernel path names, as [`Root::kind`] sees it (symbolic links followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A regular file (procfs and sysfs files are regular files).
+    File,
+    /// Anything else: a device, a socket, a FIFO.
+    Other,
+}
+
 /// The directory that stands for `/`: the live host, or a fixture tree in tests.
 ///
 /// Paths given to its methods are absolute kernel paths (`/proc/cmdline`); they are joined
@@ -224,6 +235,37 @@ impl Root {
         self.read_trimmed(path)?.parse().ok()
     }
 
+    /// Reads a whole file as bytes (a process's `environ`, a compressed config).
+    pub fn read_bytes(&self, path: impl AsRef<Path>) -> Result<Vec<u8>> {
+        self.note(&path);
+        let full = self.path(&path);
+        std::fs::read(&full).map_err(|e| Error::from_io(&full, e))
+    }
+
+    /// What the path names; `None` when it does not exist (or cannot be looked at).
+    pub fn kind(&self, path: impl AsRef<Path>) -> Option<EntryKind> {
+        self.note(&path);
+        let meta = std::fs::metadata(self.path(path)).ok()?;
+        Some(if meta.is_dir() {
+            EntryKind::Dir
+        } else if meta.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        })
+    }
+
+    /// Names of the subdirectories of a directory (symbolic links to directories included),
+    /// sorted.
+    pub fn subdirs(&self, path: impl AsRef<Path>) -> Result<Vec<String>> {
+        let dir = path.as_ref();
+        Ok(self
+            .list_dir(dir)?
+            .into_iter()
+            .filter(|name| self.path(dir.join(name)).is_dir())
+            .collect())
+    }
+
     /// Whether the path exists.
     pub fn exists(&self, path: impl AsRef<Path>) -> bool {
         self.note(&path);
@@ -306,6 +348,26 @@ mod tests {
         assert_eq!(root.read_opt("/proc/nothing").unwrap(), None);
         root.write("/value", "42\n").unwrap();
         assert_eq!(root.read_value::<u32>("/value"), Some(42));
+    }
+
+    #[test]
+    fn kinds_bytes_and_subdirectories() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        std::fs::create_dir_all(dir.path().join("proc/9/task")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proc/irq")).unwrap();
+        root.write("/proc/9/environ", "A=1\0B=2\0").unwrap();
+        std::os::unix::fs::symlink("9", dir.path().join("proc/self")).unwrap();
+        assert_eq!(root.kind("/proc"), Some(EntryKind::Dir));
+        assert_eq!(root.kind("/proc/self/environ"), Some(EntryKind::File));
+        assert_eq!(root.kind("/proc/nothing"), None);
+        assert_eq!(
+            root.read_bytes("/proc/self/environ").unwrap(),
+            b"A=1\0B=2\0"
+        );
+        assert!(root.read_bytes("/proc/nothing").unwrap_err().is_not_found());
+        assert_eq!(root.subdirs("/proc").unwrap(), ["9", "irq", "self"]);
+        assert_eq!(root.subdirs("/proc/9").unwrap(), ["task"]);
     }
 
     #[test]

@@ -140,7 +140,9 @@ fn numeric_entries(root: &Root, dir: &str) -> Result<Vec<u32>> {
 
 /// Every thread of every process, by process then thread id. Fails only when `/proc` cannot
 /// be listed; a thread whose `stat` cannot be read or parsed is skipped (it exited), one
-/// whose `status` cannot be read keeps `cpus_allowed: None`.
+/// whose `status` cannot be read keeps `cpus_allowed: None`. Skipping is the intent: a thread
+/// exiting while the walk reads it leaves its files unreadable or empty, and one vanished
+/// thread must not fail the walk over the thousands that remain.
 pub fn all_threads(root: &Root) -> Result<Vec<Task>> {
     let mut tasks = Vec::new();
     let mut buf = Vec::with_capacity(4096);

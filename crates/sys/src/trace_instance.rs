@@ -96,13 +96,10 @@ impl Instance {
         self.write("tracing_cpumask", mask_hex)
     }
 
-    /// Whether the kernel has `group/event`.
+    /// Whether the kernel has `group/event`, or the event group `group` (a name without `/`).
     pub fn has_event(&self, event: &str) -> bool {
-        self.dir()
-            .join("events")
-            .join(event)
-            .join("enable")
-            .exists()
+        let dir = self.dir().join("events").join(event);
+        dir.join("enable").exists() || (!event.contains('/') && dir.is_dir())
     }
 
     /// Enables `group/event` (or a whole `group`).
@@ -306,6 +303,26 @@ mod tests {
     }
 
     #[test]
+    fn events_and_groups_are_found_in_a_fixture_tree() {
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("instances")).unwrap();
+        let inst = Instance::create(&Tracefs::at(tree.path())).unwrap();
+        for d in ["events/sched/sched_switch", "events/ipi"] {
+            std::fs::create_dir_all(inst.dir().join(d)).unwrap();
+        }
+        std::fs::write(inst.dir().join("events/sched/sched_switch/enable"), "0\n").unwrap();
+        assert!(inst.has_event("sched/sched_switch"));
+        assert!(inst.has_event("ipi"), "a group without its own enable file");
+        assert!(!inst.has_event("sched/sched_waking"));
+        assert!(!inst.has_event("irq"));
+        inst.enable_event("sched/sched_switch").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(inst.dir().join("events/sched/sched_switch/enable")).unwrap(),
+            "1"
+        );
+    }
+
+    #[test]
     fn live_instance_is_private_and_removed() {
         let root = crate::Root::host();
         let Some(top) = Tracefs::find(&root) else {
@@ -321,6 +338,7 @@ mod tests {
         inst.set_buffer_kb(256).unwrap();
         assert!(inst.has_event("sched/sched_switch"));
         assert!(!inst.has_event("sched/no_such_event"));
+        assert!(inst.has_event("sched"));
         inst.enable_event("sched/sched_switch").unwrap();
         inst.set_on(true).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));

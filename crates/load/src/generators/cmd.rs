@@ -235,9 +235,5 @@ impl Generator for CmdLoad {
 
 /// Whether the command's shell has exited, without reaping it (the stop reaps).
 fn sys_try_status(r: &Running) -> Option<String> {
-    let line = r.root.read(format!("/proc/{}/stat", r.pgid)).ok()?;
-    let state = line[line.rfind(')')? + 1..]
-        .split_ascii_whitespace()
-        .next()?;
-    (state == "Z").then(|| "exited".to_string())
+    (sys::process::state(&r.root, r.pgid)? == 'Z').then(|| "exited".to_string())
 }

@@ -108,7 +108,10 @@ impl<'a> Cpuinfo<'a> {
     }
 }
 
-/// Parses `/proc/cpuinfo`. Lines without a `:` are ignored; never fails.
+/// Parses `/proc/cpuinfo`. Lines without a `:` are passed over on purpose: the file has no
+/// grammar beyond `key : value` records, each architecture prints its own keys and extra
+/// lines (s390's `processor N:` summaries, old ARM's machine block), and what the parser
+/// cannot find reads as an unknown model. Never fails.
 pub fn parse(text: &str) -> Cpuinfo<'_> {
     let mut info = Cpuinfo::default();
     let mut current: Option<Record<'_>> = None;

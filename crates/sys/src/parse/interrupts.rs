@@ -28,25 +28,42 @@ pub struct IrqRow {
     pub description: String,
 }
 
+use super::LineError;
+
 /// Device names (the last word of a description) of per-CPU timer interrupts on
 /// architectures without x86's `LOC` row.
 const TIMER_DEVICES: [&str; 4] = ["arch_timer", "twd", "riscv-timer", "arch_timer_el2"];
 
-/// Parses the text. Lines that do not have the `NAME:` form are skipped; a file without the
-/// `CPUn` header yields no columns (every row then holds only what it listed).
-pub fn parse(text: &str) -> Interrupts {
-    let mut lines = text.lines();
-    let cpus: Vec<u32> = lines
-        .next()
-        .map(|header| {
-            header
-                .split_ascii_whitespace()
-                .filter_map(|col| col.strip_prefix("CPU")?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    let rows = lines.filter_map(|line| row(line, &cpus)).collect();
-    Interrupts { cpus, rows }
+/// What a row must look like.
+const ROW: &str = "an interrupt row (`NAME: counts description`)";
+
+/// Parses the text. The first line names the CPU columns; every further line is a
+/// `NAME:` row, or blank (tolerated: some kernels end the file with an empty line). A line of
+/// another form is a [`LineError`]; empty text is an empty table.
+pub fn parse(text: &str) -> Result<Interrupts, LineError> {
+    let mut lines = text.lines().enumerate();
+    let cpus = match lines.next() {
+        Some((i, header)) => {
+            header_cpus(header).ok_or(LineError::at(i, "the CPU header (`CPU0 CPU1 ...`)"))?
+        }
+        None => Vec::new(),
+    };
+    let mut rows = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        rows.push(row(line, &cpus).ok_or(LineError::at(i, ROW))?);
+    }
+    Ok(Interrupts { cpus, rows })
+}
+
+/// The CPU numbers of the header's `CPUn` columns; `None` when a word is not one.
+fn header_cpus(header: &str) -> Option<Vec<u32>> {
+    header
+        .split_ascii_whitespace()
+        .map(|col| col.strip_prefix("CPU")?.parse().ok())
+        .collect()
 }
 
 fn row(line: &str, cpus: &[u32]) -> Option<IrqRow> {
@@ -138,7 +155,7 @@ Err:          0
 
     #[test]
     fn x86_rows_columns_and_the_local_timer() {
-        let irqs = parse(KVM);
+        let irqs = parse(KVM).unwrap();
         assert_eq!(irqs.cpus, [0, 1, 2, 3]);
         assert_eq!(irqs.rows.len(), 12);
         let ttys0 = irqs.row("4").unwrap();
@@ -159,7 +176,7 @@ Err:          0
 
     #[test]
     fn arm_timer_row_is_found_by_its_device() {
-        let irqs = parse(HELIOS4);
+        let irqs = parse(HELIOS4).unwrap();
         assert_eq!(irqs.cpus, [0, 1]);
         assert_eq!(irqs.local_timer().unwrap().name, "17");
         assert_eq!(irqs.local_timer_count(1), Some(39_650_240));
@@ -169,15 +186,16 @@ Err:          0
 
     #[test]
     fn offline_cpus_have_no_column() {
-        let irqs = parse("       CPU0       CPU2\nLOC:   10   20   Local timer interrupts\n");
+        let irqs =
+            parse("       CPU0       CPU2\nLOC:   10   20   Local timer interrupts\n").unwrap();
         assert_eq!(irqs.local_timer_count(2), Some(20));
         assert_eq!(irqs.local_timer_count(1), None);
     }
 
     #[test]
-    fn malformed_and_truncated_text_never_panics() {
-        assert_eq!(parse(""), Interrupts::default());
-        let irqs = parse("CPU0 CPU1\n 5: 12\nno colon here\n : 4\nLOC: x y\n 9: 1 2 3 4 dev\n");
+    fn truncated_rows_keep_what_they_have() {
+        assert_eq!(parse(""), Ok(Interrupts::default()));
+        let irqs = parse("CPU0 CPU1\n 5: 12\n\nLOC: x y\n 9: 1 2 3 4 dev\n").unwrap();
         assert_eq!(irqs.row("5").unwrap().counts, [12]);
         assert_eq!(irqs.row("LOC").unwrap().counts, Vec::<u64>::new());
         assert_eq!(irqs.row("LOC").unwrap().description, "x y");
@@ -188,11 +206,24 @@ Err:          0
     }
 
     #[test]
+    fn a_malformed_line_is_named() {
+        let err = parse("CPU0 CPU1\n 5: 12\nno colon here\n").unwrap_err();
+        assert_eq!(err, LineError { line: 3, what: ROW });
+        assert_eq!(parse("CPU0\n : 4\n").unwrap_err().line, 2);
+        assert_eq!(parse("CPU0 CPUx\n").unwrap_err().line, 1);
+        let err = parse(" 0: 1\n").unwrap_err().in_file("/proc/interrupts");
+        assert_eq!(
+            err.to_string(),
+            "/proc/interrupts:1: cannot parse the CPU header (`CPU0 CPU1 ...`)"
+        );
+    }
+
+    #[test]
     fn reads_this_host() {
         let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {
             return crate::live_skip("no /proc/interrupts here");
         };
-        let irqs = parse(&text);
+        let irqs = parse(&text).unwrap();
         assert!(!irqs.cpus.is_empty());
         assert!(irqs.rows.iter().all(|r| r.counts.len() <= irqs.cpus.len()));
     }

@@ -11,7 +11,8 @@ pub const NOT_SET: &str = "n";
 
 /// One option line: `CONFIG_X=value` gives `("CONFIG_X", "value")`, `# CONFIG_X is not set`
 /// gives `("CONFIG_X", "n")`. `None` for blank lines, other comments and lines whose name
-/// is empty or contains blanks.
+/// is empty or contains blanks: tolerated on purpose, as Kconfig's own reader does, because
+/// a config file is often edited by hand and a stray line must not hide the options around it.
 pub fn entry(line: &str) -> Option<(&str, &str)> {
     let line = line.trim();
     let (name, value) = if let Some(rest) = line.strip_prefix('#') {

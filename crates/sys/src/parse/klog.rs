@@ -49,7 +49,8 @@ const MONTHS: [&str; 12] = [
 
 const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
-/// Splits kernel log text into messages, in input order. Never fails.
+/// Splits kernel log text into messages, in input order. Never fails: the log is free text
+/// (any line is a message, with or without a prefix rtlab knows), so nothing is refused.
 pub fn parse(text: &str) -> Vec<Line<'_>> {
     let mut out = Vec::new();
     let mut after_record = false;

@@ -7,6 +7,8 @@
 //! reported on its own: on a busy host it grows with the guest's busy time and would otherwise
 //! read as load the guest did not do.
 
+use super::LineError;
+
 /// Ticks one CPU (or all of them, for the `cpu` line) spent in each state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuTimes {
@@ -30,7 +32,7 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     /// Every state's ticks together (guest time is already inside `user` and `nice`).
-    /// [`per_cpu_times`] reads only lines whose ticks add up within 64 bits; for figures
+    /// [`per_cpu_times`] refuses lines whose ticks add up past 64 bits; for figures
     /// built otherwise the sum stops at `u64::MAX`.
     pub fn total(&self) -> u64 {
         [self.idle, self.iowait, self.steal]
@@ -68,42 +70,60 @@ impl CpuTimes {
     }
 }
 
+/// What a per-CPU line must be.
+const CPU_LINE: &str =
+    "a per-CPU time line (`cpuN` and up to 8 tick counts adding up within 64 bits, N at most 8191)";
+
 /// The per-CPU lines (`cpuN ...`) of `/proc/stat`, in file order. The all-CPU `cpu` line and
-/// malformed lines are skipped (among them a CPU number beyond [`rtlab_model::cpuset::MAX_CPU`] and
-/// ticks that add up past 64 bits); missing trailing fields (old kernels) read as zero.
-pub fn per_cpu_times(text: &str) -> Vec<(u32, CpuTimes)> {
-    text.lines()
-        .filter_map(|line| {
-            let mut fields = line.split_ascii_whitespace();
-            let cpu = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
-            if cpu > rtlab_model::cpuset::MAX_CPU {
-                return None;
-            }
-            let mut v = [0u64; 8];
-            for slot in &mut v {
-                match fields.next() {
-                    Some(f) => *slot = f.parse().ok()?,
-                    None => break,
-                }
-            }
-            // Every sum the figures are used in must fit.
-            v.iter().try_fold(0u64, |sum, &t| sum.checked_add(t))?;
-            let [user, nice, system, idle, iowait, irq, softirq, steal] = v;
-            Some((
-                cpu,
-                CpuTimes {
-                    user,
-                    nice,
-                    system,
-                    idle,
-                    iowait,
-                    irq,
-                    softirq,
-                    steal,
-                },
-            ))
-        })
-        .collect()
+/// the other counters (`intr`, `ctxt`, ...) are passed over; missing trailing fields (old
+/// kernels) read as zero and fields past the eighth (guest time, already inside `user` and
+/// `nice`) are not read. A `cpuN` line with a field that is not a number, a CPU number beyond
+/// [`rtlab_model::cpuset::MAX_CPU`] or ticks adding up past 64 bits is a [`LineError`].
+pub fn per_cpu_times(text: &str) -> Result<Vec<(u32, CpuTimes)>, LineError> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut fields = line.split_ascii_whitespace();
+        let Some(cpu) = fields.next().and_then(|f| f.strip_prefix("cpu")) else {
+            continue;
+        };
+        if cpu.is_empty() {
+            continue;
+        }
+        let times = cpu_line(cpu, fields).ok_or(LineError::at(i, CPU_LINE))?;
+        out.push(times);
+    }
+    Ok(out)
+}
+
+/// One `cpuN` line after its `cpu` prefix: `N` and the tick fields.
+fn cpu_line<'a>(cpu: &str, mut fields: impl Iterator<Item = &'a str>) -> Option<(u32, CpuTimes)> {
+    let cpu: u32 = cpu.parse().ok()?;
+    if cpu > rtlab_model::cpuset::MAX_CPU {
+        return None;
+    }
+    let mut v = [0u64; 8];
+    for slot in &mut v {
+        match fields.next() {
+            Some(f) => *slot = f.parse().ok()?,
+            None => break,
+        }
+    }
+    // Every sum the figures are used in must fit.
+    v.iter().try_fold(0u64, |sum, &t| sum.checked_add(t))?;
+    let [user, nice, system, idle, iowait, irq, softirq, steal] = v;
+    Some((
+        cpu,
+        CpuTimes {
+            user,
+            nice,
+            system,
+            idle,
+            iowait,
+            irq,
+            softirq,
+            steal,
+        },
+    ))
 }
 
 /// A named counter line of `/proc/stat` (`ctxt`, `intr` — its first number, the total —
@@ -160,7 +180,7 @@ processes 26442
 
     #[test]
     fn per_cpu_lines_and_busy_share() {
-        let cpus = per_cpu_times(STAT);
+        let cpus = per_cpu_times(STAT).unwrap();
         assert_eq!(cpus.len(), 3);
         assert_eq!(cpus[0].0, 0);
         assert_eq!(cpus[0].1.softirq, 17875);
@@ -216,12 +236,15 @@ processes 26442
     }
 
     /// Found by fuzzing (target sys_proc): a `cpuN` line whose ticks add up past 2^64 made
-    /// `busy()` overflow; such a line (and a CPU number beyond `MAX_CPU`) is now skipped as
-    /// malformed, and process ticks past 2^64 are `None`.
+    /// `busy()` overflow; such a line (and a CPU number beyond `MAX_CPU`) is refused as
+    /// malformed, naming its line, and process ticks past 2^64 are `None`.
     #[test]
     fn ticks_past_64_bits_are_malformed() {
-        let text = "cpu0 18446744073709551615 1 0 0 0 0 0 0\ncpu8192 1 2 3 4\ncpu1 1 2 3 4\n";
-        let cpus = per_cpu_times(text);
+        let text = "cpu0 18446744073709551615 1 0 0 0 0 0 0\ncpu1 1 2 3 4\n";
+        assert_eq!(per_cpu_times(text).unwrap_err().line, 1);
+        let text = "cpu1 1 2 3 4\ncpu8192 1 2 3 4\n";
+        assert_eq!(per_cpu_times(text).unwrap_err().line, 2);
+        let cpus = per_cpu_times("cpu  5 5 5 5\ncpu1 1 2 3 4\nctxt 5\n").unwrap();
         assert_eq!(cpus.len(), 1);
         assert_eq!((cpus[0].0, cpus[0].1.total()), (1, 10));
         let huge = CpuTimes {
@@ -235,9 +258,23 @@ processes 26442
     }
 
     #[test]
+    fn a_malformed_cpu_line_is_named() {
+        let err = per_cpu_times("cpu0 1 2 3\ncpux 1 2\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        let err = per_cpu_times("intr 5\ncpu3 1 -2\n")
+            .unwrap_err()
+            .in_file("/proc/stat");
+        assert!(
+            err.to_string()
+                .starts_with("/proc/stat:2: cannot parse a per-CPU time line"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn reads_this_host() {
         if let Ok(text) = std::fs::read_to_string("/proc/stat") {
-            assert!(!per_cpu_times(&text).is_empty());
+            assert!(!per_cpu_times(&text).unwrap().is_empty());
             assert!(counter(&text, "ctxt").is_some());
         }
         if let Ok(line) = std::fs::read_to_string("/proc/self/stat") {

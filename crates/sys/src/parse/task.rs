@@ -38,7 +38,8 @@ pub struct TaskStat {
     pub policy: u32,
 }
 
-/// Parses a `stat` line; `None` when it is truncated or malformed.
+/// Parses a `stat` line (a one-line file); `None` when it is truncated or malformed, and the
+/// reader ([`crate::tasks`]) names the file.
 pub fn parse_stat(line: &str) -> Option<TaskStat> {
     let open = line.find('(')?;
     let close = line.rfind(')')?;
@@ -79,7 +80,8 @@ pub fn status_field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// The `NAME=value` pairs of an `environ` file (NUL-separated), in order. Entries without `=`
-/// are skipped.
+/// are skipped on purpose: a process may write anything into its environment block, and
+/// the readers ask for named variables only.
 pub fn environ(text: &str) -> Vec<(&str, &str)> {
     text.split('\0')
         .filter_map(|entry| entry.split_once('='))
