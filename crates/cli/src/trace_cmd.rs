@@ -51,18 +51,27 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
             break;
         }
     }
-    let events = match rec.events().len() {
+    let kinds = match rec.events().len() {
         1 => rec.events()[0].clone(),
-        n => format!("{n} events"),
+        n => format!("{n} kinds"),
     };
     let clock = rec.clock().to_string();
-    let (bytes, lost) = rec
-        .finish(&args.output)
-        .map_err(|e| UsageError(format!("-o {}: {e}", args.output.display())))?;
+    let measure::Recorded {
+        bytes,
+        events,
+        lost,
+    } = rec.finish(&args.output).map_err(|e| {
+        UsageError(format!(
+            "-o {}: {}",
+            args.output.display(),
+            sys::fs::plain_io(&e)
+        ))
+    })?;
     // A signal that came while the trace was written is taken here, not at the exit.
     let _ = signals.wait(Duration::ZERO);
     console::print_stdout(&format!(
-        "recorded {:.1} s{} of {events} on CPUs {cpus} (clock {clock}) into {} ({} KiB){}\n",
+        "recorded {events} {} ({kinds}) in {:.1} s{} on CPUs {cpus} (clock {clock}) into {} ({} KiB){}\n",
+        if events == 1 { "event" } else { "events" },
         started.elapsed().as_secs_f64(),
         if interrupted {
             " (stopped by a signal)"

@@ -26,4 +26,4 @@ pub use config::{Config, ConfigError, Request, RunLength, TraceOptions};
 pub use run::{
     ClockChoice, Environment, NoObserver, Observer, RunError, check_privileges, not_started, run,
 };
-pub use tracing::Recording;
+pub use tracing::{Recorded, Recording};

@@ -243,20 +243,39 @@ impl Recording {
     }
 
     /// Stops, writes the trace text to `path` (whole, or not at all) and removes the
-    /// instance; the bytes written and the lost-event count per CPU (overruns).
-    pub fn finish(self, path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    /// instance; what it wrote: bytes, events, and events lost to full buffers.
+    pub fn finish(self, path: &std::path::Path) -> std::io::Result<Recorded> {
         let instance = self.session.instance;
         let _ = instance.set_on(false);
-        let overruns: u64 = instance
+        let stats: Vec<sys::trace_instance::CpuStats> = instance
             .buffer_cpus()
             .into_iter()
             .filter_map(|c| instance.cpu_stats(c).ok())
+            .collect();
+        let events = stats.iter().map(|s| s.entries).fold(0, u64::saturating_add);
+        let lost = stats
+            .iter()
             .map(|s| s.overrun.saturating_add(s.dropped))
             .fold(0, u64::saturating_add);
         let written = instance.copy_trace(path);
         let _ = instance.remove();
-        written.map(|n| (n, overruns))
+        written.map(|bytes| Recorded {
+            bytes,
+            events,
+            lost,
+        })
     }
+}
+
+/// What [`Recording::finish`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// Bytes of trace text.
+    pub bytes: u64,
+    /// Events in the buffers when recording stopped (what the file holds).
+    pub events: u64,
+    /// Events overwritten or dropped because a buffer filled.
+    pub lost: u64,
 }
 
 /// Whether the trace showed anything of the spike (its timer, wake-up or switch-in): an
