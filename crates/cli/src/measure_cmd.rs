@@ -209,7 +209,7 @@ fn check_outputs(args: &MeasureArgs) -> Result<()> {
 pub fn table_text(run: &MeasureRun) -> String {
     let mut text = report::table::measure_table(run);
     if let Some(load) = &run.load {
-        text = text + "\n" + &report::load::load_table(load);
+        text = text + "\n" + &report::load::run_load_table(load, run.status);
     }
     if let Some(line) = run
         .audit

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 use model::measure::MeasureRun;
-use report::html::{ReportRun, html_report};
+use report::html::{ReportOptions, ReportRun, html_report};
 
 use crate::console::Console;
 use crate::exit::{Exit, UsageError};
@@ -29,7 +29,7 @@ all-CPU exceedance curves on one chart.
 The page is self-contained: styles and plots are inline, there is no script, and viewing it \
 fetches nothing from the network. --svg DIR writes each plot as an SVG file as well.
 
-Example: rtlab report last -o report.html; rtlab report 3f2a 9c01 last -o compare.html --svg plots";
+Example: rtlab report last -o report.html --budget 50us; rtlab report 3f2a 9c01 last -o compare.html --svg plots";
 
 /// Options of `rtlab report`.
 #[derive(Debug, Args)]
@@ -46,6 +46,9 @@ pub struct ReportArgs {
     /// id or file stem) and, for several runs, runs-exceedance.svg.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// The latency budget, drawn as a dashed line on every latency plot (`50us`, `1ms`).
+    #[arg(long, value_name = "TIME", value_parser = crate::args::parse_time)]
+    pub budget: Option<model::Nanos>,
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,
@@ -101,7 +104,12 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
 
 /// Renders the report over `runs` and writes it to `output`, and every plot into `svg_dir`
 /// when given (created if missing). Returns how many SVG files were written.
-pub fn write(runs: &[NamedRun], output: &Path, svg_dir: Option<&Path>) -> Result<usize> {
+pub fn write(
+    runs: &[NamedRun],
+    options: &ReportOptions,
+    output: &Path,
+    svg_dir: Option<&Path>,
+) -> Result<usize> {
     let refs: Vec<ReportRun<'_>> = runs
         .iter()
         .map(|r| ReportRun {
@@ -111,7 +119,7 @@ pub fn write(runs: &[NamedRun], output: &Path, svg_dir: Option<&Path>) -> Result
             key: &r.key,
         })
         .collect();
-    let report = html_report(&refs);
+    let report = html_report(&refs, options);
     let mut written = 0;
     if let Some(dir) = svg_dir {
         std::fs::create_dir_all(dir)
@@ -147,7 +155,10 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         .iter()
         .map(|spec| named(spec, args.db.db.as_deref()))
         .collect::<Result<Vec<_>>>()?;
-    let svgs = write(&runs, &args.output, args.svg.as_deref())?;
+    let options = ReportOptions {
+        budget: args.budget,
+    };
+    let svgs = write(&runs, &options, &args.output, args.svg.as_deref())?;
     let mut message = format!(
         "report on {} run{} written to {}",
         runs.len(),
