@@ -266,6 +266,34 @@ note: cmd:\"make -j2\": the command ended by itself
     }
 
     #[test]
+    fn a_load_the_run_stopped_early_does_not_read_complete() {
+        let r = report();
+        assert_eq!(run_load_table(&r, RunStatus::Complete), load_table(&r));
+        let interrupted = run_load_table(&r, RunStatus::Interrupted);
+        assert!(
+            interrupted.starts_with(
+                "load cpu:60%,io:64M:1,cmd:\"make -j2\" (stopped early with the interrupted run): 10.0 s"
+            ),
+            "{interrupted}"
+        );
+        assert!(!interrupted.contains("(complete)"));
+        assert_eq!(
+            interrupted.lines().skip(1).collect::<Vec<_>>(),
+            load_table(&r).lines().skip(1).collect::<Vec<_>>()
+        );
+        assert!(
+            run_load_table(&r, RunStatus::BrokeThreshold)
+                .contains("(stopped early at the run's --break)")
+        );
+        // A status of the load's own (lost, interrupted) is kept as it is.
+        let lost = LoadReport {
+            status: "lost".into(),
+            ..report()
+        };
+        assert!(run_load_table(&lost, RunStatus::Interrupted).contains("(lost)"));
+    }
+
+    #[test]
     fn live_line() {
         assert_eq!(
             load_live_line(&report()),
