@@ -87,6 +87,18 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
         });
     }
     // `load` found it in the store, so the store exists and the spec resolves.
+    let (id, label) = stored_label(spec, db)?;
+    Ok(NamedRun {
+        run,
+        name: label.unwrap_or_else(|| id.to_string()),
+        source: format!("stored run {id}"),
+        key: id.to_string(),
+    })
+}
+
+/// The id and label of the stored run `spec` names (a run already found by
+/// [`crate::store_cmd::load`]).
+pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<(store::RunId, Option<String>)> {
     let store = crate::store_cmd::open_existing(db)?;
     let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
     let label = store
@@ -94,12 +106,7 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
         .into_iter()
         .find(|s| s.id == id)
         .and_then(|s| s.label);
-    Ok(NamedRun {
-        run,
-        name: label.unwrap_or_else(|| id.to_string()),
-        source: format!("stored run {id}"),
-        key: id.to_string(),
-    })
+    Ok((id, label))
 }
 
 /// Renders the report over `runs` and writes it to `output`, and every plot into `svg_dir`

@@ -201,3 +201,44 @@ fn a_budget_is_a_line_on_every_latency_plot_and_noise_runs_get_their_own_chart()
         .assert()
         .code(2);
 }
+
+#[test]
+fn csv_and_junit_exports_carry_the_runs_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let json = dir.path().join("a.json");
+    let id = measure(&db, Some("idle, tuned"), &json);
+    let out = rtlab(&db)
+        .args(["export", &id, "--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",overruns,label,load")
+    );
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.ends_with(",\"idle, tuned\",")),
+        "{csv}"
+    );
+    let out = rtlab(&db)
+        .args(["export", &id, "--format", "junit"])
+        .output()
+        .unwrap();
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.contains(": idle, tuned\""), "{xml}");
+    assert!(xml.contains("<property name=\"label\" value=\"idle, tuned\"/>"));
+    // A result file has no label.
+    let out = rtlab(&db)
+        .arg("export")
+        .arg(&json)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,")), "{csv}");
+}

@@ -2,7 +2,8 @@
 //! case per measured CPU, checked against a latency budget.
 //!
 //! The form is the widely read Ant/Surefire one: `<testsuites>` holding one `<testsuite>` named
-//! `rtlab measure HOST`, with `<properties>` describing the run, one `<testcase>` per CPU
+//! `rtlab measure HOST` (`rtlab measure HOST: LABEL` for a labelled run), with `<properties>`
+//! describing the run (its label and load among them, when it has them), one `<testcase>` per CPU
 //! (`classname="rtlab.measure.HOST"`, `name="cpu3 max latency <= 100us"`) and the run's
 //! warnings and `--break` event in the suite's `<system-out>`.
 //!
@@ -48,6 +49,11 @@ use crate::table::{format_opt_us, format_us};
 /// ending with a newline): one test case per CPU, failing when the CPU's maximum latency
 /// exceeds `budget` or it had overruns, erroring when it has no samples.
 pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
+    junit_labelled(run, budget, None)
+}
+
+/// [`junit`] of a run with a `label` (a stored run's): the suite is named by it too.
+pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> String {
     let whole = match run.unjudgeable() {
         None => Verdict::Pass,
         Some(message) => Verdict::Error {
@@ -69,6 +75,7 @@ pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
     let doc = Doc {
         run,
         budget,
+        label: label.map(xml_safe),
         host: xml_safe(if run.host.hostname.is_empty() {
             "(unknown)"
         } else {
@@ -155,6 +162,7 @@ fn verdict(c: &CpuResult, budget: Nanos) -> Verdict {
 struct Doc<'a> {
     run: &'a MeasureRun,
     budget: Nanos,
+    label: Option<String>,
     host: String,
     tests: String,
     failures: String,
@@ -178,7 +186,10 @@ impl Doc<'_> {
     }
 
     fn write_suite(&self, w: &mut Writer<Vec<u8>>, verdicts: &[Verdict]) -> io::Result<()> {
-        let name = format!("rtlab measure {}", self.host);
+        let name = match &self.label {
+            Some(label) => format!("rtlab measure {}: {label}", self.host),
+            None => format!("rtlab measure {}", self.host),
+        };
         let timestamp = super::parse_utc(&self.run.started_at)
             .map(|t| {
                 let text = humantime::format_rfc3339_seconds(t).to_string();
@@ -219,7 +230,7 @@ impl Doc<'_> {
     fn write_properties(&self, w: &mut Writer<Vec<u8>>) -> io::Result<()> {
         let run = self.run;
         let p = &run.params;
-        let props = [
+        let mut props = vec![
             ("rtlab.version", run.rtlab_version.clone()),
             ("host", run.host.hostname.clone()),
             ("kernel.release", run.host.kernel_release.clone()),
@@ -236,6 +247,8 @@ impl Doc<'_> {
             ("clock", p.clock.clone()),
             ("budget", self.budget.to_string()),
         ];
+        props.extend(self.label.clone().map(|l| ("label", l)));
+        props.extend(run.load.as_ref().map(|l| ("load", l.spec.clone())));
         w.create_element("properties").write_inner_content(|w| {
             for (name, value) in &props {
                 w.create_element("property")
