@@ -87,26 +87,39 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
         });
     }
     // `load` found it in the store, so the store exists and the spec resolves.
-    let (id, label) = stored_label(spec, db)?;
+    let (id, label, session) = stored_names(spec, db)?;
+    let source = match session {
+        Some(session) => format!("stored run {id}, session {session}"),
+        None => format!("stored run {id}"),
+    };
     Ok(NamedRun {
         run,
         name: label.unwrap_or_else(|| id.to_string()),
-        source: format!("stored run {id}"),
+        source,
         key: id.to_string(),
     })
 }
 
-/// The id and label of the stored run `spec` names (a run already found by
-/// [`crate::store_cmd::load`]).
-pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<(store::RunId, Option<String>)> {
+/// The label of the stored run `spec` names (a run already found by
+/// [`crate::store_cmd::load`]), if it has one.
+pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<Option<String>> {
+    Ok(stored_names(spec, db)?.1)
+}
+
+/// The id, label and session (the `rtlab run` whose phase it was) of the stored run `spec`
+/// names.
+fn stored_names(
+    spec: &str,
+    db: Option<&Path>,
+) -> Result<(store::RunId, Option<String>, Option<String>)> {
     let store = crate::store_cmd::open_existing(db)?;
     let id = store.resolve(spec).map_err(|e| UsageError(e.to_string()))?;
-    let label = store
+    let summary = store
         .list(&store::Filter::default())?
         .into_iter()
-        .find(|s| s.id == id)
-        .and_then(|s| s.label);
-    Ok((id, label))
+        .find(|s| s.id == id);
+    let (label, session) = summary.map_or((None, None), |s| (s.label, s.session));
+    Ok((id, label, session))
 }
 
 /// Renders the report over `runs` and writes it to `output`, and every plot into `svg_dir`

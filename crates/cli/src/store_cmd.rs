@@ -204,7 +204,7 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
     let run = load(&args.run, args.db.db.as_deref())?;
     let label = match std::path::Path::new(&args.run).is_file() {
         true => None,
-        false => crate::report_cmd::stored_label(&args.run, args.db.db.as_deref())?.1,
+        false => crate::report_cmd::stored_label(&args.run, args.db.db.as_deref())?,
     };
     let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
     let text = match args.format {

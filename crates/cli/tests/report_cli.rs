@@ -232,6 +232,29 @@ fn csv_and_junit_exports_carry_the_runs_label() {
     let xml = String::from_utf8(out.stdout).unwrap();
     assert!(xml.contains(": idle, tuned\""), "{xml}");
     assert!(xml.contains("<property name=\"label\" value=\"idle, tuned\"/>"));
+    // The report names the session a stored run was a phase of.
+    let mut cmd = rtlab(&db);
+    cmd.arg("--root").arg(fixture()).args([
+        "measure",
+        "--fake-clock",
+        "5us",
+        "--cycles",
+        "10",
+        "--label",
+        "idle",
+        "--session",
+        "s-42",
+    ]);
+    cmd.assert().success();
+    let page = dir.path().join("p.html");
+    rtlab(&db)
+        .args(["report", "last", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(", session s-42</p>"), "{html}");
+
     // A result file has no label.
     let out = rtlab(&db)
         .arg("export")

@@ -135,11 +135,13 @@ fn decade_below(value: f64) -> f64 {
     10f64.powf(value.max(f64::MIN_POSITIVE).log10().floor())
 }
 
-/// The latency axis (in us, logarithmic) for bins up to `bins`: from the decade below the
-/// first bin's centre to a round value a fifth past the last bin's end (and the budget).
+/// The latency axis (in us, logarithmic) for bins `first_k` to `last_k`: from the decade below
+/// the first bin's centre (and the budget) to a round value a fifth past the last bin's end (and
+/// the budget).
 fn latency_axis(label: String, first_k: u64, last_k: u64, budget: Option<Nanos>) -> Axis {
     let budget_us = budget.map_or(0.0, |b| us(b.get()));
-    let lo = decade_below(first_k as f64 + 0.5);
+    let below_budget = budget.map_or(f64::INFINITY, |_| budget_us * 0.9);
+    let lo = decade_below((first_k as f64 + 0.5).min(below_budget));
     let hi = nice_above(((last_k + 1) as f64).max(budget_us) * 1.2);
     Axis {
         label,
@@ -436,7 +438,10 @@ fn max_over_time(run: &MeasureRun, name: &str, budget: Option<Nanos>) -> Option<
     if group > 1 {
         caption.push_str(&format!(" Each step merges {group} slots of {slot}."));
     }
-    let lo = decade_below(us(lowest));
+    // Down to the decade below the lowest maximum, and below the budget, so that its line
+    // stands clear of the axis.
+    let below_budget = budget.map_or(f64::INFINITY, |b| us(b.get()) * 0.9);
+    let lo = decade_below(us(lowest).min(below_budget));
     let chart = Chart {
         title: format!("Maximum {} over time: {name}", w.axis),
         x: Axis {
@@ -533,6 +538,9 @@ mod tests {
         let axis = latency_axis("latency".into(), 0, 3, Some(Nanos::from_us(100)));
         assert_eq!(axis.range, (0.1, 200.0));
         assert_eq!(latency_axis("l".into(), 12, 14, None).range, (10.0, 100.0));
+        // A budget below the samples starts the axis below it.
+        let axis = latency_axis("l".into(), 12, 14, Some(Nanos::from_us(10)));
+        assert_eq!(axis.range, (1.0, 20.0));
         assert_eq!(nice_above(21.0), 50.0);
         assert_eq!(nice_above(100.0), 100.0);
     }
