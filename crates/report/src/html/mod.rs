@@ -24,6 +24,8 @@ mod plots;
 mod why;
 
 #[cfg(test)]
+mod plot_tests;
+#[cfg(test)]
 mod tests;
 
 use rtlab_model::Nanos;
