@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use report::html::{ReportRun, html_report};
+use report::html::{ReportOptions, ReportRun, html_report};
 
 use crate::console::Console;
 use crate::exit::{Exit, UsageError};
@@ -16,7 +16,12 @@ use crate::runs::{NamedRun, named};
 
 /// Renders the report over `runs` and writes it to `output`, and every plot into `svg_dir`
 /// when given (created if missing). Returns how many SVG files were written.
-pub fn write(runs: &[NamedRun], output: &Path, svg_dir: Option<&Path>) -> Result<usize> {
+pub fn write(
+    runs: &[NamedRun],
+    options: &ReportOptions,
+    output: &Path,
+    svg_dir: Option<&Path>,
+) -> Result<usize> {
     let refs: Vec<ReportRun<'_>> = runs
         .iter()
         .map(|r| ReportRun {
@@ -26,7 +31,7 @@ pub fn write(runs: &[NamedRun], output: &Path, svg_dir: Option<&Path>) -> Result
             key: &r.key,
         })
         .collect();
-    let report = html_report(&refs);
+    let report = html_report(&refs, options);
     let mut written = 0;
     if let Some(dir) = svg_dir {
         std::fs::create_dir_all(dir)
@@ -62,7 +67,10 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         .iter()
         .map(|spec| named(spec, args.db.db.as_deref()))
         .collect::<Result<Vec<_>>>()?;
-    let svgs = write(&runs, &args.output, args.svg.as_deref())?;
+    let options = ReportOptions {
+        budget: args.budget,
+    };
+    let svgs = write(&runs, &options, &args.output, args.svg.as_deref())?;
     let mut message = format!(
         "report on {} run{} written to {}",
         runs.len(),

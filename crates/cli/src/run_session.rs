@@ -155,7 +155,10 @@ impl Session<'_> {
                         .collect(),
                 })
                 .collect();
-            crate::report_cmd::write(&named, &path, None)
+            let options = report::html::ReportOptions {
+                budget: Some(args.budget),
+            };
+            crate::report_cmd::write(&named, &options, &path, None)
                 .with_context(|| format!("writing the report to {}", path.display()))?;
             self.console.verdict(&format!("report: {}", path.display()));
         }

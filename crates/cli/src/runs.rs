@@ -171,19 +171,35 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
         });
     }
     // `load` found it in the store, so the store exists and the spec resolves.
-    let store = open_existing(db)?;
-    let id = resolve(&store, spec)?;
-    let label = store
-        .list(&store::Filter::default())?
-        .into_iter()
-        .find(|s| s.id == id)
-        .and_then(|s| s.label);
+    let (id, label, session) = stored_names(spec, db)?;
+    let source = match session {
+        Some(session) => format!("stored run {id}, session {session}"),
+        None => format!("stored run {id}"),
+    };
     Ok(NamedRun {
         run,
         name: label.unwrap_or_else(|| id.to_string()),
-        source: format!("stored run {id}"),
+        source,
         key: id.to_string(),
     })
+}
+
+/// The label of the stored run `spec` names (a run already found by [`load`]), if it has one.
+pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<Option<String>> {
+    Ok(stored_names(spec, db)?.1)
+}
+
+/// The id, label and session (the `rtlab run` whose phase it was) of the stored run `spec`
+/// names.
+fn stored_names(spec: &str, db: Option<&Path>) -> Result<(RunId, Option<String>, Option<String>)> {
+    let store = open_existing(db)?;
+    let id = resolve(&store, spec)?;
+    let summary = store
+        .list(&store::Filter::default())?
+        .into_iter()
+        .find(|s| s.id == id);
+    let (label, session) = summary.map_or((None, None), |s| (s.label, s.session));
+    Ok((id, label, session))
 }
 
 /// The table a finished run prints (also `rtlab show`): the per-CPU table, the load achieved
@@ -193,7 +209,7 @@ pub fn named(spec: &str, db: Option<&Path>) -> Result<NamedRun> {
 pub fn table_text(run: &MeasureRun) -> String {
     let mut text = report::table::measure_table(run);
     if let Some(load) = &run.load {
-        text = text + "\n" + &report::load::load_table(load);
+        text = text + "\n" + &report::load::run_load_table(load, run.status);
     }
     if let Some(line) = run
         .audit

@@ -119,11 +119,15 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let run = load(&args.run, args.db.db.as_deref())?;
+    let label = match std::path::Path::new(&args.run).is_file() {
+        true => None,
+        false => crate::runs::stored_label(&args.run, args.db.db.as_deref())?,
+    };
     let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
     let text = match args.format {
         ExportFormat::Json => run.to_json(),
-        ExportFormat::Csv => report::export::csv(&run),
-        ExportFormat::Junit => report::export::junit(&run, junit_budget),
+        ExportFormat::Csv => report::export::csv_labelled(&run, label.as_deref()),
+        ExportFormat::Junit => report::export::junit_labelled(&run, junit_budget, label.as_deref()),
         ExportFormat::Openmetrics => report::export::openmetrics(&run),
     };
     match &args.output {

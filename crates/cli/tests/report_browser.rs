@@ -1,7 +1,7 @@
 //! `rtlab report` rendered in a real headless browser (issue #5): the page loads without a
 //! script or resource error, fetches nothing, and every plot has visible content — a laid-out
-//! SVG with a non-empty bounding box and drawn lines of more than two points, one per CPU (or
-//! per run on the comparison chart).
+//! SVG with a non-empty bounding box and drawn lines (a path of non-zero length, or a polyline
+//! of more than two points), one per CPU (or per run on the comparison chart).
 //!
 //! How: the test measures two runs with the scripted clock into its own store, writes the
 //! report, and adds a probe script to a copy of the page (the page has no script of its own;
@@ -287,7 +287,7 @@ fn the_browser_probe_fails_a_broken_page() {
     let first_svg_end = html.find("</svg>").unwrap();
     let head: String = html[..first_svg_end]
         .lines()
-        .filter(|l| !l.starts_with("<polyline"))
+        .filter(|l| !l.starts_with("<polyline") && !l.starts_with("<path"))
         .collect::<Vec<_>>()
         .join("\n");
     let broken = format!("{head}\n{}", &html[first_svg_end..]).replacen(

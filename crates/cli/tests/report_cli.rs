@@ -146,3 +146,122 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     assert!(!dir.path().join("r.html").exists());
 }
+
+#[test]
+fn a_budget_is_a_line_on_every_latency_plot_and_noise_runs_get_their_own_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let id = measure(&db, Some("RT"), &dir.path().join("a.json"));
+    let oslat =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/imports/local_oslat_2cpu.txt");
+    let out = rtlab(&db).arg("import").arg(&oslat).output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let noise_id = said
+        .split("as run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run id: {said}"))
+        .to_string();
+    let svgs = dir.path().join("svgs");
+    rtlab(&db)
+        .current_dir(dir.path())
+        .args([
+            "report", &id, &noise_id, "-o", "out.html", "--budget", "50us", "--svg",
+        ])
+        .arg(&svgs)
+        .assert()
+        .success();
+    let read = |name: &str| std::fs::read_to_string(svgs.join(name)).unwrap();
+    for kind in ["histogram", "exceedance", "max-over-time"] {
+        let svg = read(&format!("{id}-{kind}.svg"));
+        assert!(svg.contains(">budget 50 us</text>"), "{kind}: {svg}");
+    }
+    // The noise run is not drawn against the latency budget, nor on the latency chart.
+    let page = std::fs::read_to_string(dir.path().join("out.html")).unwrap();
+    assert!(page.contains("not drawn on one chart"), "{page}");
+    assert!(!svgs.join("runs-exceedance.svg").exists());
+    let noise: Vec<String> = std::fs::read_dir(&svgs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("-histogram.svg") && n.starts_with(&noise_id))
+        .collect();
+    assert_eq!(noise.len(), 1, "{noise:?}");
+    let svg = read(&noise[0]);
+    assert!(svg.contains("OS noise histogram"), "{svg}");
+    assert!(!svg.contains("budget"), "{svg}");
+
+    rtlab(&db)
+        .args(["report", &id, "-o"])
+        .arg(dir.path().join("x.html"))
+        .args(["--budget", "fast"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn csv_and_junit_exports_carry_the_runs_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let json = dir.path().join("a.json");
+    let id = measure(&db, Some("idle, tuned"), &json);
+    let out = rtlab(&db)
+        .args(["export", &id, "--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",overruns,label,load")
+    );
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.ends_with(",\"idle, tuned\",")),
+        "{csv}"
+    );
+    let out = rtlab(&db)
+        .args(["export", &id, "--format", "junit"])
+        .output()
+        .unwrap();
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.contains(": idle, tuned\""), "{xml}");
+    assert!(xml.contains("<property name=\"label\" value=\"idle, tuned\"/>"));
+    // The report names the session a stored run was a phase of.
+    let mut cmd = rtlab(&db);
+    cmd.arg("--root").arg(fixture()).args([
+        "measure",
+        "--fake-clock",
+        "5us",
+        "--cycles",
+        "10",
+        "--label",
+        "idle",
+        "--session",
+        "s-42",
+    ]);
+    cmd.assert().success();
+    let page = dir.path().join("p.html");
+    rtlab(&db)
+        .args(["report", "last", "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(", session s-42</p>"), "{html}");
+
+    // A result file has no label.
+    let out = rtlab(&db)
+        .arg("export")
+        .arg(&json)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,")), "{csv}");
+}

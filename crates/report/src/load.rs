@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use rtlab_model::Nanos;
 use rtlab_model::load::LoadReport;
 use rtlab_model::load::spec::format_bytes;
+use rtlab_model::measure::RunStatus;
 
 /// `1234.5` as `1.2k`, `2_500_000` as `2.50M`; below 1000 with one decimal.
 pub fn format_rate(per_sec: f64) -> String {
@@ -72,14 +73,50 @@ pub fn load_table(report: &LoadReport) -> String {
     out
 }
 
+/// The achieved-load table of a load that ran under a measurement which ended with
+/// `run_status`: as [`load_table`], but a load the run stopped early does not read
+/// `(complete)` (see [`status_in_run`]).
+pub fn run_load_table(report: &LoadReport, run_status: RunStatus) -> String {
+    let table = load_table(report);
+    let own = load_header(report);
+    match table.strip_prefix(own.as_str()) {
+        Some(rest) => load_header_of_run(report, run_status) + rest,
+        None => table,
+    }
+}
+
+/// How a load that ran under a measurement ended, in the light of the measurement: the load
+/// process reports `complete` whenever it was stopped in order, also when the measurement it
+/// served was interrupted or stopped at `--break`; then the load covered only part of what
+/// was planned, and the status says so.
+pub fn status_in_run(report: &LoadReport, run_status: RunStatus) -> String {
+    if report.status != "complete" {
+        return report.status.clone();
+    }
+    match run_status {
+        RunStatus::Complete => report.status.clone(),
+        RunStatus::Interrupted => "stopped early with the interrupted run".to_string(),
+        RunStatus::BrokeThreshold => "stopped early at the run's --break".to_string(),
+        RunStatus::Running => "stopped early: the run did not finish".to_string(),
+    }
+}
+
 /// The table's first line: `load SPEC (STATUS): 10.0 s after 2.0 s warm-up, in cgroup CG`.
 pub(crate) fn load_header(report: &LoadReport) -> String {
+    header_with_status(report, &report.status)
+}
+
+/// [`load_header`] with the status of [`status_in_run`].
+pub(crate) fn load_header_of_run(report: &LoadReport, run_status: RunStatus) -> String {
+    header_with_status(report, &status_in_run(report, run_status))
+}
+
+fn header_with_status(report: &LoadReport, status: &str) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "load {} ({}): {}",
+        "load {} ({status}): {}",
         report.spec,
-        report.status,
         seconds(report.window_ns)
     );
     if report.warmup_ns.get() >= 50_000_000 {
@@ -226,6 +263,34 @@ note: cmd:\"make -j2\": the command ended by itself
             ),
             "{table}"
         );
+    }
+
+    #[test]
+    fn a_load_the_run_stopped_early_does_not_read_complete() {
+        let r = report();
+        assert_eq!(run_load_table(&r, RunStatus::Complete), load_table(&r));
+        let interrupted = run_load_table(&r, RunStatus::Interrupted);
+        assert!(
+            interrupted.starts_with(
+                "load cpu:60%,io:64M:1,cmd:\"make -j2\" (stopped early with the interrupted run): 10.0 s"
+            ),
+            "{interrupted}"
+        );
+        assert!(!interrupted.contains("(complete)"));
+        assert_eq!(
+            interrupted.lines().skip(1).collect::<Vec<_>>(),
+            load_table(&r).lines().skip(1).collect::<Vec<_>>()
+        );
+        assert!(
+            run_load_table(&r, RunStatus::BrokeThreshold)
+                .contains("(stopped early at the run's --break)")
+        );
+        // A status of the load's own (lost, interrupted) is kept as it is.
+        let lost = LoadReport {
+            status: "lost".into(),
+            ..report()
+        };
+        assert!(run_load_table(&lost, RunStatus::Interrupted).contains("(lost)"));
     }
 
     #[test]

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use model::Nanos;
 
 use super::store::{DbArgs, RUN_HELP};
-use super::values::parse_percent;
+use super::values::{parse_percent, parse_time};
 
 /// The long help of `rtlab compare`.
 pub const COMPARE_LONG: &str = "\
@@ -92,7 +93,7 @@ all-CPU exceedance curves on one chart.
 The page is self-contained: styles and plots are inline, there is no script, and viewing it \
 fetches nothing from the network. --svg DIR writes each plot as an SVG file as well.
 
-Example: rtlab report last -o report.html; rtlab report 3f2a 9c01 last -o compare.html --svg plots";
+Example: rtlab report last -o report.html --budget 50us; rtlab report 3f2a 9c01 last -o compare.html --svg plots";
 
 /// Options of `rtlab report`.
 #[derive(Debug, Args)]
@@ -109,6 +110,9 @@ pub struct ReportArgs {
     /// id or file stem) and, for several runs, runs-exceedance.svg.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// The latency budget, drawn as a dashed line on every latency plot (`50us`, `1ms`).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub budget: Option<Nanos>,
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,

@@ -62,7 +62,7 @@ pub fn compare_html(c: &Comparison) -> String {
             }
         }
         out.push_str("</tr>\n");
-        if i > 0 {
+        if i > 0 && c.comparable(i) {
             let _ = write!(
                 out,
                 "<tr class=\"delta\"><th scope=\"row\">{}</th>",
@@ -115,14 +115,26 @@ pub fn compare_html_page(c: &Comparison) -> String {
          <h1>Latency comparison</h1>\n",
         escape(&labels.join(", "))
     );
-    out.push_str(
+    let conditions = c.has_conditions();
+    let _ = write!(
+        out,
         "<table class=\"rtlab-runs\">\n<thead><tr><th>run</th><th>host</th><th>kernel</th>\
-         <th>started (UTC)</th></tr></thead>\n<tbody>\n",
+         <th>started (UTC)</th>{}</tr></thead>\n<tbody>\n",
+        if conditions {
+            "<th>measured under</th>"
+        } else {
+            ""
+        }
     );
     for r in &c.runs {
+        let more = if conditions {
+            format!("<td>{}</td>", escape(&r.conditions()))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td>{more}</tr>",
             escape(&r.label),
             escape(&r.hostname),
             escape(&r.kernel_release),

@@ -24,12 +24,23 @@ pub fn compare_markdown(c: &Comparison) -> String {
     if let Some(warning) = c.mixed_warning() {
         let _ = writeln!(out, "**Warning:** {}.\n", cell(&warning));
     }
-    let _ = writeln!(out, "| run | host | kernel | started (UTC) |");
-    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    let conditions = c.has_conditions();
+    let (more_head, more_rule) = if conditions {
+        (" measured under |", " --- |")
+    } else {
+        ("", "")
+    };
+    let _ = writeln!(out, "| run | host | kernel | started (UTC) |{more_head}");
+    let _ = writeln!(out, "| --- | --- | --- | --- |{more_rule}");
     for r in &c.runs {
+        let more = if conditions {
+            format!(" {} |", cell(&r.conditions()))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |{more}",
             cell(&r.label),
             cell(&r.hostname),
             cell(&r.kernel_release),
@@ -80,7 +91,7 @@ pub fn compare_markdown(c: &Comparison) -> String {
             cells.extend(r.cpus.iter().map(|x| x.cell(f)));
         }
         row(&mut out, &cells);
-        if i > 0 {
+        if i > 0 && c.comparable(i) {
             let mut changes = vec![delta.clone()];
             for f in Figure::ALL {
                 changes.extend((0..r.cpus.len()).map(|col| match c.delta_cell(i, col, f) {

@@ -72,6 +72,10 @@ pub struct RunFigures {
     /// oslat or rtla osnoise run).
     #[serde(default, skip_serializing_if = "is_wakeup")]
     pub quantity: Quantity,
+    /// The load the run measured under (`rtlab measure --load`, canonical spec); absent when
+    /// none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
     /// One entry per column, in column order (the clusters' CPUs one after the other).
     pub cpus: Vec<CpuFigures>,
 }
@@ -184,6 +188,7 @@ impl Comparison {
                 kernel_release: run.host.kernel_release.clone(),
                 started_at: run.started_at.clone(),
                 quantity: run.import.as_ref().map(|i| i.quantity).unwrap_or_default(),
+                load: run.load.as_ref().map(|l| l.spec.clone()),
                 cpus: columns.iter().map(|&cpu| figures_of(run, cpu)).collect(),
             })
             .collect();
@@ -246,6 +251,21 @@ impl Comparison {
         }
     }
 
+    /// Whether run `row` measured what the first run measured, so that its change against it
+    /// means something; the renderings print no change row for a run that did not (a noise
+    /// run against a wake-up latency baseline).
+    pub fn comparable(&self, row: usize) -> bool {
+        match (self.runs.first(), self.runs.get(row)) {
+            (Some(first), Some(run)) => first.quantity == run.quantity,
+            _ => false,
+        }
+    }
+
+    /// Whether any run has [`RunFigures::conditions`] to show.
+    pub fn has_conditions(&self) -> bool {
+        self.runs.iter().any(|r| !r.conditions().is_empty())
+    }
+
     /// The first run's label (the baseline), if there is a run.
     pub fn baseline(&self) -> Option<&str> {
         self.runs.first().map(|r| r.label.as_str())
@@ -282,6 +302,21 @@ impl Comparison {
             (Some(b), Some(v)) => format_delta(b, v),
             _ => "-".to_string(),
         }
+    }
+}
+
+impl RunFigures {
+    /// What the run measured under, beyond its label: `load cpu:60%`, `OS noise`, both joined
+    /// by a comma; empty for a wake-up latency run without load.
+    pub fn conditions(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(load) = &self.load {
+            parts.push(format!("load {load}"));
+        }
+        if self.quantity == Quantity::OsNoise {
+            parts.push(format!("{} (not latency)", self.quantity.describe()));
+        }
+        parts.join(", ")
     }
 }
 

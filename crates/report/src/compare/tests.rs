@@ -325,3 +325,55 @@ fn deltas_round_to_whole_percent() {
     assert_eq!(format_delta(0.0, 0.0), "0%");
     assert_eq!(format_delta(0.0, 5.0), "-");
 }
+
+#[test]
+fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
+    use rtlab_model::imported::{ImportInfo, Quantity};
+    use rtlab_model::load::LoadReport;
+    let latency = testdata::two_cpus();
+    let mut loaded = testdata::two_cpus();
+    loaded.load = Some(LoadReport {
+        schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+        spec: "cpu:100%".into(),
+        window_ns: rtlab_model::Nanos::from_secs(60),
+        warmup_ns: rtlab_model::Nanos::ZERO,
+        status: "complete".into(),
+        cgroup: None,
+        generators: Vec::new(),
+        cpu_busy: Vec::new(),
+    });
+    let mut noise = testdata::two_cpus();
+    noise.import = Some(ImportInfo {
+        tool: "oslat".into(),
+        format: "oslat-text".into(),
+        file: "oslat.txt".into(),
+        resolution_ns: 1_000,
+        command: None,
+        quantity: Quantity::OsNoise,
+        notes: Vec::new(),
+    });
+    let c = Comparison::new(&[
+        ("idle".to_string(), &latency),
+        ("full load".to_string(), &loaded),
+        ("oslat".to_string(), &noise),
+    ]);
+    assert!(c.comparable(1) && !c.comparable(2));
+    let text = compare_text(&c);
+    // Each section: a change row for the loaded run only.
+    assert_eq!(text.matches("  vs idle").count(), 4, "{text}");
+    assert!(text.contains("load cpu:100%"), "{text}");
+    assert!(text.contains("OS noise (not latency)"), "{text}");
+    let markdown = compare_markdown(&c);
+    assert_eq!(markdown.matches("| *vs idle* |").count(), 1, "{markdown}");
+    assert!(
+        markdown.contains("| started (UTC) | measured under |"),
+        "{markdown}"
+    );
+    let page = compare_html_page(&c);
+    assert_eq!(page.matches("<tr class=\"delta\">").count(), 1, "{page}");
+    assert!(page.contains("<td>load cpu:100%</td>"), "{page}");
+    let back = Comparison::from_json(&c.to_json()).unwrap();
+    assert_eq!(back.runs[1].load.as_deref(), Some("cpu:100%"));
+    // Runs without load or noise keep the table as it was: no extra column.
+    assert!(!compare_markdown(&talk()).contains("measured under"));
+}

@@ -4,7 +4,8 @@
 //! of eight one-decimal figures that is over 200 columns, wider than a terminal. So the terminal
 //! form stacks the column groups: one section per figure (Min, Avg, p99.9, Max), each with the
 //! cluster header (when the host is heterogeneous), the CPU numbers, one row per run, and under
-//! every later run a `vs FIRST` row with its change against the first run (`+12%`). Every
+//! every later run a `vs FIRST` row with its change against the first run (`+12%`; none for a
+//! run that measured something else, such as OS noise against wake-up latency). Every
 //! section shares one set of column widths, so a CPU's column runs straight down the page.
 //! Clusters are set apart by `|`. Pure ASCII apart from what labels and host names contain.
 
@@ -27,7 +28,7 @@ pub fn compare_text(c: &Comparison) -> String {
     if let Some(warning) = c.mixed_warning() {
         let _ = writeln!(out, "warning: {warning}");
     }
-    let legend: Vec<[String; 4]> = c
+    let legend: Vec<[String; 5]> = c
         .runs
         .iter()
         .map(|r| {
@@ -36,6 +37,7 @@ pub fn compare_text(c: &Comparison) -> String {
                 or_unknown(&r.hostname),
                 or_unknown(&r.kernel_release),
                 started(&r.started_at),
+                r.conditions(),
             ]
         })
         .collect();
@@ -217,7 +219,7 @@ fn section(c: &Comparison, layout: &Layout, figure: Figure) -> Vec<String> {
     for (i, r) in c.runs.iter().enumerate() {
         let cells: Vec<String> = r.cpus.iter().map(|x| x.cell(figure)).collect();
         lines.push(layout.row(&r.label, &cells));
-        if i > 0 {
+        if i > 0 && c.comparable(i) {
             let changes: Vec<String> = (0..r.cpus.len())
                 .map(|col| c.delta_cell(i, col, figure))
                 .collect();

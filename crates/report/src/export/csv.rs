@@ -1,9 +1,11 @@
 //! A measurement as CSV: one header row, one row per measured CPU, then the `all` row.
 //!
 //! Columns: `host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,
-//! p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns`. The run id is not known
-//! to a renderer; the host, kernel release and start time identify the run when rows of several
-//! runs are pasted into one sheet. `status` is the run's (`complete`, `interrupted`, `running`
+//! p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load`. The run id is
+//! not known to a renderer; the host, kernel release and start time identify the run when rows
+//! of several runs are pasted into one sheet, and `label` (a stored run's label, given by the
+//! caller) and `load` (the load spec it measured under) tell apart runs of one machine; both
+//! are empty when the run has none. They come last, so the older columns keep their places. `status` is the run's (`complete`, `interrupted`, `running`
 //! for the checkpoint of a run that never finished, `broke-threshold`); `judgeable` is `true`
 //! when its figures may pass a gate and `false` when no gate may pass on them
 //! ([`MeasureRun::unjudgeable`]: unfinished, stopped at `--break`, or a CPU without samples),
@@ -17,8 +19,8 @@
 //! have (a CPU without samples) is an empty field.
 //!
 //! Quoting follows RFC 4180: a field holding a comma, a double quote, CR or LF is enclosed in
-//! double quotes and its quotes are doubled; the hostname and kernel release are the only
-//! fields that can need it. Records end with LF, not RFC 4180's CRLF, so the output reads well
+//! double quotes and its quotes are doubled; the hostname, kernel release, label and load spec
+//! are the only fields that can need it. Records end with LF, not RFC 4180's CRLF, so the output reads well
 //! in `cut`, `awk` and `column` too; spreadsheets and CSV libraries accept both. Fields are not
 //! altered to defuse spreadsheet formulas (a hostname starting with `=`): the export is data,
 //! and kernel hostnames cannot normally contain such text.
@@ -27,7 +29,7 @@ use rtlab_model::measure::MeasureRun;
 use rtlab_model::stats::LatencyStats;
 
 /// The header row, in column order.
-pub const HEADER: [&str; 18] = [
+pub const HEADER: [&str; 20] = [
     "host",
     "kernel",
     "started_at",
@@ -46,17 +48,33 @@ pub const HEADER: [&str; 18] = [
     "p99_999_ns",
     "max_ns",
     "overruns",
+    "label",
+    "load",
 ];
 
 /// The run as CSV: the header row, one row per CPU in the run's order, then the `all` row.
 /// Every record, the last included, ends with `\n`.
 pub fn csv(run: &MeasureRun) -> String {
+    csv_labelled(run, None)
+}
+
+/// [`csv`] of a run with a `label` (a stored run's), written in the `label` column.
+pub fn csv_labelled(run: &MeasureRun, label: Option<&str>) -> String {
     let mut out = String::new();
     push_record(&mut out, HEADER.iter().map(|h| h.to_string()));
+    let names = [
+        label.unwrap_or_default().to_string(),
+        run.load
+            .as_ref()
+            .map(|l| l.spec.clone())
+            .unwrap_or_default(),
+    ];
     for c in &run.cpus {
-        push_record(&mut out, row(run, c.cpu.to_string(), &c.stats));
+        let cells = row(run, c.cpu.to_string(), &c.stats);
+        push_record(&mut out, cells.chain(names.clone()));
     }
-    push_record(&mut out, row(run, "all".to_string(), &run.all.stats));
+    let cells = row(run, "all".to_string(), &run.all.stats);
+    push_record(&mut out, cells.chain(names));
     out
 }
 
@@ -116,10 +134,10 @@ mod tests {
     #[test]
     fn two_cpus_exactly() {
         let expected = "\
-host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1
+host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0,,
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1,,
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1,,
 ";
         assert_eq!(csv(&testdata::two_cpus()), expected);
     }
@@ -147,8 +165,42 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
         let row = text.lines().nth(2).unwrap();
         assert_eq!(
             row,
-            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,false,1,0,,,,,,,,,,,0"
+            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,false,1,0,,,,,,,,,,,0,,"
         );
+    }
+
+    #[test]
+    fn label_and_load_tell_runs_apart() {
+        let mut run = testdata::two_cpus();
+        run.load = Some(rtlab_model::load::LoadReport {
+            schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+            spec: "cpu:100%,timer-storm".into(),
+            window_ns: rtlab_model::Nanos::from_secs(1),
+            warmup_ns: rtlab_model::Nanos::ZERO,
+            status: "complete".into(),
+            cgroup: None,
+            generators: Vec::new(),
+            cpu_busy: Vec::new(),
+        });
+        let text = csv_labelled(&run, Some("full load, tuned"));
+        for row in text.lines().skip(1) {
+            assert!(
+                row.ends_with(",1,\"full load, tuned\",\"cpu:100%,timer-storm\"")
+                    || row.ends_with(",0,\"full load, tuned\",\"cpu:100%,timer-storm\""),
+                "{row}"
+            );
+        }
+        let xml =
+            crate::export::junit_labelled(&run, rtlab_model::Nanos::from_us(100), Some("idle"));
+        assert!(
+            xml.contains("<testsuite name=\"rtlab measure rt-box: idle\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<property name=\"label\" value=\"idle\"/>"),
+            "{xml}"
+        );
+        assert!(xml.contains("<property name=\"load\" value=\"cpu:100%,timer-storm\"/>"));
     }
 
     #[test]

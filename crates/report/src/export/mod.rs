@@ -16,8 +16,8 @@ pub mod csv;
 pub mod junit;
 pub mod openmetrics;
 
-pub use csv::csv;
-pub use junit::{junit, junit_passes};
+pub use csv::{csv, csv_labelled};
+pub use junit::{junit, junit_labelled, junit_passes};
 pub use openmetrics::openmetrics;
 
 use std::time::{SystemTime, UNIX_EPOCH};

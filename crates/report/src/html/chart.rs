@@ -1,16 +1,19 @@
-//! The one chart the report draws: lines over a linear x axis and a linear or logarithmic y
-//! axis, with a legend beside the plot, rendered to SVG text.
+//! The one chart the report draws: series over a linear or logarithmic x axis and a linear or
+//! logarithmic y axis, optional reference rules (a latency budget), and a legend beside the
+//! plot, rendered to SVG text.
 //!
 //! plotters stays behind this type: the rest of the report describes a [`Chart`] in its own
-//! terms (labels, ranges, points) and gets SVG back, so the plotting crate can be replaced
-//! without touching what is plotted. SVG needs no font: text is written as `<text>` elements
-//! (`sans-serif`) and the browser lays it out; plotters only estimates text extents.
-//!
-//! Every series is one `<polyline>` per connected segment, in the series' colour; axes and
-//! grid lines are plain lines. Values outside the chart's ranges are clamped to its edges.
+//! terms (axes, points, rules) and gets SVG back, so the plotting crate can be replaced without
+//! touching what is plotted. plotters draws the frame: caption, axes, ticks, grid and legend.
+//! The data are written by this module as one `<path>` per series (every connected segment a
+//! subpath, every lone point a small ring), placed with plotters' own coordinate mapping, so a
+//! series is one element whatever its gaps. SVG needs no font: text is written as `<text>`
+//! elements (`sans-serif`) and the browser lays it out; plotters only estimates text extents.
+//! Values outside the chart's ranges are clamped to its edges.
+
+use std::fmt::Write as _;
 
 use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// Width of every chart, in SVG pixels.
@@ -20,15 +23,41 @@ const HEIGHT: u32 = 440;
 /// Height of one legend entry.
 const LEGEND_ROW: u32 = 16;
 /// Longest legend label kept (characters); longer ones end in `...`.
-const LEGEND_CHARS: usize = 28;
+const LEGEND_CHARS: usize = 36;
+/// Radius of the ring that marks a lone point (a bin with empty neighbours).
+const RING: i32 = 3;
+/// Colour of reference rules (a budget): a dark red no series colour is close to.
+const RULE_COLOUR: &str = "#8B0000";
 
-/// How the y axis maps values.
+/// How an axis maps values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum YScale {
+pub(crate) enum Scale {
     /// Linear from the range's start.
     Linear,
     /// Base-10 logarithmic; the range must be positive.
     Log,
+}
+
+/// How an axis' tick labels read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ticks {
+    /// Plain numbers (`10`, `0.5`, `1e7`); the unit, if any, is in the axis label.
+    Plain,
+    /// Values in microseconds, labelled with their unit: `10 us`, `2 ms`, `1 s`.
+    Latency,
+}
+
+/// One axis.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Axis {
+    /// Its description.
+    pub(crate) label: String,
+    /// Its range (positive for [`Scale::Log`]).
+    pub(crate) range: (f64, f64),
+    /// Its mapping.
+    pub(crate) scale: Scale,
+    /// How its ticks read.
+    pub(crate) ticks: Ticks,
 }
 
 /// One series: a label for the legend and its points, split where the data has gaps.
@@ -36,8 +65,19 @@ pub(crate) enum YScale {
 pub(crate) struct Line {
     /// Legend text.
     pub(crate) label: String,
-    /// Connected runs of points, in x order; each becomes one polyline.
+    /// Connected runs of points, in x order; a run of one point is drawn as a ring.
     pub(crate) segments: Vec<Vec<(f64, f64)>>,
+}
+
+/// A dashed reference line across the plot, with its label.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Rule {
+    /// `true`: a vertical line at an x value; `false`: a horizontal line at a y value.
+    pub(crate) vertical: bool,
+    /// Where.
+    pub(crate) at: f64,
+    /// Its text, written beside the line (`budget 50 us`).
+    pub(crate) label: String,
 }
 
 /// What to draw.
@@ -45,18 +85,14 @@ pub(crate) struct Line {
 pub(crate) struct Chart {
     /// The caption above the plot.
     pub(crate) title: String,
-    /// x axis description.
-    pub(crate) x_label: String,
-    /// y axis description.
-    pub(crate) y_label: String,
-    /// x axis range.
-    pub(crate) x_range: (f64, f64),
-    /// y axis range (positive for [`YScale::Log`]).
-    pub(crate) y_range: (f64, f64),
-    /// y axis mapping.
-    pub(crate) y_scale: YScale,
+    /// The x axis.
+    pub(crate) x: Axis,
+    /// The y axis.
+    pub(crate) y: Axis,
     /// The series, drawn in order, coloured by [`colour`].
     pub(crate) lines: Vec<Line>,
+    /// Reference lines, drawn over the series.
+    pub(crate) rules: Vec<Rule>,
 }
 
 /// Series colour `index` of `count`: the Tableau 10 palette up to ten series, evenly spaced
@@ -84,6 +120,10 @@ fn colour(index: usize, count: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
 /// A tick label: whole numbers without decimals, others with up to three significant
 /// decimals; very small or large magnitudes in exponent form (`1e-5`).
 pub(crate) fn tick(value: f64) -> String {
@@ -105,6 +145,47 @@ pub(crate) fn tick(value: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// A latency given in microseconds, with the unit that keeps the number short: `0.5 us`,
+/// `20 us`, `1 ms`, `2.5 ms`, `1 s`.
+pub(crate) fn latency_tick(us: f64) -> String {
+    let magnitude = us.abs();
+    if magnitude >= 1e6 {
+        format!("{} s", tick(us / 1e6))
+    } else if magnitude >= 1e3 {
+        format!("{} ms", tick(us / 1e3))
+    } else {
+        format!("{} us", tick(us))
+    }
+}
+
+impl Axis {
+    fn tick_text(&self, value: f64) -> String {
+        match self.ticks {
+            Ticks::Plain => tick(value),
+            Ticks::Latency => latency_tick(value),
+        }
+    }
+
+    /// The range as drawn: ordered and non-empty; for a log axis positive, at least a decade
+    /// wide, and a hair wider at both ends so decades at its very ends get their ticks
+    /// despite rounding in plotters' tick search.
+    fn drawn_range(&self) -> (f64, f64) {
+        let (a, b) = ordered(self.range, 1.0);
+        match self.scale {
+            Scale::Linear => (a, b),
+            Scale::Log => {
+                let a = if a > 0.0 {
+                    a
+                } else {
+                    (b / 10.0).max(f64::MIN_POSITIVE)
+                };
+                let b = b.max(a * 10.0);
+                (a * 0.999, b * 1.001)
+            }
+        }
+    }
+}
+
 /// `text` cut to [`LEGEND_CHARS`] characters.
 fn legend_text(text: &str) -> String {
     if text.chars().count() <= LEGEND_CHARS {
@@ -123,7 +204,13 @@ impl Chart {
         let mut svg = String::new();
         let outcome = self.draw(&mut svg);
         match outcome {
-            Ok(()) => svg,
+            Ok(data) => match svg.rfind("</svg>") {
+                Some(end) => {
+                    svg.insert_str(end, &data);
+                    svg
+                }
+                None => svg + &data,
+            },
             // Drawing into a String does not fail for finite, ordered ranges; should it
             // anyway, the report says so where the plot would be instead of losing the page.
             Err(why) => format!(
@@ -136,7 +223,9 @@ impl Chart {
         }
     }
 
-    fn draw(&self, svg: &mut String) -> Result<(), String> {
+    /// Draws the frame and legend into `svg` with plotters; returns the data and rules as SVG
+    /// elements, to go at the end of the document (over the grid).
+    fn draw(&self, svg: &mut String) -> Result<String, String> {
         let rows_fit = ((HEIGHT - 60) / LEGEND_ROW).max(1) as usize;
         let columns = self.lines.len().div_ceil(rows_fit).max(1);
         let widest = self
@@ -152,52 +241,57 @@ impl Chart {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let (plot, legend) = root.split_horizontally(WIDTH - legend_width);
 
-        let (x0, x1) = ordered(self.x_range, 1.0);
-        let (y0, y1) = ordered(self.y_range, 1.0);
+        let (x0, x1) = self.x.drawn_range();
+        let (y0, y1) = self.y.drawn_range();
         let mut builder = ChartBuilder::on(&plot);
         builder
             .caption(&self.title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(72);
-        match self.y_scale {
-            YScale::Linear => {
-                let chart = builder
-                    .build_cartesian_2d(x0..x1, y0..y1)
-                    .map_err(|e| e.to_string())?;
-                self.draw_lines(chart, (y0, y1))?;
+        let err = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
+        let data = match (self.x.scale, self.y.scale) {
+            (Scale::Linear, Scale::Linear) => {
+                self.frame(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?)?
             }
-            YScale::Log => {
-                let (y0, y1) = (y0.max(f64::MIN_POSITIVE), y1.max(y0 * 10.0));
-                // A hair beyond the range, so decades at its very ends (0.1 .. 1) get their
-                // ticks despite rounding in plotters' tick search.
-                let (y0, y1) = (y0 * 0.999, y1 * 1.001);
-                let chart = builder
+            (Scale::Linear, Scale::Log) => self.frame(
+                builder
                     .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
-                    .map_err(|e| e.to_string())?;
-                self.draw_lines(chart, (y0, y1))?;
-            }
-        }
+                    .map_err(err)?,
+            )?,
+            (Scale::Log, Scale::Linear) => self.frame(
+                builder
+                    .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                    .map_err(err)?,
+            )?,
+            (Scale::Log, Scale::Log) => self.frame(
+                builder
+                    .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                    .map_err(err)?,
+            )?,
+        };
         self.draw_legend(&legend, rows_fit, column_width)?;
         root.present().map_err(|e| e.to_string())?;
-        Ok(())
+        Ok(data)
     }
 
-    fn draw_lines<'a, Y>(
+    /// Draws axes, ticks and grid; returns the series and rules as SVG elements placed in the
+    /// chart's coordinates.
+    fn frame<X, Y>(
         &self,
-        mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
-        (y0, y1): (f64, f64),
-    ) -> Result<(), String>
+        mut chart: ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    ) -> Result<String, String>
     where
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
         Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
     {
-        let x_fmt = |v: &f64| tick(*v);
-        let y_fmt = |v: &f64| tick(*v);
+        let x_fmt = |v: &f64| self.x.tick_text(*v);
+        let y_fmt = |v: &f64| self.y.tick_text(*v);
         chart
             .configure_mesh()
-            .x_desc(self.x_label.as_str())
-            .y_desc(self.y_label.as_str())
-            .x_labels(12)
+            .x_desc(self.x.label.as_str())
+            .y_desc(self.y.label.as_str())
+            .x_labels(10)
             .y_labels(8)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
@@ -207,21 +301,46 @@ impl Chart {
             .label_style(("sans-serif", 12))
             .draw()
             .map_err(|e| e.to_string())?;
-        let (x0, x1) = ordered(self.x_range, 1.0);
+        let (x0, x1) = self.x.drawn_range();
+        let (y0, y1) = self.y.drawn_range();
+        let at = |(x, y): (f64, f64)| chart.backend_coord(&(x.clamp(x0, x1), y.clamp(y0, y1)));
+        let mut out = String::new();
         let count = self.lines.len();
         for (i, line) in self.lines.iter().enumerate() {
-            let style = ShapeStyle::from(colour(i, count)).stroke_width(2);
-            for segment in &line.segments {
-                let points = segment
-                    .iter()
-                    .filter(|(x, y)| x.is_finite() && y.is_finite())
-                    .map(|&(x, y)| (x.clamp(x0, x1), y.clamp(y0, y1)));
-                chart
-                    .draw_series(LineSeries::new(points, style))
-                    .map_err(|e| e.to_string())?;
+            let d = path_data(&line.segments, &at);
+            if !d.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" \
+                     stroke-linejoin=\"round\"/>",
+                    hex(colour(i, count))
+                );
             }
         }
-        Ok(())
+        for rule in &self.rules {
+            let ((ax, ay), (bx, by)) = if rule.vertical {
+                (at((rule.at, y0)), at((rule.at, y1)))
+            } else {
+                (at((x0, rule.at)), at((x1, rule.at)))
+            };
+            let _ = writeln!(
+                out,
+                "<line x1=\"{ax}\" y1=\"{ay}\" x2=\"{bx}\" y2=\"{by}\" stroke=\"{RULE_COLOUR}\" \
+                 stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
+            );
+            let (tx, ty, anchor) = if rule.vertical {
+                (bx + 4, by + 14, "start")
+            } else {
+                (bx - 4, by - 5, "end")
+            };
+            let _ = writeln!(
+                out,
+                "<text x=\"{tx}\" y=\"{ty}\" font-family=\"sans-serif\" font-size=\"12\" \
+                 fill=\"{RULE_COLOUR}\" text-anchor=\"{anchor}\">{}</text>",
+                xml_escape(&rule.label)
+            );
+        }
+        Ok(out)
     }
 
     fn draw_legend(
@@ -251,6 +370,43 @@ impl Chart {
     }
 }
 
+/// The `d` attribute of one series: a subpath per segment (points that land on the same pixel
+/// merged), a ring for a segment that is one point; empty when nothing is finite.
+fn path_data(segments: &[Vec<(f64, f64)>], at: &dyn Fn((f64, f64)) -> (i32, i32)) -> String {
+    let mut d = String::new();
+    for segment in segments {
+        let mut pixels: Vec<(i32, i32)> = Vec::with_capacity(segment.len());
+        for &(x, y) in segment {
+            if !(x.is_finite() && y.is_finite()) {
+                continue;
+            }
+            let p = at((x, y));
+            if pixels.last() != Some(&p) {
+                pixels.push(p);
+            }
+        }
+        match pixels.as_slice() {
+            [] => {}
+            [(x, y)] => {
+                let _ = write!(
+                    d,
+                    "M{},{y}a{RING},{RING} 0 1,0 {},0a{RING},{RING} 0 1,0 -{},0",
+                    x - RING,
+                    2 * RING,
+                    2 * RING
+                );
+            }
+            [(x, y), rest @ ..] => {
+                let _ = write!(d, "M{x},{y}L");
+                for (i, (x, y)) in rest.iter().enumerate() {
+                    let _ = write!(d, "{}{x},{y}", if i == 0 { "" } else { " " });
+                }
+            }
+        }
+    }
+    d
+}
+
 /// A range with start below end (an empty or inverted one widened by `pad`).
 fn ordered((a, b): (f64, f64), pad: f64) -> (f64, f64) {
     let (a, b) = if a.is_finite() && b.is_finite() {
@@ -272,61 +428,136 @@ fn xml_escape(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn chart(y_scale: YScale) -> Chart {
-        Chart {
-            title: "t".into(),
-            x_label: "latency (us)".into(),
-            y_label: "samples".into(),
-            x_range: (0.0, 10.0),
-            y_range: (0.5, 1000.0),
-            y_scale,
-            lines: vec![
-                Line {
-                    label: "CPU 0".into(),
-                    segments: vec![vec![(0.0, 1.0), (1.0, 10.0), (2.0, 100.0)]],
-                },
-                Line {
-                    label: "CPU 1".into(),
-                    segments: vec![vec![(0.0, 5.0), (3.0, 0.0)], vec![(5.0, 1.0), (6.0, 2.0)]],
-                },
-            ],
+    fn axis(label: &str, range: (f64, f64), scale: Scale, ticks: Ticks) -> Axis {
+        Axis {
+            label: label.into(),
+            range,
+            scale,
+            ticks,
         }
     }
 
+    fn chart(y_scale: Scale) -> Chart {
+        Chart {
+            title: "t".into(),
+            x: axis("latency", (1.0, 1000.0), Scale::Log, Ticks::Latency),
+            y: axis("samples", (0.5, 1000.0), y_scale, Ticks::Plain),
+            lines: vec![
+                Line {
+                    label: "CPU 0".into(),
+                    segments: vec![vec![(1.5, 1.0), (2.5, 10.0), (3.5, 100.0)]],
+                },
+                Line {
+                    label: "CPU 1".into(),
+                    segments: vec![vec![(1.5, 5.0), (3.5, 0.0)], vec![(500.5, 1.0)]],
+                },
+            ],
+            rules: vec![Rule {
+                vertical: true,
+                at: 50.0,
+                label: "budget 50 us".into(),
+            }],
+        }
+    }
+
+    fn data(svg: &str) -> Vec<&str> {
+        svg.lines()
+            .filter(|l| l.starts_with("<path") && l.contains("stroke-width=\"2\""))
+            .collect()
+    }
+
     #[test]
-    fn one_polyline_per_segment_in_the_series_colour() {
-        let svg = chart(YScale::Log).to_svg();
-        assert!(svg.starts_with("<svg "), "{svg}");
-        let data: Vec<&str> = svg
-            .lines()
-            .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
-            .collect();
-        assert_eq!(data.len(), 3, "{svg}");
+    fn one_path_per_series_in_its_colour_with_lone_points_as_rings() {
+        let svg = chart(Scale::Log).to_svg();
+        assert!(
+            svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"),
+            "{svg}"
+        );
+        let data = data(&svg);
+        assert_eq!(data.len(), 2, "{svg}");
         assert!(data[0].contains("#1F77B4"), "{}", data[0]);
-        assert!(data[1].contains("#FF7F0E") && data[2].contains("#FF7F0E"));
-        assert!(svg.contains(">\nlatency (us)\n</text>"), "{svg}");
+        assert!(data[1].contains("#FF7F0E"), "{}", data[1]);
+        // CPU 1: a line of two points, then a lone point drawn as a ring (two arcs).
+        let d = data[1]
+            .split("d=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(d.matches('M').count(), 2, "{d}");
+        assert_eq!(d.matches('L').count(), 1, "{d}");
+        assert_eq!(d.matches('a').count(), 2, "{d}");
+        assert!(svg.contains(">\nlatency\n</text>"), "{svg}");
         assert!(svg.contains(">\nCPU 1\n</text>"));
     }
 
     #[test]
-    fn log_axis_labels_are_powers_of_ten() {
-        let svg = chart(YScale::Log).to_svg();
-        for label in ["1", "10", "100", "1000"] {
+    fn latency_ticks_carry_units_and_counts_are_powers_of_ten() {
+        let svg = chart(Scale::Log).to_svg();
+        for label in ["1 us", "10 us", "100 us", "1 ms", "1", "10", "100", "1000"] {
             assert!(
                 svg.contains(&format!(">\n{label}\n</text>")),
                 "{label}: {svg}"
             );
         }
+        assert_eq!(latency_tick(0.5), "0.5 us");
+        assert_eq!(latency_tick(250.0), "250 us");
+        assert_eq!(latency_tick(2_500.0), "2.5 ms");
+        assert_eq!(latency_tick(1e6), "1 s");
+    }
+
+    #[test]
+    fn a_rule_is_a_dashed_line_with_its_label() {
+        let svg = chart(Scale::Log).to_svg();
+        let rule = svg
+            .lines()
+            .find(|l| l.starts_with("<line") && l.contains(RULE_COLOUR))
+            .unwrap_or_else(|| panic!("{svg}"));
+        assert!(rule.contains("stroke-dasharray"), "{rule}");
+        let x1 = rule
+            .split("x1=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let x2 = rule
+            .split("x2=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(x1, x2, "vertical: {rule}");
+        assert!(svg.contains(">budget 50 us</text>"), "{svg}");
     }
 
     #[test]
     fn degenerate_ranges_still_draw() {
-        let mut c = chart(YScale::Linear);
-        c.x_range = (3.0, 3.0);
-        c.y_range = (f64::NAN, 0.0);
+        let mut c = chart(Scale::Linear);
+        c.x.range = (3.0, 3.0);
+        c.y.range = (f64::NAN, 0.0);
         let svg = c.to_svg();
-        assert!(svg.contains("<polyline"), "{svg}");
+        assert_eq!(data(&svg).len(), 2, "{svg}");
         assert!(!svg.contains("could not be drawn"));
+        c.x.scale = Scale::Linear;
+        c.x.range = (0.0, 0.0);
+        assert_eq!(data(&c.to_svg()).len(), 2);
+    }
+
+    #[test]
+    fn points_on_one_pixel_merge_and_nothing_finite_draws_nothing() {
+        let at = |(x, y): (f64, f64)| (x.round() as i32, y.round() as i32);
+        assert_eq!(
+            path_data(&[vec![(1.0, 1.0), (1.2, 1.1), (3.0, 4.0)]], &at),
+            "M1,1L3,4"
+        );
+        assert_eq!(
+            path_data(&[vec![(1.0, 1.0), (1.2, 0.9)]], &at),
+            "M-2,1a3,3 0 1,0 6,0a3,3 0 1,0 -6,0"
+        );
+        assert_eq!(path_data(&[vec![(f64::NAN, 1.0)], vec![]], &at), "");
     }
 
     #[test]
@@ -345,6 +576,6 @@ mod tests {
         let colours: std::collections::HashSet<_> =
             (0..24).map(|i| format!("{:?}", colour(i, 24))).collect();
         assert_eq!(colours.len(), 24);
-        assert_eq!(legend_text(&"x".repeat(40)).chars().count(), LEGEND_CHARS);
+        assert_eq!(legend_text(&"x".repeat(50)).chars().count(), LEGEND_CHARS);
     }
 }

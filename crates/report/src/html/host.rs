@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rtlab_model::CpuSet;
 use rtlab_model::host::{CpuInfo, HostInfo};
 
-use super::page::{Fact, TableCtx, fact};
+use super::facts::{Fact, TableCtx, fact};
 use crate::table::{or_unknown, preempt_text};
 
 pub(super) fn cpu_kinds(host: &HostInfo) -> (Vec<String>, BTreeMap<u32, String>) {

@@ -6,7 +6,9 @@
 //! histogram in the OSADL look, the exceedance plot, the maximum latency over time, the load
 //! achieved, the audit summary, the warnings and the environment; sections without data are
 //! left out. Several runs get one section each, after a chart overlaying their all-CPU
-//! exceedance curves.
+//! exceedance curves (one chart for wake-up latency runs, another for noise runs: the two
+//! are never drawn as if comparable). A latency budget, when given, is drawn on every latency
+//! axis.
 //!
 //! The page needs no network: CSS and SVG are inline, text uses the generic `sans-serif`
 //! family, there is no script, and a Content-Security-Policy forbids fetching anything. The
@@ -15,14 +17,18 @@
 //! the files (docs/decisions/0011-html-reports.md).
 
 mod chart;
+mod facts;
 mod host;
 mod page;
 mod plots;
 mod why;
 
 #[cfg(test)]
+mod plot_tests;
+#[cfg(test)]
 mod tests;
 
+use rtlab_model::Nanos;
 use rtlab_model::measure::MeasureRun;
 
 /// A run to report on, with what names it.
@@ -31,7 +37,8 @@ pub struct ReportRun<'a> {
     /// The result.
     pub run: &'a MeasureRun,
     /// Its label when it has one, else its id or file name: the section heading and the
-    /// run's entry in the legend of the chart over several runs.
+    /// run's entry in the legend of the chart over several runs (with its load, when it ran
+    /// under one and the name does not say so).
     pub name: &'a str,
     /// Where it came from, in words (`stored run 1a2b3c4d5e6f`, `file results/rt.json`).
     pub source: &'a str,
@@ -40,11 +47,19 @@ pub struct ReportRun<'a> {
     pub key: &'a str,
 }
 
+/// What the report is asked to show beyond the runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// The latency budget: a dashed line on every latency axis of wake-up latency runs.
+    pub budget: Option<Nanos>,
+}
+
 /// One plot as a standalone SVG file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SvgFile {
     /// File name: `<key>-histogram.svg`, `<key>-exceedance.svg`, `<key>-max-over-time.svg`,
-    /// and `runs-exceedance.svg` for the chart over several runs.
+    /// and `runs-exceedance.svg` (`runs-noise-exceedance.svg` for noise runs) for the chart
+    /// over several runs.
     pub name: String,
     /// The SVG document.
     pub svg: String,
@@ -60,8 +75,8 @@ pub struct HtmlReport {
 }
 
 /// Renders the report over `runs` (in the order given).
-pub fn html_report(runs: &[ReportRun<'_>]) -> HtmlReport {
-    page::render(runs)
+pub fn html_report(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlReport {
+    page::render(runs, options)
 }
 
 /// `key` as a file-name part: only letters, digits, `.`, `_` and `-`, not starting with `.` or `-`,

@@ -16,10 +16,11 @@ use rtlab_model::measure::{MeasureRun, RunStatus};
 use rtlab_model::{CpuSet, audit::AuditSummary};
 use serde::Serialize;
 
+use super::facts::{Fact, TableCtx, fact};
 use super::host::{cpu_kinds, environment, topology};
 use super::plots::{self, Plot};
-use super::{HtmlReport, ReportRun, SvgFile, unique_keys};
-use crate::load::{STEAL_WORTH_SHOWING, load_header, load_rows};
+use super::{HtmlReport, ReportOptions, ReportRun, SvgFile, unique_keys};
+use crate::load::{STEAL_WORTH_SHOWING, load_header_of_run, load_rows};
 use crate::table::{
     COLUMNS, break_line, format_opt_us, format_secs, or_unknown, planned_text, policy_text,
     preempt_text, stats_row,
@@ -34,7 +35,8 @@ struct PageCtx {
     version: &'static str,
     style: Value,
     several: bool,
-    overlay: Option<PlotCtx>,
+    overlays: Vec<PlotCtx>,
+    overlay_notes: Vec<String>,
     runs: Vec<RunCtx>,
 }
 
@@ -46,26 +48,6 @@ struct PlotCtx {
     caption: String,
     file: String,
     svg: Value,
-}
-
-#[derive(Serialize)]
-pub(super) struct Fact {
-    key: String,
-    value: String,
-}
-
-pub(super) fn fact(key: &str, value: impl Into<String>) -> Fact {
-    Fact {
-        key: key.to_string(),
-        value: value.into(),
-    }
-}
-
-#[derive(Serialize, Default)]
-pub(super) struct TableCtx {
-    pub(super) head: Vec<String>,
-    pub(super) rows: Vec<Vec<String>>,
-    pub(super) foot: Vec<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -115,18 +97,14 @@ struct AuditItemCtx {
 }
 
 /// Renders the page and collects the SVG files.
-pub(super) fn render(runs: &[ReportRun<'_>]) -> HtmlReport {
+pub(super) fn render(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlReport {
     let keys = unique_keys(runs);
     let mut svg_files = Vec::new();
-    let named: Vec<(&str, &MeasureRun)> = runs.iter().map(|r| (r.name, r.run)).collect();
-    let overlay = plots::runs_exceedance(&named).map(|p| {
-        let file = format!("{}.svg", p.kind);
-        plot_ctx(p, None, file, &mut svg_files)
-    });
+    let (overlays, overlay_notes) = overlays(runs, options, &mut svg_files);
     let run_ctxs: Vec<RunCtx> = runs
         .iter()
         .zip(&keys)
-        .map(|(r, key)| run_ctx(r, key, &mut svg_files))
+        .map(|(r, key)| run_ctx(r, key, options, &mut svg_files))
         .collect();
     let title = match runs {
         [one] => format!(
@@ -141,13 +119,69 @@ pub(super) fn render(runs: &[ReportRun<'_>]) -> HtmlReport {
         version: env!("CARGO_PKG_VERSION"),
         style: Value::from_safe_string(STYLE.to_string()),
         several: runs.len() > 1,
-        overlay,
+        overlays,
+        overlay_notes,
         runs: run_ctxs,
     };
     HtmlReport {
         page: render_template(&ctx),
         svg_files,
     }
+}
+
+/// A run's entry in the legend of a chart over runs: its name, and the load it ran under when
+/// the name does not already say it (`idle`, `cpu:60%`, `RT-#1, load cpu:100%`).
+pub(super) fn legend_name(r: &ReportRun<'_>) -> String {
+    match &r.run.load {
+        Some(load) if !r.name.contains(load.spec.as_str()) => {
+            format!("{}, load {}", r.name, load.spec)
+        }
+        _ => r.name.to_string(),
+    }
+}
+
+/// The charts over several runs: wake-up latency runs on one, noise runs on another (their
+/// figures are not comparable), and a note naming the runs of each kind when both are there.
+fn overlays(
+    runs: &[ReportRun<'_>],
+    options: &ReportOptions,
+    files: &mut Vec<SvgFile>,
+) -> (Vec<PlotCtx>, Vec<String>) {
+    let of = |q: Quantity| -> Vec<(String, &MeasureRun)> {
+        runs.iter()
+            .filter(|r| plots::quantity(r.run) == q)
+            .map(|r| (legend_name(r), r.run))
+            .collect()
+    };
+    let (latency, noise) = (of(Quantity::WakeupLatency), of(Quantity::OsNoise));
+    let mut notes = Vec::new();
+    if !latency.is_empty() && !noise.is_empty() {
+        let names = |group: &[(String, &MeasureRun)]| {
+            group
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        notes.push(format!(
+            "These runs measured different things, so they are not drawn on one chart:              wake-up latency ({}); OS noise, the time taken from a busy loop ({}).",
+            names(&latency),
+            names(&noise)
+        ));
+    }
+    let plots = [
+        plots::runs_exceedance(&latency, Quantity::WakeupLatency, options.budget),
+        plots::runs_exceedance(&noise, Quantity::OsNoise, None),
+    ];
+    let ctxs = plots
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let file = format!("{}.svg", p.kind);
+            plot_ctx(p, None, file, files)
+        })
+        .collect();
+    (ctxs, notes)
 }
 
 /// The template over `ctx`. The template is fixed and the context always serializes, so a
@@ -190,10 +224,15 @@ fn status_class(status: RunStatus) -> &'static str {
     }
 }
 
-fn run_ctx(r: &ReportRun<'_>, key: &str, files: &mut Vec<SvgFile>) -> RunCtx {
+fn run_ctx(
+    r: &ReportRun<'_>,
+    key: &str,
+    options: &ReportOptions,
+    files: &mut Vec<SvgFile>,
+) -> RunCtx {
     let run = r.run;
     let anchor = format!("run-{key}");
-    let plots: Vec<PlotCtx> = plots::run_plots(run, r.name)
+    let plots: Vec<PlotCtx> = plots::run_plots(run, r.name, options.budget)
         .into_iter()
         .map(|p| {
             let file = format!("{key}-{}.svg", p.kind);
@@ -223,7 +262,7 @@ fn run_ctx(r: &ReportRun<'_>, key: &str, files: &mut Vec<SvgFile>) -> RunCtx {
         kinds,
         plots,
         missing,
-        load: run.load.as_ref().map(load_ctx),
+        load: run.load.as_ref().map(|l| load_ctx(l, run.status)),
         audit: run.audit.as_ref().map(audit_ctx),
         why: run.trace.as_ref().map(super::why::why_ctx),
         warnings: run
@@ -377,7 +416,7 @@ fn cpu_table(run: &MeasureRun, kind_of: &BTreeMap<u32, String>) -> TableCtx {
     }
 }
 
-fn load_ctx(report: &LoadReport) -> LoadCtx {
+fn load_ctx(report: &LoadReport, status: RunStatus) -> LoadCtx {
     let mut rows = load_rows(report);
     let head = if rows.is_empty() {
         Vec::new()
@@ -411,7 +450,7 @@ fn load_ctx(report: &LoadReport) -> LoadCtx {
         }
     });
     LoadCtx {
-        header: load_header(report),
+        header: load_header_of_run(report, status),
         generators: TableCtx {
             head,
             rows,

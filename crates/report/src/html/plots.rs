@@ -1,28 +1,37 @@
-//! What the report plots, from a measurement's raw data: the latency histogram in the OSADL
-//! look, the exceedance (survival) curve that makes tails comparable, the per-second maximum
-//! over time, and, for several runs, their all-CPU exceedance curves on one chart.
+//! What the report plots, decided from raw data: per run the latency histogram in the OSADL
+//! look, the exceedance curve and the largest latency per second; over several runs their
+//! all-CPU exceedance curves on one chart.
 //!
-//! Histograms are re-binned from the model's log-linear buckets into equal bins of a round
-//! width (1, 2 or 5 × 10^k us, at least 1 us, at most [`MAX_BINS`] bins), each bucket counted
-//! in the bin holding its lowest value. Samples above the histogram's range are counted in the
-//! exceedance curves (they exceed every latency drawn) and named in the histogram's caption.
-//! Everything here is pure: data in, [`Plot`]s (SVG text) out.
+//! Latency axes are logarithmic, and histograms count 1 us bins: a run with a body at 10 us
+//! and a tail at 11 ms shows both, each bin as it was counted (docs/decisions/0011). A bin
+//! is `[k, k+1)` us; the model's log-linear buckets are re-binned by their highest value, as
+//! the percentiles read them (they are 1 us wide or finer up to about 1 ms, and at most 0.1 %
+//! of their value beyond). Empty
+//! bins are gaps, not drops to the baseline. Samples above the histogram's range are counted
+//! in the exceedance curves (they exceed every latency drawn) and named in the histogram's
+//! caption. A latency budget, when given, is a dashed line on every latency axis.
+//!
+//! A run imported from a noise tool (oslat, rtla osnoise) is drawn with the same plots,
+//! titled and labelled as noise; the caller keeps noise and latency runs on separate
+//! comparison charts. Everything here is pure: data in, [`Plot`]s (SVG text) out.
 
+use rtlab_model::imported::Quantity;
 use rtlab_model::measure::{MeasureRun, Series};
 use rtlab_model::{Histogram, Nanos};
 
-use super::chart::{Chart, Line, YScale};
+use super::chart::{Axis, Chart, Line, Rule, Scale, Ticks, latency_tick};
 
-/// Most bins a histogram or exceedance curve is drawn with.
-const MAX_BINS: u64 = 400;
 /// Most steps a max-over-time line is drawn with; longer runs merge neighbouring slots.
 const MAX_STEPS: usize = 1000;
+/// One bin: 1 us, in ns.
+const BIN_NS: u64 = 1_000;
 
 /// One plot of the report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Plot {
     /// What it shows, as used in file names and anchors: `histogram`, `exceedance`,
-    /// `max-over-time`, or `runs-exceedance` for the chart over several runs.
+    /// `max-over-time`, or `runs-exceedance` (`runs-noise-exceedance`) for the chart over
+    /// several runs.
     pub(crate) kind: &'static str,
     /// Its heading.
     pub(crate) title: String,
@@ -32,98 +41,169 @@ pub(crate) struct Plot {
     pub(crate) svg: String,
 }
 
+/// What a run's samples are, in the words its plots use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Words {
+    /// `Latency`, `OS noise`: starts a title.
+    title: &'static str,
+    /// `latency`, `noise`: names the axis.
+    axis: &'static str,
+}
+
+fn words(quantity: Quantity) -> Words {
+    match quantity {
+        Quantity::WakeupLatency => Words {
+            title: "Latency",
+            axis: "latency",
+        },
+        Quantity::OsNoise => Words {
+            title: "OS noise",
+            axis: "noise",
+        },
+    }
+}
+
+/// What a run measured: wake-up latency unless it was imported from a noise tool.
+pub(crate) fn quantity(run: &MeasureRun) -> Quantity {
+    run.import.as_ref().map(|i| i.quantity).unwrap_or_default()
+}
+
 /// The plots of one run, in report order; a plot without data is left out (no samples: no
-/// histogram; no per-second series: no max-over-time).
-pub(super) fn run_plots(run: &MeasureRun, name: &str) -> Vec<Plot> {
+/// histogram; no per-second series: no max-over-time). `budget` is drawn on wake-up latency
+/// runs only (a noise run is not judged against a latency budget).
+pub(super) fn run_plots(run: &MeasureRun, name: &str, budget: Option<Nanos>) -> Vec<Plot> {
+    let budget = budget.filter(|_| quantity(run) == Quantity::WakeupLatency);
     [
-        histogram(run, name),
-        exceedance(run, name),
-        max_over_time(run, name),
+        histogram(run, name, budget),
+        exceedance(run, name, budget),
+        max_over_time(run, name, budget),
     ]
     .into_iter()
     .flatten()
     .collect()
 }
 
-/// The width of a bin, in ns, for latencies up to `max_ns`: the smallest of 1, 2, 5 × 10^k us
-/// that needs at most [`MAX_BINS`] bins.
-fn bin_width_ns(max_ns: u64) -> u64 {
-    let mut decade = 1_000u64;
-    loop {
-        for step in [1, 2, 5] {
-            let width = decade * step;
-            if max_ns / width < MAX_BINS {
-                return width;
-            }
+/// The non-empty 1 us bins of `histogram` as (k, count), k ascending: bin k holds `[k, k+1)`
+/// us. Each bucket is counted in the bin of its highest value, as the percentiles read it, so
+/// a tool's whole-microsecond values land in their own bin; no bin lies past the exact
+/// maximum `max_ns` when it is known.
+fn us_bins(histogram: &Histogram, max_ns: Option<u64>) -> Vec<(u64, u64)> {
+    let last = max_ns.map_or(u64::MAX, |m| m / BIN_NS);
+    let mut bins: Vec<(u64, u64)> = Vec::new();
+    for (lo, width, count) in histogram.buckets() {
+        let k = (lo.saturating_add(width.saturating_sub(1)) / BIN_NS).min(last);
+        match bins.last_mut() {
+            Some((previous, n)) if *previous == k => *n = n.saturating_add(count),
+            _ if count > 0 => bins.push((k, count)),
+            _ => {}
         }
-        decade = decade.saturating_mul(10);
-    }
-}
-
-/// Counts per bin of `width` ns, up to the last non-empty bin (empty for an empty histogram).
-fn binned(histogram: &Histogram, width: u64) -> Vec<u64> {
-    let mut bins: Vec<u64> = Vec::new();
-    for (lo, _, count) in histogram.buckets() {
-        let k = (lo / width) as usize;
-        if bins.len() <= k {
-            bins.resize(k + 1, 0);
-        }
-        bins[k] += count;
     }
     bins
 }
 
-/// Highest value any bucket of `histograms` can hold (0 when all are empty).
-fn top_ns<'a>(histograms: impl IntoIterator<Item = &'a Histogram>) -> u64 {
-    histograms
+/// `bins` split where a bin is missing, each bin mapped by `point`.
+fn runs_of_bins(
+    bins: &[(u64, u64)],
+    point: impl Fn(u64, u64) -> (f64, f64),
+) -> Vec<Vec<(f64, f64)>> {
+    let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut previous: Option<u64> = None;
+    for &(k, count) in bins {
+        if previous.is_none_or(|p| p + 1 != k) {
+            segments.push(Vec::new());
+        }
+        if let Some(segment) = segments.last_mut() {
+            segment.push(point(k, count));
+        }
+        previous = Some(k);
+    }
+    segments
+}
+
+/// The smallest of 1, 2, 5 × 10^n at or above `value` (positive).
+fn nice_above(value: f64) -> f64 {
+    let decade = 10f64.powf(value.max(f64::MIN_POSITIVE).log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
         .into_iter()
-        .filter_map(|h| h.buckets().last().map(|(lo, width, _)| lo + width - 1))
-        .max()
-        .unwrap_or(0)
+        .map(|m| m * decade)
+        .find(|&v| v >= value * (1.0 - 1e-12))
+        .unwrap_or(10.0 * decade)
+}
+
+/// The power of ten at or below `value` (positive).
+fn decade_below(value: f64) -> f64 {
+    10f64.powf(value.max(f64::MIN_POSITIVE).log10().floor())
+}
+
+/// The latency axis (in us, logarithmic) for bins `first_k` to `last_k`: from the decade below
+/// the first bin's centre (and the budget) to a round value a fifth past the last bin's end (and
+/// the budget).
+fn latency_axis(label: String, first_k: u64, last_k: u64, budget: Option<Nanos>) -> Axis {
+    let budget_us = budget.map_or(0.0, |b| us(b.get()));
+    let below_budget = budget.map_or(f64::INFINITY, |_| budget_us * 0.9);
+    let lo = decade_below((first_k as f64 + 0.5).min(below_budget));
+    let hi = nice_above(((last_k + 1) as f64).max(budget_us) * 1.2);
+    Axis {
+        label,
+        range: (lo, hi.max(lo * 10.0)),
+        scale: Scale::Log,
+        ticks: Ticks::Latency,
+    }
+}
+
+/// The budget as a rule on a latency axis.
+fn budget_rules(budget: Option<Nanos>, vertical: bool) -> Vec<Rule> {
+    budget
+        .map(|b| Rule {
+            vertical,
+            at: us(b.get()),
+            label: format!("budget {}", latency_tick(us(b.get()))),
+        })
+        .into_iter()
+        .collect()
+}
+
+/// Lowest and highest bin over `bins` (None when all are empty).
+fn bin_span<'a>(bins: impl IntoIterator<Item = &'a Vec<(u64, u64)>>) -> Option<(u64, u64)> {
+    bins.into_iter()
+        .filter_map(|b| Some((b.first()?.0, b.last()?.0)))
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
 }
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1_000.0
 }
 
-/// `1 us`, `20 us`, `1000 us`.
-fn width_text(width_ns: u64) -> String {
-    format!("{} us", width_ns / 1_000)
-}
-
-/// The OSADL latency plot: samples per bin (log) against latency (linear), a line per CPU.
-fn histogram(run: &MeasureRun, name: &str) -> Option<Plot> {
+/// The OSADL latency plot: samples per 1 us bin (log) against latency (log), a line per CPU.
+fn histogram(run: &MeasureRun, name: &str, budget: Option<Nanos>) -> Option<Plot> {
+    let w = words(quantity(run));
     let cpus: Vec<_> = run.cpus.iter().filter(|c| c.stats.count > 0).collect();
-    let top = top_ns(cpus.iter().map(|c| &c.histogram));
-    if cpus.iter().all(|c| c.histogram.buckets().next().is_none()) {
-        return None;
-    }
-    let width = bin_width_ns(top);
-    let mut lines = Vec::new();
-    let mut highest = 1u64;
-    let mut last_bin = 0usize;
-    for c in &cpus {
-        let bins = binned(&c.histogram, width);
-        highest = highest.max(bins.iter().copied().max().unwrap_or(0));
-        last_bin = last_bin.max(bins.len());
-        // One empty bin past the last sample, so every line comes back to the baseline.
-        let points = (0..=bins.len())
-            .map(|k| {
-                let count = bins.get(k).copied().unwrap_or(0);
-                (us(k as u64 * width), count as f64)
-            })
-            .collect();
-        lines.push(Line {
+    let bins: Vec<Vec<(u64, u64)>> = cpus
+        .iter()
+        .map(|c| us_bins(&c.histogram, c.stats.max_ns))
+        .collect();
+    let (first, last) = bin_span(&bins)?;
+    let highest = bins.iter().flatten().map(|&(_, n)| n).max().unwrap_or(1);
+    let lines = cpus
+        .iter()
+        .zip(&bins)
+        .map(|(c, b)| Line {
             label: format!("CPU {}", c.cpu),
-            segments: vec![points],
-        });
-    }
+            segments: runs_of_bins(b, |k, n| (k as f64 + 0.5, n as f64)),
+        })
+        .collect();
     let above: u64 = cpus.iter().map(|c| c.histogram.above_range()).sum();
     let mut caption = format!(
-        "Samples per {} bin on a logarithmic scale against latency, one line per CPU (the \
-         OSADL latency plot); a line on the baseline is an empty bin.",
-        width_text(width)
+        "The OSADL latency plot: samples per 1 us bin on a logarithmic scale against {axis} \
+         on a logarithmic scale, one line per CPU. Each point is one bin, drawn at its centre; \
+         an empty bin is a gap in the line, and a bin with empty neighbours is a ring. The run's \
+         histogram resolves 1 us up to about 1 ms and 0.1 % beyond; each of its buckets is \
+         counted in the bin of its highest value, as the percentiles are.",
+        axis = w.axis
     );
+    if let Some(b) = budget {
+        caption.push_str(&format!(" The dashed line is the budget, {b}."));
+    }
     if above > 0 {
         caption.push_str(&format!(
             " {above} sample{} above the histogram's range (about 17.2 s) {} not drawn.",
@@ -132,120 +212,138 @@ fn histogram(run: &MeasureRun, name: &str) -> Option<Plot> {
         ));
     }
     let chart = Chart {
-        title: format!("Latency histogram: {name}"),
-        x_label: "latency (us)".to_string(),
-        y_label: format!("samples per {} bin", width_text(width)),
-        x_range: (0.0, us((last_bin as u64 + 1) * width)),
-        y_range: (0.5, next_power_of_ten(highest as f64 * 1.5)),
-        y_scale: YScale::Log,
+        title: format!("{} histogram: {name}", w.title),
+        x: latency_axis(format!("{} (log scale)", w.axis), first, last, budget),
+        y: Axis {
+            label: "samples per 1 us bin".to_string(),
+            range: (0.5, next_power_of_ten(highest as f64 * 1.5)),
+            scale: Scale::Log,
+            ticks: Ticks::Plain,
+        },
         lines,
+        rules: budget_rules(budget, true),
     };
     Some(Plot {
         kind: "histogram",
-        title: "Latency histogram".to_string(),
+        title: format!("{} histogram", w.title),
         caption,
         svg: chart.to_svg(),
     })
 }
 
-/// Fraction of the samples at or above each bin edge, one line per histogram; ends one edge
-/// past the last sample in range (where only above-range samples remain).
-fn exceedance_line(label: String, histogram: &Histogram, width: u64) -> Line {
-    let bins = binned(histogram, width);
+/// Fraction of the samples at or above each latency, as a line falling across every
+/// non-empty bin: at bin k's start all from k up remain, at its end those past it. Past the
+/// last bin only the above-range samples remain (the baseline when there are none).
+fn exceedance_line(label: String, histogram: &Histogram, max_ns: Option<u64>) -> Line {
     let n = histogram.count().max(1) as f64;
     let mut remaining = histogram.count();
-    let mut points = Vec::with_capacity(bins.len() + 1);
-    for (k, &count) in bins.iter().enumerate() {
-        points.push((us(k as u64 * width), remaining as f64 / n));
-        remaining -= count;
+    let mut points = Vec::new();
+    for (k, count) in us_bins(histogram, max_ns) {
+        points.push((k as f64, remaining as f64 / n));
+        remaining = remaining.saturating_sub(count);
+        points.push(((k + 1) as f64, remaining as f64 / n));
     }
-    points.push((us(bins.len() as u64 * width), remaining as f64 / n));
     Line {
         label,
         segments: vec![points],
     }
 }
 
-/// The y range of exceedance charts over histograms of up to `most` samples: from a power of
+/// The y axis of exceedance charts over histograms of up to `most` samples: from a power of
 /// ten below one sample's share (so a single sample stands clear of the baseline) to 1.
-fn exceedance_range(most: u64) -> (f64, f64) {
+fn exceedance_axis(most: u64) -> Axis {
     let floor = 10f64.powf((0.5 / most.max(1) as f64).log10().floor());
-    (floor, 1.0)
+    Axis {
+        label: "fraction of samples at or above".to_string(),
+        range: (floor, 1.0),
+        scale: Scale::Log,
+        ticks: Ticks::Plain,
+    }
 }
 
 /// The exceedance plot of one run: a line per CPU.
-fn exceedance(run: &MeasureRun, name: &str) -> Option<Plot> {
+fn exceedance(run: &MeasureRun, name: &str, budget: Option<Nanos>) -> Option<Plot> {
+    let w = words(quantity(run));
     let cpus: Vec<_> = run.cpus.iter().filter(|c| c.stats.count > 0).collect();
-    if cpus.is_empty() {
-        return None;
-    }
-    let top = top_ns(cpus.iter().map(|c| &c.histogram));
-    let width = bin_width_ns(top);
+    let bins: Vec<_> = cpus
+        .iter()
+        .map(|c| us_bins(&c.histogram, c.stats.max_ns))
+        .collect();
+    let (first, last) = bin_span(&bins)?;
     let lines = cpus
         .iter()
-        .map(|c| exceedance_line(format!("CPU {}", c.cpu), &c.histogram, width))
+        .map(|c| exceedance_line(format!("CPU {}", c.cpu), &c.histogram, c.stats.max_ns))
         .collect();
     let most = cpus.iter().map(|c| c.histogram.count()).max().unwrap_or(1);
     let chart = Chart {
-        title: format!("Latency exceedance: {name}"),
-        x_label: "latency (us)".to_string(),
-        y_label: "fraction of samples at or above".to_string(),
-        x_range: (0.0, us((top / width + 2) * width)),
-        y_range: exceedance_range(most),
-        y_scale: YScale::Log,
+        title: format!("{} exceedance: {name}", w.title),
+        x: latency_axis(format!("{} (log scale)", w.axis), first, last, budget),
+        y: exceedance_axis(most),
         lines,
+        rules: budget_rules(budget, true),
     };
     Some(Plot {
         kind: "exceedance",
-        title: "Latency exceedance".to_string(),
+        title: format!("{} exceedance", w.title),
         caption: format!(
-            "Fraction of each CPU's samples at or above a latency, on a logarithmic scale ({} \
-             bins): where a line crosses 1e-3, one sample in a thousand was slower; the \
-             further right a line reaches, the longer that CPU's tail. A line drops to the \
-             baseline past its largest sample.",
-            width_text(width)
+            "Fraction of each CPU's samples at or above a {axis}, both axes logarithmic (1 us \
+             bins): where a line crosses 1e-3, one sample in a thousand was slower; the further \
+             right a line reaches, the longer that CPU's tail. A line drops to the baseline \
+             past its largest sample.",
+            axis = w.axis
         ),
         svg: chart.to_svg(),
     })
 }
 
-/// The all-CPU exceedance curves of several runs on one chart; `None` for fewer than two
-/// runs or when none has samples.
-pub(super) fn runs_exceedance(runs: &[(&str, &MeasureRun)]) -> Option<Plot> {
+/// The all-CPU exceedance curves of several runs of one `quantity` on one chart, each
+/// labelled by its legend text; `None` for fewer than two runs or when none has samples.
+pub(super) fn runs_exceedance(
+    runs: &[(String, &MeasureRun)],
+    quantity: Quantity,
+    budget: Option<Nanos>,
+) -> Option<Plot> {
+    let w = words(quantity);
+    let budget = budget.filter(|_| quantity == Quantity::WakeupLatency);
     let with_samples: Vec<_> = runs
         .iter()
         .filter(|(_, r)| r.all.histogram.count() > 0)
         .collect();
-    if runs.len() < 2 || with_samples.is_empty() {
+    if runs.len() < 2 {
         return None;
     }
-    let top = top_ns(with_samples.iter().map(|(_, r)| &r.all.histogram));
-    let width = bin_width_ns(top);
+    let bins: Vec<_> = with_samples
+        .iter()
+        .map(|(_, r)| us_bins(&r.all.histogram, r.all.stats.max_ns))
+        .collect();
+    let (first, last) = bin_span(&bins)?;
     let lines = with_samples
         .iter()
-        .map(|(name, r)| exceedance_line(name.to_string(), &r.all.histogram, width))
+        .map(|(name, r)| exceedance_line(name.clone(), &r.all.histogram, r.all.stats.max_ns))
         .collect();
     let most = with_samples
         .iter()
         .map(|(_, r)| r.all.histogram.count())
         .max()
         .unwrap_or(1);
+    let title = format!("{} exceedance, all CPUs of each run", w.title);
     let chart = Chart {
-        title: "Latency exceedance, all CPUs of each run".to_string(),
-        x_label: "latency (us)".to_string(),
-        y_label: "fraction of samples at or above".to_string(),
-        x_range: (0.0, us((top / width + 2) * width)),
-        y_range: exceedance_range(most),
-        y_scale: YScale::Log,
+        title: title.clone(),
+        x: latency_axis(format!("{} (log scale)", w.axis), first, last, budget),
+        y: exceedance_axis(most),
         lines,
+        rules: budget_rules(budget, true),
     };
     Some(Plot {
-        kind: "runs-exceedance",
-        title: "Latency exceedance, all CPUs of each run".to_string(),
+        kind: match quantity {
+            Quantity::WakeupLatency => "runs-exceedance",
+            Quantity::OsNoise => "runs-noise-exceedance",
+        },
+        title,
         caption: format!(
-            "Every run's samples over all its CPUs: the fraction at or above each latency, on a \
-             logarithmic scale ({} bins). A line further right has the longer tail.",
-            width_text(width)
+            "Every run's samples over all its CPUs: the fraction at or above each {}, both axes \
+             logarithmic (1 us bins). A line further right has the longer tail.",
+            w.axis
         ),
         svg: chart.to_svg(),
     })
@@ -290,17 +388,16 @@ fn steps(series: &Series, group: usize, unit_ns: f64) -> Vec<Vec<(f64, f64)>> {
     segments
 }
 
-/// The largest latency per second (per slot), a line per CPU.
-fn max_over_time(run: &MeasureRun, name: &str) -> Option<Plot> {
+/// The largest latency per second (per slot), a line per CPU, on a logarithmic latency axis
+/// so that a body at tens of microseconds and spikes at milliseconds both read.
+fn max_over_time(run: &MeasureRun, name: &str, budget: Option<Nanos>) -> Option<Plot> {
+    let w = words(quantity(run));
     let cpus: Vec<_> = run
         .cpus
         .iter()
         .filter(|c| c.series.slot_ns.get() > 0 && c.series.count.iter().any(|&n| n > 0))
         .collect();
-    if cpus.is_empty() {
-        return None;
-    }
-    let slot = cpus[0].series.slot_ns;
+    let slot = cpus.first()?.series.slot_ns;
     let slots = cpus
         .iter()
         .map(|c| c.series.max_ns.len())
@@ -309,38 +406,62 @@ fn max_over_time(run: &MeasureRun, name: &str) -> Option<Plot> {
     let group = slots.div_ceil(MAX_STEPS).max(1);
     let total = Nanos(slot.get().saturating_mul(slots as u64));
     let (unit, unit_ns) = time_unit(total);
-    let mut highest = 0u64;
+    let maxima = || {
+        cpus.iter().flat_map(|c| {
+            c.series
+                .max_ns
+                .iter()
+                .zip(&c.series.count)
+                .filter(|&(_, &n)| n > 0)
+                .map(|(&m, _)| m)
+        })
+    };
+    let highest = maxima()
+        .max()
+        .unwrap_or(0)
+        .max(budget.map_or(0, Nanos::get));
+    let lowest = maxima().filter(|&m| m > 0).min().unwrap_or(BIN_NS);
     let lines = cpus
         .iter()
-        .map(|c| {
-            highest = highest.max(c.series.max_ns.iter().copied().max().unwrap_or(0));
-            Line {
-                label: format!("CPU {}", c.cpu),
-                segments: steps(&c.series, group, unit_ns),
-            }
+        .map(|c| Line {
+            label: format!("CPU {}", c.cpu),
+            segments: steps(&c.series, group, unit_ns),
         })
         .collect();
     let step = Nanos(slot.get().saturating_mul(group as u64));
     let mut caption = format!(
-        "The largest latency in each {step} of the run, one line per CPU: a spike that recurs \
-         with a period shows here although the histogram hides it. A gap is a stretch without \
-         any sample."
+        "The largest {axis} in each {step} of the run, one line per CPU, on a logarithmic \
+         scale: a spike that recurs with a period shows here although the histogram hides it. \
+         A gap is a stretch without any sample.",
+        axis = w.axis
     );
     if group > 1 {
         caption.push_str(&format!(" Each step merges {group} slots of {slot}."));
     }
+    // Down to the decade below the lowest maximum, and below the budget, so that its line
+    // stands clear of the axis.
+    let below_budget = budget.map_or(f64::INFINITY, |b| us(b.get()) * 0.9);
+    let lo = decade_below(us(lowest).min(below_budget));
     let chart = Chart {
-        title: format!("Maximum latency over time: {name}"),
-        x_label: format!("time since start ({unit})"),
-        y_label: format!("largest latency per {step} (us)"),
-        x_range: (0.0, total.get() as f64 / unit_ns),
-        y_range: (0.0, (us(highest) * 1.1).max(1.0)),
-        y_scale: YScale::Linear,
+        title: format!("Maximum {} over time: {name}", w.axis),
+        x: Axis {
+            label: format!("time since start ({unit})"),
+            range: (0.0, total.get() as f64 / unit_ns),
+            scale: Scale::Linear,
+            ticks: Ticks::Plain,
+        },
+        y: Axis {
+            label: format!("largest {} per {step} (log scale)", w.axis),
+            range: (lo, nice_above(us(highest).max(lo) * 1.5)),
+            scale: Scale::Log,
+            ticks: Ticks::Latency,
+        },
         lines,
+        rules: budget_rules(budget, false),
     };
     Some(Plot {
         kind: "max-over-time",
-        title: "Maximum latency over time".to_string(),
+        title: format!("Maximum {} over time", w.axis),
         caption,
         svg: chart.to_svg(),
     })
@@ -360,42 +481,90 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bins_are_round_and_few() {
-        assert_eq!(bin_width_ns(0), 1_000);
-        assert_eq!(bin_width_ns(399_999), 1_000);
-        assert_eq!(bin_width_ns(400_000), 2_000);
-        assert_eq!(bin_width_ns(1_500_000), 5_000);
-        assert_eq!(bin_width_ns(3_629_000), 10_000);
-        assert_eq!(bin_width_ns(u64::MAX) % 1_000, 0);
-        for max in [0, 5_000, 77_777, 3_000_000, 17_000_000_000] {
-            assert!(max / bin_width_ns(max) < MAX_BINS, "{max}");
-        }
-    }
-
-    #[test]
-    fn binning_keeps_every_in_range_sample() {
+    fn bins_are_one_microsecond_and_keep_every_in_range_sample() {
         let mut h = Histogram::new();
-        for v in [0, 999, 1_000, 1_500, 7_250, 7_999, 1_000_000_000_000_000] {
+        for v in [
+            0,
+            999,
+            1_000,
+            1_500,
+            7_250,
+            7_999,
+            11_000_000,
+            1_000_000_000_000_000,
+        ] {
             h.record(v);
         }
-        let bins = binned(&h, 1_000);
-        assert_eq!(bins, vec![2, 2, 0, 0, 0, 0, 0, 2]);
-        assert_eq!(bins.iter().sum::<u64>() + h.above_range(), h.count());
+        let bins = us_bins(&h, None);
+        assert_eq!(bins[..3], [(0, 2), (1, 2), (7, 2)]);
+        // 11 ms sits in a bucket 8192 ns wide: counted by its highest value, 0.1 % above,
+        // unless the exact maximum is known.
+        let (k, n) = bins[3];
+        assert!((11_000..=11_009).contains(&k) && n == 1, "{bins:?}");
+        assert_eq!(us_bins(&h, Some(11_000_000))[3], (11_000, 1));
+        assert_eq!(
+            bins.iter().map(|b| b.1).sum::<u64>() + h.above_range(),
+            h.count()
+        );
+        // Whole microseconds (as tools write them) each land in their own bin, at every width.
+        let mut h = Histogram::new();
+        for us in [17, 18, 33, 35, 63, 500, 999] {
+            h.record(us * 1_000);
+        }
+        let ks: Vec<u64> = us_bins(&h, None).iter().map(|b| b.0).collect();
+        assert_eq!(ks, [17, 18, 33, 35, 63, 500, 999]);
     }
 
     #[test]
-    fn exceedance_falls_from_one_to_what_is_above_range() {
+    fn empty_bins_are_gaps_and_lone_bins_stand_alone() {
+        let bins = [(5, 10), (6, 20), (7, 5), (9, 1), (40, 2), (41, 1)];
+        let segments = runs_of_bins(&bins, |k, n| (k as f64 + 0.5, n as f64));
+        assert_eq!(
+            segments,
+            vec![
+                vec![(5.5, 10.0), (6.5, 20.0), (7.5, 5.0)],
+                vec![(9.5, 1.0)],
+                vec![(40.5, 2.0), (41.5, 1.0)],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_latency_axis_spans_the_body_and_the_tail_in_round_values() {
+        // Body from 5 us, tail to 11 ms: 1 us to 20 ms.
+        let axis = latency_axis("latency".into(), 5, 11_000, None);
+        assert_eq!(axis.range, (1.0, 20_000.0));
+        // A budget beyond the samples widens it; a short run still gets a decade.
+        let axis = latency_axis("latency".into(), 0, 3, Some(Nanos::from_us(100)));
+        assert_eq!(axis.range, (0.1, 200.0));
+        assert_eq!(latency_axis("l".into(), 12, 14, None).range, (10.0, 100.0));
+        // A budget below the samples starts the axis below it.
+        let axis = latency_axis("l".into(), 12, 14, Some(Nanos::from_us(10)));
+        assert_eq!(axis.range, (1.0, 20.0));
+        assert_eq!(nice_above(21.0), 50.0);
+        assert_eq!(nice_above(100.0), 100.0);
+    }
+
+    #[test]
+    fn exceedance_falls_across_each_bin_to_what_is_above_range() {
         let mut h = Histogram::new();
         for v in [500, 1_500, 2_500, 2_600, u64::MAX] {
             h.record(v);
         }
-        let line = exceedance_line("all".into(), &h, 1_000);
+        let line = exceedance_line("all".into(), &h, None);
         assert_eq!(
             line.segments[0],
-            vec![(0.0, 1.0), (1.0, 0.8), (2.0, 0.6), (3.0, 0.2)]
+            vec![
+                (0.0, 1.0),
+                (1.0, 0.8),
+                (1.0, 0.8),
+                (2.0, 0.6),
+                (2.0, 0.6),
+                (3.0, 0.2)
+            ]
         );
-        assert_eq!(exceedance_range(5), (0.1, 1.0));
-        assert_eq!(exceedance_range(1_000), (1e-4, 1.0));
+        assert_eq!(exceedance_axis(5).range, (0.1, 1.0));
+        assert_eq!(exceedance_axis(1_000).range, (1e-4, 1.0));
     }
 
     #[test]

@@ -13,10 +13,11 @@ use rtlab_model::{CpuSet, Nanos};
 use super::*;
 use crate::testdata;
 
-/// The data lines of a chart (legend swatches and grid lines have other widths).
-fn data_lines(svg: &str) -> Vec<&str> {
+/// The data series of a chart, one path each (legend swatches and grid lines are other
+/// elements).
+pub(super) fn data_lines(svg: &str) -> Vec<&str> {
     svg.lines()
-        .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+        .filter(|l| l.starts_with("<path") && l.contains("stroke-width=\"2\""))
         .collect()
 }
 
@@ -30,13 +31,13 @@ fn stroke(line: &str) -> &str {
 }
 
 /// Whether an SVG holds `text` as a text element of its own (axis label, legend entry).
-fn has_text(svg: &str, text: &str) -> bool {
+pub(super) fn has_text(svg: &str, text: &str) -> bool {
     svg.contains(&format!(">\n{text}\n</text>"))
 }
 
 /// [`testdata::two_cpus`] with three seconds of per-second series (CPU 1 silent in the
 /// second one), a load, an audit summary and a warning.
-fn full_run() -> MeasureRun {
+pub(super) fn full_run() -> MeasureRun {
     let mut run = testdata::two_cpus();
     run.cpus[0].series = Series {
         slot_ns: Nanos::from_secs(1),
@@ -114,16 +115,19 @@ fn full_run() -> MeasureRun {
     run
 }
 
-fn one(run: &MeasureRun, name: &str) -> HtmlReport {
-    html_report(&[ReportRun {
-        run,
-        name,
-        source: "stored run 0123456789ab",
-        key: "0123456789ab",
-    }])
+pub(super) fn one(run: &MeasureRun, name: &str) -> HtmlReport {
+    html_report(
+        &[ReportRun {
+            run,
+            name,
+            source: "stored run 0123456789ab",
+            key: "0123456789ab",
+        }],
+        &ReportOptions::default(),
+    )
 }
 
-fn file<'a>(report: &'a HtmlReport, name: &str) -> &'a str {
+pub(super) fn file<'a>(report: &'a HtmlReport, name: &str) -> &'a str {
     &report
         .svg_files
         .iter()
@@ -132,7 +136,7 @@ fn file<'a>(report: &'a HtmlReport, name: &str) -> &'a str {
         .svg
 }
 
-fn names(report: &HtmlReport) -> Vec<&str> {
+pub(super) fn names(report: &HtmlReport) -> Vec<&str> {
     report.svg_files.iter().map(|f| f.name.as_str()).collect()
 }
 
@@ -154,7 +158,7 @@ fn every_plot_draws_one_line_per_cpu_with_its_axes() {
     assert_eq!(lines.len(), 2, "{histogram}");
     assert_ne!(stroke(lines[0]), stroke(lines[1]));
     for text in [
-        "latency (us)",
+        "latency (log scale)",
         "samples per 1 us bin",
         "CPU 0",
         "CPU 1",
@@ -162,27 +166,48 @@ fn every_plot_draws_one_line_per_cpu_with_its_axes() {
     ] {
         assert!(has_text(histogram, text), "{text}: {histogram}");
     }
-    // Log scale: decades labelled; 250 us needs 251 one-microsecond bins plus the baseline.
-    assert!(has_text(histogram, "1") && has_text(histogram, "10"));
-    let cpu1_points = lines[1].split("points=\"").nth(1).unwrap();
-    assert_eq!(cpu1_points.split_whitespace().count(), 252);
+    // Both axes logarithmic: count decades, latency decades with their unit.
+    for tick in ["1", "10", "10 us", "100 us"] {
+        assert!(has_text(histogram, tick), "{tick}: {histogram}");
+    }
+    // 1 us bins, empty ones left out: CPU 0 has 12 | 14 15 | 66 us, so a lone bin (a ring),
+    // a line of two, a ring; CPU 1 has 13 (two samples) and 250 us, two rings.
+    let d = |line: &str| -> String {
+        line.split("d=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let (cpu0, cpu1) = (d(lines[0]), d(lines[1]));
+    assert_eq!(cpu0.matches('M').count(), 3, "{cpu0}");
+    assert_eq!(cpu0.matches('L').count(), 1, "{cpu0}");
+    assert_eq!(cpu1.matches('M').count(), 2, "{cpu1}");
+    assert_eq!(cpu1.matches('L').count(), 0, "{cpu1}");
 
     let exceedance = file(&report, "0123456789ab-exceedance.svg");
     assert_eq!(data_lines(exceedance).len(), 2, "{exceedance}");
-    for text in ["latency (us)", "fraction of samples at or above", "CPU 1"] {
+    for text in [
+        "latency (log scale)",
+        "fraction of samples at or above",
+        "CPU 1",
+    ] {
         assert!(has_text(exceedance, text), "{text}");
     }
     assert!(has_text(exceedance, "1") && has_text(exceedance, "0.1"));
 
     let over_time = file(&report, "0123456789ab-max-over-time.svg");
     let lines = data_lines(over_time);
-    // CPU 1 had no sample in the second slot: its line breaks there.
-    assert_eq!(lines.len(), 3, "{over_time}");
-    assert_eq!(stroke(lines[1]), stroke(lines[2]));
+    // One path per CPU; CPU 1 had no sample in the second slot: its line breaks there.
+    assert_eq!(lines.len(), 2, "{over_time}");
     assert_ne!(stroke(lines[0]), stroke(lines[1]));
+    let d1 = lines[1].split("d=\"").nth(1).unwrap();
+    assert_eq!(d1.matches('M').count(), 2, "{d1}");
     for text in [
         "time since start (s)",
-        "largest latency per 1s (us)",
+        "largest latency per 1s (log scale)",
         "CPU 0",
     ] {
         assert!(has_text(over_time, text), "{text}: {over_time}");
@@ -227,6 +252,7 @@ fn all_sections_of_a_full_run() {
         assert!(page.contains(expected), "{expected} not in page:\n{page}");
     }
     assert!(!page.contains("class=\"missing\""), "{page}");
+    assert!(page.contains("load cpu:60% (complete): 3.0 s"), "{page}");
     // A homogeneous host needs no kind column.
     assert!(!page.contains("<th>kind</th>"));
 }
@@ -296,20 +322,23 @@ fn hostile_names_and_hosts_are_escaped() {
     run.warnings = vec![Warning::new("x", "<b>bold</b> & 'quoted'")];
     let name = "<script>alert(3)</script>";
     let other = testdata::two_cpus();
-    let report = html_report(&[
-        ReportRun {
-            run: &run,
-            name,
-            source: "file <evil>.json",
-            key: "../../etc/passwd",
-        },
-        ReportRun {
-            run: &other,
-            name: "plain",
-            source: "stored run abc",
-            key: "../../etc/passwd",
-        },
-    ]);
+    let report = html_report(
+        &[
+            ReportRun {
+                run: &run,
+                name,
+                source: "file <evil>.json",
+                key: "../../etc/passwd",
+            },
+            ReportRun {
+                run: &other,
+                name: "plain",
+                source: "stored run abc",
+                key: "../../etc/passwd",
+            },
+        ],
+        &ReportOptions::default(),
+    );
     let page = &report.page;
     for forbidden in ["<script", "<img", "<b>", "onerror=alert(1)>"] {
         assert!(!page.contains(forbidden), "{forbidden} in page");
@@ -368,13 +397,14 @@ fn several_runs_are_compared_at_the_top_then_reported_in_turn() {
             key: "runs",
         },
     ];
-    let report = html_report(&runs);
+    let report = html_report(&runs, &ReportOptions::default());
     let page = &report.page;
     let overlay = file(&report, "runs-exceedance.svg");
     // The run without samples has no curve.
     let lines = data_lines(overlay);
     assert_eq!(lines.len(), 2, "{overlay}");
-    assert!(has_text(overlay, "Van-#1") && has_text(overlay, "RT-#1"));
+    // A run that ran under a load is named with it.
+    assert!(has_text(overlay, "Van-#1, load cpu:60%") && has_text(overlay, "RT-#1"));
     assert!(!has_text(overlay, "empty"));
     assert!(page.contains("<title>rtlab report: 3 runs</title>"));
     assert!(page.contains("<a href=\"#run-aaaa\">Van-#1</a>"));
