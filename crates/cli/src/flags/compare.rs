@@ -18,7 +18,7 @@ change against the first run (+12% is 12% higher: worse). A CPU a run did not me
 '-'.
 
 In a terminal the four column groups are stacked, one section each, so that eight CPUs fit in \
-about 100 columns. --format markdown and --format html give a single wide table, as in Linaro's 2023 PREEMPT_RT evaluation talk \
+about 100 columns. --format markdown and --format html give one wide table, a row per run and a column per CPU in each group \
 (HTML as a self-contained page), --format json the data (schema rtlab.compare/1).
 
 --fail-if-worse PCT makes the comparison a regression gate, for a kernel upgrade or a tuning \

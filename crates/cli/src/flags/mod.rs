@@ -111,16 +111,16 @@ pub enum Command {
     /// OpenMetrics; exits 1 when the exported verdict fails.
     #[command(after_long_help = store::export_after())]
     Export(store::ExportArgs),
-    /// Compare runs side by side (talk 000's table): per-CPU min/avg/p99.9/max by cluster,
-    /// changes against the first run, and a regression verdict (--fail-if-worse).
+    /// Compare runs side by side: per-CPU min/avg/p99.9/max by cluster, changes against the
+    /// first run, and a regression verdict (--fail-if-worse).
     #[command(long_about = compare::COMPARE_LONG, after_long_help = compare::compare_after())]
     Compare(compare::CompareArgs),
     /// Write an HTML report with latency plots over one or more runs (self-contained; --svg
     /// writes the plots as SVG files too).
     #[command(long_about = compare::REPORT_LONG, after_long_help = format!("{}\n\n{}", store::RUN_HELP, help::REPORT))]
     Report(compare::ReportArgs),
-    /// Import results other tools wrote (cyclictest JSON, histograms, summary lines; rtla
-    /// timerlat hist) as stored runs.
+    /// Import results other tools wrote (cyclictest JSON, histograms, summary lines and -v
+    /// streams; rtla timerlat and osnoise hist; oslat) as stored runs, compressed or not.
     #[command(long_about = import::IMPORT_LONG, after_long_help = help::IMPORT)]
     Import(import::ImportArgs),
     /// Explain why threads woke late: from a run measured with --trace or a trace file, the

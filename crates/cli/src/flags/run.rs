@@ -11,8 +11,8 @@ use super::tune::ProfileArg;
 use super::values::{parse_cpu_spec_text, parse_rule, parse_time};
 
 pub const RUN_LONG: &str = "\
-Evaluate this machine's real-time behaviour in one command, the way talk 000 does it by hand: \
-print the audit's top findings and their fixes; measure wake-up latency on every CPU in three \
+Evaluate this machine's real-time behaviour in one command, the way engineers evaluate a \
+PREEMPT_RT machine by hand: print the audit's top findings and their fixes; measure wake-up latency on every CPU in three \
 phases of --phase each — idle, under `cpu:60%` load, and under full load (`cpu:100%`, \
 `timer-storm` and `messaging` together); save the three runs in the run store under one \
 session; print the comparison table of the phases (Min / Avg / p99.9 / Max per CPU) with the \
