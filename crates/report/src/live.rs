@@ -57,7 +57,7 @@ fn clock(ns: u64) -> String {
 fn header() -> String {
     format!(
         "{:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
-        "CPU", "cycles", "min us", "avg us", "p99 us", "max us", "last us", "overruns"
+        "CPU", "samples", "min us", "avg us", "p99 us", "max us", "last us", "overruns"
     )
 }
 
@@ -117,7 +117,7 @@ mod tests {
             live_frame(&p, "rtlab measure"),
             [
                 "rtlab measure  12s / 60s  (20%)  48s left",
-                " CPU       cycles     min us     avg us     p99 us     max us    last us  overruns",
+                " CPU      samples     min us     avg us     p99 us     max us    last us  overruns",
                 "   0            4       12.3       26.9       66.0       66.0       66.0         0",
                 "   1            3       13.0       92.3      250.0      250.0      250.0         1",
                 " all            7       12.3       54.9      250.0      250.0      250.0         1",
