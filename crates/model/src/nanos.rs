@@ -76,7 +76,7 @@ pub enum ParseNanosError {
     #[error("empty time value; write a number with a unit, e.g. 250us or 10s")]
     Empty,
     /// A number without a unit.
-    #[error("'{0}' has no unit; write it with one, e.g. {0}us, {0}ms or {0}s")]
+    #[error("'{0}' has no unit; write it with one of ns, us, ms, s, m, h, d, e.g. {0}us or {0}s")]
     NoUnit(String),
     /// A unit rtlab does not know.
     #[error("'{value}' has an unknown unit '{unit}'; use ns, us, ms, s, m, h or d")]
