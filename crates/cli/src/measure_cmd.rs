@@ -20,41 +20,14 @@ use crate::load_child::LoadChild;
 /// How long a load runs before measuring starts, unless --warmup says otherwise.
 const DEFAULT_WARMUP: Nanos = Nanos::from_secs(2);
 
-/// Runs `rtlab measure`.
+/// Runs `rtlab measure`: prepare, start the load and let it warm up, measure, stop the load,
+/// keep the result (file, store), print it, judge it.
 pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // Blocked first, before any thread, child or slow step: from here on a signal is a
     // request for an orderly stop (the result saved and printed), never a sudden death.
     // measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
-    let fake = args
-        .fake_clock
-        .as_deref()
-        .map(FakeScript::parse)
-        .transpose()
-        .map_err(UsageError)?;
-    let config = config_from_args(args, root, fake.is_some())?;
-    if fake.is_none() {
-        measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
-    }
-    check_outputs(args)?;
-    if args.histogram.is_some() && args.format != MeasureFormat::Cyclictest {
-        return Err(UsageError(
-            "--histogram shapes --format cyclictest output; add --format cyclictest".into(),
-        )
-        .into());
-    }
-
-    check_load_flags(args, root)?;
-    let load_options = args
-        .load
-        .as_ref()
-        .map(|spec| crate::load_cmd::options(spec, &args.placement, root))
-        .transpose()?;
-
-    let env = Environment {
-        root: root.clone(),
-        clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
-    };
+    let (config, env) = prepare(args, root)?;
     let mut console = Console::new(args.quiet);
     // The audit summary goes into the result: what a reader of the figures must know about
     // the machine. It reads, never writes, and takes milliseconds.
@@ -65,27 +38,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     )
     .ok()
     .map(|r| r.summary());
-    let mut stopped_early = None;
-    let mut load = match (&args.load, load_options) {
-        (Some(spec), Some(_)) => {
-            let child = LoadChild::start(spec, &args.placement, args.load_join.as_deref(), root)?;
-            let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
-            console.note(&format!(
-                "load {} running{}; warming up for {warmup}",
-                child.initial.spec,
-                child
-                    .initial
-                    .cgroup
-                    .as_ref()
-                    .map_or(String::new(), |cg| format!(" in cgroup {cg}"))
-            ));
-            stopped_early = signals.wait(warmup.to_duration());
-            // The observer opens the load's window when the measuring threads start and
-            // closes it when they stop.
-            Some(child)
-        }
-        _ => None,
-    };
+    let (mut load, stopped_early) = start_load(args, root, &mut console, &signals)?;
     let mut observer = CliObserver {
         console: &mut console,
         json: args.output.as_deref(),
@@ -107,17 +60,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         None => measure::run(&config, &env, &mut observer),
     };
     let checkpoint_error = observer.checkpoint_error.take();
-    let mut load_lost = None;
-    let load_report = load.take().map(|child| {
-        let initial = child.initial.clone();
-        child.finish().unwrap_or_else(|e| {
-            load_lost = Some(format!("{e:#}"));
-            LoadReport {
-                status: "lost".to_string(),
-                ..initial
-            }
-        })
-    });
+    let (load_report, load_lost) = stop_load(load);
     let mut run = measured.map_err(|e| UsageError(e.to_string()))?;
     if let Some(reason) = load_lost {
         run.warnings.push(model::measure::Warning::new(
@@ -134,11 +77,100 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             display(args.output.as_deref())
         ));
     }
+    let json_error = keep(args, &run, &mut console);
+    console::print_stdout(&output_text(args, &run)).context("writing to standard output")?;
+    let exit = verdict(&run, &config, &mut console);
+    // A signal that came after the measurement ended (while saving) is taken here, so it
+    // cannot end the process between this and the exit status.
+    let _ = signals.wait(std::time::Duration::ZERO);
+    match json_error {
+        Some(e) => Err(e),
+        None => Ok(exit),
+    }
+}
 
-    // Every output is tried, whatever happened to the others: a run someone waited hours for
-    // is saved wherever it can be, printed, and only then is a failed output an error.
+/// Everything checked before anything starts: the clock, the configuration, privileges,
+/// the outputs, the load options.
+fn prepare(args: &MeasureArgs, root: &Root) -> Result<(Config, Environment)> {
+    let fake = args
+        .fake_clock
+        .as_deref()
+        .map(FakeScript::parse)
+        .transpose()
+        .map_err(UsageError)?;
+    let config = config_from_args(args, root, fake.is_some())?;
+    if fake.is_none() {
+        measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
+    }
+    check_outputs(args)?;
+    if args.histogram.is_some() && args.format != MeasureFormat::Cyclictest {
+        return Err(UsageError(
+            "--histogram shapes --format cyclictest output; add --format cyclictest".into(),
+        )
+        .into());
+    }
+    check_load_flags(args, root)?;
+    if let Some(spec) = &args.load {
+        crate::load_cmd::options(spec, &args.placement, root)?;
+    }
+    let env = Environment {
+        root: root.clone(),
+        clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
+    };
+    Ok((config, env))
+}
+
+/// Starts `--load` and lets it warm up; returns it, and the signal that ended the warm-up
+/// early, if one did.
+fn start_load(
+    args: &MeasureArgs,
+    root: &Root,
+    console: &mut Console,
+    signals: &TerminationSignals,
+) -> Result<(Option<LoadChild>, Option<sys::signals::Signal>)> {
+    let Some(spec) = &args.load else {
+        return Ok((None, None));
+    };
+    let child = LoadChild::start(spec, &args.placement, args.load_join.as_deref(), root)?;
+    let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
+    console.note(&format!(
+        "load {} running{}; warming up for {warmup}",
+        child.initial.spec,
+        child
+            .initial
+            .cgroup
+            .as_ref()
+            .map_or(String::new(), |cg| format!(" in cgroup {cg}"))
+    ));
+    let stopped_early = signals.wait(warmup.to_duration());
+    // The observer opens the load's window when the measuring threads start and closes it
+    // when they stop.
+    Ok((Some(child), stopped_early))
+}
+
+/// Stops the load and takes its report; a load process that failed leaves its figures as they
+/// were at the start (status "lost") and the reason.
+fn stop_load(load: Option<LoadChild>) -> (Option<LoadReport>, Option<String>) {
+    let mut lost = None;
+    let report = load.map(|child| {
+        let initial = child.initial.clone();
+        child.finish().unwrap_or_else(|e| {
+            lost = Some(format!("{e:#}"));
+            LoadReport {
+                status: "lost".to_string(),
+                ..initial
+            }
+        })
+    });
+    (report, lost)
+}
+
+/// Keeps the result in the result file and the store. Every output is tried, whatever
+/// happened to the others: a run someone waited hours for is saved wherever it can be,
+/// printed, and only then is a failed result file an error (returned).
+fn keep(args: &MeasureArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
     let json_error = args.output.as_ref().and_then(|path| {
-        write_result(path, &run)
+        write_result(path, run)
             .with_context(|| format!("writing the result to {}", path.display()))
             .err()
     });
@@ -146,7 +178,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         // The measurement is done and printed either way: a store that cannot be written is
         // a warning, not a failed run.
         match crate::runs::save(
-            &run,
+            run,
             args.db.as_deref(),
             args.label.as_deref(),
             args.session.as_deref(),
@@ -159,28 +191,24 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             )),
         }
     }
-    let text = match args.format {
-        MeasureFormat::Text => crate::runs::table_text(&run),
+    json_error
+}
+
+/// What standard output gets, in the chosen `--format`.
+fn output_text(args: &MeasureArgs, run: &MeasureRun) -> String {
+    match args.format {
+        MeasureFormat::Text => crate::runs::table_text(run),
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {
             Some(limit) => {
                 let rows = limit.get().div_ceil(1_000).max(1);
-                let head = report::cyclictest::dma_latency_line(&run)
+                let head = report::cyclictest::dma_latency_line(run)
                     .map(|l| l + "\n")
                     .unwrap_or_default();
-                head + &report::cyclictest::histogram(&run, rows, false)
+                head + &report::cyclictest::histogram(run, rows, false)
             }
-            None => report::cyclictest::summary(&run),
+            None => report::cyclictest::summary(run),
         },
-    };
-    console::print_stdout(&text).context("writing to standard output")?;
-    let exit = verdict(&run, &config, &mut console);
-    // A signal that came after the measurement ended (while saving) is taken here, so it
-    // cannot end the process between this and the exit status.
-    let _ = signals.wait(std::time::Duration::ZERO);
-    match json_error {
-        Some(e) => Err(e),
-        None => Ok(exit),
     }
 }
 
