@@ -213,6 +213,62 @@ impl Session<'_> {
         cpus: Option<&str>,
         placement: &Placement,
     ) -> Result<(Option<MeasureRun>, Option<i32>, Option<Signal>)> {
+        let mut cmd = self.phase_command(phase, label, cpus, placement)?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        sys::process::die_with_parent(&mut cmd);
+        let mut child = cmd.spawn().context("starting rtlab measure")?;
+        let mut stdout = child.stdout.take().expect("stdout was piped");
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stdout.read_to_string(&mut text);
+            text
+        });
+        let mut passed_on = None;
+        let status = loop {
+            if let Some(status) = child.try_wait().context("waiting for rtlab measure")? {
+                break status;
+            }
+            // A second signal is taken and dropped: the child is stopping already.
+            if let Some(signal) = self.signals.wait(Duration::from_millis(50))
+                && passed_on.is_none()
+            {
+                passed_on = Some(signal);
+                let _ = sys::process::signal_process(child.id(), StopSignal::Terminate);
+                self.console.verdict(&format!(
+                    "{signal}: stopping the {label} phase{}",
+                    if placement.journal.is_some() {
+                        "; the tuning is reverted after it"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        };
+        let text = reader.join().unwrap_or_default();
+        let code = status.code();
+        match MeasureRun::from_json(&text) {
+            Ok(run) => Ok((Some(run), code, passed_on)),
+            Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
+            Err(_) => Err(UsageError(format!(
+                "the {label} phase failed (rtlab measure exited {}); its message is above",
+                code.map_or("on a signal".to_string(), |c| c.to_string())
+            ))
+            .into()),
+        }
+    }
+
+    /// The `rtlab measure` command line of one phase (through `rtlab tune run` when placed in
+    /// a tuning's RT cpuset).
+    fn phase_command(
+        &self,
+        phase: &Phase,
+        label: &str,
+        cpus: Option<&str>,
+        placement: &Placement,
+    ) -> Result<Command> {
         let (args, root) = (self.args, self.root);
         let exe = std::env::current_exe().context("finding the rtlab binary")?;
         let mut cmd = Command::new(&exe);
@@ -258,50 +314,7 @@ impl Session<'_> {
         if !self.warned.is_empty() {
             cmd.arg("--shown-warnings").arg(self.warned.join(","));
         }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        sys::process::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn().context("starting rtlab measure")?;
-        let mut stdout = child.stdout.take().expect("stdout was piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stdout.read_to_string(&mut text);
-            text
-        });
-        let mut passed_on = None;
-        let status = loop {
-            if let Some(status) = child.try_wait().context("waiting for rtlab measure")? {
-                break status;
-            }
-            // A second signal is taken and dropped: the child is stopping already.
-            if let Some(signal) = self.signals.wait(Duration::from_millis(50))
-                && passed_on.is_none()
-            {
-                passed_on = Some(signal);
-                let _ = sys::process::signal_process(child.id(), StopSignal::Terminate);
-                self.console.verdict(&format!(
-                    "{signal}: stopping the {label} phase{}",
-                    if placement.journal.is_some() {
-                        "; the tuning is reverted after it"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-        };
-        let text = reader.join().unwrap_or_default();
-        let code = status.code();
-        match MeasureRun::from_json(&text) {
-            Ok(run) => Ok((Some(run), code, passed_on)),
-            Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
-            Err(_) => Err(UsageError(format!(
-                "the {label} phase failed (rtlab measure exited {}); its message is above",
-                code.map_or("on a signal".to_string(), |c| c.to_string())
-            ))
-            .into()),
-        }
+        Ok(cmd)
     }
 }
 
