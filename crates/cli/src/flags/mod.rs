@@ -54,7 +54,7 @@ tuna together.";
 const EXIT_STATUS: &str = "\
 EXIT STATUS:
     0    the command ran and every verdict passed
-    1    the command ran and a verdict failed (latency over --fail-above, --break fired, an
+    1    the command ran and a verdict failed (latency over --budget, --break fired, an
          audit finding failed, a run that cannot be judged: unfinished or without samples)
     2    bad input or a setup error (the message says which value and how to fix it); an
          input that could not be read never passes
