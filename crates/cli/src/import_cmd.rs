@@ -76,6 +76,15 @@ pub struct ImportArgs {
     pub db: DbArgs,
 }
 
+/// A read error as a person reads it: "no such file" for a path that is not there.
+fn read_error(e: &str) -> String {
+    if e == "No such file or directory" {
+        "no such file".to_string()
+    } else {
+        e.to_string()
+    }
+}
+
 /// One parsed file.
 struct Parsed {
     file: String,
@@ -88,12 +97,15 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        let text = sys::fs::read_input_text(path, model::limits::MAX_IMPORT_BYTES)
-            .map_err(|e| UsageError(format!("{name}: {e}")))?;
+        // A compressed file is read up to the same bound; its decompressed size is bounded
+        // again by the import room.
+        let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+            .map_err(|e| UsageError(format!("{name}: {}", read_error(&e))))?;
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())
             .unwrap_or_else(|_| SystemTime::now());
-        let run = import::import(&name, &text, modified).map_err(|e| UsageError(e.to_string()))?;
+        let run =
+            import::import_bytes(&name, &bytes, modified).map_err(|e| UsageError(e.to_string()))?;
         let format = run
             .import
             .as_ref()

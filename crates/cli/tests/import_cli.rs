@@ -305,3 +305,72 @@ fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
         "{stderr}"
     );
 }
+
+/// Runs `rtlab import FILE` expecting a refusal: exit 2, one line, nothing stored; the line.
+fn refused(file: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let out = rtlab(&db).arg("import").arg(file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(!db.exists(), "nothing may be stored");
+    stderr
+}
+
+#[test]
+fn errors_name_the_real_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = refused(&dir.path().join("nowhere.json"));
+    assert!(missing.contains("nowhere.json: no such file"), "{missing}");
+    assert!(!missing.contains("os error"), "{missing}");
+
+    // rtlab's own result: already a result, use it as it is.
+    let db = dir.path().join("rtlab.db");
+    let id = import(&db, &[fixture("local_cyclictest_2t_H100.json")], None);
+    let out = rtlab(&db)
+        .args(["show", &id[0], "--format", "json"])
+        .output()
+        .unwrap();
+    let result = dir.path().join("result.json");
+    std::fs::write(&result, &out.stdout).unwrap();
+    let own = refused(&result);
+    assert!(own.contains("already an rtlab result"), "{own}");
+    assert!(own.contains("rtlab show"), "{own}");
+    // ... and `show` does read it as the message says.
+    let shown = rtlab(&db).arg("show").arg(&result).output().unwrap();
+    assert!(shown.status.success());
+
+    let dat = dir.path().join("trace.dat");
+    let mut bytes = b"\x17\x08\x44tracing6\0".to_vec();
+    bytes.extend([0u8; 64]);
+    std::fs::write(&dat, bytes).unwrap();
+    let trace = refused(&dat);
+    assert!(trace.contains("trace-cmd report"), "{trace}");
+    assert!(trace.contains("rtlab explain"), "{trace}");
+}
+
+#[test]
+fn compressed_files_import_as_their_text_whatever_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    // `gzip -9`, `xz`, `zstd -19` of fixtures beside them; the gzip one has no `.gz` in its
+    // name: the magic bytes decide.
+    for (packed, plain) in [
+        (
+            "compressed/summary_q_gzip.bin",
+            "local_cyclictest_summary_q.txt",
+        ),
+        ("compressed/local_oslat_2cpu.txt.xz", "local_oslat_2cpu.txt"),
+        (
+            "compressed/local_cyclictest_2t_H100.hist.zst",
+            "local_cyclictest_2t_H100.hist",
+        ),
+    ] {
+        let ids = import(&db, &[fixture(plain), fixture(packed)], None);
+        let (a, b) = (show(&db, &ids[0]), show(&db, &ids[1]));
+        assert_eq!(a.cpus, b.cpus, "{packed}");
+        assert_eq!(a.all, b.all, "{packed}");
+    }
+}

@@ -207,7 +207,7 @@ pub(crate) fn run(
         ));
     };
     let all = measure::aggregate(&cpus);
-    let run = MeasureRun {
+    let mut run = MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
         status: RunStatus::Complete,
@@ -225,6 +225,8 @@ pub(crate) fn run(
         import: Some(facts.import),
         trace: None,
     };
+    // Figures the source did not give are not shown as if it had.
+    run.hide_not_given();
     // What a result file must satisfy to be read back (CPU numbers, counts that add up).
     run.check_bounds()
         .map_err(|e| ImportError::whole(file, e))?;

@@ -264,6 +264,7 @@ pub(crate) fn parse(
             command: None,
             quantity: model::imported::Quantity::WakeupLatency,
             notes,
+            not_given: Vec::new(),
         },
     };
     build::run(file, facts, results)

@@ -214,6 +214,7 @@ pub(crate) fn parse(
             command,
             quantity: model::imported::Quantity::WakeupLatency,
             notes: all_notes,
+            not_given: Vec::new(),
         },
     };
     build::run(file, facts, results)

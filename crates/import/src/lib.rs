@@ -21,6 +21,7 @@ mod cyclictest_hist;
 mod cyclictest_json;
 mod cyclictest_opts;
 mod cyclictest_summary;
+mod decompress;
 mod error;
 mod oslat;
 mod rtla_hist;
@@ -29,6 +30,7 @@ use std::time::SystemTime;
 
 use model::measure::MeasureRun;
 
+pub use decompress::{Compression, decompress};
 pub use error::ImportError;
 
 /// A format `rtlab import` reads.
@@ -120,9 +122,52 @@ pub fn detect(text: &str) -> Option<Format> {
     }
 }
 
+/// Reads one file's bytes as `rtlab import` does: a gzip, xz or zstd file is decompressed
+/// first (at most [`model::limits::MAX_IMPORT_BYTES`]); a trace-cmd `.dat` file, a binary file
+/// or rtlab's own result are refused with what to do instead; the text then goes to
+/// [`import`]. Errors as [`import`].
+pub fn import_bytes(
+    file: &str,
+    bytes: &[u8],
+    modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    let unpacked = decompress(file, bytes, model::limits::MAX_IMPORT_BYTES)?;
+    let bytes = unpacked.as_deref().unwrap_or(bytes);
+    if bytes.starts_with(TRACE_CMD_MAGIC) {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "this is a trace-cmd recording (trace.dat), not a latency result; run \
+                 `trace-cmd report {file} > trace.txt` and give trace.txt to `rtlab explain`"
+            ),
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        ImportError::whole(
+            file,
+            format!("not a text file (it is not UTF-8); rtlab import reads {SUPPORTED}"),
+        )
+    })?;
+    import(file, text, modified)
+}
+
+/// The first bytes of every trace-cmd data file: `\x17\x08\x44` and `tracing`.
+const TRACE_CMD_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+
 /// Reads one file's text (`file` names it in errors and in the result). `modified` (the
 /// file's modification time) dates runs whose source records no time.
 pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun, ImportError> {
+    if is_rtlab_result(text) {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "this is already an rtlab result ({}): there is nothing to import; give the \
+                 file itself to `rtlab show {file}`, `rtlab compare {file} OTHER` or `rtlab \
+                 report {file}`, which read result files as they are",
+                model::measure::SCHEMA
+            ),
+        ));
+    }
     match detect(text) {
         Some(format) => import_as(format, file, text, modified),
         None => match rtla_top(text) {
@@ -159,6 +204,17 @@ pub fn import_as(
         Format::OslatText => oslat::parse_text(file, text, modified),
         Format::OslatJson => oslat::parse_json(file, text, modified),
     }
+}
+
+/// Whether `text` is rtlab's own result: a JSON object whose first key is `schema` with an
+/// `rtlab.` value (as every document rtlab writes starts), read without parsing the file.
+fn is_rtlab_result(text: &str) -> bool {
+    let rest = text.trim_start().strip_prefix('{').map(str::trim_start);
+    let rest = rest
+        .and_then(|r| r.strip_prefix("\"schema\""))
+        .map(str::trim_start);
+    let rest = rest.and_then(|r| r.strip_prefix(':')).map(str::trim_start);
+    rest.is_some_and(|r| r.starts_with("\"rtlab."))
 }
 
 /// `osnoise` or `timerlat` when `text` is `rtla osnoise top` / `rtla timerlat top` output

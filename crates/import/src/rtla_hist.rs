@@ -442,6 +442,7 @@ fn read(
                 Quantity::WakeupLatency
             },
             notes,
+            not_given: Vec::new(),
         },
     };
     build::run(file, facts, results)

@@ -288,6 +288,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             command: r.command,
             quantity: Quantity::OsNoise,
             notes,
+            not_given: Vec::new(),
         },
     };
     build::run(file, facts, results)
