@@ -71,6 +71,9 @@ fn tail(diff: &Diff) -> String {
 fn table(diff: &Diff, old: &Path, new: &Path) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", title(diff, old, new));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     if !diff.changes.is_empty() {
         let rows: Vec<[String; 4]> = diff
             .changes
@@ -118,6 +121,9 @@ fn markdown(diff: &Diff, old: &Path, new: &Path) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", cell(&title(diff, old, new)));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "> warning: {}\n", cell(w));
+    }
     if !diff.changes.is_empty() {
         let _ = writeln!(out, "| importance | option | old | new | what it means |");
         let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
