@@ -32,8 +32,8 @@ footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'); summa
 the same output add thread ids, priority and interval.
 
   cyclictest summary lines ('T: 0 (1234) P:80 I:1000 C: 1000 Min: 5 Act: 8 Avg: 9 Max: 33'), \
-as printed live or with -q: the last line of each thread counts. They hold no distribution, \
-so every percentile of such a run reads as its maximum.
+as printed live or with -q: the last line of each thread counts. They hold no distribution: \
+such a run has no percentiles and no standard deviation, shown as '-'.
 
   rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown.
 
@@ -45,8 +45,9 @@ them with --fail-if-worse.
 overflows)', Minimum/Maximum/Duration; or the standalone v0.1 layout with 'core_i:' and \
 'maxlat:') and its --json output. Each sample is one turn of a busy loop; a row labelled L \
 holds gaps in [L - 1 us, L) and is stored at its lower edge; samples in the last row beyond \
-its range are counted as unknown; the minimum and maximum that rt-tests 2.x rounds up are \
-stored 1 us lower; the mean is derived from the histogram.
+its range are counted as unknown; the minimum that rt-tests 2.x rounds up is stored 1 us \
+lower, its maximum is kept as oslat printed it (the worst case); the mean is derived from the \
+histogram.
 
   rtla osnoise hist output ('# RTLA osnoise histogram', 'Index CPU-000 ...'): each sample is \
 one noise event; the bucket size is taken from the step between row indices.

@@ -161,6 +161,9 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             .unwrap_or(lower(low_label))
             .min(lower(low_label));
         let max = t.max.map(adjust).unwrap_or(lower(top_label));
+        // The worst case is kept as oslat printed it (an upper bound when rounded up); the
+        // adjusted value places the samples.
+        let worst = t.max.unwrap_or(max).max(lower(top_label));
         if max.saturating_add(1000) < lower(top_label) {
             return Err(ImportError::whole(
                 file,
@@ -192,15 +195,16 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             buckets: known,
             unknown,
             min: Some(min),
-            max: Some(max.max(lower(top_label))),
+            max: Some(worst),
             avg: (count > 0).then(|| sum / count as f64),
             last: None,
         });
     }
     if rounded {
         notes.push(
-            "this oslat prints minimum and maximum rounded up to the next whole microsecond; \
-             they are stored 1 us lower, as lower bounds like the histogram"
+            "this oslat prints minimum and maximum rounded up to the next whole microsecond: \
+             the minimum is stored 1 us lower, a lower bound like the histogram; the maximum is \
+             oslat's own, the worst case (an upper bound within 1 us)"
                 .to_string(),
         );
     }
