@@ -1,6 +1,6 @@
 //! `rtlab import FILE... [--label TEXT] [--db PATH]`: results other tools wrote (cyclictest
-//! JSON, histograms and summary lines; rtla timerlat and osnoise hist; oslat text and JSON),
-//! read by the `import` room, stored as runs.
+//! JSON, histograms, summary lines and -v samples; rtla timerlat and osnoise hist; oslat text
+//! and JSON), plain or compressed, read by the `import` room, stored as runs.
 //!
 //! All or nothing: every file is read and parsed before anything is saved; the first file that
 //! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
@@ -28,8 +28,13 @@ JSON leaves out of each thread's histogram, are counted as unknown (above the ra
 dropped, so every CPU's count equals cyclictest's cycles.
 
   cyclictest -h N / -H N output or --histfile=FILE: one row per microsecond and the '#' \
-footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'); summary lines in \
-the same output add thread ids, priority and interval.
+footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'), in the layout of \
+every rt-tests release (0.28 to 2.x: no overflow count before 0.56, no minimum and average \
+before 0.73, no '# Total:' and no empty rows from 2.7); summary lines in the same output add \
+thread ids, priority and interval.
+
+  cyclictest -v output, one 'THREAD:CYCLE:LATENCY' line per sample (as piped into gzip for \
+long runs): every sample is kept exactly.
 
   cyclictest summary lines ('T: 0 (1234) P:80 I:1000 C: 1000 Min: 5 Act: 8 Avg: 9 Max: 33'), \
 as printed live or with -q: the last line of each thread counts. They hold no distribution: \
@@ -59,14 +64,19 @@ its average is rounded; the standard deviation is estimated; CPU numbers of hist
 summary files are cyclictest's thread numbers; a file that records no time is dated by its \
 modification time.
 
+Files compressed with gzip, xz or zstd are read as they are, recognised by their first bytes \
+(not the name); what they decompress to is bounded like a plain file. A line rtlab does not \
+know, in a file that is otherwise clearly one of these formats, is skipped and said in a note \
+printed under the run's line.
+
 Every file is parsed before anything is stored: a file rtlab cannot read is reported with its \
 line, exit status 2, and nothing is imported.";
 
 /// Options of `rtlab import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat or osnoise
-    /// hist; oslat text or JSON).
+    /// Files to import (cyclictest JSON, histogram, summary or -v output; rtla timerlat or
+    /// osnoise hist; oslat text or JSON), plain or gzip/xz/zstd compressed.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".
@@ -142,6 +152,11 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
             if cpus == 1 { "" } else { "s" },
             p.run.all.raw.count
         ));
+        // Lines the importer did not know and skipped are said here, not only in the notes.
+        let notes = p.run.import.as_ref().map_or(&[][..], |i| &i.notes[..]);
+        for note in notes.iter().filter(|n| n.starts_with(import::SKIPPED_NOTE)) {
+            text.push_str(&format!("  note: {note}\n"));
+        }
     }
     console::print_stdout(&text)?;
     Ok(Exit::Ok)

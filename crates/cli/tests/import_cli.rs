@@ -252,8 +252,8 @@ fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
         assert_eq!(
             per_cpu(run),
             vec![
-                (0, 126_849_768, Some(4_032_000)),
-                (1, 127_357_943, Some(296_000))
+                (0, 126_849_768, Some(4_033_000)),
+                (1, 127_357_943, Some(297_000))
             ]
         );
         assert_eq!(run.import.as_ref().unwrap().quantity, Quantity::OsNoise);
@@ -373,4 +373,56 @@ fn compressed_files_import_as_their_text_whatever_their_name() {
         assert_eq!(a.cpus, b.cpus, "{packed}");
         assert_eq!(a.all, b.all, "{packed}");
     }
+}
+
+#[test]
+fn a_skipped_line_is_printed_under_its_run_and_kept_in_the_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let text = std::fs::read_to_string(fixture("releases/cyclictest_2.7_hist.txt")).unwrap();
+    let file = dir.path().join("new.hist");
+    std::fs::write(
+        &file,
+        text.replace(
+            "# Min Latencies:",
+            "A line of a later cyclictest\n# Min Latencies:",
+        ),
+    )
+    .unwrap();
+    let out = rtlab(&db).arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[1].starts_with("  note: skipped line 11, ")
+            && lines[1].ends_with("`A line of a later cyclictest`"),
+        "{stdout}"
+    );
+    let id = lines[0].split(' ').nth(4).unwrap();
+    let run = show(&db, id);
+    assert!(
+        run.import
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.starts_with("skipped line 11"))
+    );
+}
+
+#[test]
+fn a_gzipped_verbose_stream_imports_every_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(&db, &[fixture("releases/cyclictest_verbose.txt.gz")], None);
+    let run = show(&db, &ids[0]);
+    assert_eq!(run.import.as_ref().unwrap().format, "cyclictest-verbose");
+    assert_eq!(
+        per_cpu(&run),
+        vec![(0, 90, Some(15_000)), (1, 90, Some(11_000))]
+    );
 }
