@@ -173,3 +173,30 @@ fn oslat_1_9_report_with_cpu_freq() {
     assert_eq!(skipped(&run).len(), 1, "{:?}", skipped(&run));
     assert!(skipped(&run)[0].contains("oslat's report"));
 }
+
+#[test]
+fn cyclictest_json_without_a_histogram_gives_no_percentiles() {
+    let run = release("cyclictest_2.7_nohist.json");
+    consistent(&run);
+    assert_eq!(
+        figures(&run),
+        vec![(0, 3000, 14 * US, 3382 * US), (1, 3000, 14 * US, 4735 * US)]
+    );
+    let info = run.import.as_ref().unwrap();
+    assert_eq!(info.tool, "cyclictest 2.70");
+    assert_eq!(
+        info.not_given,
+        vec![
+            model::imported::Figure::Percentiles,
+            model::imported::Figure::Stddev
+        ]
+    );
+    let s = &run.cpus[1].stats;
+    assert_eq!(
+        (s.p99_9_ns, s.stddev_ns, s.max_ns),
+        (None, None, Some(4735 * US))
+    );
+    // The average is cyclictest's (58.55 us).
+    assert_eq!(run.cpus[1].raw.sum_ns, 58_550 * 3000);
+    assert!(noted(&run, "has no histogram"));
+}
