@@ -73,54 +73,98 @@ fn read(
     modified: SystemTime,
     osnoise: bool,
 ) -> Result<MeasureRun, ImportError> {
-    let mut unit: Option<(u64, &str)> = None;
-    let mut duration: Option<Duration> = None;
-    let mut columns: Vec<(Kind, u32)> = Vec::new();
-    let mut index_line = 0;
-    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
-    let (mut over, mut count, mut min, mut avg, mut max): (Footer, Footer, Footer, Footer, Footer) =
-        (None, None, None, None, None);
-    let mut last_line = 0;
+    let table = read_table(file, text)?;
+    let footer = complete_footer(file, &table)?;
+    let stats = column_stats(file, &table, &footer)?;
+    let wanted = if osnoise { Kind::Cpu } else { Kind::Thread };
+    let imported = imported_columns(file, &table, osnoise)?;
+    let figures: Vec<ThreadFigures> = imported
+        .iter()
+        .map(|&c| {
+            let s = &stats[c];
+            ThreadFigures {
+                cpu: s.cpu,
+                tid: None,
+                count: s.total,
+                buckets: table.rows.iter().map(|(k, v)| (*k, v[c])).collect(),
+                unknown: s.over,
+                min: s.min,
+                max: s.max,
+                avg: s.avg.map(|a| a as f64),
+                last: None,
+            }
+        })
+        .collect();
+    let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
+        ImportError::at(
+            file,
+            footer.over_line,
+            "the `over:` counts add up to more than 2^64 samples",
+        )
+    })?;
+    // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
+    // between row indices is the width when two adjacent buckets hold samples.
+    let step = table
+        .rows
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .min()
+        .unwrap_or(1);
+    let (unit_ns, unit_name) = table.unit.unwrap_or((1000, "us"));
+    let mut notes = build::histogram_notes(unit_name, step, unknown, None);
+    notes.extend(source_notes(unit_name, step, osnoise));
+    notes.extend(other_column_notes(&stats, wanted, unit_name));
+    assemble(
+        file,
+        Assembly {
+            figures,
+            notes,
+            duration: table.duration,
+            unit_ns,
+            step,
+            osnoise,
+        },
+        modified,
+    )
+}
+
+/// The rows, columns and footer rows of a histogram file, as read.
+#[derive(Default)]
+struct Table {
+    /// The time unit from the header: ns per unit and its name.
+    unit: Option<(u64, &'static str)>,
+    duration: Option<Duration>,
+    columns: Vec<(Kind, u32)>,
+    /// The `Index` line's number, 0 before it.
+    index_line: usize,
+    rows: Vec<(u64, Vec<u64>)>,
+    over: Footer,
+    count: Footer,
+    min: Footer,
+    avg: Footer,
+    max: Footer,
+    last_line: usize,
+}
+
+/// Step 1: header comments, the `Index` line, rows and footer rows up to `max:` (or `ALL:`).
+fn read_table(file: &str, text: &str) -> Result<Table, ImportError> {
+    let mut table = Table::default();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
-        last_line = n;
+        table.last_line = n;
         let line = plain(raw);
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
         if let Some(rest) = line.strip_prefix('#') {
-            let rest = rest.trim();
-            if let Some(u) = rest.strip_prefix("Time unit is ") {
-                unit = Some(match u.trim() {
-                    "microseconds (us)" => (1000, "us"),
-                    "nanoseconds (ns)" => (1, "ns"),
-                    other => {
-                        return Err(ImportError::at(
-                            file,
-                            n,
-                            format!(
-                                "unknown time unit `{other}`: expected `microseconds (us)` or \
-                                 `nanoseconds (ns)`"
-                            ),
-                        ));
-                    }
-                });
-            } else if let Some(d) = rest.strip_prefix("Duration:") {
-                duration = Some(parse_duration(d).ok_or_else(|| {
-                    ImportError::at(
-                        file,
-                        n,
-                        "expected a duration `D HH:MM:SS` after `# Duration:`",
-                    )
-                })?);
-            }
+            header_comment(file, &mut table, n, rest.trim())?;
             continue;
         }
         let mut words = line.split_whitespace();
         let first = words.next().unwrap_or_default();
         if first == "Index" {
-            columns = words
+            table.columns = words
                 .map(column)
                 .collect::<Option<_>>()
                 .filter(|c: &Vec<_>| !c.is_empty())
@@ -132,13 +176,13 @@ fn read(
                          `Index`",
                     )
                 })?;
-            index_line = n;
+            table.index_line = n;
             continue;
         }
         if first == "ALL:" {
             break;
         }
-        if index_line == 0 {
+        if table.index_line == 0 {
             return Err(ImportError::at(
                 file,
                 n,
@@ -146,73 +190,134 @@ fn read(
                  before the rows",
             ));
         }
-        let slot = match first {
-            "over:" => Some(&mut over),
-            "count:" => Some(&mut count),
-            "min:" => Some(&mut min),
-            "avg:" => Some(&mut avg),
-            "max:" => Some(&mut max),
-            _ => None,
-        };
-        if let Some(slot) = slot {
-            let values: Option<Vec<Option<u64>>> = words
-                .map(|w| {
-                    if w == "-" {
-                        Some(None)
-                    } else {
-                        w.parse().ok().map(Some)
-                    }
-                })
-                .collect();
-            let values = values.filter(|v| v.len() == columns.len()).ok_or_else(|| {
-                ImportError::at(
-                    file,
-                    n,
-                    format!(
-                        "expected {} numbers (or `-`) after `{first}`, one per column",
-                        columns.len()
-                    ),
-                )
-            })?;
-            *slot = Some((n, values));
+        if footer_row(file, &mut table, n, first, words)? {
             if first == "max:" {
                 break;
             }
             continue;
         }
-        if count.is_some() || over.is_some() {
-            return Err(ImportError::at(
-                file,
-                n,
-                "expected a footer row (`count:`, `min:`, `avg:`, `max:`) after `over:`",
-            ));
-        }
-        let values: Option<Vec<u64>> = line.split_whitespace().map(|w| w.parse().ok()).collect();
-        let values = values
-            .filter(|v| v.len() == columns.len() + 1)
-            .ok_or_else(|| {
-                ImportError::at(
+        histogram_row(file, &mut table, n, line)?;
+    }
+    Ok(table)
+}
+
+/// A `#` header line: the time unit and the duration are kept.
+fn header_comment(file: &str, table: &mut Table, n: usize, rest: &str) -> Result<(), ImportError> {
+    if let Some(u) = rest.strip_prefix("Time unit is ") {
+        table.unit = Some(match u.trim() {
+            "microseconds (us)" => (1000, "us"),
+            "nanoseconds (ns)" => (1, "ns"),
+            other => {
+                return Err(ImportError::at(
                     file,
                     n,
                     format!(
-                        "expected a histogram row `INDEX` and {} counts, or a footer row",
-                        columns.len()
+                        "unknown time unit `{other}`: expected `microseconds (us)` or \
+                         `nanoseconds (ns)`"
                     ),
-                )
-            })?;
-        if let Some(&(prev, _)) = rows.last()
-            && values[0] <= prev
-        {
-            return Err(ImportError::at(
+                ));
+            }
+        });
+    } else if let Some(d) = rest.strip_prefix("Duration:") {
+        table.duration = Some(parse_duration(d).ok_or_else(|| {
+            ImportError::at(
                 file,
                 n,
-                format!("expected an index above {prev}, found {}", values[0]),
-            ));
-        }
-        rows.push((values[0], values[1..].to_vec()));
+                "expected a duration `D HH:MM:SS` after `# Duration:`",
+            )
+        })?);
     }
-    let end = last_line + 1;
-    if index_line == 0 {
+    Ok(())
+}
+
+/// A footer row (`over:`, `count:`, `min:`, `avg:`, `max:`): one number or `-` per column.
+/// `false` when `first` names none.
+fn footer_row<'l>(
+    file: &str,
+    table: &mut Table,
+    n: usize,
+    first: &str,
+    words: impl Iterator<Item = &'l str>,
+) -> Result<bool, ImportError> {
+    let slot = match first {
+        "over:" => &mut table.over,
+        "count:" => &mut table.count,
+        "min:" => &mut table.min,
+        "avg:" => &mut table.avg,
+        "max:" => &mut table.max,
+        _ => return Ok(false),
+    };
+    let values: Option<Vec<Option<u64>>> = words
+        .map(|w| {
+            if w == "-" {
+                Some(None)
+            } else {
+                w.parse().ok().map(Some)
+            }
+        })
+        .collect();
+    let width = table.columns.len();
+    let values = values.filter(|v| v.len() == width).ok_or_else(|| {
+        ImportError::at(
+            file,
+            n,
+            format!("expected {width} numbers (or `-`) after `{first}`, one per column"),
+        )
+    })?;
+    *slot = Some((n, values));
+    Ok(true)
+}
+
+/// An `INDEX COUNT...` row: indices ascend, one count per column; none after the footer.
+fn histogram_row(file: &str, table: &mut Table, n: usize, line: &str) -> Result<(), ImportError> {
+    if table.count.is_some() || table.over.is_some() {
+        return Err(ImportError::at(
+            file,
+            n,
+            "expected a footer row (`count:`, `min:`, `avg:`, `max:`) after `over:`",
+        ));
+    }
+    let values: Option<Vec<u64>> = line.split_whitespace().map(|w| w.parse().ok()).collect();
+    let values = values
+        .filter(|v| v.len() == table.columns.len() + 1)
+        .ok_or_else(|| {
+            ImportError::at(
+                file,
+                n,
+                format!(
+                    "expected a histogram row `INDEX` and {} counts, or a footer row",
+                    table.columns.len()
+                ),
+            )
+        })?;
+    if let Some(&(prev, _)) = table.rows.last()
+        && values[0] <= prev
+    {
+        return Err(ImportError::at(
+            file,
+            n,
+            format!("expected an index above {prev}, found {}", values[0]),
+        ));
+    }
+    table.rows.push((values[0], values[1..].to_vec()));
+    Ok(())
+}
+
+/// The footer rows, all present.
+struct FooterRows {
+    over_line: usize,
+    count_line: usize,
+    over: Vec<Option<u64>>,
+    count: Vec<Option<u64>>,
+    min: Vec<Option<u64>>,
+    avg: Vec<Option<u64>>,
+    max: Vec<Option<u64>>,
+}
+
+/// Step 2: the `Index` line and every footer row are there.
+fn complete_footer(file: &str, table: &Table) -> Result<FooterRows, ImportError> {
+    let end = table.last_line + 1;
+    if table.index_line == 0 {
         return Err(ImportError::at(
             file,
             end,
@@ -226,74 +331,97 @@ fn read(
             format!("expected the `{label}` footer row (is the file truncated?)"),
         )
     };
-    let (over_line, over) = over.ok_or_else(|| missing("over:"))?;
-    let (count_line, count) = count.ok_or_else(|| missing("count:"))?;
-    let (_, min) = min.ok_or_else(|| missing("min:"))?;
-    let (_, avg) = avg.ok_or_else(|| missing("avg:"))?;
-    let (_, max) = max.ok_or_else(|| missing("max:"))?;
-    let (unit_ns, unit_name) = unit.unwrap_or((1000, "us"));
+    let (over_line, over) = table.over.clone().ok_or_else(|| missing("over:"))?;
+    let (count_line, count) = table.count.clone().ok_or_else(|| missing("count:"))?;
+    let (_, min) = table.min.clone().ok_or_else(|| missing("min:"))?;
+    let (_, avg) = table.avg.clone().ok_or_else(|| missing("avg:"))?;
+    let (_, max) = table.max.clone().ok_or_else(|| missing("max:"))?;
+    Ok(FooterRows {
+        over_line,
+        count_line,
+        over,
+        count,
+        min,
+        avg,
+        max,
+    })
+}
 
-    // Every column must add up: rows + over = count.
-    let mut stats = Vec::with_capacity(columns.len());
-    for (c, &(kind, cpu)) in columns.iter().enumerate() {
+/// One column's footer figures, checked.
+#[derive(Clone, Copy)]
+struct ColumnStats {
+    kind: Kind,
+    cpu: u32,
+    total: u64,
+    over: u64,
+    min: Option<u64>,
+    avg: Option<u64>,
+    max: Option<u64>,
+}
+
+/// Step 3: every column adds up (rows + over = count) and has its figures.
+fn column_stats(
+    file: &str,
+    table: &Table,
+    f: &FooterRows,
+) -> Result<Vec<ColumnStats>, ImportError> {
+    let mut stats = Vec::with_capacity(table.columns.len());
+    for (c, &(kind, cpu)) in table.columns.iter().enumerate() {
         let name = column_name(kind, cpu);
-        let (Some(o), Some(total)) = (over[c], count[c]) else {
+        let (Some(o), Some(total)) = (f.over[c], f.count[c]) else {
             return Err(ImportError::at(
                 file,
-                over_line,
+                f.over_line,
                 format!("{name}: expected numbers in `over:` and `count:`, found `-`"),
             ));
         };
-        let in_rows = build::checked_total(rows.iter().map(|(_, v)| v[c]));
-        let overflow = || {
-            ImportError::at(
-                file,
-                count_line,
-                format!("{name}: the rows and `over:` add up to more than 2^64 samples"),
-            )
-        };
+        let at = |what: String| ImportError::at(file, f.count_line, format!("{name}: {what}"));
+        let overflow = || at("the rows and `over:` add up to more than 2^64 samples".into());
+        let in_rows = build::checked_total(table.rows.iter().map(|(_, v)| v[c]));
         let in_rows = in_rows.ok_or_else(overflow)?;
         if in_rows.checked_add(o).ok_or_else(overflow)? != total {
-            return Err(ImportError::at(
-                file,
-                count_line,
-                format!(
-                    "{name}: the rows hold {in_rows} samples and `over:` {o}, but `count:` says \
-                     {total}"
-                ),
-            ));
+            return Err(at(format!(
+                "the rows hold {in_rows} samples and `over:` {o}, but `count:` says {total}"
+            )));
         }
-        if let (Some(lo), Some(hi)) = (min[c], max[c])
+        let (min, avg, max) = (f.min[c], f.avg[c], f.max[c]);
+        if let (Some(lo), Some(hi)) = (min, max)
             && lo > hi
         {
-            return Err(ImportError::at(
-                file,
-                count_line,
-                format!("{name}: minimum {lo} is above maximum {hi}"),
-            ));
+            return Err(at(format!("minimum {lo} is above maximum {hi}")));
         }
-        if total > 0 && (min[c].is_none() || avg[c].is_none() || max[c].is_none()) {
-            return Err(ImportError::at(
-                file,
-                count_line,
-                format!("{name}: {total} samples but `-` in `min:`, `avg:` or `max:`"),
-            ));
+        if total > 0 && (min.is_none() || avg.is_none() || max.is_none()) {
+            return Err(at(format!(
+                "{total} samples but `-` in `min:`, `avg:` or `max:`"
+            )));
         }
-        stats.push((kind, cpu, total, o, min[c], avg[c], max[c]));
+        stats.push(ColumnStats {
+            kind,
+            cpu,
+            total,
+            over: o,
+            min,
+            avg,
+            max,
+        });
     }
+    Ok(stats)
+}
 
+/// Step 4: the columns imported (`Thr-`, or `CPU-` for osnoise), one per CPU.
+fn imported_columns(file: &str, table: &Table, osnoise: bool) -> Result<Vec<usize>, ImportError> {
     let (wanted, wanted_name) = if osnoise {
         (Kind::Cpu, "CPU")
     } else {
         (Kind::Thread, "Thr")
     };
-    let threads: Vec<usize> = (0..columns.len())
-        .filter(|&c| columns[c].0 == wanted)
+    let threads: Vec<usize> = (0..table.columns.len())
+        .filter(|&c| table.columns[c].0 == wanted)
         .collect();
     if threads.is_empty() {
         return Err(ImportError::at(
             file,
-            index_line,
+            table.index_line,
             if osnoise {
                 "expected `CPU-NNN` columns in an osnoise histogram"
             } else {
@@ -302,84 +430,91 @@ fn read(
             },
         ));
     }
-    let cpus: Vec<u32> = threads.iter().map(|&c| columns[c].1).collect();
+    let cpus: Vec<u32> = threads.iter().map(|&c| table.columns[c].1).collect();
     if !build::distinct(&cpus) {
         return Err(ImportError::at(
             file,
-            index_line,
+            table.index_line,
             format!("expected one `{wanted_name}-NNN` column per CPU, found a CPU twice"),
         ));
     }
-    let figures: Vec<ThreadFigures> = threads
-        .iter()
-        .map(|&c| {
-            let (_, cpu, total, o, lo, mean, hi) = stats[c];
-            ThreadFigures {
-                cpu,
-                tid: None,
-                count: total,
-                buckets: rows.iter().map(|(k, v)| (*k, v[c])).collect(),
-                unknown: o,
-                min: lo,
-                max: hi,
-                avg: mean.map(|a| a as f64),
-                last: None,
-            }
-        })
-        .collect();
+    Ok(threads)
+}
 
-    let cpu_set: CpuSet = cpus.iter().copied().collect();
+/// What rtla's files leave out, and what the samples are.
+fn source_notes(unit_name: &str, step: u64, osnoise: bool) -> Vec<String> {
+    vec![
+        format!(
+            "the file does not record rtla's bucket size (-b, default 1 {unit_name}): it is \
+             taken as the smallest step between row indices ({step} {unit_name}); a row's index \
+             is its bucket's lower bound either way"
+        ),
+        format!("the footer's average is rtla's integer average, truncated to whole {unit_name}"),
+        if osnoise {
+            "rtla osnoise measures OS noise, not wake-up latency: each sample is one noise \
+             occurrence (an osnoise:sample_threshold event, time taken from the tracer's \
+             busy-looping thread by an interrupt, softirq, thread, NMI or the hardware), so \
+             counts are events, not loop iterations or periods; compare it with other noise \
+             runs, not with wake-up latency. CPU numbers are rtla's; the host is unknown"
+                .to_string()
+        } else {
+            "the per-CPU latency is rtla's thread latency (Thr-: timer expiry to the timerlat \
+             thread running, as cyclictest measures); CPU numbers are rtla's; the host is \
+             unknown"
+                .to_string()
+        },
+    ]
+}
+
+/// One note per column not imported (IRQ and user-thread latency) with its figures.
+fn other_column_notes(stats: &[ColumnStats], wanted: Kind, unit_name: &str) -> Vec<String> {
+    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} {unit_name}"));
+    stats
+        .iter()
+        .filter(|s| s.kind != wanted)
+        .map(|s| {
+            let what = match s.kind {
+                Kind::Irq => "IRQ latency (timer expiry to the timer IRQ handler)",
+                Kind::Cpu => "noise",
+                _ => "user-space thread latency (-u: timer expiry to the user thread running)",
+            };
+            format!(
+                "CPU {} {what}: count {}, over {}, min {}, avg {}, max {}",
+                s.cpu,
+                s.total,
+                s.over,
+                show(s.min),
+                show(s.avg),
+                show(s.max)
+            )
+        })
+        .collect()
+}
+
+/// What [`assemble`] builds the run from.
+struct Assembly {
+    figures: Vec<ThreadFigures>,
+    notes: Vec<String>,
+    duration: Option<Duration>,
+    unit_ns: u64,
+    step: u64,
+    osnoise: bool,
+}
+
+/// Step 5: parameters and dates from the duration, and the run.
+fn assemble(file: &str, a: Assembly, modified: SystemTime) -> Result<MeasureRun, ImportError> {
+    let Assembly {
+        figures,
+        mut notes,
+        duration,
+        unit_ns,
+        step,
+        osnoise,
+    } = a;
+    let cpu_set: CpuSet = figures.iter().map(|f| f.cpu).collect();
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
     let mut params = build::neutral_params(&cpu_set);
     params.periods = max_count;
-    let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
-        ImportError::at(
-            file,
-            over_line,
-            "the `over:` counts add up to more than 2^64 samples",
-        )
-    })?;
-    // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
-    // between row indices is the width when two adjacent buckets hold samples.
-    let step = rows.windows(2).map(|w| w[1].0 - w[0].0).min().unwrap_or(1);
-    let mut notes = build::histogram_notes(unit_name, step, unknown, None);
-    notes.push(format!(
-        "the file does not record rtla's bucket size (-b, default 1 {unit_name}): it is taken \
-         as the smallest step between row indices ({step} {unit_name}); a row's index is its \
-         bucket's lower bound either way"
-    ));
-    notes.push(format!(
-        "the footer's average is rtla's integer average, truncated to whole {unit_name}"
-    ));
-    notes.push(if osnoise {
-        "rtla osnoise measures OS noise, not wake-up latency: each sample is one noise \
-         occurrence (an osnoise:sample_threshold event, time taken from the tracer's \
-         busy-looping thread by an interrupt, softirq, thread, NMI or the hardware), so counts \
-         are events, not loop iterations or periods; compare it with other noise runs, not with \
-         wake-up latency. CPU numbers are rtla's; the host is unknown"
-            .to_string()
-    } else {
-        "the per-CPU latency is rtla's thread latency (Thr-: timer expiry to the timerlat \
-         thread running, as cyclictest measures); CPU numbers are rtla's; the host is unknown"
-            .to_string()
-    });
-    for &(kind, cpu, total, o, lo, mean, hi) in &stats {
-        if kind == wanted {
-            continue;
-        }
-        let what = match kind {
-            Kind::Irq => "IRQ latency (timer expiry to the timer IRQ handler)",
-            Kind::Cpu => "noise",
-            _ => "user-space thread latency (-u: timer expiry to the user thread running)",
-        };
-        let show = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} {unit_name}"));
-        notes.push(format!(
-            "CPU {cpu} {what}: count {total}, over {o}, min {}, avg {}, max {}",
-            show(lo),
-            show(mean),
-            show(hi)
-        ));
-    }
     let elapsed = match duration {
         Some(d) => {
             params.duration_ns = Some(Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)));
