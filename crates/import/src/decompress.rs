@@ -70,6 +70,10 @@ pub fn decompress(file: &str, bytes: &[u8], limit: u64) -> Result<Option<Vec<u8>
                 limit >> 20
             ),
         )),
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => Err(ImportError::whole(
+            file,
+            format!("this {} file cannot be read: {e}", kind.name()),
+        )),
         Err(e) => Err(ImportError::whole(
             file,
             format!(
@@ -121,11 +125,25 @@ fn gunzip(bytes: &[u8], out: &mut Bounded) -> io::Result<()> {
     copy_bounded(flate2::read::MultiGzDecoder::new(bytes), out)
 }
 
+/// The most memory an xz block's dictionary and decoder may take: `xz -9` needs 65 MiB; a
+/// header that asks for more (up to 4 GiB) is refused before anything is allocated.
+const XZ_MEMORY_KIB: u32 = 128 << 10;
+
 fn unxz(bytes: &[u8], out: &mut Bounded) -> io::Result<()> {
-    let mut input = io::BufReader::new(bytes);
-    lzma_rs::xz_decompress(&mut input, out).map_err(|e| match e {
-        lzma_rs::error::Error::IoError(io) => io,
-        other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+    let reader = lzma_rust2::XzReader::new_mem_limit(bytes, true, XZ_MEMORY_KIB);
+    copy_bounded(reader, out).map_err(|e| {
+        if e.kind() == io::ErrorKind::OutOfMemory {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "its dictionary needs more than the {} MiB rtlab allows an xz file (xz -9 \
+                 needs 65)",
+                    XZ_MEMORY_KIB >> 10
+                ),
+            )
+        } else {
+            e
+        }
     })
 }
 
@@ -144,16 +162,18 @@ fn unzstd(bytes: &[u8], out: &mut Bounded) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/../../fixtures/imports/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
     fn gz(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(data).unwrap();
         e.finish().unwrap()
-    }
-
-    fn xz(data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        lzma_rs::xz_compress(&mut io::BufReader::new(data), &mut out).unwrap();
-        out
     }
 
     /// A zstd stream of raw (uncompressed) blocks, written by hand from RFC 8878 so the test
@@ -180,11 +200,27 @@ mod tests {
     const TEXT: &[u8] =
         b"T: 0 ( 1234) P:80 I:1000 C:   1000 Min:      5 Act:    8 Avg:    9 Max:      33\n";
 
+    /// (compressed, plain) pairs: made here, and by the `xz` and `zstd` tools.
+    fn pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+        vec![
+            (gz(TEXT), TEXT.to_vec()),
+            (zstd_raw(TEXT), TEXT.to_vec()),
+            (
+                fixture("compressed/local_oslat_2cpu.txt.xz"),
+                fixture("local_oslat_2cpu.txt"),
+            ),
+            (
+                fixture("compressed/local_cyclictest_2t_H100.hist.zst"),
+                fixture("local_cyclictest_2t_H100.hist"),
+            ),
+        ]
+    }
+
     #[test]
     fn each_compression_reads_back_and_plain_text_is_left_alone() {
-        for packed in [gz(TEXT), xz(TEXT), zstd_raw(TEXT)] {
+        for (packed, plain) in pairs() {
             let got = decompress("f", &packed, 1 << 20).unwrap().unwrap();
-            assert_eq!(got, TEXT);
+            assert_eq!(got, plain);
         }
         assert_eq!(decompress("f", TEXT, 1 << 20).unwrap(), None);
     }
@@ -208,25 +244,38 @@ mod tests {
     #[test]
     fn a_bomb_is_refused_with_one_line_naming_the_limit() {
         let zeros = vec![0u8; 3 << 20];
-        for packed in [gz(&zeros), xz(&zeros), zstd_raw(&zeros)] {
+        // 3 MiB of zeros: made here, by `xz -9` (588 bytes) and `zstd -19` (114 bytes).
+        for packed in [
+            gz(&zeros),
+            zstd_raw(&zeros),
+            fixture("compressed/zeros_3MiB.xz"),
+            fixture("compressed/zeros_3MiB.zst"),
+        ] {
             let err = decompress("big.gz", &packed, 1 << 20).unwrap_err();
             let text = err.to_string();
             assert!(text.contains("decompresses to more than 1 MiB"), "{text}");
             assert!(!text.contains('\n'));
+            // Exactly at the limit is accepted.
+            let whole = decompress("f", &packed, 3 << 20).unwrap().unwrap();
+            assert_eq!(whole.len(), 3 << 20);
         }
-        // Exactly at the limit is accepted.
-        assert_eq!(
-            decompress("f", &gz(&zeros), 3 << 20)
-                .unwrap()
-                .unwrap()
-                .len(),
-            3 << 20
+    }
+
+    #[test]
+    fn an_xz_dictionary_beyond_the_memory_bound_is_refused_before_allocation() {
+        // TEXT compressed by xz, its block header patched to ask for a 3 GiB dictionary.
+        let err = decompress("huge.xz", &fixture("compressed/dict_3GiB.xz"), 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("dictionary needs more than the 128 MiB"),
+            "{err}"
         );
     }
 
     #[test]
     fn a_truncated_stream_says_so() {
-        for packed in [gz(TEXT), xz(TEXT), zstd_raw(TEXT)] {
+        for (packed, _) in pairs() {
             let cut = &packed[..packed.len() / 2];
             let err = decompress("cut", cut, 1 << 20).unwrap_err().to_string();
             assert!(err.contains("does not decompress"), "{err}");
