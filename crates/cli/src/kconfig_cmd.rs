@@ -71,9 +71,6 @@ fn tail(diff: &Diff) -> String {
 fn table(diff: &Diff, old: &Path, new: &Path) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", title(diff, old, new));
-    for w in &diff.warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
     if !diff.changes.is_empty() {
         let rows: Vec<[String; 4]> = diff
             .changes
@@ -113,6 +110,9 @@ fn table(diff: &Diff, old: &Path, new: &Path) -> String {
         }
     }
     let _ = writeln!(out, "\n{}", tail(diff));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     out
 }
 
@@ -121,9 +121,6 @@ fn markdown(diff: &Diff, old: &Path, new: &Path) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", cell(&title(diff, old, new)));
-    for w in &diff.warnings {
-        let _ = writeln!(out, "> warning: {}\n", cell(w));
-    }
     if !diff.changes.is_empty() {
         let _ = writeln!(out, "| importance | option | old | new | what it means |");
         let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
@@ -141,5 +138,8 @@ fn markdown(diff: &Diff, old: &Path, new: &Path) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "{}", tail(diff));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "\n> warning: {}", cell(w));
+    }
     out
 }
