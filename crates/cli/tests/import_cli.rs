@@ -426,3 +426,26 @@ fn a_gzipped_verbose_stream_imports_every_sample() {
         vec![(0, 90, Some(15_000)), (1, 90, Some(11_000))]
     );
 }
+
+#[test]
+fn a_summary_import_shows_no_percentiles_or_stddev() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(&db, &[fixture("local_cyclictest_summary_q.txt")], None);
+    // Read back from the store, the figures the lines do not give stay absent.
+    let run = show(&db, &ids[0]);
+    for s in run.cpus.iter().map(|c| &c.stats).chain([&run.all.stats]) {
+        assert_eq!((s.p50_ns, s.p99_9_ns, s.stddev_ns), (None, None, None));
+        assert!(s.max_ns.is_some() && s.mean_ns.is_some());
+    }
+    let out = rtlab(&db).args(["show", &ids[0]]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // CPU samples min avg stddev p50 p90 p99 p99.9 p99.99 p99.999 max overruns
+    assert_eq!(&cells[4..11], &["-"; 7], "{table}");
+    assert_eq!(cells[11], "2165.0", "{table}");
+}
