@@ -200,3 +200,14 @@ fn cyclictest_json_without_a_histogram_gives_no_percentiles() {
     assert_eq!(run.cpus[1].raw.sum_ns, 58_550 * 3000);
     assert!(noted(&run, "has no histogram"));
 }
+
+#[test]
+fn an_unknown_line_in_an_rtla_histogram_is_skipped_with_a_note() {
+    let text = fixture("kdoc_timerlat_hist_5cpu_deadline.txt");
+    let plain = import("t.txt", &text, when()).unwrap();
+    let noisy = text.replacen("over:", "Some later rtla line\nover:", 1);
+    let run = import("t.txt", &noisy, when()).unwrap();
+    assert_eq!(run.cpus, plain.cpus);
+    assert_eq!(skipped(&run).len(), 1, "{:?}", skipped(&run));
+    assert!(skipped(&run)[0].ends_with("`Some later rtla line`"));
+}

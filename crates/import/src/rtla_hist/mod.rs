@@ -77,7 +77,7 @@ fn read(
     modified: SystemTime,
     osnoise: bool,
 ) -> Result<MeasureRun, ImportError> {
-    let table = read_table(file, text)?;
+    let mut table = read_table(file, text)?;
     let footer = complete_footer(file, &table)?;
     let stats = column_stats(file, &table, &footer)?;
     let wanted = if osnoise { Kind::Cpu } else { Kind::Thread };
@@ -118,6 +118,7 @@ fn read(
     let mut notes = build::histogram_notes(unit_name, step, unknown, None);
     notes.extend(source_notes(unit_name, step, osnoise));
     notes.extend(other_column_notes(&stats, wanted, unit_name));
+    notes.extend(std::mem::take(&mut table.skipped).notes("rtla's histogram output"));
     assemble(
         file,
         Assembly {

@@ -1,10 +1,12 @@
 //! Reading an rtla histogram file's lines into a [`Table`]: the `#` header (time unit,
-//! duration), the `Index` column line, the rows and the footer rows, each checked as read.
+//! duration), the `Index` column line, the rows and the footer rows, each checked as read; a
+//! line after `Index` that is none of these is skipped with a note.
 
 use std::time::Duration;
 
 use super::{Footer, Kind};
 use crate::ImportError;
+use crate::build::Skipped;
 use crate::cyclictest_summary::plain;
 
 /// The rows, columns and footer rows of a histogram file, as read.
@@ -23,6 +25,8 @@ pub(super) struct Table {
     pub(super) avg: Footer,
     pub(super) max: Footer,
     pub(super) last_line: usize,
+    /// Lines after `Index` that are neither rows nor footer rows.
+    pub(super) skipped: Skipped,
 }
 
 /// Step 1: header comments, the `Index` line, rows and footer rows up to `max:` (or `ALL:`).
@@ -68,6 +72,12 @@ pub(super) fn read_table(file: &str, text: &str) -> Result<Table, ImportError> {
                 "expected the `Index IRQ-000 Thr-000 ...` (or `Index CPU-000 ...`) column line \
                  before the rows",
             ));
+        }
+        if !first.starts_with(|c: char| c.is_ascii_digit())
+            && !matches!(first, "over:" | "count:" | "min:" | "avg:" | "max:")
+        {
+            table.skipped.line(n, line);
+            continue;
         }
         if footer_row(file, &mut table, n, first, words)? {
             if first == "max:" {
