@@ -1,6 +1,7 @@
-//! Fuzz target `import_cyclictest_summary`: arbitrary UTF-8 text read as cyclictest's `T:` summary lines
-//! (`import::import_as(Format::CyclictestSummary, ..)`, detection skipped), the run then taken
-//! through what rtlab does with it (`rtlab_fuzz::consume`).
+//! Fuzz target `import_cyclictest_summary`: arbitrary UTF-8 text read as cyclictest's `T:`
+//! summary lines and as its `-v` sample stream (`import::import_as(Format::CyclictestSummary |
+//! Format::CyclictestVerbose, ..)`, detection skipped), each run then taken through what rtlab
+//! does with it (`rtlab_fuzz::consume`).
 #![no_main]
 
 use import::Format;
@@ -10,12 +11,9 @@ fuzz_target!(|data: &[u8]| {
     let Some(text) = rtlab_fuzz::strict(data) else {
         return;
     };
-    if let Ok(run) = import::import_as(
-        Format::CyclictestSummary,
-        "fuzz.txt",
-        text,
-        rtlab_fuzz::modified(),
-    ) {
-        rtlab_fuzz::consume(&run);
+    for format in [Format::CyclictestSummary, Format::CyclictestVerbose] {
+        if let Ok(run) = import::import_as(format, "fuzz.txt", text, rtlab_fuzz::modified()) {
+            rtlab_fuzz::consume(&run);
+        }
     }
 });

@@ -1,6 +1,6 @@
 //! `rtlab import FILE... [--label TEXT] [--db PATH]`: results other tools wrote (cyclictest
-//! JSON, histograms and summary lines; rtla timerlat and osnoise hist; oslat text and JSON),
-//! read by the `import` room, stored as runs.
+//! JSON, histograms, summary lines and -v samples; rtla timerlat and osnoise hist; oslat text
+//! and JSON), plain or compressed, read by the `import` room, stored as runs.
 //!
 //! All or nothing: every file is read and parsed before anything is saved; the first file that
 //! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
@@ -27,12 +27,15 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        let text = sys::fs::read_input_text(path, model::limits::MAX_IMPORT_BYTES)
+        // A compressed file is read up to the same bound; its decompressed size is bounded
+        // again by the import room.
+        let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
             .map_err(|e| UsageError(format!("{name}: {e}")))?;
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())
             .unwrap_or_else(|_| SystemTime::now());
-        let run = import::import(&name, &text, modified).map_err(|e| UsageError(e.to_string()))?;
+        let run =
+            import::import_bytes(&name, &bytes, modified).map_err(|e| UsageError(e.to_string()))?;
         let format = run
             .import
             .as_ref()
@@ -68,6 +71,11 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
             if cpus == 1 { "" } else { "s" },
             p.run.all.raw.count
         ));
+        // Lines the importer did not know and skipped are said here, not only in the notes.
+        let notes = p.run.import.as_ref().map_or(&[][..], |i| &i.notes[..]);
+        for note in notes.iter().filter(|n| n.starts_with(import::SKIPPED_NOTE)) {
+            text.push_str(&format!("  note: {note}\n"));
+        }
     }
     console::print_stdout(&text)?;
     Ok(Exit::Ok)

@@ -110,6 +110,9 @@ fn table(diff: &Diff, old: &Path, new: &Path) -> String {
         }
     }
     let _ = writeln!(out, "\n{}", tail(diff));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     out
 }
 
@@ -135,5 +138,8 @@ fn markdown(diff: &Diff, old: &Path, new: &Path) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "{}", tail(diff));
+    for w in &diff.warnings {
+        let _ = writeln!(out, "\n> warning: {}", cell(w));
+    }
     out
 }

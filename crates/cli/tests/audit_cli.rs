@@ -226,6 +226,13 @@ fn kconfig_diff_lists_the_rt_changes_first() {
         "{text}"
     );
     assert!(text.contains("other options changed"));
+    assert!(
+        text.ends_with(
+            "warning: the configs are for different architectures (x86 -> arm64): options that \
+             exist on one only show as set or unset, so compare configs of one architecture\n"
+        ),
+        "{text}"
+    );
 
     let out = rtlab()
         .args(["kconfig", "diff", "--format", "json"])

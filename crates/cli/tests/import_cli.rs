@@ -252,8 +252,8 @@ fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
         assert_eq!(
             per_cpu(run),
             vec![
-                (0, 126_849_768, Some(4_032_000)),
-                (1, 127_357_943, Some(296_000))
+                (0, 126_849_768, Some(4_033_000)),
+                (1, 127_357_943, Some(297_000))
             ]
         );
         assert_eq!(run.import.as_ref().unwrap().quantity, Quantity::OsNoise);
@@ -304,4 +304,148 @@ fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
         stderr.contains("--fail-if-worse cannot judge these runs"),
         "{stderr}"
     );
+}
+
+/// Runs `rtlab import FILE` expecting a refusal: exit 2, one line, nothing stored; the line.
+fn refused(file: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let out = rtlab(&db).arg("import").arg(file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(!db.exists(), "nothing may be stored");
+    stderr
+}
+
+#[test]
+fn errors_name_the_real_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = refused(&dir.path().join("nowhere.json"));
+    assert!(missing.contains("nowhere.json: no such file"), "{missing}");
+    assert!(!missing.contains("os error"), "{missing}");
+
+    // rtlab's own result: already a result, use it as it is.
+    let db = dir.path().join("rtlab.db");
+    let id = import(&db, &[fixture("local_cyclictest_2t_H100.json")], None);
+    let out = rtlab(&db)
+        .args(["show", &id[0], "--format", "json"])
+        .output()
+        .unwrap();
+    let result = dir.path().join("result.json");
+    std::fs::write(&result, &out.stdout).unwrap();
+    let own = refused(&result);
+    assert!(own.contains("already an rtlab result"), "{own}");
+    assert!(own.contains("rtlab show"), "{own}");
+    // ... and `show` does read it as the message says.
+    let shown = rtlab(&db).arg("show").arg(&result).output().unwrap();
+    assert!(shown.status.success());
+
+    let dat = dir.path().join("trace.dat");
+    let mut bytes = b"\x17\x08\x44tracing6\0".to_vec();
+    bytes.extend([0u8; 64]);
+    std::fs::write(&dat, bytes).unwrap();
+    let trace = refused(&dat);
+    assert!(trace.contains("trace-cmd report"), "{trace}");
+    assert!(trace.contains("rtlab explain"), "{trace}");
+}
+
+#[test]
+fn compressed_files_import_as_their_text_whatever_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    // `gzip -9`, `xz`, `zstd -19` of fixtures beside them; the gzip one has no `.gz` in its
+    // name: the magic bytes decide.
+    for (packed, plain) in [
+        (
+            "compressed/summary_q_gzip.bin",
+            "local_cyclictest_summary_q.txt",
+        ),
+        ("compressed/local_oslat_2cpu.txt.xz", "local_oslat_2cpu.txt"),
+        (
+            "compressed/local_cyclictest_2t_H100.hist.zst",
+            "local_cyclictest_2t_H100.hist",
+        ),
+    ] {
+        let ids = import(&db, &[fixture(plain), fixture(packed)], None);
+        let (a, b) = (show(&db, &ids[0]), show(&db, &ids[1]));
+        assert_eq!(a.cpus, b.cpus, "{packed}");
+        assert_eq!(a.all, b.all, "{packed}");
+    }
+}
+
+#[test]
+fn a_skipped_line_is_printed_under_its_run_and_kept_in_the_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let text = std::fs::read_to_string(fixture("releases/cyclictest_2.7_hist.txt")).unwrap();
+    let file = dir.path().join("new.hist");
+    std::fs::write(
+        &file,
+        text.replace(
+            "# Min Latencies:",
+            "A line of a later cyclictest\n# Min Latencies:",
+        ),
+    )
+    .unwrap();
+    let out = rtlab(&db).arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines[1].starts_with("  note: skipped line 11, ")
+            && lines[1].ends_with("`A line of a later cyclictest`"),
+        "{stdout}"
+    );
+    let id = lines[0].split(' ').nth(4).unwrap();
+    let run = show(&db, id);
+    assert!(
+        run.import
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.starts_with("skipped line 11"))
+    );
+}
+
+#[test]
+fn a_gzipped_verbose_stream_imports_every_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(&db, &[fixture("releases/cyclictest_verbose.txt.gz")], None);
+    let run = show(&db, &ids[0]);
+    assert_eq!(run.import.as_ref().unwrap().format, "cyclictest-verbose");
+    assert_eq!(
+        per_cpu(&run),
+        vec![(0, 90, Some(15_000)), (1, 90, Some(11_000))]
+    );
+}
+
+#[test]
+fn a_summary_import_shows_no_percentiles_or_stddev() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let ids = import(&db, &[fixture("local_cyclictest_summary_q.txt")], None);
+    // Read back from the store, the figures the lines do not give stay absent.
+    let run = show(&db, &ids[0]);
+    for s in run.cpus.iter().map(|c| &c.stats).chain([&run.all.stats]) {
+        assert_eq!((s.p50_ns, s.p99_9_ns, s.stddev_ns), (None, None, None));
+        assert!(s.max_ns.is_some() && s.mean_ns.is_some());
+    }
+    let out = rtlab(&db).args(["show", &ids[0]]).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // CPU samples min avg stddev p50 p90 p99 p99.9 p99.99 p99.999 max overruns
+    assert_eq!(&cells[4..11], &["-"; 7], "{table}");
+    assert_eq!(cells[11], "2165.0", "{table}");
 }

@@ -207,7 +207,7 @@ pub(crate) fn run(
         ));
     };
     let all = measure::aggregate(&cpus);
-    let run = MeasureRun {
+    let mut run = MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
         status: RunStatus::Complete,
@@ -225,6 +225,8 @@ pub(crate) fn run(
         import: Some(facts.import),
         trace: None,
     };
+    // Figures the source did not give are not shown as if it had.
+    run.hide_not_given();
     // What a result file must satisfy to be read back (CPU numbers, counts that add up).
     run.check_bounds()
         .map_err(|e| ImportError::whole(file, e))?;
@@ -241,4 +243,53 @@ pub(crate) fn checked_total(counts: impl IntoIterator<Item = u64>) -> Option<u64
 pub(crate) fn distinct(cpus: &[u32]) -> bool {
     let set: std::collections::BTreeSet<_> = cpus.iter().collect();
     set.len() == cpus.len()
+}
+
+/// How every note about a skipped line starts, so `rtlab import` can print those notes.
+pub const SKIPPED_NOTE: &str = "skipped line";
+
+/// Lines a parser skipped because it did not know them, in a file that is otherwise clearly
+/// its format: kept as notes (the first few with their text, then a count), never a refusal.
+#[derive(Debug, Default)]
+pub(crate) struct Skipped {
+    shown: Vec<(usize, String)>,
+    more: u64,
+}
+
+impl Skipped {
+    /// How many skipped lines are named one by one.
+    const SHOWN: usize = 5;
+
+    /// Records that 1-based line `n`, reading `text`, was skipped.
+    pub(crate) fn line(&mut self, n: usize, text: &str) {
+        if self.shown.len() < Self::SHOWN {
+            let text = text.trim();
+            let mut shown: String = text.chars().take(60).collect();
+            if text.chars().count() > 60 {
+                shown.push_str("...");
+            }
+            self.shown.push((n, shown));
+        } else {
+            self.more = self.more.saturating_add(1);
+        }
+    }
+
+    /// The notes: one per named line, `what` saying what the file is (`cyclictest's
+    /// histogram`), then how many more.
+    pub(crate) fn notes(self, what: &str) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .shown
+            .into_iter()
+            .map(|(n, text)| {
+                format!("{SKIPPED_NOTE} {n}, not part of {what} as rtlab knows it: `{text}`")
+            })
+            .collect();
+        if self.more > 0 {
+            notes.push(format!(
+                "{SKIPPED_NOTE}s: {} more lines not part of {what} as rtlab knows it",
+                self.more
+            ));
+        }
+        notes
+    }
 }

@@ -1,12 +1,14 @@
 //! cyclictest `--json=FILE` output (rt-tests 2.x, `file_version` 1), quirks included: the keys
 //! `cmdline:` and `rt_test_version:` carry a trailing colon, and samples above the histogram
 //! range (`-h N`) are missing from each thread's `histogram` although `cycles` counts them.
+//! From rt-tests 2.7 a run without `-h` has no `histogram` at all: count, minimum, average
+//! and maximum only, read as summary lines are.
 
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
 use model::host::HostInfo;
-use model::imported::ImportInfo;
+use model::imported::{Figure, ImportInfo};
 use model::measure::MeasureRun;
 use serde_json::{Map, Value};
 
@@ -40,18 +42,130 @@ pub(crate) fn parse(
                 "expected a `thread` object (cyclictest --json output)",
             )
         })?;
-    let thread_line = line_of(text, "\"thread\"", 0);
-    let command = text_field(top, &["cmdline:", "cmdline"]);
-    let version = text_field(top, &["rt_test_version:", "rt_test_version"]);
-    let opts = command
-        .as_deref()
-        .map(cyclictest_opts::parse)
-        .unwrap_or_default();
-    let nsecs = top.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) || opts.nsecs;
-    let (unit_ns, unit) = if nsecs { (1, "ns") } else { (1000, "us") };
+    let header = Header::read(top);
+    let read = read_threads(file, text, threads)?;
+    let mut notes = Vec::new();
+    let figures = place_on_cpus(read.figures, &read.reported_cpus, &mut notes);
+    let cpu_set: CpuSet = figures.iter().map(|f| f.cpu).collect();
+    let host = host(top, &cpu_set, "cyclictest sysinfo", &mut notes);
+    let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
+    let mut params = build::neutral_params(&cpu_set);
+    header.opts.apply(&mut params, max_count);
+    notes.extend(header.notes(top, figures.len()));
+    let (started, elapsed) = dates(top, &header, max_count, modified, &mut notes);
+    let mut all_notes = figure_notes(file, &figures, &header, read.histograms)?;
+    all_notes.extend(notes);
+    let results = figures
+        .iter()
+        .map(|f| build::cpu_result(f, header.unit_ns))
+        .collect();
+    let not_given = if read.histograms {
+        Vec::new()
+    } else {
+        vec![Figure::Percentiles, Figure::Stddev]
+    };
+    let facts = RunFacts {
+        host,
+        params,
+        started,
+        elapsed,
+        import: ImportInfo {
+            tool: header
+                .version
+                .map_or("cyclictest".to_string(), |v| format!("cyclictest {v}")),
+            format: crate::Format::CyclictestJson.name().to_string(),
+            file: file.to_string(),
+            resolution_ns: header.unit_ns,
+            command: header.command,
+            quantity: model::imported::Quantity::WakeupLatency,
+            notes: all_notes,
+            not_given,
+        },
+    };
+    build::run(file, facts, results)
+}
 
-    let mut figures = Vec::with_capacity(threads.len());
-    let mut reported_cpus = Vec::with_capacity(threads.len());
+/// What the document says about the run as a whole.
+struct Header {
+    command: Option<String>,
+    version: Option<String>,
+    opts: cyclictest_opts::Options,
+    unit_ns: u64,
+    unit: &'static str,
+}
+
+impl Header {
+    /// The command line (and the options it gives), version and time unit.
+    fn read(top: &Map<String, Value>) -> Header {
+        let command = text_field(top, &["cmdline:", "cmdline"]);
+        let version = text_field(top, &["rt_test_version:", "rt_test_version"]);
+        let opts = command
+            .as_deref()
+            .map(cyclictest_opts::parse)
+            .unwrap_or_default();
+        let nsecs = top.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) || opts.nsecs;
+        let (unit_ns, unit) = if nsecs { (1, "ns") } else { (1000, "us") };
+        Header {
+            command,
+            version,
+            opts,
+            unit_ns,
+            unit,
+        }
+    }
+
+    /// Notes on the command line and the exit status.
+    fn notes(&self, top: &Map<String, Value>, threads: usize) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.command.is_none() {
+            notes.push(
+                "the file has no command line: priority, policy, interval and memory locking \
+                 are unknown and shown as cyclictest's defaults"
+                    .to_string(),
+            );
+        } else if self.opts.distance_us > 0 && threads > 1 {
+            notes.push(format!(
+                "cyclictest gives thread N the interval {} us + N x {} us (-d); \
+                 params.interval_ns is thread 0's",
+                self.opts.interval_us, self.opts.distance_us
+            ));
+        }
+        notes.push(
+            "tid, offsets, stack size, spikes and the per-second series are not in the file"
+                .to_string(),
+        );
+        if let Some(rc) = top
+            .get("return_code")
+            .and_then(Value::as_i64)
+            .filter(|&rc| rc != 0)
+        {
+            notes.push(format!("cyclictest exited with return code {rc}"));
+        }
+        notes
+    }
+}
+
+/// The threads as read.
+struct Threads {
+    figures: Vec<ThreadFigures>,
+    /// Each thread's `cpu`, when it has one.
+    reported_cpus: Vec<Option<i64>>,
+    /// Every thread has a `histogram` (rt-tests 2.7 and later leave it out without `-h`).
+    histograms: bool,
+}
+
+/// Step 1: each thread's figures, checked.
+fn read_threads(
+    file: &str,
+    text: &str,
+    threads: &Map<String, Value>,
+) -> Result<Threads, ImportError> {
+    let thread_line = line_of(text, "\"thread\"", 0);
+    let mut out = Threads {
+        figures: Vec::with_capacity(threads.len()),
+        reported_cpus: Vec::with_capacity(threads.len()),
+        histograms: true,
+    };
     for (key, value) in threads {
         let line = line_of(text, &format!("\"{key}\""), thread_line);
         let at = |what: String| ImportError::at(file, line, format!("thread \"{key}\": {what}"));
@@ -70,28 +184,6 @@ pub(crate) fn parse(
             .ok_or_else(|| at("expected an object".to_string()))?;
         let count =
             field_u64(t, "cycles").ok_or_else(|| at("expected a number `cycles`".into()))?;
-        let hist = t
-            .get("histogram")
-            .and_then(Value::as_object)
-            .ok_or_else(|| at("expected a `histogram` object".to_string()))?;
-        let mut buckets = Vec::with_capacity(hist.len());
-        for (bucket, n) in hist {
-            let k = bucket.parse::<u64>().ok();
-            let n = n.as_u64();
-            let (Some(k), Some(n)) = (k, n) else {
-                return Err(at(format!(
-                    "histogram entry \"{bucket}\": expected a bucket number and a count"
-                )));
-            };
-            buckets.push((k, n));
-        }
-        let in_hist = build::checked_total(buckets.iter().map(|&(_, n)| n))
-            .ok_or_else(|| at("its histogram holds more than 2^64 samples".to_string()))?;
-        if in_hist > count {
-            return Err(at(format!(
-                "its histogram holds {in_hist} samples but `cycles` is {count}"
-            )));
-        }
         let min = field_u64(t, "min");
         let max = field_u64(t, "max");
         if let (Some(lo), Some(hi)) = (min, max)
@@ -100,8 +192,17 @@ pub(crate) fn parse(
         {
             return Err(at(format!("`min` {lo} is above `max` {hi}")));
         }
-        reported_cpus.push(t.get("cpu").and_then(Value::as_i64));
-        figures.push(ThreadFigures {
+        let buckets = match t.get("histogram") {
+            Some(hist) => histogram(hist, count, &at)?,
+            None => {
+                out.histograms = false;
+                extremes(count, min, max)
+            }
+        };
+        let in_hist = build::checked_total(buckets.iter().map(|&(_, n)| n))
+            .ok_or_else(|| at("its histogram holds more than 2^64 samples".to_string()))?;
+        out.reported_cpus.push(t.get("cpu").and_then(Value::as_i64));
+        out.figures.push(ThreadFigures {
             cpu: number,
             tid: None,
             count,
@@ -113,16 +214,67 @@ pub(crate) fn parse(
             last: None,
         });
     }
-    if figures.is_empty() {
+    if out.figures.is_empty() {
         return Err(ImportError::at(
             file,
             thread_line,
             "the `thread` object is empty",
         ));
     }
+    Ok(out)
+}
 
-    let mut notes = Vec::new();
-    let cpus: Vec<u32> = reported_cpus
+/// A thread's `histogram` object as (bucket, samples); it may hold no more than `cycles`.
+fn histogram(
+    hist: &Value,
+    count: u64,
+    at: &dyn Fn(String) -> ImportError,
+) -> Result<Vec<(u64, u64)>, ImportError> {
+    let hist = hist
+        .as_object()
+        .ok_or_else(|| at("expected a `histogram` object".to_string()))?;
+    let mut buckets = Vec::with_capacity(hist.len());
+    for (bucket, n) in hist {
+        let k = bucket.parse::<u64>().ok();
+        let n = n.as_u64();
+        let (Some(k), Some(n)) = (k, n) else {
+            return Err(at(format!(
+                "histogram entry \"{bucket}\": expected a bucket number and a count"
+            )));
+        };
+        buckets.push((k, n));
+    }
+    let in_hist = build::checked_total(buckets.iter().map(|&(_, n)| n))
+        .ok_or_else(|| at("its histogram holds more than 2^64 samples".to_string()))?;
+    if in_hist > count {
+        return Err(at(format!(
+            "its histogram holds {in_hist} samples but `cycles` is {count}"
+        )));
+    }
+    Ok(buckets)
+}
+
+/// Without a histogram: one sample at the minimum and one at the maximum, as summary lines
+/// are read; the others are unknown.
+fn extremes(count: u64, min: Option<u64>, max: Option<u64>) -> Vec<(u64, u64)> {
+    let mut buckets = Vec::new();
+    if let Some(min) = min.filter(|_| count >= 1) {
+        buckets.push((min, 1));
+    }
+    if let Some(max) = max.filter(|_| count >= 2) {
+        buckets.push((max, 1));
+    }
+    buckets
+}
+
+/// Step 2: each thread on its reported CPU when every thread has a distinct one, else on its
+/// thread number (with a note); sorted by CPU.
+fn place_on_cpus(
+    mut figures: Vec<ThreadFigures>,
+    reported: &[Option<i64>],
+    notes: &mut Vec<String>,
+) -> Vec<ThreadFigures> {
+    let cpus: Vec<u32> = reported
         .iter()
         .map(|c| {
             c.and_then(|c| u32::try_from(c).ok())
@@ -142,40 +294,20 @@ pub(crate) fn parse(
         f.cpu = *cpu;
     }
     figures.sort_by_key(|f| f.cpu);
+    figures
+}
 
-    let cpu_set: CpuSet = cpus.iter().copied().collect();
-    let host = host(top, &cpu_set, "cyclictest sysinfo", &mut notes);
-
-    let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
-    let mut params = build::neutral_params(&cpu_set);
-    opts.apply(&mut params, max_count);
-    if command.is_none() {
-        notes.push(
-            "the file has no command line: priority, policy, interval and memory locking \
-             are unknown and shown as cyclictest's defaults"
-                .to_string(),
-        );
-    } else if opts.distance_us > 0 && figures.len() > 1 {
-        notes.push(format!(
-            "cyclictest gives thread N the interval {} us + N x {} us (-d); params.interval_ns \
-             is thread 0's",
-            opts.interval_us, opts.distance_us
-        ));
-    }
-    notes.push(
-        "tid, offsets, stack size, spikes and the per-second series are not in the file"
-            .to_string(),
-    );
-    if let Some(rc) = top
-        .get("return_code")
-        .and_then(Value::as_i64)
-        .filter(|&rc| rc != 0)
-    {
-        notes.push(format!("cyclictest exited with return code {rc}"));
-    }
-
-    let estimated = Duration::from_micros(max_count.saturating_mul(opts.interval_us));
-    let (started, elapsed) = match times(top) {
+/// Step 3: the run's start and length: the document's times, else the file's modification
+/// time and cycles x interval.
+fn dates(
+    top: &Map<String, Value>,
+    header: &Header,
+    max_count: u64,
+    modified: SystemTime,
+    notes: &mut Vec<String>,
+) -> (SystemTime, Duration) {
+    let estimated = Duration::from_micros(max_count.saturating_mul(header.opts.interval_us));
+    match times(top) {
         Some((s, elapsed)) => (s, elapsed.unwrap_or(estimated)),
         None => {
             notes.push(
@@ -187,36 +319,39 @@ pub(crate) fn parse(
                 estimated,
             )
         }
-    };
+    }
+}
 
+/// Step 4: what the figures are: histogram notes, or for a document without histograms what
+/// it does not give.
+fn figure_notes(
+    file: &str,
+    figures: &[ThreadFigures],
+    header: &Header,
+    histograms: bool,
+) -> Result<Vec<String>, ImportError> {
+    if !histograms {
+        return Ok(vec![
+            "the file has no histogram (cyclictest 2.7 and later write none without -h): it \
+             gives count, minimum, average and maximum only, so there are no percentiles and \
+             no standard deviation, shown as '-'; the histogram holds one sample at the \
+             minimum and one at the maximum, the others are counted in above_range with \
+             unknown values"
+                .to_string(),
+        ]);
+    }
     let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
         ImportError::whole(
             file,
             "the samples left out of the histograms add up to more than 2^64",
         )
     })?;
-    let mut all_notes = build::histogram_notes(unit, 1, unknown, opts.histogram_us);
-    all_notes.extend(notes);
-    let results = figures
-        .iter()
-        .map(|f| build::cpu_result(f, unit_ns))
-        .collect();
-    let facts = RunFacts {
-        host,
-        params,
-        started,
-        elapsed,
-        import: ImportInfo {
-            tool: version.map_or("cyclictest".to_string(), |v| format!("cyclictest {v}")),
-            format: crate::Format::CyclictestJson.name().to_string(),
-            file: file.to_string(),
-            resolution_ns: unit_ns,
-            command,
-            quantity: model::imported::Quantity::WakeupLatency,
-            notes: all_notes,
-        },
-    };
-    build::run(file, facts, results)
+    Ok(build::histogram_notes(
+        header.unit,
+        1,
+        unknown,
+        header.opts.histogram_us,
+    ))
 }
 
 /// The host an rt-tests JSON document's `sysinfo` describes (cyclictest and oslat write the

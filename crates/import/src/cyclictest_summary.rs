@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
-use model::imported::ImportInfo;
+use model::imported::{Figure, ImportInfo};
 use model::measure::{MeasureRun, Policy};
 
 use crate::ImportError;
@@ -188,14 +188,12 @@ pub(crate) fn parse(
     let interval_us = first.interval_us.unwrap_or(1000);
     let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us));
     let notes = vec![
-        "summary lines give count, minimum, average and maximum only: the histogram holds \
-         one sample at the minimum and one at the maximum, the others are counted in \
-         above_range with unknown values, so every percentile reads as the maximum (an upper \
-         bound)"
+        "summary lines give count, minimum, average and maximum only: there are no \
+         percentiles and no standard deviation, and they are shown as '-'; the histogram \
+         holds one sample at the minimum and one at the maximum, the others are counted in \
+         above_range with unknown values"
             .to_string(),
-        "the mean is cyclictest's average rounded to 1 us; the standard deviation is a \
-         lower-bound estimate"
-            .to_string(),
+        "the mean is cyclictest's average rounded to 1 us".to_string(),
         "CPU numbers are cyclictest's thread numbers; the host is unknown".to_string(),
         "the file records no time: the run is dated by the file's modification time and its \
          length estimated as cycles x interval"
@@ -215,6 +213,7 @@ pub(crate) fn parse(
             command: None,
             quantity: model::imported::Quantity::WakeupLatency,
             notes,
+            not_given: vec![Figure::Percentiles, Figure::Stddev],
         },
     };
     build::run(file, facts, results)

@@ -5,12 +5,17 @@
 //!
 //! Formats, recognised by content, never by file name: cyclictest `--json` output
 //! ([`Format::CyclictestJson`]), cyclictest `-h`/`-H`/`--histfile` histograms with their `#`
-//! footer ([`Format::CyclictestHist`]) and cyclictest's `T:` summary lines
-//! ([`Format::CyclictestSummary`]), and `rtla timerlat hist` text output
+//! footer ([`Format::CyclictestHist`]), cyclictest's `T:` summary lines
+//! ([`Format::CyclictestSummary`]) and its `-v` sample stream ([`Format::CyclictestVerbose`]), and `rtla timerlat hist` text output
 //! ([`Format::RtlaTimerlatHist`]), and two measures of operating-system noise, stored as such
 //! ([`model::imported::Quantity::OsNoise`]): oslat's text report and JSON
 //! ([`Format::OslatText`], [`Format::OslatJson`]; recognised before cyclictest's JSON, whose
 //! shape oslat's shares) and `rtla osnoise hist` text ([`Format::RtlaOsnoiseHist`]).
+//!
+//! Every released layout of each format is read (fixtures/imports/releases/README.md names
+//! them); a line a parser does not know, in a file that is otherwise clearly its format, is
+//! skipped with a note starting [`SKIPPED_NOTE`]. gzip, xz and zstd files are decompressed
+//! first ([`import_bytes`], [`decompress`]).
 //!
 //! Parsers are pure functions of text: no file access, no clock (the caller passes the file's
 //! modification time for sources that do not say when they ran), no printing. Every error
@@ -21,6 +26,8 @@ mod cyclictest_hist;
 mod cyclictest_json;
 mod cyclictest_opts;
 mod cyclictest_summary;
+mod cyclictest_verbose;
+mod decompress;
 mod error;
 mod oslat;
 mod rtla_hist;
@@ -29,6 +36,8 @@ use std::time::SystemTime;
 
 use model::measure::MeasureRun;
 
+pub use build::SKIPPED_NOTE;
+pub use decompress::{Compression, decompress};
 pub use error::ImportError;
 
 /// A format `rtlab import` reads.
@@ -40,6 +49,8 @@ pub enum Format {
     CyclictestHist,
     /// cyclictest's `T: 0 (1234) P:80 I:1000 C: ... Min: ... Act: ... Avg: ... Max: ...` lines.
     CyclictestSummary,
+    /// cyclictest `-v`: one `THREAD:CYCLE:LATENCY` line per sample.
+    CyclictestVerbose,
     /// `rtla timerlat hist` text: `Index IRQ-000 Thr-000 ...` rows, `over:`/`count:`/`min:`/
     /// `avg:`/`max:` footer; the thread latency is imported.
     RtlaTimerlatHist,
@@ -53,10 +64,11 @@ pub enum Format {
 
 /// What the error for an unknown file lists.
 pub const SUPPORTED: &str = "cyclictest --json output, cyclictest -h/-H/--histfile histograms \
-                             (with their '# Total:' footer), cyclictest summary lines ('T: 0 (...) \
-                             P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), rtla \
+                             (with their '#' footer), cyclictest summary lines ('T: 0 (...) \
+                             P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), cyclictest -v sample lines \
+                             ('THREAD:CYCLE:LATENCY'), rtla \
                              timerlat hist and osnoise hist text output, oslat text and --json \
-                             output";
+                             output, each plain or gzip/xz/zstd compressed";
 
 impl Format {
     /// The format's id, as stored in `import.format`.
@@ -65,6 +77,7 @@ impl Format {
             Format::CyclictestJson => "cyclictest-json",
             Format::CyclictestHist => "cyclictest-hist",
             Format::CyclictestSummary => "cyclictest-summary",
+            Format::CyclictestVerbose => "cyclictest-verbose",
             Format::RtlaTimerlatHist => "rtla-timerlat-hist",
             Format::RtlaOsnoiseHist => "rtla-osnoise-hist",
             Format::OslatText => "oslat-text",
@@ -78,6 +91,7 @@ impl Format {
             Format::CyclictestJson => "cyclictest JSON",
             Format::CyclictestHist => "cyclictest histogram",
             Format::CyclictestSummary => "cyclictest summary",
+            Format::CyclictestVerbose => "cyclictest -v samples",
             Format::RtlaTimerlatHist => "rtla timerlat histogram",
             Format::RtlaOsnoiseHist => "rtla osnoise histogram",
             Format::OslatText => "oslat report",
@@ -91,6 +105,7 @@ impl Format {
             Format::CyclictestJson,
             Format::CyclictestHist,
             Format::CyclictestSummary,
+            Format::CyclictestVerbose,
             Format::RtlaTimerlatHist,
             Format::RtlaOsnoiseHist,
             Format::OslatText,
@@ -115,14 +130,59 @@ pub fn detect(text: &str) -> Option<Format> {
         Some(Format::CyclictestHist)
     } else if cyclictest_summary::detect(text) {
         Some(Format::CyclictestSummary)
+    } else if cyclictest_verbose::detect(text) {
+        Some(Format::CyclictestVerbose)
     } else {
         None
     }
 }
 
+/// Reads one file's bytes as `rtlab import` does: a gzip, xz or zstd file is decompressed
+/// first (at most [`model::limits::MAX_IMPORT_BYTES`]); a trace-cmd `.dat` file, a binary file
+/// or rtlab's own result are refused with what to do instead; the text then goes to
+/// [`import`]. Errors as [`import`].
+pub fn import_bytes(
+    file: &str,
+    bytes: &[u8],
+    modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    let unpacked = decompress(file, bytes, model::limits::MAX_IMPORT_BYTES)?;
+    let bytes = unpacked.as_deref().unwrap_or(bytes);
+    if bytes.starts_with(TRACE_CMD_MAGIC) {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "this is a trace-cmd recording (trace.dat), not a latency result; run \
+                 `trace-cmd report {file} > trace.txt` and give trace.txt to `rtlab explain`"
+            ),
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        ImportError::whole(
+            file,
+            format!("not a text file (it is not UTF-8); rtlab import reads {SUPPORTED}"),
+        )
+    })?;
+    import(file, text, modified)
+}
+
+/// The first bytes of every trace-cmd data file: `\x17\x08\x44` and `tracing`.
+const TRACE_CMD_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+
 /// Reads one file's text (`file` names it in errors and in the result). `modified` (the
 /// file's modification time) dates runs whose source records no time.
 pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun, ImportError> {
+    if is_rtlab_result(text) {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "this is already an rtlab result ({}): there is nothing to import; give the \
+                 file itself to `rtlab show {file}`, `rtlab compare {file} OTHER` or `rtlab \
+                 report {file}`, which read result files as they are",
+                model::measure::SCHEMA
+            ),
+        ));
+    }
     match detect(text) {
         Some(format) => import_as(format, file, text, modified),
         None => match rtla_top(text) {
@@ -154,11 +214,23 @@ pub fn import_as(
         Format::CyclictestJson => cyclictest_json::parse(file, text, modified),
         Format::CyclictestHist => cyclictest_hist::parse(file, text, modified),
         Format::CyclictestSummary => cyclictest_summary::parse(file, text, modified),
+        Format::CyclictestVerbose => cyclictest_verbose::parse(file, text, modified),
         Format::RtlaTimerlatHist => rtla_hist::parse(file, text, modified),
         Format::RtlaOsnoiseHist => rtla_hist::parse_osnoise(file, text, modified),
         Format::OslatText => oslat::parse_text(file, text, modified),
         Format::OslatJson => oslat::parse_json(file, text, modified),
     }
+}
+
+/// Whether `text` is rtlab's own result: a JSON object whose first key is `schema` with an
+/// `rtlab.` value (as every document rtlab writes starts), read without parsing the file.
+fn is_rtlab_result(text: &str) -> bool {
+    let rest = text.trim_start().strip_prefix('{').map(str::trim_start);
+    let rest = rest
+        .and_then(|r| r.strip_prefix("\"schema\""))
+        .map(str::trim_start);
+    let rest = rest.and_then(|r| r.strip_prefix(':')).map(str::trim_start);
+    rest.is_some_and(|r| r.starts_with("\"rtlab."))
 }
 
 /// `osnoise` or `timerlat` when `text` is `rtla osnoise top` / `rtla timerlat top` output
@@ -176,3 +248,5 @@ fn rtla_top(text: &str) -> Option<&'static str> {
 mod tests;
 #[cfg(test)]
 mod tests_noise;
+#[cfg(test)]
+mod tests_releases;

@@ -54,7 +54,15 @@ pub(crate) fn accounted(run: &MeasureRun) {
             let (min, max) = (s.min_ns.unwrap(), s.max_ns.unwrap());
             let mean = s.mean_ns.unwrap();
             assert!(min as f64 <= mean && mean <= max as f64, "{s:?}");
-            for p in [s.p50_ns, s.p99_ns, s.p99_999_ns] {
+            let not_given = run.import.as_ref().map_or(&[][..], |i| &i.not_given[..]);
+            let percentiles = [s.p50_ns, s.p99_ns, s.p99_999_ns];
+            if not_given.contains(&model::imported::Figure::Percentiles) {
+                assert_eq!(percentiles, [None; 3], "{s:?}");
+            }
+            for p in percentiles {
+                if not_given.contains(&model::imported::Figure::Percentiles) {
+                    continue;
+                }
                 let p = p.unwrap();
                 assert!(min <= p && p <= max, "{s:?}");
             }
@@ -181,10 +189,18 @@ fn summary_lines() {
         (Some(27877), 13_000, 160_000_000)
     );
     assert_eq!(
-        c.stats.p50_ns,
-        Some(66_000),
-        "percentiles are unknown: read as the maximum"
+        (c.stats.p50_ns, c.stats.p99_999_ns, c.stats.stddev_ns),
+        (None, None, None),
+        "summary lines give no percentiles and no stddev: none is shown"
     );
+    assert_eq!(
+        (run.all.stats.p99_9_ns, run.all.stats.stddev_ns),
+        (None, None)
+    );
+    assert_eq!(c.stats.max_ns, Some(66_000));
+    // The run reads back as it was written, the figures still absent.
+    let back = MeasureRun::from_json(&run.to_json()).unwrap();
+    assert_eq!(back, run);
     assert_eq!((run.params.policy, run.params.priority), (Policy::Fifo, 80));
     assert_eq!(run.params.interval_ns.get(), 10_000_000);
     assert_eq!(run.params.dma_latency_us, Some(0));

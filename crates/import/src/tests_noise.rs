@@ -47,13 +47,13 @@ fn oslat_text_and_json_of_one_run_agree() {
         consistent(run);
         assert_eq!(info(run).quantity, Quantity::OsNoise);
         assert_eq!(info(run).tool, "oslat 2.40");
-        // Sum of the 32 rows per CPU; min and max (1 and 4033 / 297 us, rounded up by this
-        // oslat) stored 1 us lower.
+        // Sum of the 32 rows per CPU; min (1 us, rounded up by this oslat) stored 1 us
+        // lower, max kept as oslat's own (4033 / 297 us): the worst case.
         assert_eq!(
             figures(run),
             vec![
-                (0, 126_849_768, 0, 4032 * US),
-                (1, 127_357_943, 0, 296 * US)
+                (0, 126_849_768, 0, 4033 * US),
+                (1, 127_357_943, 0, 297 * US)
             ]
         );
         // Both maxima are beyond the last row, so its 132 and 200 samples are unknown.
@@ -102,7 +102,7 @@ fn oslat_zero_omitted_rows_fifo_and_bias() {
         assert_eq!(run.params.policy, Policy::Fifo, "{name}");
         assert_eq!(run.params.priority, 1);
         // Rows 002..033 us with gaps ('...' / missing keys): 77,328,031 + 923 in the tail.
-        assert_eq!(figures(&run), vec![(1, 77_328_954, 0, 50_923 * US)]);
+        assert_eq!(figures(&run), vec![(1, 77_328_954, 0, 50_924 * US)]);
         // With --bias 1 us the lowest row (002) also holds the gaps under the bias: it is
         // stored at the minimum (0), not at 1 us.
         assert_eq!(at(&run.cpus[0].histogram, 0), 77_328_031);
@@ -124,11 +124,11 @@ fn oslat_v0_1_report_from_the_corpus() {
         f.iter().map(|c| c.0).collect::<Vec<_>>(),
         (2..=9).collect::<Vec<_>>()
     );
-    // CPU 2: 93,068,541,026 + 51 + 2 + 4 + 40 + 1 samples; maxlat 6 us (rounded up) -> 5 us,
-    // inside row 006, so nothing is unknown.
-    assert_eq!(f[0], (2, 93_068_541_124, 0, 5 * US));
-    // CPU 5: maxlat 5 -> 4 us, its highest row is 005.
-    assert_eq!(f[3], (5, 93_068_541_411 + 51 + 2 + 3 + 41, 0, 4 * US));
+    // CPU 2: 93,068,541,026 + 51 + 2 + 4 + 40 + 1 samples; maxlat 6 us (rounded up, kept as
+    // the worst case): the samples lie inside row 006, so nothing is unknown.
+    assert_eq!(f[0], (2, 93_068_541_124, 0, 6 * US));
+    // CPU 5: maxlat 5 us, its highest row is 005.
+    assert_eq!(f[3], (5, 93_068_541_411 + 51 + 2 + 3 + 41, 0, 5 * US));
     assert!(known_unknown(&run).iter().all(|&(_, u)| u == 0));
     assert_eq!(run.elapsed_ns.0, 3_600_740_000_000);
     assert!(noted(

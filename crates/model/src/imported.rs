@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::LatencyStats;
+
 /// Provenance of an imported run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -14,7 +16,8 @@ pub struct ImportInfo {
     /// The tool and its version when the file says it (`cyclictest 2.60`, `cyclictest`).
     pub tool: String,
     /// The format read: `cyclictest-json`, `cyclictest-hist`, `cyclictest-summary`,
-    /// `rtla-timerlat-hist`, `rtla-osnoise-hist`, `oslat-text` or `oslat-json`.
+    /// `cyclictest-verbose`, `rtla-timerlat-hist`, `rtla-osnoise-hist`, `oslat-text` or
+    /// `oslat-json`.
     pub format: String,
     /// The file name as given to `rtlab import`.
     pub file: String,
@@ -28,6 +31,41 @@ pub struct ImportInfo {
     pub quantity: Quantity,
     /// What the source did not give exactly, and how rtlab filled it in.
     pub notes: Vec<String>,
+    /// Figures the source does not give at all (cyclictest's summary lines hold no
+    /// distribution): they are left out of the derived statistics, shown as `-` and written
+    /// as null. Absent in older documents: every figure was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_given: Vec<Figure>,
+}
+
+/// A derived figure an imported source may not give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    /// Every percentile (p50 ... p99.999): the source has no distribution.
+    Percentiles,
+    /// The standard deviation.
+    Stddev,
+}
+
+impl ImportInfo {
+    /// Clears from `stats` the figures the source did not give, so nothing shows a figure
+    /// rtlab would have had to make up.
+    pub fn hide_not_given(&self, stats: &mut LatencyStats) {
+        for figure in &self.not_given {
+            match figure {
+                Figure::Percentiles => {
+                    stats.p50_ns = None;
+                    stats.p90_ns = None;
+                    stats.p99_ns = None;
+                    stats.p99_9_ns = None;
+                    stats.p99_99_ns = None;
+                    stats.p99_999_ns = None;
+                }
+                Figure::Stddev => stats.stddev_ns = None,
+            }
+        }
+    }
 }
 
 /// What an imported run's samples measure. Runs of different quantities are not comparable:

@@ -383,6 +383,18 @@ impl MeasureRun {
             c.regions = c.histogram.regions();
         }
         self.all = aggregate(&self.cpus);
+        self.hide_not_given();
+    }
+
+    /// Clears the statistics an imported source did not give
+    /// ([`crate::imported::ImportInfo::not_given`]); nothing for other runs.
+    pub fn hide_not_given(&mut self) {
+        if let Some(import) = &self.import {
+            for c in &mut self.cpus {
+                import.hide_not_given(&mut c.stats);
+            }
+            import.hide_not_given(&mut self.all.stats);
+        }
     }
 
     /// The document as pretty JSON with a trailing newline.

@@ -285,7 +285,7 @@ impl Store {
         let elapsed_ns = u64::try_from(row.elapsed_ns)
             .map_err(|_| self.corrupt(id.as_str(), "elapsed_ns", "negative"))?;
         let (cpus, all) = self.load_cpus(id)?;
-        Ok(MeasureRun {
+        let mut run = MeasureRun {
             schema: row.schema,
             rtlab_version: row.rtlab_version,
             status,
@@ -302,7 +302,11 @@ impl Store {
             audit: self.decode_opt(id.as_str(), "audit_json", row.audit)?,
             import: self.decode_opt(id.as_str(), "import_json", row.import)?,
             trace: self.decode_opt(id.as_str(), "trace_json", row.trace)?,
-        })
+        };
+        // Statistics are derived again on load; those an imported source did not give stay
+        // out (import.not_given).
+        run.hide_not_given();
+        Ok(run)
     }
 
     /// The per-CPU results (ascending) and the aggregate of a run.

@@ -256,6 +256,7 @@ pub(crate) fn realistic() -> MeasureRun {
             command: Some("cyclictest -m -p 80 -i 1000".to_string()),
             quantity: model::imported::Quantity::WakeupLatency,
             notes: vec!["values are lower bounds within 1 us".to_string()],
+            not_given: Vec::new(),
         }),
         trace: Some(trace()),
     }

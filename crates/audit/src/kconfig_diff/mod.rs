@@ -58,6 +58,8 @@ pub struct Diff {
     pub changes: Vec<Change>,
     /// How many other options differ (set, unset or changed value).
     pub other_changed: usize,
+    /// What makes the comparison doubtful, one line each: configs for two architectures.
+    pub warnings: Vec<String>,
 }
 
 /// The real-time-relevant differences from config text `old` to config text `new`. Never
@@ -87,12 +89,52 @@ pub fn diff(old: &str, new: &str) -> Diff {
         .into_iter()
         .filter(|n| !covered.contains(n) && before.get(n) != after.get(n))
         .count();
+    let warnings = arch_warning(arch_of(old, &before), arch_of(new, &after))
+        .into_iter()
+        .collect();
     Diff {
         old_kernel: config_kernel(old),
         new_kernel: config_kernel(new),
         changes,
         other_changed,
+        warnings,
     }
+}
+
+/// The options that say which architecture a config is for, when its header does not
+/// (`make savedefconfig` output, hand-trimmed configs), with the architecture directory name.
+const ARCH_OPTIONS: &[(&str, &str)] = &[
+    ("CONFIG_X86", "x86"),
+    ("CONFIG_ARM64", "arm64"),
+    ("CONFIG_ARM", "arm"),
+    ("CONFIG_RISCV", "riscv"),
+    ("CONFIG_PPC", "powerpc"),
+    ("CONFIG_S390", "s390"),
+    ("CONFIG_MIPS", "mips"),
+    ("CONFIG_LOONGARCH", "loongarch"),
+];
+
+/// A config's architecture: its header's, else the first architecture option set.
+fn arch_of(text: &str, values: &Values) -> Option<String> {
+    kconfig::header(text)
+        .map(|h| h.arch.to_string())
+        .or_else(|| {
+            ARCH_OPTIONS
+                .iter()
+                .find(|(name, _)| values.get(name) == Some("y"))
+                .map(|(_, arch)| arch.to_string())
+        })
+}
+
+/// The warning when both architectures are known and differ.
+fn arch_warning(old: Option<String>, new: Option<String>) -> Option<String> {
+    let (old, new) = (old?, new?);
+    (old != new).then(|| {
+        format!(
+            "the configs are for different architectures ({old} -> {new}): options that exist \
+             on one only show as set or unset, so compare configs of one architecture"
+        )
+    })
 }
 
 /// A config's options with `# ... is not set` folded into absence.
@@ -227,6 +269,27 @@ mod tests {
             .iter()
             .find(|c| c.name == name)
             .unwrap_or_else(|| panic!("no change {name} in {:#?}", d.changes))
+    }
+
+    #[test]
+    fn configs_for_two_architectures_warn_once_naming_both() {
+        let d = diff(AMD64, RT_ARM64);
+        assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+        assert!(
+            d.warnings[0].contains("(x86 -> arm64)"),
+            "{}",
+            d.warnings[0]
+        );
+        assert!(diff(AMD64, AMD64).warnings.is_empty());
+        assert!(diff(RT_ARM64, RT_ARM64).warnings.is_empty());
+        // Without headers, the architecture options tell.
+        let bare = |arch: &str| format!("CONFIG_{arch}=y\nCONFIG_PREEMPT_RT=y\n");
+        let d = diff(&bare("X86"), &bare("ARM64"));
+        assert_eq!(d.warnings.len(), 1);
+        assert!(d.warnings[0].contains("(x86 -> arm64)"));
+        assert!(diff(&bare("X86"), &bare("X86")).warnings.is_empty());
+        // An unknown architecture is no reason to warn.
+        assert!(diff("CONFIG_HZ=250\n", &bare("ARM64")).warnings.is_empty());
     }
 
     #[test]

@@ -17,12 +17,17 @@ JSON leaves out of each thread's histogram, are counted as unknown (above the ra
 dropped, so every CPU's count equals cyclictest's cycles.
 
   cyclictest -h N / -H N output or --histfile=FILE: one row per microsecond and the '#' \
-footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'); summary lines in \
-the same output add thread ids, priority and interval.
+footer ('# Total:', '# Min/Avg/Max Latencies:', '# Histogram Overflows:'), in the layout of \
+every rt-tests release (0.28 to 2.x: no overflow count before 0.56, no minimum and average \
+before 0.73, no '# Total:' and no empty rows from 2.7); summary lines in the same output add \
+thread ids, priority and interval.
+
+  cyclictest -v output, one 'THREAD:CYCLE:LATENCY' line per sample (as piped into gzip for \
+long runs): every sample is kept exactly.
 
   cyclictest summary lines ('T: 0 (1234) P:80 I:1000 C: 1000 Min: 5 Act: 8 Avg: 9 Max: 33'), \
-as printed live or with -q: the last line of each thread counts. They hold no distribution, \
-so every percentile of such a run reads as its maximum.
+as printed live or with -q: the last line of each thread counts. They hold no distribution: \
+such a run has no percentiles and no standard deviation, shown as '-'.
 
   rtla timerlat hist output ('# RTLA timerlat histogram', 'Index IRQ-000 Thr-000 ...' rows, 'over:', 'count:', 'min:', 'avg:', 'max:'): each CPU's latency is the thread latency (Thr-, timer expiry to the thread running, as cyclictest measures); the IRQ figures go to the notes; 'over:' samples are counted as unknown.
 
@@ -34,8 +39,9 @@ them with --fail-if-worse.
 overflows)', Minimum/Maximum/Duration; or the standalone v0.1 layout with 'core_i:' and \
 'maxlat:') and its --json output. Each sample is one turn of a busy loop; a row labelled L \
 holds gaps in [L - 1 us, L) and is stored at its lower edge; samples in the last row beyond \
-its range are counted as unknown; the minimum and maximum that rt-tests 2.x rounds up are \
-stored 1 us lower; the mean is derived from the histogram.
+its range are counted as unknown; the minimum that rt-tests 2.x rounds up is stored 1 us \
+lower, its maximum is kept as oslat printed it (the worst case); the mean is derived from the \
+histogram.
 
   rtla osnoise hist output ('# RTLA osnoise histogram', 'Index CPU-000 ...'): each sample is \
 one noise event; the bucket size is taken from the step between row indices.
@@ -47,14 +53,19 @@ its average is rounded; the standard deviation is estimated; CPU numbers of hist
 summary files are cyclictest's thread numbers; a file that records no time is dated by its \
 modification time.
 
+Files compressed with gzip, xz or zstd are read as they are, recognised by their first bytes \
+(not the name); what they decompress to is bounded like a plain file. A line rtlab does not \
+know, in a file that is otherwise clearly one of these formats, is skipped and said in a note \
+printed under the run's line.
+
 Every file is parsed before anything is stored: a file rtlab cannot read is reported with its \
 line, exit status 2, and nothing is imported.";
 
 /// Options of `rtlab import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files to import (cyclictest JSON, histogram or summary output; rtla timerlat or osnoise
-    /// hist; oslat text or JSON).
+    /// Files to import (cyclictest JSON, histogram, summary or -v output; rtla timerlat or
+    /// osnoise hist; oslat text or JSON), plain or gzip/xz/zstd compressed.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".

@@ -90,7 +90,69 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
          Compare it with other oslat or osnoise runs, not with wake-up latency"
             .to_string(),
     ];
-    // Bucket width: the command line's, else the smallest step between labels, else 1 us.
+    let width = bucket_width(&r, &mut notes);
+    let mut figures = Vec::with_capacity(r.threads.len());
+    let (mut rounded, mut overflowed) = (false, 0u64);
+    for t in &r.threads {
+        let placed = thread_figures(file, t, &r, width)?;
+        rounded |= placed.rounded;
+        overflowed = overflowed.saturating_add(placed.figures.unknown);
+        figures.push(placed.figures);
+    }
+    notes.extend(figure_notes(&r, rounded, overflowed));
+    let cpus: CpuSet = figures.iter().map(|f| f.cpu).collect();
+    figures.sort_by_key(|f| f.cpu);
+    let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
+    let elapsed = r.threads.iter().filter_map(|t| t.duration).max();
+    let mut params = build::neutral_params(&cpus);
+    params.periods = max_count;
+    params.mlock = true;
+    if let Some(prio) = r.rtprio {
+        params.policy = Policy::Fifo;
+        params.priority = prio;
+    }
+    if let Some(d) = elapsed {
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        params.duration_ns = Some(Nanos(ns));
+        if let Some(period) = ns.checked_div(max_count) {
+            params.interval_ns = Nanos(period.max(1));
+        }
+        notes.push(
+            "oslat has no interval: params.interval_ns is the loop's mean period (duration / \
+             samples)"
+                .to_string(),
+        );
+    }
+    let elapsed = elapsed.unwrap_or_default();
+    let started = start_time(&r, elapsed, modified, &mut notes);
+    if r.rtprio.is_none() && format == Format::OslatText {
+        notes.push("the report names no SCHED_FIFO priority: the policy is shown as other".into());
+    }
+    let results = figures.iter().map(|f| build::cpu_result(f, 1)).collect();
+    let facts = RunFacts {
+        host: build::unknown_host(&cpus),
+        params,
+        started,
+        elapsed,
+        import: ImportInfo {
+            tool: r
+                .version
+                .map_or("oslat".to_string(), |v| format!("oslat {v}")),
+            format: format.name().to_string(),
+            file: file.to_string(),
+            resolution_ns: width,
+            command: r.command,
+            quantity: Quantity::OsNoise,
+            notes,
+            not_given: Vec::new(),
+        },
+    };
+    build::run(file, facts, results)
+}
+
+/// Step 1: the bucket width: the command line's, else the smallest step between labels, else
+/// 1 us; with its notes.
+fn bucket_width(r: &Report, notes: &mut Vec<String>) -> u64 {
     let labels: std::collections::BTreeSet<u64> = r
         .threads
         .iter()
@@ -125,82 +187,100 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
                 .to_string(),
         );
     }
+    width
+}
 
-    let mut figures = Vec::with_capacity(r.threads.len());
-    let (mut rounded, mut overflowed) = (false, 0u64);
-    for t in &r.threads {
-        let count = build::checked_total(t.rows.iter().map(|&(_, n)| n)).ok_or_else(|| {
-            ImportError::whole(
-                file,
-                format!("CPU {}: the histogram holds more than 2^64 samples", t.cpu),
-            )
-        })?;
-        let nonempty: Vec<(u64, u64)> = t.rows.iter().copied().filter(|&(_, n)| n > 0).collect();
-        let lower = |label: u64| label.saturating_sub(width);
-        let (Some(&(low_label, _)), Some(&(top_label, top_n))) =
-            (nonempty.first(), nonempty.last())
-        else {
-            figures.push(ThreadFigures {
+/// One thread's figures, and whether its minimum and maximum were printed rounded up.
+struct Placed {
+    figures: ThreadFigures,
+    rounded: bool,
+}
+
+/// Step 2: a thread's rows as samples at their lower edges, its last row's samples beyond
+/// the range as unknown, its minimum, mean and (oslat's own) maximum.
+fn thread_figures(file: &str, t: &Thread, r: &Report, width: u64) -> Result<Placed, ImportError> {
+    let count = build::checked_total(t.rows.iter().map(|&(_, n)| n)).ok_or_else(|| {
+        ImportError::whole(
+            file,
+            format!("CPU {}: the histogram holds more than 2^64 samples", t.cpu),
+        )
+    })?;
+    let nonempty: Vec<(u64, u64)> = t.rows.iter().copied().filter(|&(_, n)| n > 0).collect();
+    let lower = |label: u64| label.saturating_sub(width);
+    let (Some(&(low_label, _)), Some(&(top_label, top_n))) = (nonempty.first(), nonempty.last())
+    else {
+        return Ok(Placed {
+            figures: ThreadFigures {
                 cpu: t.cpu,
                 ..ThreadFigures::default()
-            });
-            continue;
-        };
-        // rt-tests 2.x before -W and v0.1 print min and max rounded up to whole us: their
-        // minimum is the lowest row's label (below it with --bias, which merges the rows
-        // under the bias into the lowest). Versions with -W print them truncated.
-        let up = r.width.is_none()
-            && t.min.is_none_or(|m| {
-                m >= 1000 && m.is_multiple_of(1000) && (m == low_label || (r.bias && m < low_label))
-            });
-        rounded |= up;
-        let adjust = |v: u64| if up { v.saturating_sub(1000) } else { v };
-        let min = t
-            .min
-            .map(adjust)
-            .unwrap_or(lower(low_label))
-            .min(lower(low_label));
-        let max = t.max.map(adjust).unwrap_or(lower(top_label));
-        if max.saturating_add(1000) < lower(top_label) {
-            return Err(ImportError::whole(
-                file,
-                format!(
-                    "CPU {}: oslat's maximum {} is below its highest non-empty row ({} us)",
-                    t.cpu,
-                    show_ns(max),
-                    top_label / 1000
-                ),
-            ));
-        }
-        // The highest row holds values beyond its range exactly when the maximum is.
-        let over = max >= top_label;
-        let known: Vec<(u64, u64)> = nonempty
-            .iter()
-            .filter(|&&(l, _)| !(over && l == top_label))
-            .map(|&(l, n)| (if l == low_label { min } else { lower(l) }, n))
-            .collect();
-        let unknown = if over { top_n } else { 0 };
-        overflowed = overflowed.saturating_add(unknown);
-        let mut sum: f64 = known.iter().map(|&(v, n)| v as f64 * n as f64).sum();
-        if over {
-            sum += (top_n - 1) as f64 * lower(top_label) as f64 + max as f64;
-        }
-        figures.push(ThreadFigures {
+            },
+            rounded: false,
+        });
+    };
+    // rt-tests 2.x before -W and v0.1 print min and max rounded up to whole us: their
+    // minimum is the lowest row's label (below it with --bias, which merges the rows
+    // under the bias into the lowest). Versions with -W print them truncated.
+    let up = r.width.is_none()
+        && t.min.is_none_or(|m| {
+            m >= 1000 && m.is_multiple_of(1000) && (m == low_label || (r.bias && m < low_label))
+        });
+    let adjust = |v: u64| if up { v.saturating_sub(1000) } else { v };
+    let min = t
+        .min
+        .map(adjust)
+        .unwrap_or(lower(low_label))
+        .min(lower(low_label));
+    let max = t.max.map(adjust).unwrap_or(lower(top_label));
+    // The worst case is kept as oslat printed it (an upper bound when rounded up); the
+    // adjusted value places the samples.
+    let worst = t.max.unwrap_or(max).max(lower(top_label));
+    if max.saturating_add(1000) < lower(top_label) {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "CPU {}: oslat's maximum {} is below its highest non-empty row ({} us)",
+                t.cpu,
+                show_ns(max),
+                top_label / 1000
+            ),
+        ));
+    }
+    // The highest row holds values beyond its range exactly when the maximum is.
+    let over = max >= top_label;
+    let known: Vec<(u64, u64)> = nonempty
+        .iter()
+        .filter(|&&(l, _)| !(over && l == top_label))
+        .map(|&(l, n)| (if l == low_label { min } else { lower(l) }, n))
+        .collect();
+    let unknown = if over { top_n } else { 0 };
+    let mut sum: f64 = known.iter().map(|&(v, n)| v as f64 * n as f64).sum();
+    if over {
+        sum += (top_n - 1) as f64 * lower(top_label) as f64 + max as f64;
+    }
+    Ok(Placed {
+        figures: ThreadFigures {
             cpu: t.cpu,
             tid: None,
             count,
             buckets: known,
             unknown,
             min: Some(min),
-            max: Some(max.max(lower(top_label))),
+            max: Some(worst),
             avg: (count > 0).then(|| sum / count as f64),
             last: None,
-        });
-    }
+        },
+        rounded: up,
+    })
+}
+
+/// Step 3: notes on rounding, overflow, the mean and the counter frequencies.
+fn figure_notes(r: &Report, rounded: bool, overflowed: u64) -> Vec<String> {
+    let mut notes = Vec::new();
     if rounded {
         notes.push(
-            "this oslat prints minimum and maximum rounded up to the next whole microsecond; \
-             they are stored 1 us lower, as lower bounds like the histogram"
+            "this oslat prints minimum and maximum rounded up to the next whole microsecond: \
+             the minimum is stored 1 us lower, a lower bound like the histogram; the maximum is \
+             oslat's own, the worst case (an upper bound within 1 us)"
                 .to_string(),
         );
     }
@@ -229,33 +309,18 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             freqs.join(", ")
         ));
     }
+    notes
+}
 
-    let cpus: CpuSet = figures.iter().map(|f| f.cpu).collect();
-    figures.sort_by_key(|f| f.cpu);
-    let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
-    let elapsed = r.threads.iter().filter_map(|t| t.duration).max();
-    let mut params = build::neutral_params(&cpus);
-    params.periods = max_count;
-    params.mlock = true;
-    if let Some(prio) = r.rtprio {
-        params.policy = Policy::Fifo;
-        params.priority = prio;
-    }
-    if let Some(d) = elapsed {
-        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        params.duration_ns = Some(Nanos(ns));
-        if let Some(period) = ns.checked_div(max_count) {
-            params.interval_ns = Nanos(period.max(1));
-        }
-        notes.push(
-            "oslat has no interval: params.interval_ns is the loop's mean period (duration / \
-             samples)"
-                .to_string(),
-        );
-    }
-    let elapsed = elapsed.unwrap_or_default();
-    let started = match r.started {
-        // oslat's start_time includes its pre-heat: the measurement ended at end_time.
+/// Step 4: when the measurement started: the report's end time less the measured duration
+/// (its start time includes the pre-heat), its start time, or the file's modification time.
+fn start_time(
+    r: &Report,
+    elapsed: Duration,
+    modified: SystemTime,
+    notes: &mut Vec<String>,
+) -> SystemTime {
+    match r.started {
         Some((s, Some(total))) if total >= elapsed => s
             .checked_add(total)
             .and_then(|end| end.checked_sub(elapsed))
@@ -268,29 +333,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             );
             modified.checked_sub(elapsed).unwrap_or(modified)
         }
-    };
-    if r.rtprio.is_none() && format == Format::OslatText {
-        notes.push("the report names no SCHED_FIFO priority: the policy is shown as other".into());
     }
-    let results = figures.iter().map(|f| build::cpu_result(f, 1)).collect();
-    let facts = RunFacts {
-        host: build::unknown_host(&cpus),
-        params,
-        started,
-        elapsed,
-        import: ImportInfo {
-            tool: r
-                .version
-                .map_or("oslat".to_string(), |v| format!("oslat {v}")),
-            format: format.name().to_string(),
-            file: file.to_string(),
-            resolution_ns: width,
-            command: r.command,
-            quantity: Quantity::OsNoise,
-            notes,
-        },
-    };
-    build::run(file, facts, results)
 }
 /// `001 (us): ...` → the label in ns.
 fn row_label(line: &str) -> Option<u64> {
