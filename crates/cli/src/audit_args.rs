@@ -117,7 +117,7 @@ pub enum AuditProfile {
 pub enum AuditFormat {
     /// Grouped table with fixes under problems and a summary line.
     Table,
-    /// The whole report as JSON (schema rtlab.audit/1).
+    /// The whole report as JSON (schema rtlab.audit/2).
     Json,
     /// Markdown: tables per group and details of every problem.
     Markdown,

@@ -4,8 +4,9 @@
 use model::audit::{Group, Severity};
 
 use super::log::{self, Kind};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[Check] = &[
@@ -191,7 +192,7 @@ mod tests {
     fn run(fake: &FakeRoot, check: fn(&Ctx) -> Outcome, id: &str) -> model::audit::Finding {
         let ctx = Ctx::new(fake.root(), Options::default());
         let c = CHECKS.iter().find(|c| c.id == id).unwrap();
-        check(&ctx).into_finding(c)
+        c.finding(check(&ctx))
     }
 
     #[test]

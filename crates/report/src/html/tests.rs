@@ -99,6 +99,7 @@ fn full_run() -> MeasureRun {
         counts: Counts {
             pass: 30,
             warn: 2,
+            info: 0,
             fail: 1,
             unknown: 3,
             error: 0,

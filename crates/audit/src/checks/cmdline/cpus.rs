@@ -5,8 +5,8 @@
 use model::CpuSet;
 
 use super::{CMDLINE, CpuParam, cpu_param, possible, seen, unreadable};
-use crate::check::Outcome;
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
 
 /// Lists the kernel prints of what it applied.
 const SYS_ISOLATED: &str = "/sys/devices/system/cpu/isolated";

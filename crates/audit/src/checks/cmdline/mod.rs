@@ -18,8 +18,9 @@ mod flags;
 use model::CpuSet;
 use model::audit::{Group, Severity};
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// Where the boot command line is read.
 const CMDLINE: &str = "/proc/cmdline";

@@ -2,8 +2,8 @@
 //! priority boosting, and RT group scheduling (which can refuse SCHED_FIFO outright).
 
 use super::{config, unset};
-use crate::check::Outcome;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// `kconfig.cpusets`.
 pub(super) fn cpusets(ctx: &Ctx) -> Outcome {

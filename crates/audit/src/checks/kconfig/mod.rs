@@ -20,8 +20,9 @@ use std::rc::Rc;
 use model::audit::{Group, Severity};
 use sys::parse::kconfig::{self, NOT_SET};
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 mod debug;
 mod isolation;
@@ -276,8 +277,8 @@ pub(super) mod testing {
     use model::audit::Profile;
     use testkit::FakeRoot;
 
-    use crate::check::Outcome;
     use crate::context::{Ctx, Options};
+    use crate::outcome::Outcome;
 
     /// fixtures/kconfig/config-6.1.0-50-rt-arm64 (Debian 12 PREEMPT_RT arm64, 6.1.176).
     pub(crate) const RT_ARM64: &str =
@@ -314,7 +315,7 @@ pub(super) mod testing {
             .iter()
             .find(|c| c.id == id)
             .unwrap_or_else(|| panic!("no check {id}"));
-        run_on(text, profile, check.run).into_finding(check)
+        check.finding(run_on(text, profile, check.run))
     }
 
     /// [`run_on`] in the production profile.
@@ -343,13 +344,13 @@ mod tests {
                 ..Default::default()
             },
         );
-        (check.run)(&ctx).into_finding(check).status
+        check.finding((check.run)(&ctx)).status
     }
 
     /// Every check's status on both corpus configs, in both profiles.
     #[test]
     fn corpus_configs_are_judged() {
-        use Status::{Fail, Pass, Warn};
+        use Status::{Fail, Info, Pass, Warn};
         let expected: &[(&str, [Status; 4])] = &[
             // id: RT arm64 production, RT arm64 debug, amd64 production, amd64 debug
             ("kconfig.preempt_rt", [Pass, Pass, Fail, Fail]),
@@ -361,14 +362,14 @@ mod tests {
             ("kconfig.cpusets", [Pass, Pass, Pass, Pass]),
             ("kconfig.cpu_isolation", [Pass, Pass, Pass, Pass]),
             ("kconfig.rcu_nocb_cpu", [Pass, Pass, Pass, Pass]),
-            ("kconfig.rcu_boost", [Pass, Pass, Warn, Warn]),
+            ("kconfig.rcu_boost", [Pass, Pass, Info, Info]),
             ("kconfig.rt_group_sched", [Pass, Pass, Pass, Pass]),
-            ("kconfig.latency_tracers", [Pass, Warn, Warn, Warn]),
+            ("kconfig.latency_tracers", [Pass, Warn, Info, Warn]),
             ("kconfig.debug", [Pass, Warn, Pass, Warn]),
-            ("kconfig.cpufreq_default_governor", [Warn, Warn, Warn, Warn]),
-            ("kconfig.blk_cgroup_iolatency", [Warn, Warn, Warn, Warn]),
-            ("kconfig.numa_balancing", [Pass, Pass, Warn, Warn]),
-            ("kconfig.transparent_hugepage", [Pass, Pass, Warn, Warn]),
+            ("kconfig.cpufreq_default_governor", [Info, Info, Info, Info]),
+            ("kconfig.blk_cgroup_iolatency", [Info, Info, Info, Info]),
+            ("kconfig.numa_balancing", [Pass, Pass, Info, Info]),
+            ("kconfig.transparent_hugepage", [Pass, Pass, Info, Info]),
         ];
         assert_eq!(expected.len(), CHECKS.len());
         for (check, (id, want)) in CHECKS.iter().zip(expected) {
@@ -388,7 +389,7 @@ mod tests {
         let fake = testkit::FakeRoot::new().cpus(1).kernel("6.1.0-x", "#1 SMP");
         let ctx = Ctx::new(fake.root(), Default::default());
         for check in CHECKS {
-            let f = (check.run)(&ctx).into_finding(check);
+            let f = check.finding((check.run)(&ctx));
             assert_eq!(f.status, Status::Unknown, "{}", check.id);
             assert!(f.summary.contains("/boot/config-6.1.0-x"), "{}", f.summary);
         }

@@ -13,8 +13,9 @@ use std::rc::Rc;
 use model::audit::{Group, Severity};
 use sys::parse::klog;
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 pub(crate) use classify::{Event, Kind, Scan};
 
 /// The checks of this group.

@@ -9,8 +9,9 @@ use model::audit::{Group, Severity};
 use sys::partition::Partition;
 
 use super::{cpus_word, few, split};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const ISOLATION: Check = Check {
     id: "cpu.isolation",

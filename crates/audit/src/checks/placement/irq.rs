@@ -22,8 +22,9 @@ use model::audit::{Group, Severity};
 use sys::irq::{DEFAULT_SMP_AFFINITY, Irq, to_mask};
 
 use super::{Split, count, cpus_word, few, split, split_and_irqs};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const AFFINITY: Check = Check {
     id: "irq.affinity",

@@ -20,8 +20,9 @@ use model::CpuSet;
 use sys::irq::IrqTable;
 use sys::tasks::Task;
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 mod cpu;
 pub(crate) mod irq;
@@ -237,7 +238,7 @@ mod tests {
         eprintln!("host description read in {:?}", started.elapsed());
         for check in CHECKS {
             let one = std::time::Instant::now();
-            let finding = (check.run)(&ctx).into_finding(check);
+            let finding = check.finding((check.run)(&ctx));
             eprintln!(
                 "{} {:?} in {:?}: {}",
                 finding.id,

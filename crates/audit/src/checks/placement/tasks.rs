@@ -14,8 +14,9 @@ use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
 use super::{Split, count, cpus_word, few, is_self, split_and_tasks};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
 
 pub(super) const USER_AFFINITY: Check = Check {
     id: "tasks.user_affinity",
@@ -261,7 +262,7 @@ mod tests {
     use testkit::FakeRoot;
 
     fn finding(check: &Check, ctx: &Ctx) -> Finding {
-        (check.run)(ctx).into_finding(check)
+        check.finding((check.run)(ctx))
     }
 
     #[test]

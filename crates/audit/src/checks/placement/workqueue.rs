@@ -12,8 +12,9 @@ use model::audit::{Group, Severity};
 use sys::irq::to_mask;
 
 use super::{count, cpus_word, few, split};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const UNBOUND_CPUMASK: Check = Check {
     id: "workqueue.unbound_cpumask",
@@ -195,7 +196,7 @@ mod tests {
     use testkit::FakeRoot;
 
     fn finding(check: &Check, ctx: &Ctx) -> Finding {
-        (check.run)(ctx).into_finding(check)
+        check.finding((check.run)(ctx))
     }
 
     #[test]

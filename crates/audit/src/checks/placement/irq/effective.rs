@@ -25,8 +25,8 @@ use sys::irq::Irq;
 
 use super::super::{count, cpus_word, few, split_and_irqs};
 use super::{Kind, exclusions, fired_text, kinds, move_fixes};
-use crate::check::Outcome;
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
 
 /// How long `/proc/interrupts` is watched when an IRQ's move is pending.
 pub(crate) const WINDOW: Duration = Duration::from_millis(250);

@@ -10,7 +10,7 @@ use super::*;
 use crate::context::Options;
 
 fn finding(check: &Check, ctx: &Ctx) -> Finding {
-    (check.run)(ctx).into_finding(check)
+    check.finding((check.run)(ctx))
 }
 
 fn ctx_with_rt(fake: &FakeRoot, rt: &str) -> Ctx {
