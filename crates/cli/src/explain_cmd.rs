@@ -16,7 +16,7 @@ use trace::explain::{self, Scan, WindowSpec};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::explain_stats::{self, Analysis, ExplainFormat, open, summary};
+use crate::explain_stats::{self, Analysis, ExplainFormat, open};
 use crate::store_args::DbArgs;
 
 /// The long help of `rtlab explain`.
@@ -243,7 +243,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     let doc = ExplainDoc {
         schema: SCHEMA.to_string(),
         source: name,
-        trace: Some(summary(&scan)),
+        trace: Some(trace::explain::summary(&scan)),
         explanations,
         notes,
     };
