@@ -11,7 +11,7 @@ use model::tune::{Action, Change, TunePlan};
 use sys::Root;
 
 use crate::journal::{Entry, Journal};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, tasks};
 use crate::plan::{equivalent, selected, set_env};
 use crate::tasks::{allowed, drain, move_pids, pids};
 use crate::threads::{self, Knob};
@@ -215,7 +215,8 @@ fn move_tasks(
     let (late, stayed) = drain(root, &from, &c.path, false);
     let (moved, stayed) = (moved + late, stayed.len());
     out.done.push(format!(
-        "moved {moved} tasks to {} ({stayed} cannot move: kernel threads bound to CPUs, or gone)",
+        "moved {} to {} ({stayed} cannot move: kernel threads bound to CPUs, or gone)",
+        tasks(moved),
         c.path
     ));
     Ok(())

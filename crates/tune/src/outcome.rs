@@ -26,3 +26,18 @@ pub struct Standing {
     /// Its value now, for files.
     pub now: Option<String>,
 }
+
+/// `1 task`, `3 tasks`.
+pub(crate) fn tasks(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "task" } else { "tasks" })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_task_is_singular() {
+        assert_eq!(super::tasks(1), "1 task");
+        assert_eq!(super::tasks(0), "0 tasks");
+        assert_eq!(super::tasks(12), "12 tasks");
+    }
+}

@@ -10,7 +10,7 @@
 use sys::Root;
 
 use crate::journal::{self, Entry};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, tasks};
 use crate::plan::equivalent;
 use crate::tasks::{allowed, describe, drain};
 use crate::threads::{self, Knob};
@@ -153,16 +153,17 @@ fn tasks_back(root: &Root, from: &str, to: &str, affinity: &[(u32, String)], out
     let (moved, stayed) = drain(root, to, from, true);
     if !stayed.is_empty() {
         out.refused.push(format!(
-            "{} tasks stayed in {to}: {}",
-            stayed.len(),
+            "{} stayed in {to}: {}",
+            tasks(stayed.len()),
             describe(root, &stayed)
         ));
     }
-    out.done.push(format!("moved {moved} tasks back to {from}"));
+    out.done
+        .push(format!("moved {} back to {from}", tasks(moved)));
     let restored = affinities_back(root, affinity);
     if restored > 0 {
         out.done
-            .push(format!("gave {restored} tasks their CPU affinity back"));
+            .push(format!("gave {} their CPU affinity back", tasks(restored)));
     }
 }
 

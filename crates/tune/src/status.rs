@@ -4,7 +4,7 @@
 use sys::Root;
 
 use crate::journal::{self, Entry};
-use crate::outcome::Standing;
+use crate::outcome::{Standing, tasks};
 use crate::plan::equivalent;
 use crate::tasks::pids;
 use crate::threads::{self, Knob};
@@ -59,7 +59,7 @@ pub fn status(root: &Root, journal_path: &std::path::Path) -> Result<Vec<Standin
             },
             Entry::MoveTasks { to, .. } => Standing {
                 path: to.clone(),
-                state: format!("{} tasks", pids(root, to).len()),
+                state: tasks(pids(root, to).len()),
                 now: None,
             },
         })

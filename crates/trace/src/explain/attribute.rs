@@ -103,9 +103,14 @@ fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<String>) ->
         .collect();
     let (repaired, inferred) = repair(&cpu_events, spike.cpu, window.running_at_start.clone());
     if inferred > 0 {
+        let (switches, are, were) = if inferred == 1 {
+            ("1 switch".to_string(), "is", "was")
+        } else {
+            (format!("{inferred} switches"), "are", "were")
+        };
         caveats.push(format!(
-            "{inferred} switch(es) on CPU {} are not in the trace and were inferred from the \
-             tasks its events name (some kernels do not trace switches out of the idle task)",
+            "{switches} on CPU {} {are} not in the trace and {were} inferred from the tasks its \
+             events name (some kernels do not trace switches out of the idle task)",
             spike.cpu
         ));
     }
@@ -278,9 +283,12 @@ fn milestone_caveats(found: &Found, on_cpu: &[&Ev], caveats: &mut Vec<String>) {
 /// thread moving between CPUs around its spike (a pinned thread never does).
 fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<String>) {
     if window.lost_markers > 0 {
+        let times = match window.lost_markers {
+            1 => "once".to_string(),
+            n => format!("{n} times"),
+        };
         caveats.push(format!(
-            "the kernel reported lost events {} time(s) in this window: parts may be missing",
-            window.lost_markers
+            "the kernel reported lost events {times} in this window: parts may be missing"
         ));
     }
     if window.truncated {
