@@ -10,7 +10,7 @@
 
 use model::audit::Severity;
 
-use super::{CMDLINE, seen, unreadable};
+use super::common::{CMDLINE, seen, unreadable};
 use crate::context::Ctx;
 use crate::outcome::Outcome;
 

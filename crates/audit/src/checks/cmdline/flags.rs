@@ -4,7 +4,7 @@
 use model::audit::{Profile, Severity};
 use sys::parse::cmdline::Cmdline;
 
-use super::{CMDLINE, seen, unreadable};
+use super::common::{CMDLINE, seen, unreadable};
 use crate::checks::time::is_x86;
 use crate::context::Ctx;
 use crate::outcome::Outcome;

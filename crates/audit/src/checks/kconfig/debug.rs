@@ -3,7 +3,7 @@
 
 use model::audit::{Profile, Severity};
 
-use super::{config, list};
+use super::judged::{config, list};
 use crate::context::Ctx;
 use crate::kconfig_diff::options::{DEBUG_COST, LATENCY_TRACERS, VALIDATION};
 use crate::outcome::Outcome;

@@ -5,7 +5,7 @@
 use sys::parse::kconfig::header;
 use sys::parse::preempt::{classify_version, release_version};
 
-use super::{Config, config, unset};
+use super::judged::{Config, config, unset};
 use crate::context::Ctx;
 use crate::kconfig_diff::choices::{PREEMPTION, TICK, TIMER_FREQUENCY};
 use crate::outcome::Outcome;

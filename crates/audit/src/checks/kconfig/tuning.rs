@@ -2,7 +2,7 @@
 //! latency control, automatic NUMA balancing and transparent huge pages. Each can be changed
 //! at run time too; the `power` and `sched` checks judge the values in effect.
 
-use super::{config, unset};
+use super::judged::{config, unset};
 use crate::context::Ctx;
 use crate::kconfig_diff::choices::{CPUFREQ_GOVERNOR, THP_DEFAULT};
 use crate::outcome::Outcome;

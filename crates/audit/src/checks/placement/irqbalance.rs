@@ -12,7 +12,7 @@
 use model::CpuSet;
 use model::audit::{Group, Severity};
 
-use super::{cpus_word, split, task_list};
+use super::common::{cpus_word, split, task_list};
 use crate::check::Check;
 use crate::context::Ctx;
 use crate::outcome::Outcome;

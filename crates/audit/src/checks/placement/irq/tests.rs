@@ -4,8 +4,9 @@
 use model::audit::{Finding, Fix, Status};
 use testkit::FakeRoot;
 
-use super::super::irq_table;
+use super::super::common::irq_table;
 use super::super::trees::{Tree, tuned, tuned_ctx, untuned, untuned_ctx};
+use super::effective::EFFECTIVE_AFFINITY;
 use super::*;
 use crate::context::Options;
 
