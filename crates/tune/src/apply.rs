@@ -12,7 +12,8 @@ use sys::Root;
 
 use crate::journal::{Entry, Journal};
 use crate::outcome::{Outcome, tasks};
-use crate::plan::{equivalent, selected, set_env};
+use crate::plan::irqbalance::set_env;
+use crate::plan::{equivalent, selected};
 use crate::tasks::{allowed, drain, move_pids, pids};
 use crate::threads::{self, Knob};
 

@@ -24,11 +24,7 @@ pub use owned::{Ev, TaskRef, What};
 pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
 pub use stats::{Analysis, stats, summary};
 pub use story::us;
-pub use window::{Window, WindowSpec, collect};
-
-/// How far before a deadline a window opens: long enough to see what ran when the deadline
-/// passed (the last switch, an open handler).
-pub const LOOKBACK_NS: u64 = 2_000_000;
+pub use window::{LOOKBACK_NS, Window, WindowSpec, collect};
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,9 @@ use crate::event::{self, Kind};
 use crate::line::{Event, Line};
 use crate::reader::{ReadStats, Reader};
 
+use super::attribute::Spike;
 use super::switches::{SwitchIn, Switches};
+use super::window::{LOOKBACK_NS, WindowSpec};
 
 /// One timer wake-up of a sleeping task (`clock_nanosleep`: `hrtimer_wakeup`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,20 +49,18 @@ impl Wakeup {
     }
 
     /// The window the second pass keeps to explain this wake-up: its CPU from
-    /// [`super::LOOKBACK_NS`] before the deadline to the switch-in.
-    pub fn window_spec(&self, offset_ns: i64) -> super::WindowSpec {
-        super::WindowSpec {
+    /// [`LOOKBACK_NS`] before the deadline to the switch-in.
+    pub fn window_spec(&self, offset_ns: i64) -> WindowSpec {
+        WindowSpec {
             cpu: self.cpu,
-            from_ts: self
-                .deadline_ts(offset_ns)
-                .saturating_sub(super::LOOKBACK_NS),
+            from_ts: self.deadline_ts(offset_ns).saturating_sub(LOOKBACK_NS),
             to_ts: self.switched_ts,
         }
     }
 
     /// This wake-up as a spike to explain from a trace alone (its switch-in ends it).
-    pub fn spike(&self, offset_ns: i64) -> super::Spike {
-        super::Spike {
+    pub fn spike(&self, offset_ns: i64) -> Spike {
+        Spike {
             cpu: self.cpu,
             pid: Some(self.pid),
             comm: Some(self.comm.clone()),

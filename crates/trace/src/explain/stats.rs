@@ -8,7 +8,7 @@ use model::explain::{
 };
 use model::histogram::Quantile;
 
-use super::Scan;
+use super::scan::Scan;
 
 /// Which analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
