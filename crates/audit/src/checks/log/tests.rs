@@ -304,3 +304,10 @@ fn long_messages_are_shortened_on_a_character_boundary() {
     assert!(f.evidence[0].value.ends_with("..."));
     assert!(f.evidence[0].value.chars().count() < 200);
 }
+
+#[test]
+fn message_counts_read_as_words() {
+    assert_eq!(super::messages(1), "1 message");
+    assert_eq!(super::messages(0), "0 messages");
+    assert_eq!(super::messages(40), "40 messages");
+}
