@@ -1,9 +1,11 @@
 //! What a check is ([`Check`]: fixed description plus a function from [`Ctx`] to
-//! [`Outcome`]) and what one returns, plus selecting checks by id for `--only` / `--skip`.
+//! [`Outcome`]), the finding it makes of an outcome, and selecting checks by id for
+//! `--only` / `--skip`.
 
-use model::audit::{Evidence, Finding, Fix, Group, Severity, Status};
+use model::audit::{Finding, Group, Severity, Status};
 
 use crate::context::Ctx;
+use crate::outcome::{Judged, Outcome};
 
 /// One check: data describing it, and the function that looks.
 pub struct Check {
@@ -27,146 +29,26 @@ impl std::fmt::Debug for Check {
     }
 }
 
-/// What a check saw. Build one with [`Outcome::pass`], [`Outcome::problem`] or
-/// [`Outcome::unknown`], then add evidence and fixes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outcome {
-    verdict: Verdict,
-    summary: String,
-    evidence: Vec<Evidence>,
-    fix: Vec<Fix>,
-    severity: Option<Severity>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
-    Pass,
-    /// A problem; its status follows the (possibly overridden) severity.
-    Problem,
-    /// A problem explicitly milder than the check's severity.
-    Warn,
-    Unknown,
-}
-
-impl Outcome {
-    fn new(verdict: Verdict, summary: impl Into<String>) -> Outcome {
-        Outcome {
-            verdict,
-            summary: summary.into(),
-            evidence: Vec::new(),
-            fix: Vec::new(),
-            severity: None,
-        }
-    }
-
-    /// Nothing to fix.
-    pub fn pass(summary: impl Into<String>) -> Outcome {
-        Outcome::new(Verdict::Pass, summary)
-    }
-
-    /// The problem this check looks for; status `fail` or `warn` by severity.
-    pub fn problem(summary: impl Into<String>) -> Outcome {
-        Outcome::new(Verdict::Problem, summary)
-    }
-
-    /// A lesser problem than the check's severity: status `warn` whatever the severity.
-    pub fn warn(summary: impl Into<String>) -> Outcome {
-        Outcome::new(Verdict::Warn, summary)
-    }
-
-    /// The input could not be read; `reason` says which and why.
-    pub fn unknown(reason: impl Into<String>) -> Outcome {
-        Outcome::new(Verdict::Unknown, reason)
-    }
-
-    /// Adds what was read (`source`) and seen (`value`).
-    pub fn evidence(mut self, source: impl Into<String>, value: impl Into<String>) -> Outcome {
-        self.evidence.push(Evidence {
-            source: source.into(),
-            value: value.into(),
-        });
-        self
-    }
-
-    /// Adds a fix.
-    pub fn fix(mut self, fix: Fix) -> Outcome {
-        self.fix.push(fix);
-        self
-    }
-
-    /// Adds a `Write` fix.
-    pub fn fix_write(self, path: impl Into<String>, value: impl Into<String>) -> Outcome {
-        self.fix(Fix::Write {
-            path: path.into(),
-            value: value.into(),
-        })
-    }
-
-    /// Adds a `BootParam` fix.
-    pub fn fix_boot(self, param: impl Into<String>) -> Outcome {
-        self.fix(Fix::BootParam {
-            param: param.into(),
-        })
-    }
-
-    /// Adds a `KernelConfig` fix.
-    pub fn fix_config(self, setting: impl Into<String>) -> Outcome {
-        self.fix(Fix::KernelConfig {
-            setting: setting.into(),
-        })
-    }
-
-    /// Adds a `Command` fix.
-    pub fn fix_command(self, command: impl Into<String>) -> Outcome {
-        self.fix(Fix::Command {
-            command: command.into(),
-        })
-    }
-
-    /// Adds an `Advice` fix.
-    pub fn fix_advice(self, text: impl Into<String>) -> Outcome {
-        self.fix(Fix::Advice { text: text.into() })
-    }
-
-    /// Overrides the check's severity for this machine (a profile that flips what is wanted).
-    pub fn with_severity(mut self, severity: Severity) -> Outcome {
-        self.severity = Some(severity);
-        self
-    }
-
-    /// Whether this outcome passed (for tests).
-    pub fn passed(&self) -> bool {
-        self.verdict == Verdict::Pass
-    }
-
-    /// The one-line summary (for tests).
-    pub fn summary(&self) -> &str {
-        &self.summary
-    }
-
-    /// Turns the outcome into the finding of `check`.
-    pub fn into_finding(self, check: &Check) -> Finding {
-        let severity = self.severity.unwrap_or(check.severity);
-        let status = match self.verdict {
-            Verdict::Pass => Status::Pass,
-            Verdict::Problem => Status::of_problem(severity),
-            Verdict::Warn => Status::Warn,
-            Verdict::Unknown => Status::Unknown,
-        };
-        let fix = if status == Status::Pass {
-            Vec::new()
-        } else {
-            self.fix
-        };
+impl Check {
+    /// The finding this check makes of `outcome`: the check's description, the outcome's
+    /// status (from the check's severity unless the outcome overrides it) and evidence.
+    pub fn finding(&self, outcome: Outcome) -> Finding {
+        let Judged {
+            status,
+            severity,
+            summary,
+            evidence,
+            fix,
+        } = outcome.judge(self.severity);
         Finding {
-            id: check.id.to_string(),
-            title: check.title.to_string(),
-            group: check.group,
+            id: self.id.to_string(),
+            title: self.title.to_string(),
+            group: self.group,
             severity,
             status,
-            summary: self.summary,
-            evidence: self.evidence,
-            why: check.why.to_string(),
+            summary,
+            evidence,
+            why: self.why.to_string(),
             fix,
         }
     }
@@ -285,20 +167,17 @@ mod tests {
     #[test]
     fn outcomes_become_findings_with_status_from_severity() {
         let c = check("a.x", Severity::Fail);
-        let f = Outcome::problem("bad").fix_boot("x=1").into_finding(&c);
+        let f = c.finding(Outcome::problem("bad").fix_boot("x=1"));
         assert_eq!((f.status, f.severity), (Status::Fail, Severity::Fail));
-        let f = Outcome::problem("bad")
-            .with_severity(Severity::Info)
-            .into_finding(&c);
-        assert_eq!((f.status, f.severity), (Status::Warn, Severity::Info));
-        let f = Outcome::warn("meh").into_finding(&c);
+        let f = c.finding(Outcome::problem("bad").with_severity(Severity::Info));
+        assert_eq!((f.status, f.severity), (Status::Info, Severity::Info));
+        let f = c.finding(Outcome::warn("meh"));
         assert_eq!(f.status, Status::Warn);
+        let advice = check("a.y", Severity::Info);
+        assert_eq!(advice.finding(Outcome::warn("meh")).status, Status::Info);
         // A pass carries no fix even if one was attached.
-        let f = Outcome::pass("fine").fix_boot("x=1").into_finding(&c);
+        let f = c.finding(Outcome::pass("fine").fix_boot("x=1"));
         assert!(f.fix.is_empty());
-        assert_eq!(
-            Outcome::unknown("r").into_finding(&c).status,
-            Status::Unknown
-        );
+        assert_eq!(c.finding(Outcome::unknown("r")).status, Status::Unknown);
     }
 }

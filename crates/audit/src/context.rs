@@ -202,10 +202,10 @@ impl Ctx {
 
     /// The real-time CPUs, or the `unknown` outcome a placement check returns when no CPU is
     /// set apart (the `cpu.isolation` check reports the absence itself).
-    pub fn rt_cpus_or_unknown(&self) -> Result<&CpuSet, crate::check::Outcome> {
+    pub fn rt_cpus_or_unknown(&self) -> Result<&CpuSet, crate::outcome::Outcome> {
         let rt = self.rt();
         if rt.cpus.is_empty() {
-            Err(crate::check::Outcome::unknown(
+            Err(crate::outcome::Outcome::unknown(
                 "no real-time CPUs are set apart (no isolcpus=, nohz_full= or cpuset partition); name them with --rt-cpus LIST",
             ))
         } else {

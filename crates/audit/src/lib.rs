@@ -16,6 +16,8 @@ pub mod check;
 pub mod checks;
 pub mod context;
 pub mod kconfig_diff;
+pub mod outcome;
+mod overlap;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -23,13 +25,14 @@ use std::time::Instant;
 use model::audit::{AuditReport, Counts, Finding, SCHEMA};
 use sys::Root;
 
-pub use check::{Check, Outcome, UnknownCheck};
+pub use check::{Check, UnknownCheck};
 pub use checks::catalogue;
 pub use checks::placement::irq::{Kind as IrqKind, classify as classify_irq};
 pub use checks::placement::irqbalance::{
     banned_by_vars as irqbalance_banned, env_file as irqbalance_env_file,
 };
 pub use context::{Ctx, Options};
+pub use outcome::Outcome;
 
 /// Which checks to run: ids, groups or `prefix*` patterns (see [`check::matches`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -68,6 +71,7 @@ pub fn run(
     let ctx = Ctx::new(root.clone(), options.clone());
     let mut findings: Vec<Finding> = checks.iter().map(|c| run_one(c, &ctx)).collect();
     findings.sort_by_key(|f| f.group);
+    overlap::count_once(&mut findings, options);
     if !root.is_host() {
         for f in &mut findings {
             unroot(f, root);
@@ -110,7 +114,7 @@ fn unroot(finding: &mut Finding, root: &Root) {
 /// Runs one check; a panic becomes an `error` finding instead of ending the audit.
 fn run_one(check: &Check, ctx: &Ctx) -> Finding {
     match catch_unwind(AssertUnwindSafe(|| (check.run)(ctx))) {
-        Ok(outcome) => outcome.into_finding(check),
+        Ok(outcome) => check.finding(outcome),
         Err(payload) => {
             let message = payload
                 .downcast_ref::<&str>()

@@ -98,9 +98,8 @@ fn paint(colour: bool, status: Status, label: &str) -> String {
     }
     let code = match status {
         Status::Fail | Status::Error => "1;31",
-        Status::Warn if label == "info" => "36",
         Status::Warn => "33",
-        Status::Unknown => "36",
+        Status::Info | Status::Unknown => "36",
         Status::Pass => "32",
     };
     format!("\x1b[{code}m{label}\x1b[0m")

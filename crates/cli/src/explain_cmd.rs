@@ -15,7 +15,7 @@ use trace::explain::{self, Scan, WindowSpec};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::explain_stats::{self, open, summary};
+use crate::explain_stats::{self, open};
 use crate::flags::{ExplainArgs, ExplainFormat};
 
 /// `rtlab explain`.
@@ -63,7 +63,7 @@ fn looks_like_json(path: &Path) -> Result<bool> {
     let mut head = [0u8; 256];
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+        .map_err(|e| UsageError(format!("{}: {}", path.display(), sys::fs::plain_io(&e))))?;
     Ok(head[..n]
         .iter()
         .find(|b| !b.is_ascii_whitespace())
@@ -178,7 +178,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     let doc = ExplainDoc {
         schema: SCHEMA.to_string(),
         source: name,
-        trace: Some(summary(&scan)),
+        trace: Some(trace::explain::summary(&scan)),
         explanations,
         notes,
     };

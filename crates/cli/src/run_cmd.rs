@@ -81,13 +81,11 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
 fn audit_brief(report: &model::audit::AuditReport) -> String {
     let mut out = format!("audit: {}\n", report::audit::summary_line(report));
     let mut shown = 0;
-    // Failures first, then warnings, then advice (warn status, info severity).
-    let advice = |f: &&model::audit::Finding| f.severity == model::audit::Severity::Info;
-    let fails = report.findings.iter().filter(|f| f.status == Status::Fail);
-    let warns = report.findings.iter().filter(|f| f.status == Status::Warn);
-    for f in fails
-        .chain(warns.clone().filter(|f| !advice(f)))
-        .chain(warns.filter(advice))
+    // Failures first, then warnings, then advice.
+    let with = |s: Status| report.findings.iter().filter(move |f| f.status == s);
+    for f in with(Status::Fail)
+        .chain(with(Status::Warn))
+        .chain(with(Status::Info))
         .take(8)
     {
         out.push_str(&format!(
@@ -101,7 +99,7 @@ fn audit_brief(report: &model::audit::AuditReport) -> String {
         }
         shown += 1;
     }
-    let problems = (report.counts.fail + report.counts.warn) as usize;
+    let problems = (report.counts.fail + report.counts.warn + report.counts.info) as usize;
     if problems > shown {
         out.push_str(&format!(
             "  ... and {} more: `rtlab audit` lists them all\n",

@@ -36,7 +36,7 @@ fn exit_status_follows_failures() {
     let (tuned, out) = audit_json(&tree("arm64-8cpu-rt-tuned"), &[]);
     assert_eq!(tuned.counts.fail, 0);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(tuned.schema, "rtlab.audit/1");
+    assert_eq!(tuned.schema, "rtlab.audit/2");
 
     let (untuned, out) = audit_json(&tree("x86-8cpu-rt-untuned"), &[]);
     assert!(untuned.counts.fail > 0);
@@ -277,7 +277,7 @@ fn measurement_results_carry_the_audit_summary() {
     let run = MeasureRun::from_json(&String::from_utf8_lossy(&out.stdout))
         .unwrap_or_else(|e| panic!("{e}\nstderr: {}", String::from_utf8_lossy(&out.stderr)));
     let audit = run.audit.expect("audit summary");
-    assert_eq!(audit.schema, "rtlab.audit/1");
+    assert_eq!(audit.schema, "rtlab.audit/2");
     assert!(audit.counts.fail > 0);
     assert_eq!(audit.top[0].status, Status::Fail);
     assert!(audit.top.len() <= 10);

@@ -14,11 +14,13 @@
 pub mod cell;
 pub mod clock;
 pub mod config;
+mod env;
 pub mod preflight;
 mod result;
 pub mod run;
 mod sampler;
 mod seqlock;
+mod threads;
 pub mod tracing;
 
 pub use clock::{Clock, FakeClock, FakeScript, RealClock};

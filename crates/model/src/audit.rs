@@ -1,17 +1,18 @@
 //! The result of `rtlab audit`: findings with evidence and fixes, the document behind the JSON
-//! schema `rtlab.audit/1`, and the short [`AuditSummary`] a measurement result carries.
+//! schema `rtlab.audit/2`, and the short [`AuditSummary`] a measurement result carries.
 //!
 //! A finding pairs a check's fixed description (id, title, why it matters, severity) with what
 //! the check saw on this machine (status, evidence, the fix). Severity says how much a problem
-//! found by that check weighs; status says what was found: a `fail`-severity check that finds
-//! its problem reports status `fail`, a `warn`- or `info`-severity one status `warn`.
+//! found by that check weighs; status says what was found: a check that finds its problem
+//! reports the status of its severity (`fail`, `warn` or `info`), unless the check itself
+//! judges the problem milder (`warn`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::cpuset::CpuSet;
 
 /// The schema id written into every audit report.
-pub const SCHEMA: &str = "rtlab.audit/1";
+pub const SCHEMA: &str = "rtlab.audit/2";
 
 /// How much a problem found by a check weighs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -42,8 +43,10 @@ impl Severity {
 pub enum Status {
     /// A problem of `fail` severity.
     Fail,
-    /// A problem of `warn` or `info` severity.
+    /// A problem of `warn` severity (or one its check judged milder than its severity).
     Warn,
+    /// A problem of `info` severity: advice, a matter of the workload or of taste.
+    Info,
     /// The check could not read what it needs (the reason is in the finding).
     Unknown,
     /// The check itself went wrong (a bug in rtlab, reported rather than hidden).
@@ -58,6 +61,7 @@ impl Status {
         match self {
             Status::Pass => "pass",
             Status::Warn => "warn",
+            Status::Info => "info",
             Status::Fail => "fail",
             Status::Unknown => "unknown",
             Status::Error => "error",
@@ -68,7 +72,8 @@ impl Status {
     pub fn of_problem(severity: Severity) -> Status {
         match severity {
             Severity::Fail => Status::Fail,
-            Severity::Warn | Severity::Info => Status::Warn,
+            Severity::Warn => Status::Warn,
+            Severity::Info => Status::Info,
         }
     }
 }
@@ -264,6 +269,10 @@ pub struct Counts {
     pub pass: u32,
     /// Warnings.
     pub warn: u32,
+    /// Advice: problems of `info` severity. Absent (0) in summaries written before
+    /// `rtlab.audit/2`, which counted them as warnings.
+    #[serde(default)]
+    pub info: u32,
     /// Failures.
     pub fail: u32,
     /// Checks that could not read their input.
@@ -280,6 +289,7 @@ impl Counts {
             match f.status {
                 Status::Pass => c.pass += 1,
                 Status::Warn => c.warn += 1,
+                Status::Info => c.info += 1,
                 Status::Fail => c.fail += 1,
                 Status::Unknown => c.unknown += 1,
                 Status::Error => c.error += 1,
@@ -290,11 +300,11 @@ impl Counts {
 
     /// All findings counted.
     pub fn total(&self) -> u32 {
-        self.pass + self.warn + self.fail + self.unknown + self.error
+        self.pass + self.warn + self.info + self.fail + self.unknown + self.error
     }
 }
 
-/// The whole audit of one machine: the document behind `rtlab.audit/1`.
+/// The whole audit of one machine: the document behind `rtlab.audit/2`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditReport {
@@ -425,7 +435,7 @@ mod tests {
     fn problems_take_their_status_from_severity() {
         assert_eq!(Status::of_problem(Severity::Fail), Status::Fail);
         assert_eq!(Status::of_problem(Severity::Warn), Status::Warn);
-        assert_eq!(Status::of_problem(Severity::Info), Status::Warn);
+        assert_eq!(Status::of_problem(Severity::Info), Status::Info);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Why a spike happened: the trace a run captured (`measure --trace`) and the explanations
 //! built from it, in the measurement document and in `rtlab explain`'s JSON
-//! (`rtlab.explain/1`). Pure data; the trace room builds it.
+//! (`rtlab.explain/1`); and the whole-trace analyses of `rtlab explain irqs|sched|wakeups`
+//! ([`TraceStats`], `rtlab.trace-stats/1`) with what to do about a slow handler
+//! ([`HandlerFix`]). Pure data; the trace room builds it.
 //!
 //! An [`Explanation`] follows one late wake-up on one CPU from the deadline (the timer's
 //! expiry) to the thread running, and splits the delay into [`Part`]s: the timer interrupt's
@@ -8,6 +10,8 @@
 //! switch, and what the trace does not cover. Times in a part are offsets from the deadline.
 
 use serde::{Deserialize, Serialize};
+
+use crate::histogram::Histogram;
 
 /// Schema id of `rtlab explain --format json`.
 pub const SCHEMA: &str = "rtlab.explain/1";
@@ -253,4 +257,290 @@ pub struct TraceSummary {
     pub wakeups: u64,
     /// Trace clock minus the hrtimer clock, ns.
     pub clock_offset_ns: i64,
+}
+
+/// Schema id of `rtlab explain irqs|sched|wakeups --format json`.
+pub const STATS_SCHEMA: &str = "rtlab.trace-stats/1";
+
+/// `rtlab explain irqs|sched|wakeups --format json`: one whole-trace analysis.
+///
+/// Not `deny_unknown_fields`: serde cannot refuse unknown fields beside a flattened enum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceStats {
+    /// Always [`STATS_SCHEMA`].
+    pub schema: String,
+    /// The trace file read.
+    pub source: String,
+    /// What the trace held.
+    pub trace: TraceSummary,
+    /// Rows whose maximum is above this are marked (`--threshold`), ns.
+    pub threshold_ns: u64,
+    /// The analysis (`analysis`: `irqs`, `sched` or `wakeups`) and its rows (`rows`), at most
+    /// `--top` of them, worst first (`wakeups`: every CPU, ascending).
+    #[serde(flatten)]
+    pub rows: StatsRows,
+}
+
+/// An analysis's rows, tagged with its name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "analysis", content = "rows", rename_all = "lowercase")]
+pub enum StatsRows {
+    /// Interrupt handler and softirq durations.
+    Irqs(Vec<HandlerRow>),
+    /// Each task's wake-up-to-run delay and migrations.
+    Sched(Vec<TaskRow>),
+    /// Each CPU's timer wake-up latency of real-time tasks.
+    Wakeups(Vec<CpuRow>),
+}
+
+/// One interrupt handler or softirq: how long it ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandlerRow {
+    /// `irq 36 virtio1-req.0`, `softirq TIMER`, `local_timer interrupt`.
+    pub handler: String,
+    /// Times it ran.
+    pub runs: u64,
+    /// Time it ran in all, ns.
+    pub total_ns: u64,
+    /// Its 99th percentile, the lower edge of the histogram bucket holding it, ns.
+    pub p99_ns: u64,
+    /// Its longest run, ns.
+    pub max_ns: u64,
+    /// When the longest run started (trace clock), ns.
+    pub max_at_ns: u64,
+    /// The CPU of the longest run.
+    pub max_cpu: u32,
+    /// Runs longer than the threshold.
+    pub over_threshold: u64,
+}
+
+/// One task: its delays from wake-up to running, and its migrations.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRow {
+    /// Its name (the last seen).
+    pub comm: String,
+    /// Its pid.
+    pub pid: u32,
+    /// Its kernel priority (the last seen): below 0 deadline, 0..=99 real-time (lower is
+    /// more urgent), 100..=139 normal.
+    pub prio: i32,
+    /// Wake-ups followed by a switch-in.
+    pub wakeups: u64,
+    /// The 99th percentile delay (bucket lower edge), ns.
+    pub p99_ns: u64,
+    /// The longest delay, ns.
+    pub max_ns: u64,
+    /// When that switch-in was (trace clock), ns.
+    pub max_at_ns: u64,
+    /// Its CPU.
+    pub max_cpu: u32,
+    /// Times it moved to another CPU.
+    pub migrations: u64,
+}
+
+/// One CPU: real-time tasks' timer wake-up latencies, deadline to switch-in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuRow {
+    /// The CPU.
+    pub cpu: u32,
+    /// Wake-ups.
+    pub wakeups: u64,
+    /// The smallest (lower edge of the lowest bucket), ns.
+    pub min_ns: u64,
+    /// Percentiles (bucket lower edges), ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p99_9_ns: u64,
+    /// The largest, exact, ns.
+    pub max_ns: u64,
+    /// All of them, in the measure document's histogram scheme.
+    pub histogram: Histogram,
+}
+
+/// What the text of an analysis says of all its rows, including those past `--top`; not in
+/// the JSON.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatsTally {
+    /// Rows the analysis found (handlers, tasks, CPUs) before `--top`.
+    pub rows: usize,
+    /// The handlers whose maximum is above the threshold, worst first.
+    pub over_threshold: Vec<String>,
+    /// Real-time tasks that migrated between CPUs.
+    pub rt_migrating: usize,
+}
+
+/// What to do about an interrupt handler or softirq that runs long, by what it is: the
+/// advice under `rtlab explain irqs`. A softirq's fix is where its work comes from, not the
+/// IRQ affinity of a hard interrupt.
+///
+/// Kernel facts behind the texts: on PREEMPT_RT every IRQ not marked `IRQF_NO_THREAD` runs
+/// in a thread (`force_irqthreads`, kernel/irq/manage.c), and a softirq runs in the thread
+/// that raised it or in `ksoftirqd/N`, the timer softirqs in `ktimers/N` (kernel/softirq.c),
+/// at those threads' priorities; elsewhere softirqs run on interrupt exit with preemption
+/// off. Network receive runs on the CPU whose NIC queue interrupted, and RPS/XPS steer
+/// protocol work and transmit queues (Documentation/networking/scaling.rst). Timers expire on
+/// the CPU that armed them; `nohz_full=` CPUs leave unpinned timers to housekeeping CPUs
+/// (Documentation/timers/no_hz.rst) and `kernel.timer_migration` lets idle CPUs' timers move
+/// (Documentation/admin-guide/sysctl/kernel.rst). RCU callbacks run in the RCU softirq unless
+/// `rcu_nocbs=` offloads them to `rcuo` threads, which `nohz_full=` implies on kernels with
+/// CONFIG_RCU_NOCB_CPU (Documentation/admin-guide/kernel-per-CPU-kthreads.rst). The SCHED
+/// softirq is load balancing, absent from CPUs outside scheduler domains (`isolcpus=domain`,
+/// an isolated cpuset partition: Documentation/admin-guide/cgroup-v2.rst). Block completions
+/// run where the device interrupted or go back to the submitting CPU (`rq_affinity`,
+/// Documentation/ABI/stable/sysfs-block). Tasklets run on the CPU that scheduled them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HandlerFix {
+    /// A device's hard interrupt handler (`irq 41 eth0`).
+    HardIrq,
+    /// A CPU-local interrupt vector (`local_timer interrupt`, `reschedule interrupt`).
+    Vector,
+    /// `NET_RX`, `NET_TX`.
+    Network,
+    /// `TIMER`, `HRTIMER`.
+    Timers,
+    /// `RCU`.
+    Rcu,
+    /// `SCHED`.
+    Sched,
+    /// `BLOCK`, `IRQ_POLL`.
+    Block,
+    /// `HI`, `TASKLET`.
+    Tasklet,
+    /// A softirq without a known name.
+    OtherSoftirq,
+}
+
+impl HandlerFix {
+    /// The fix for the handler named as the scan names them (`irq 41 eth0`, `softirq
+    /// NET_RX`, `softirq 3`, `local_timer interrupt`).
+    pub fn of(handler: &str) -> HandlerFix {
+        if let Some(softirq) = handler.strip_prefix("softirq ") {
+            return HandlerFix::of_softirq(softirq.trim());
+        }
+        if handler.ends_with(" interrupt") {
+            return HandlerFix::Vector;
+        }
+        HandlerFix::HardIrq
+    }
+
+    /// The fix for softirq `name` (`NET_RX`), or its vector number (`3`) in the kernel's
+    /// order (`softirq_to_name`, kernel/softirq.c).
+    fn of_softirq(name: &str) -> HandlerFix {
+        const BY_NUMBER: [&str; 10] = [
+            "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER",
+            "RCU",
+        ];
+        let name = name
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| BY_NUMBER.get(n).copied())
+            .unwrap_or(name);
+        match name {
+            "NET_RX" | "NET_TX" => HandlerFix::Network,
+            "TIMER" | "HRTIMER" => HandlerFix::Timers,
+            "RCU" => HandlerFix::Rcu,
+            "SCHED" => HandlerFix::Sched,
+            "BLOCK" | "IRQ_POLL" => HandlerFix::Block,
+            "HI" | "TASKLET" => HandlerFix::Tasklet,
+            _ => HandlerFix::OtherSoftirq,
+        }
+    }
+
+    /// Whether the handler is a softirq (then [`SOFTIRQ_CONTEXT`] applies too).
+    pub fn is_softirq(self) -> bool {
+        !matches!(self, HandlerFix::HardIrq | HandlerFix::Vector)
+    }
+
+    /// What to do, in words.
+    pub fn advice(self) -> &'static str {
+        match self {
+            HandlerFix::HardIrq => {
+                "a hard interrupt handler that long delays every real-time thread on its CPU; move its IRQ off the real-time CPUs (/proc/irq/N/smp_affinity_list) or make it a threaded IRQ (boot with threadirqs; PREEMPT_RT threads every IRQ not marked IRQF_NO_THREAD)"
+            }
+            HandlerFix::Vector => {
+                "a CPU-local interrupt (local timer, IPI, irq_work) that IRQ affinity cannot move; find what raises it on the real-time CPUs (hrtimers armed there, IPIs sent from other CPUs) and move that work away; nohz_full= stops the periodic tick on a CPU running one task"
+            }
+            HandlerFix::Network => {
+                "network processing runs on the CPU whose NIC queue interrupted: move the NIC queues' IRQs to housekeeping CPUs, and steer receive processing with RPS (/sys/class/net/DEV/queues/rx-N/rps_cpus) and transmit queues with XPS (tx-N/xps_cpus) away from the real-time CPUs"
+            }
+            HandlerFix::Timers => {
+                "expiring timers run on the CPU that armed them (hrtimers not marked hard expire here on PREEMPT_RT): move the tasks that arm them off the real-time CPUs, boot with nohz_full= so unpinned timers go to housekeeping CPUs, and turn timer migration off (echo 0 > /proc/sys/kernel/timer_migration) so idle CPUs' timers are not pushed onto them"
+            }
+            HandlerFix::Rcu => {
+                "RCU callbacks run in this softirq on the CPU that queued them: boot with rcu_nocbs= naming the real-time CPUs (nohz_full= implies it on kernels with CONFIG_RCU_NOCB_CPU) and keep the rcuo threads that then run them on housekeeping CPUs"
+            }
+            HandlerFix::Sched => {
+                "this is the scheduler's load balancing: take the real-time CPUs out of it with isolcpus=domain,CPUS or an isolated cpuset partition (cpuset.cpus.partition=isolated)"
+            }
+            HandlerFix::Block => {
+                "block I/O completions run on the CPU the storage device interrupted, or go back to the CPU that submitted the request (/sys/block/DEV/queue/rq_affinity): keep storage IRQs and the tasks doing I/O off the real-time CPUs"
+            }
+            HandlerFix::Tasklet => {
+                "a tasklet runs on the CPU whose interrupt handler scheduled it: move that device's IRQ off the real-time CPUs"
+            }
+            HandlerFix::OtherSoftirq => {
+                "find which interrupt or task raises it on the real-time CPUs (softirq_raise events show it) and move that off them"
+            }
+        }
+    }
+}
+
+/// Where a softirq runs, which decides whom it delays: said once under the softirqs' fixes.
+pub const SOFTIRQ_CONTEXT: &str = "on PREEMPT_RT a softirq runs in the thread that raised it or in ksoftirqd/N (timer softirqs in ktimers/N) at that thread's priority, so a real-time thread of higher priority preempts it; on other kernels it runs on interrupt exit with preemption off and delays every thread on its CPU";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handlers_get_the_fix_of_what_they_are() {
+        assert_eq!(HandlerFix::of("irq 41 eth0-rx-0"), HandlerFix::HardIrq);
+        assert_eq!(HandlerFix::of("local_timer interrupt"), HandlerFix::Vector);
+        assert_eq!(HandlerFix::of("softirq NET_RX"), HandlerFix::Network);
+        assert_eq!(HandlerFix::of("softirq NET_TX"), HandlerFix::Network);
+        assert_eq!(HandlerFix::of("softirq TIMER"), HandlerFix::Timers);
+        assert_eq!(HandlerFix::of("softirq HRTIMER"), HandlerFix::Timers);
+        assert_eq!(HandlerFix::of("softirq RCU"), HandlerFix::Rcu);
+        assert_eq!(HandlerFix::of("softirq SCHED"), HandlerFix::Sched);
+        assert_eq!(HandlerFix::of("softirq BLOCK"), HandlerFix::Block);
+        assert_eq!(HandlerFix::of("softirq TASKLET"), HandlerFix::Tasklet);
+        // Unnamed softirqs by their vector number, in the kernel's order.
+        assert_eq!(HandlerFix::of("softirq 3"), HandlerFix::Network);
+        assert_eq!(HandlerFix::of("softirq 9"), HandlerFix::Rcu);
+        assert_eq!(HandlerFix::of("softirq 12"), HandlerFix::OtherSoftirq);
+        assert!(HandlerFix::of("softirq RCU").is_softirq());
+        assert!(!HandlerFix::of("irq 9 acpi").is_softirq());
+        // A softirq is never told to move "its IRQ" or to become a threaded IRQ.
+        for fix in [
+            HandlerFix::Network,
+            HandlerFix::Timers,
+            HandlerFix::Rcu,
+            HandlerFix::Sched,
+            HandlerFix::Block,
+            HandlerFix::OtherSoftirq,
+        ] {
+            assert!(!fix.advice().contains("threaded IRQ"), "{fix:?}");
+        }
+    }
+
+    #[test]
+    fn trace_stats_carry_their_analysis_as_a_tag() {
+        let doc = TraceStats {
+            schema: STATS_SCHEMA.to_string(),
+            source: "t".to_string(),
+            trace: TraceSummary::default(),
+            threshold_ns: 50_000,
+            rows: StatsRows::Sched(Vec::new()),
+        };
+        let value = serde_json::to_value(&doc).unwrap();
+        assert_eq!(value["analysis"], "sched");
+        assert_eq!(value["rows"], serde_json::json!([]));
+        let back: TraceStats = serde_json::from_value(value).unwrap();
+        assert_eq!(back, doc);
+    }
 }

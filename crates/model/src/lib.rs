@@ -3,7 +3,7 @@
 //! This crate owns time values ([`Nanos`] and the unit-carrying duration syntax), CPU sets
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
-//! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/1`),
+//! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/2`),
 //! and the bounds on everything that comes from outside ([`limits`]).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::audit::{AuditReport, AuditSummary, Finding, Group, Severity, Status};
+use rtlab_model::audit::{AuditReport, AuditSummary, Finding, Group, Status};
 
 /// How much of each finding the terminal table shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,13 +15,13 @@ pub struct AuditStyle {
     pub verbose: bool,
 }
 
-/// The label of a finding in the table, padded to one width: its status, except that a
-/// problem of `info` severity reads `info` (advice, not a warning).
+/// The label of a finding in the table, padded to one width: its status, problems in capitals,
+/// advice (`info`) in lower case like a pass.
 pub fn status_label(finding: &Finding) -> &'static str {
     match finding.status {
         Status::Fail => "FAIL",
-        Status::Warn if finding.severity == Severity::Info => "info",
         Status::Warn => "WARN",
+        Status::Info => "info",
         Status::Pass => "pass",
         Status::Unknown => "  ? ",
         Status::Error => "ERR!",
@@ -46,27 +46,22 @@ fn header(report: &AuditReport) -> String {
 /// The closing summary line: counts by status and the time taken.
 pub fn summary_line(report: &AuditReport) -> String {
     let c = report.counts;
-    let advice = report
-        .findings
-        .iter()
-        .filter(|f| f.status == Status::Warn && f.severity == Severity::Info)
-        .count();
-    let warn = if advice > 0 {
-        format!("{} warn ({advice} of them info)", c.warn)
-    } else {
-        format!("{} warn", c.warn)
-    };
-    let mut parts = vec![format!("{} fail", c.fail), warn, format!("{} pass", c.pass)];
+    let mut parts = vec![format!("{} fail", c.fail), format!("{} warn", c.warn)];
+    if c.info > 0 {
+        parts.push(format!("{} info", c.info));
+    }
+    parts.push(format!("{} pass", c.pass));
     if c.unknown > 0 {
         parts.push(format!("{} unknown", c.unknown));
     }
     if c.error > 0 {
         parts.push(format!("{} error", c.error));
     }
+    let total = c.total();
     format!(
-        "{} ({} checks in {} ms)",
+        "{} ({total} {} in {} ms)",
         parts.join(", "),
-        c.total(),
+        if total == 1 { "check" } else { "checks" },
         report.elapsed_us.div_ceil(1000)
     )
 }
@@ -309,15 +304,28 @@ Scheduler and memory
     }
 
     #[test]
-    fn advice_reads_as_info() {
-        let mut f = finding("cmdline.tsc", Group::Cmdline, Status::Warn, "no tsc=");
-        assert_eq!(status_label(&f), "WARN");
+    fn advice_is_a_status_of_its_own() {
+        let w = finding("cmdline.rcu", Group::Cmdline, Status::Warn, "no rcu_nocbs=");
+        assert_eq!(status_label(&w), "WARN");
+        let mut f = finding("cmdline.tsc", Group::Cmdline, Status::Info, "no tsc=");
         f.severity = Severity::Info;
         assert_eq!(status_label(&f), "info");
         let mut r = report();
+        r.findings.push(w);
         r.findings.push(f);
         r.counts = Counts::of(&r.findings);
-        assert!(summary_line(&r).starts_with("1 fail, 1 warn (1 of them info), 1 pass"));
+        assert_eq!(
+            summary_line(&r),
+            "1 fail, 1 warn, 1 info, 1 pass, 1 unknown (5 checks in 2 ms)"
+        );
+        // Advice is not a problem the measure line names.
+        r.findings.retain(|f| f.status == Status::Info);
+        r.counts = Counts::of(&r.findings);
+        assert_eq!(measure_audit_line(&r.summary()), None);
+        assert_eq!(
+            summary_line(&r),
+            "0 fail, 0 warn, 1 info, 0 pass (1 check in 2 ms)"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use rtlab_model::explain::{ExplainDoc, Explanation, TraceCapture};
 const WIDTH: usize = 96;
 
 /// `412 us`, `2.5 us`.
-fn us(ns: u64) -> String {
+pub(crate) fn us(ns: u64) -> String {
     if ns < 10_000 {
         format!("{:.1} us", ns as f64 / 1000.0)
     } else {

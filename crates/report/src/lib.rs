@@ -8,8 +8,9 @@
 //! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
 //! side — talk 000's per-cluster comparison table with deltas and a regression verdict — are
 //! [`compare`] (terminal, Markdown, HTML, JSON via serde_json). Spike explanations read as
-//! stories and part tables ([`explain`]). A tuning plan reads as text or a shell script
-//! ([`tune`]).
+//! stories and part tables ([`explain`]); whole-trace handler, task and CPU statistics as
+//! tables with what to do about the worst ([`explain_stats`]). A tuning plan reads as text or
+//! a shell script ([`tune`]).
 //!
 //! It must not print, touch files or the terminal (no ANSI escapes): every function returns a
 //! `String` or lines, and the caller decides where they go. It depends on `rtlab-model`, on
@@ -20,6 +21,7 @@ pub mod audit;
 pub mod compare;
 pub mod cyclictest;
 pub mod explain;
+pub mod explain_stats;
 pub mod export;
 pub mod html;
 pub mod live;

@@ -169,6 +169,7 @@ fn audit() -> AuditSummary {
         counts: Counts {
             pass: 31,
             warn: 4,
+            info: 0,
             fail: 1,
             unknown: 2,
             error: 0,

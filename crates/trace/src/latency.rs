@@ -489,9 +489,12 @@ impl LatencyReport {
         }
         if !self.stack.is_empty() {
             let top: Vec<&str> = self.stack.iter().take(3).map(String::as_str).collect();
-            let n = self.stack.len();
+            let frames = match self.stack.len() {
+                1 => "1 frame".to_string(),
+                n => format!("{n} frames"),
+            };
             s += &format!(
-                " Top of the recorded stack ({n} frames): {}.",
+                " Top of the recorded stack ({frames}): {}.",
                 top.join(" <- ")
             );
         }

@@ -12,8 +12,9 @@ use std::path::Path;
 
 use sys::Root;
 
-use crate::apply::{Outcome, apply_changes};
+use crate::apply::apply_changes;
 use crate::journal::Journal;
+use crate::outcome::Outcome;
 use crate::plan::{Request, plan_irqs};
 
 /// The watcher: what it plans for, the journal it adds to, what it saw last.

@@ -7,17 +7,24 @@
 //! transparent huge pages, RT throttling and watchdogs (`strict`), cgroup cpuset partitions.
 //! [`apply`] carries a plan out with a [`journal`] of every original written to disk before
 //! each change, [`revert`] takes it back from the journal (after a crash too), [`status`]
-//! compares the machine with it.
+//! compares the machine with it. Their report types ([`Outcome`], [`Standing`]) sit below
+//! them and below the single-thread steps they share.
 
 pub mod apply;
 pub mod boot;
 pub mod irqd;
 pub mod journal;
+mod outcome;
 pub mod plan;
+mod revert;
 mod rules;
+mod status;
 mod tasks;
 mod threads;
 
-pub use apply::{Outcome, Standing, apply, apply_changes, revert, rt_group, status};
+pub use apply::{apply, apply_changes};
 pub use irqd::{Irqd, Pass};
+pub use outcome::{Outcome, Standing};
 pub use plan::{PlanError, Request, housekeeping, plan, plan_irqs};
+pub use revert::revert;
+pub use status::{rt_group, status};

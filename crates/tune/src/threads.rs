@@ -7,8 +7,8 @@ use model::CpuSet;
 use model::tune::Change;
 use sys::Root;
 
-use crate::apply::{Outcome, Standing};
 use crate::journal::{Entry, Journal};
+use crate::outcome::{Outcome, Standing};
 use crate::rules;
 
 /// What is set on the thread.

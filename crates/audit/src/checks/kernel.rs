@@ -8,9 +8,10 @@ use sys::host::DEBUGFS_PREEMPT;
 use sys::parse::kconfig::kconfig_value;
 use sys::parse::preempt::{classify_version, release_version};
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
 use crate::kconfig_diff::choices::PREEMPTION;
+use crate::outcome::Outcome;
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[Check] = &[
@@ -279,7 +280,7 @@ mod tests {
 
     fn finding(fake: &FakeRoot, check: &Check) -> model::audit::Finding {
         let ctx = Ctx::new(fake.root(), Options::default());
-        (check.run)(&ctx).into_finding(check)
+        check.finding((check.run)(&ctx))
     }
 
     const DEBIAN_RT: (&str, &str) = ("6.1.0-50-rt-arm64", "#1 SMP PREEMPT_RT Debian 6.1.176-1");

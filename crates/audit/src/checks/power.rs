@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use model::CpuSet;
 use model::audit::{Group, Severity};
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// Idle states whose exit latency exceeds this are flagged on RT CPUs: above it a wake-up
 /// from idle alone costs more than a tuned system's whole budget share.
@@ -411,7 +412,11 @@ mod tests {
             o.summary(),
             "the performance governor is not in use on RT CPU 3"
         );
-        let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.governor").unwrap());
+        let f = CHECKS
+            .iter()
+            .find(|c| c.id == "power.governor")
+            .unwrap()
+            .finding(o);
         assert_eq!(
             f.fix[0].render(),
             "cpupower -c 3 frequency-set -g performance"
@@ -457,7 +462,11 @@ mod tests {
         let o = cpuidle(&ctx(&fake, Some("0-1")));
         assert!(!o.passed());
         assert!(o.summary().ends_with("on RT CPU 1"), "{}", o.summary());
-        let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.cpuidle").unwrap());
+        let f = CHECKS
+            .iter()
+            .find(|c| c.id == "power.cpuidle")
+            .unwrap()
+            .finding(o);
         assert_eq!(f.fix[0].render(), "cpupower -c 1 idle-set -D 10");
         assert!(f.evidence[1].value.contains("C6 (133 us)"));
     }
@@ -477,7 +486,11 @@ mod tests {
             .dir("/sys/devices/system/cpu/cpu0/cpuidle/driver");
         let o = cpuidle(&ctx(&fake, None));
         assert!(!o.passed());
-        let f = o.into_finding(CHECKS.iter().find(|c| c.id == "power.cpuidle").unwrap());
+        let f = CHECKS
+            .iter()
+            .find(|c| c.id == "power.cpuidle")
+            .unwrap()
+            .finding(o);
         assert!(
             f.evidence[1].value.contains("C6 (latency unknown)"),
             "{f:?}"

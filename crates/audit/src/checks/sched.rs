@@ -4,8 +4,9 @@
 
 use model::audit::{Group, Severity};
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 const RT_PERIOD: &str = "/proc/sys/kernel/sched_rt_period_us";

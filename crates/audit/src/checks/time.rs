@@ -4,8 +4,9 @@
 use model::audit::{Group, Severity};
 
 use super::log::{self, Kind};
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// The checks of this group.
 pub(crate) const CHECKS: &[Check] = &[
@@ -148,16 +149,14 @@ fn tsc_stable(ctx: &Ctx) -> Outcome {
     let unstable = log.scan.of(|k| matches!(k, Kind::TscUnstable));
     let watchdog = log.scan.of(|k| matches!(k, Kind::ClocksourceWatchdog));
     if unstable.is_empty() {
-        let n = log.scan.messages;
+        let n = log::messages(log.scan.messages);
         let mut outcome = match x86 {
             Some(false) => Outcome::pass(format!("not x86 ({arch}): there is no TSC")),
-            _ => Outcome::pass(format!(
-                "the kernel log ({n} messages) shows no TSC marked unstable"
-            )),
+            _ => Outcome::pass(format!("the kernel log ({n}) shows no TSC marked unstable")),
         };
         outcome = outcome.evidence(
             log.path.clone(),
-            format!("{n} messages, none marking the TSC unstable"),
+            format!("{n}, none marking the TSC unstable"),
         );
         if let Some(first) = watchdog.first() {
             outcome = outcome.evidence(log.path.clone(), log::cite_first(first, watchdog.len()));
@@ -166,11 +165,7 @@ fn tsc_stable(ctx: &Ctx) -> Outcome {
     }
     let mut outcome = Outcome::problem(format!(
         "the TSC was marked unstable ({}); the kernel switched to a slower clock source",
-        if unstable.len() == 1 {
-            "1 message".to_string()
-        } else {
-            format!("{} messages", unstable.len())
-        }
+        log::messages(unstable.len())
     ));
     for e in unstable.iter().take(3) {
         outcome = outcome.evidence(log.path.clone(), log::cite(e));
@@ -191,7 +186,7 @@ mod tests {
     fn run(fake: &FakeRoot, check: fn(&Ctx) -> Outcome, id: &str) -> model::audit::Finding {
         let ctx = Ctx::new(fake.root(), Options::default());
         let c = CHECKS.iter().find(|c| c.id == id).unwrap();
-        check(&ctx).into_finding(c)
+        c.finding(check(&ctx))
     }
 
     #[test]

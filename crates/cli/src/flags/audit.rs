@@ -17,8 +17,8 @@ cpuidle states; RT throttling, timer migration, THP, KSM, swap, NUMA balancing a
 detectors; the clock source; and what the kernel log says (sleeping-in-atomic splats split \
 by cause, lockdep, soft lockups, hung tasks, RT throttling, disabled IRQs, clocksource trouble).
 
-Every finding has a stable id, a severity (fail, warn, info), a status (pass, warn, fail, \
-unknown, error), the evidence (the file read and the value seen), why it matters, and the exact \
+Every finding has a stable id, a severity (fail, warn, info), a status (pass, info, warn, \
+fail, unknown, error; info is advice that does not fail), the evidence (the file read and the value seen), why it matters, and the exact \
 fix: a command, a sysfs write or a boot parameter with this machine's CPU lists filled in. A \
 check that cannot read its input reports `unknown` with the reason and the others go on.
 
@@ -127,7 +127,7 @@ pub enum AuditFormat {
     /// Grouped table with fixes under problems and a summary line.
     #[value(alias = "table")]
     Text,
-    /// The whole report as JSON (schema rtlab.audit/1).
+    /// The whole report as JSON (schema rtlab.audit/2).
     Json,
     /// Markdown: tables per group and details of every problem.
     Markdown,

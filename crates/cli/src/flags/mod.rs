@@ -24,7 +24,7 @@ pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
-pub use explain::{Analysis, AnalysisArgs, ExplainArgs, ExplainFormat};
+pub use explain::{Analysis, ExplainArgs, ExplainFormat};
 pub use import::ImportArgs;
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};

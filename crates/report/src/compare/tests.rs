@@ -351,6 +351,7 @@ fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
         command: None,
         quantity: Quantity::OsNoise,
         notes: Vec::new(),
+        not_given: Vec::new(),
     });
     let c = Comparison::new(&[
         ("idle".to_string(), &latency),

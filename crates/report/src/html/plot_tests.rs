@@ -99,6 +99,7 @@ fn noise_runs_are_not_drawn_with_latency_runs() {
         command: None,
         quantity: Quantity::OsNoise,
         notes: Vec::new(),
+        not_given: Vec::new(),
     });
     let run = |run, name, key| ReportRun {
         run,

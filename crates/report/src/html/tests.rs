@@ -100,6 +100,7 @@ pub(super) fn full_run() -> MeasureRun {
         counts: Counts {
             pass: 30,
             warn: 2,
+            info: 0,
             fail: 1,
             unknown: 3,
             error: 0,

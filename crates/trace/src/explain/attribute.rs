@@ -51,8 +51,51 @@ const SLACK_NS: u64 = 2_000;
 /// Explains `spike` from `window` (whose events must cover the spike's CPU from before the
 /// deadline to the switch-in). `clock_offset_ns` is the trace clock minus the hrtimer clock.
 pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanation {
-    let d = spike.deadline_ts;
     let mut caveats = Vec::new();
+    let repaired = repaired_events(window, spike, &mut caveats);
+    let on_cpu: Vec<&Ev> = repaired.iter().filter(|e| e.cpu == spike.cpu).collect();
+    let found = find_milestones(window, &on_cpu, spike, clock_offset_ns);
+    let times = Times::of(spike, &found, &on_cpu);
+    milestone_caveats(&found, &on_cpu, &mut caveats);
+    window_caveats(window, spike, &mut caveats);
+    let thread_prio = found.thread.as_ref().map(|t| t.prio);
+    let (pieces, inside) = walk(
+        &on_cpu,
+        window,
+        spike.cpu,
+        &times,
+        start_task(window, &on_cpu),
+        thread_prio,
+    );
+    let mut parts = merge(&pieces, times.deadline, times.latency());
+    let thread_pid = found.thread.as_ref().map(|t| t.pid).or(spike.pid);
+    for p in parts.iter_mut().filter(|p| p.kind == PartKind::Irq) {
+        p.inside = inside.of(&p.what, thread_pid);
+    }
+    let mut x = Explanation {
+        cpu: spike.cpu,
+        pid: spike.pid.or(found.thread.as_ref().map(|t| t.pid)),
+        comm: spike
+            .comm
+            .clone()
+            .or_else(|| found.thread.as_ref().map(|t| t.comm.clone())),
+        prio: thread_prio,
+        latency_ns: times.latency(),
+        deadline_ns: times.deadline,
+        cycle: spike.cycle,
+        milestones: times.milestones(&found),
+        culprit: parts.first().map_or(PartKind::Untraced, |p| p.kind),
+        parts,
+        story: String::new(),
+        caveats,
+    };
+    x.story = story::tell(&x, &pieces, spike.end_ts.is_some());
+    x
+}
+
+/// The spike CPU's events and the wake-ups anywhere, with the switches the trace lacks
+/// inferred (and a caveat saying how many).
+fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<String>) -> Vec<Ev> {
     let cpu_events: Vec<&Ev> = window
         .events
         .iter()
@@ -60,15 +103,23 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         .collect();
     let (repaired, inferred) = repair(&cpu_events, spike.cpu, window.running_at_start.clone());
     if inferred > 0 {
+        let (switches, are, were) = if inferred == 1 {
+            ("1 switch".to_string(), "is", "was")
+        } else {
+            (format!("{inferred} switches"), "are", "were")
+        };
         caveats.push(format!(
-            "{inferred} switch(es) on CPU {} are not in the trace and were inferred from the \
-             tasks its events name (some kernels do not trace switches out of the idle task)",
+            "{switches} on CPU {} {are} not in the trace and {were} inferred from the tasks its \
+             events name (some kernels do not trace switches out of the idle task)",
             spike.cpu
         ));
     }
-    let on_cpu: Vec<&Ev> = repaired.iter().filter(|e| e.cpu == spike.cpu).collect();
-    // The task running when the window opened, with its priority as its switch-out shows it.
-    let start_task = window.running_at_start.clone().map(|mut t| {
+    repaired
+}
+
+/// The task running when the window opened, with its priority as its switch-out shows it.
+fn start_task(window: &Window, on_cpu: &[&Ev]) -> Option<TaskRef> {
+    window.running_at_start.clone().map(|mut t| {
         if let Some(p) = on_cpu.iter().find_map(|e| match &e.what {
             What::Switch { prev, .. } if prev.pid == t.pid => Some(prev.prio),
             _ => None,
@@ -76,9 +127,28 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
             t.prio = p;
         }
         t
-    });
+    })
+}
 
-    // Milestones.
+/// What the trace shows of the thread's way from its deadline to running.
+struct Found<'a> {
+    /// Its wake-up (`sched_waking`/`sched_wakeup`) at or after the deadline.
+    woken: Option<&'a Ev>,
+    /// Its switch-in after that.
+    switched: Option<&'a Ev>,
+    /// When its timer fired (`hrtimer_wakeup` expiry), on the trace clock.
+    fired: Option<u64>,
+    /// The thread, as the switch-in (else the wake-up) names it.
+    thread: Option<TaskRef>,
+}
+
+fn find_milestones<'a>(
+    window: &'a Window,
+    on_cpu: &[&'a Ev],
+    spike: &Spike,
+    clock_offset_ns: i64,
+) -> Found<'a> {
+    let d = spike.deadline_ts;
     let woken = spike.pid.and_then(|pid| {
         window.events.iter().find(|e| {
             e.ts_ns + SLACK_NS >= d
@@ -106,7 +176,7 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         })
         .next_back()
         .filter(|_| woken.is_some() || spike.pid.is_none());
-    let thread: Option<TaskRef> = switched
+    let thread = switched
         .and_then(|e| match &e.what {
             What::Switch { next, .. } => Some(next.clone()),
             _ => None,
@@ -117,16 +187,75 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
                 _ => None,
             })
         });
+    Found {
+        woken,
+        switched,
+        fired,
+        thread,
+    }
+}
 
-    let end = spike
-        .end_ts
-        .or(switched.map(|e| e.ts_ns))
-        .unwrap_or_else(|| on_cpu.last().map_or(d, |e| e.ts_ns))
-        .max(d);
-    let t_switch = switched.map_or(end, |e| e.ts_ns.clamp(d, end));
-    let t_woken = woken.map_or(d, |e| e.ts_ns.clamp(d, t_switch));
-    let t_fired = fired.map_or(t_woken.min(d), |f| f.clamp(d, t_woken));
-    if fired.is_none() {
+/// The spike's stretch on the trace clock, cut at the milestones: each clamped into
+/// `[deadline, end]` and after the one before.
+struct Times {
+    deadline: u64,
+    fired: u64,
+    woken: u64,
+    switched: u64,
+    end: u64,
+}
+
+impl Times {
+    fn of(spike: &Spike, found: &Found, on_cpu: &[&Ev]) -> Times {
+        let d = spike.deadline_ts;
+        let end = spike
+            .end_ts
+            .or(found.switched.map(|e| e.ts_ns))
+            .unwrap_or_else(|| on_cpu.last().map_or(d, |e| e.ts_ns))
+            .max(d);
+        let switched = found.switched.map_or(end, |e| e.ts_ns.clamp(d, end));
+        let woken = found.woken.map_or(d, |e| e.ts_ns.clamp(d, switched));
+        let fired = found.fired.map_or(woken.min(d), |f| f.clamp(d, woken));
+        Times {
+            deadline: d,
+            fired,
+            woken,
+            switched,
+            end,
+        }
+    }
+
+    fn latency(&self) -> u64 {
+        self.end - self.deadline
+    }
+
+    /// The phase a moment falls in.
+    fn phase_at(&self, ts: u64) -> Phase {
+        if ts < self.fired {
+            Phase::BeforeFire
+        } else if ts < self.woken {
+            Phase::Firing
+        } else if ts < self.switched {
+            Phase::Waiting
+        } else {
+            Phase::Returning
+        }
+    }
+
+    /// Offsets from the deadline of the milestones the trace shows.
+    fn milestones(&self, found: &Found) -> Milestones {
+        let d = self.deadline;
+        Milestones {
+            timer_fired_ns: found.fired.map(|_| self.fired - d),
+            woken_ns: found.woken.map(|_| self.woken - d),
+            switched_in_ns: found.switched.map(|_| self.switched - d),
+        }
+    }
+}
+
+/// What limits the milestones: each one the trace does not show.
+fn milestone_caveats(found: &Found, on_cpu: &[&Ev], caveats: &mut Vec<String>) {
+    if found.fired.is_none() {
         caveats.push(
             if on_cpu
                 .iter()
@@ -142,16 +271,24 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
             },
         );
     }
-    if woken.is_none() {
+    if found.woken.is_none() {
         caveats.push("the thread's wake-up is not in the trace".to_string());
     }
-    if switched.is_none() {
+    if found.switched.is_none() {
         caveats.push("the thread's switch-in is not in the trace".to_string());
     }
+}
+
+/// What limits the window (lost events, a cut-off read, a buffer that starts late) and the
+/// thread moving between CPUs around its spike (a pinned thread never does).
+fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<String>) {
     if window.lost_markers > 0 {
+        let times = match window.lost_markers {
+            1 => "once".to_string(),
+            n => format!("{n} times"),
+        };
         caveats.push(format!(
-            "the kernel reported lost events {} time(s) in this window: parts may be missing",
-            window.lost_markers
+            "the kernel reported lost events {times} in this window: parts may be missing"
         ));
     }
     if window.truncated {
@@ -166,156 +303,137 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
             "the CPU's trace buffer starts inside the window: older events are gone".to_string(),
         );
     }
-    // The thread moving between CPUs around its spike (a pinned thread never does).
-    if let Some(pid) = spike.pid {
-        for e in &window.events {
-            if let What::Migrate { pid: p, from, to } = e.what
-                && p == pid
-            {
-                let at = e.ts_ns as i64 - d as i64;
-                caveats.push(format!(
-                    "the thread migrated from CPU {from} to CPU {to} at {}{} (pin it to one CPU)",
-                    if at < 0 { "-" } else { "+" },
-                    super::story::us(at.unsigned_abs())
-                ));
-            }
-        }
-    }
-
-    // Priorities the window reveals, for tasks seen running without a switch to them.
-    let mut prios: std::collections::HashMap<u32, i32> = std::collections::HashMap::new();
+    let Some(pid) = spike.pid else {
+        return;
+    };
+    let d = spike.deadline_ts;
     for e in &window.events {
-        match &e.what {
-            What::Woken { task, .. } => {
-                prios.insert(task.pid, task.prio);
-            }
-            What::Switch { prev, next, .. } => {
-                prios.insert(prev.pid, prev.prio);
-                prios.insert(next.pid, next.prio);
-            }
-            _ => {}
+        if let What::Migrate { pid: p, from, to } = e.what
+            && p == pid
+        {
+            let at = e.ts_ns as i64 - d as i64;
+            caveats.push(format!(
+                "the thread migrated from CPU {from} to CPU {to} at {}{} (pin it to one CPU)",
+                if at < 0 { "-" } else { "+" },
+                super::story::us(at.unsigned_abs())
+            ));
         }
     }
+}
 
-    // Walk the CPU's contexts over [d, end).
-    let thread_prio = thread.as_ref().map(|t| t.prio);
-    let mut running = start_task;
-    let mut irqs_off = window.irqs_off_at_start.unwrap_or(false);
-    let mut stack: Vec<(PartKind, String)> = Vec::new();
+/// The contexts on the CPU as the walk goes: the task running, interrupts on or off, the
+/// handlers open (innermost last).
+struct Contexts {
+    running: Option<TaskRef>,
+    irqs_off: bool,
+    stack: Vec<(PartKind, String)>,
+}
+
+/// Walks the CPU's events over `[deadline, end)`: every stretch between two events (cut at
+/// the milestones) becomes a piece of the innermost context, and interrupt handlers note
+/// what happens inside them.
+fn walk(
+    on_cpu: &[&Ev],
+    window: &Window,
+    cpu: u32,
+    times: &Times,
+    start_task: Option<TaskRef>,
+    thread_prio: Option<i32>,
+) -> (Vec<Piece>, Inside) {
+    let mut ctx = Contexts {
+        running: start_task,
+        irqs_off: window.irqs_off_at_start.unwrap_or(false),
+        stack: Vec::new(),
+    };
     let mut inside = Inside::default();
     let mut pieces: Vec<Piece> = Vec::new();
-    let mut t = d;
-    let phase_at = |ts: u64| {
-        if ts < t_fired {
-            Phase::BeforeFire
-        } else if ts < t_woken {
-            Phase::Firing
-        } else if ts < t_switch {
-            Phase::Waiting
-        } else {
-            Phase::Returning
-        }
-    };
-    let cuts = [t_fired, t_woken, t_switch];
-    for e in on_cpu.iter().copied().chain(std::iter::once(&Ev {
-        ts_ns: end,
-        cpu: spike.cpu,
+    let mut t = times.deadline;
+    // The walk ends with a sentinel event at the end of the stretch.
+    let last = Ev {
+        ts_ns: times.end,
+        cpu,
         pid: 0,
         task: String::new(),
         inferred: false,
         in_irq: None,
         irqs_off: None,
         what: What::Other(String::new()),
-    })) {
-        let until = e.ts_ns.min(end);
+    };
+    for e in on_cpu.iter().copied().chain(std::iter::once(&last)) {
+        let until = e.ts_ns.min(times.end);
         if until > t {
-            // Cut the stretch at phase boundaries.
-            let mut a = t;
-            let start = t;
-            for &c in cuts.iter().filter(|&&c| c > start && c < until) {
-                pieces.push(piece(
-                    phase_at(a),
-                    a,
-                    c,
-                    &stack,
-                    running.as_ref(),
-                    irqs_off,
-                    thread_prio,
-                ));
-                a = c;
-            }
-            pieces.push(piece(
-                phase_at(a),
-                a,
-                until,
-                &stack,
-                running.as_ref(),
-                irqs_off,
-                thread_prio,
-            ));
+            cut(t, until, times, &ctx, thread_prio, &mut pieces);
             t = until;
         }
-        if e.ts_ns > end {
+        if e.ts_ns > times.end {
             break;
         }
-        if let Some(off) = e.irqs_off {
-            irqs_off = off;
-        }
-        if matches!(stack.last(), Some((PartKind::Irq, _))) {
-            inside.note(&e.what);
-        }
-        match &e.what {
-            What::IrqIn(label) => {
-                stack.push((PartKind::Irq, label.clone()));
-                inside.enter(label);
-            }
-            What::SoftIn(label) => stack.push((PartKind::Softirq, label.clone())),
-            What::IrqOut | What::SoftOut => {
-                if let Some((PartKind::Irq, _)) = stack.pop() {
-                    inside.leave(e.ts_ns, d);
-                }
-            }
-            What::Switch { next, .. } => {
-                running = Some(next.clone());
-                stack.retain(|(k, _)| *k == PartKind::Irq);
-            }
-            _ => {}
-        }
+        step(e, &mut ctx, &mut inside, times.deadline);
     }
-
     inside.close_all();
-    let latency = end - d;
-    let mut parts = merge(&pieces, d, latency);
-    let thread_pid = thread.as_ref().map(|t| t.pid).or(spike.pid);
-    for p in parts.iter_mut().filter(|p| p.kind == PartKind::Irq) {
-        p.inside = inside.of(&p.what, thread_pid);
+    (pieces, inside)
+}
+
+/// The pieces of `[from, until)`, cut at the milestones inside it.
+fn cut(
+    from: u64,
+    until: u64,
+    times: &Times,
+    ctx: &Contexts,
+    thread_prio: Option<i32>,
+    pieces: &mut Vec<Piece>,
+) {
+    let cuts = [times.fired, times.woken, times.switched];
+    let mut a = from;
+    for &c in cuts.iter().filter(|&&c| c > from && c < until) {
+        pieces.push(piece(
+            times.phase_at(a),
+            a,
+            c,
+            &ctx.stack,
+            ctx.running.as_ref(),
+            ctx.irqs_off,
+            thread_prio,
+        ));
+        a = c;
     }
-    let culprit = parts.first().map_or(PartKind::Untraced, |p| p.kind);
-    let milestones = Milestones {
-        timer_fired_ns: fired.map(|_| t_fired - d),
-        woken_ns: woken.map(|_| t_woken - d),
-        switched_in_ns: switched.map(|_| t_switch - d),
-    };
-    let comm = spike
-        .comm
-        .clone()
-        .or_else(|| thread.as_ref().map(|t| t.comm.clone()));
-    let mut x = Explanation {
-        cpu: spike.cpu,
-        pid: spike.pid.or(thread.as_ref().map(|t| t.pid)),
-        comm,
-        prio: thread_prio,
-        latency_ns: latency,
-        deadline_ns: d,
-        cycle: spike.cycle,
-        milestones,
-        parts,
-        culprit,
-        story: String::new(),
-        caveats,
-    };
-    x.story = story::tell(&x, &pieces, spike.end_ts.is_some());
-    x
+    pieces.push(piece(
+        times.phase_at(a),
+        a,
+        until,
+        &ctx.stack,
+        ctx.running.as_ref(),
+        ctx.irqs_off,
+        thread_prio,
+    ));
+}
+
+/// One event's effect on the contexts: interrupts on or off, a handler entered or left, a
+/// switch; inside an interrupt handler, what it shows is noted.
+fn step(e: &Ev, ctx: &mut Contexts, inside: &mut Inside, deadline: u64) {
+    if let Some(off) = e.irqs_off {
+        ctx.irqs_off = off;
+    }
+    if matches!(ctx.stack.last(), Some((PartKind::Irq, _))) {
+        inside.note(&e.what);
+    }
+    match &e.what {
+        What::IrqIn(label) => {
+            ctx.stack.push((PartKind::Irq, label.clone()));
+            inside.enter(label);
+        }
+        What::SoftIn(label) => ctx.stack.push((PartKind::Softirq, label.clone())),
+        What::IrqOut | What::SoftOut => {
+            if let Some((PartKind::Irq, _)) = ctx.stack.pop() {
+                inside.leave(e.ts_ns, deadline);
+            }
+        }
+        What::Switch { next, .. } => {
+            ctx.running = Some(next.clone());
+            ctx.stack.retain(|(k, _)| *k == PartKind::Irq);
+        }
+        _ => {}
+    }
 }
 
 /// The piece of `[a, b)` in phase `phase` for the context on top.

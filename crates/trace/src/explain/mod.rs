@@ -4,6 +4,8 @@
 //! task and gathers per-handler and per-task statistics; [`collect`] keeps the events of the
 //! windows around the spikes to explain; [`explain`] splits each spike's delay into parts and
 //! tells it. A run's own capture (small, kept with the run) goes through the same functions.
+//! [`stats`] turns the first pass into the whole-trace analyses of `rtlab explain irqs|sched|
+//! wakeups`.
 
 mod attribute;
 mod inside;
@@ -11,6 +13,7 @@ mod owned;
 mod piece;
 mod repair;
 mod scan;
+mod stats;
 mod story;
 mod switches;
 mod window;
@@ -19,12 +22,9 @@ pub use attribute::{Spike, explain};
 pub use inside::describe as describe_inside;
 pub use owned::{Ev, TaskRef, What};
 pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
+pub use stats::{Analysis, stats, summary};
 pub use story::us;
-pub use window::{Window, WindowSpec, collect};
-
-/// How far before a deadline a window opens: long enough to see what ran when the deadline
-/// passed (the last switch, an open handler).
-pub const LOOKBACK_NS: u64 = 2_000_000;
+pub use window::{LOOKBACK_NS, Window, WindowSpec, collect};
 
 #[cfg(test)]
 mod tests;

@@ -9,10 +9,12 @@ use std::io::{self, BufRead};
 use model::Histogram;
 
 use crate::event::{self, Kind};
-use crate::line::Line;
+use crate::line::{Event, Line};
 use crate::reader::{ReadStats, Reader};
 
+use super::attribute::Spike;
 use super::switches::{SwitchIn, Switches};
+use super::window::{LOOKBACK_NS, WindowSpec};
 
 /// One timer wake-up of a sleeping task (`clock_nanosleep`: `hrtimer_wakeup`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,20 +49,18 @@ impl Wakeup {
     }
 
     /// The window the second pass keeps to explain this wake-up: its CPU from
-    /// [`super::LOOKBACK_NS`] before the deadline to the switch-in.
-    pub fn window_spec(&self, offset_ns: i64) -> super::WindowSpec {
-        super::WindowSpec {
+    /// [`LOOKBACK_NS`] before the deadline to the switch-in.
+    pub fn window_spec(&self, offset_ns: i64) -> WindowSpec {
+        WindowSpec {
             cpu: self.cpu,
-            from_ts: self
-                .deadline_ts(offset_ns)
-                .saturating_sub(super::LOOKBACK_NS),
+            from_ts: self.deadline_ts(offset_ns).saturating_sub(LOOKBACK_NS),
             to_ts: self.switched_ts,
         }
     }
 
     /// This wake-up as a spike to explain from a trace alone (its switch-in ends it).
-    pub fn spike(&self, offset_ns: i64) -> super::Spike {
-        super::Spike {
+    pub fn spike(&self, offset_ns: i64) -> Spike {
+        Spike {
             cpu: self.cpu,
             pid: Some(self.pid),
             comm: Some(self.comm.clone()),
@@ -201,33 +201,71 @@ struct Pending {
 
 /// Reads the whole trace once.
 pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
-    let mut s = Scan::default();
     let mut reader = Reader::new(input);
-    let mut armed: HashMap<String, (u32, u64)> = HashMap::new();
-    let mut pending: HashMap<u32, Pending> = HashMap::new();
-    let mut woken_at: HashMap<u32, u64> = HashMap::new();
-    let mut open: HashMap<u32, Vec<(String, u64)>> = HashMap::new();
-    let mut offset: Option<i64> = None;
-    let mut switches = Switches::default();
-    let (mut rt_worst, mut other_worst) = (Worst::default(), Worst::default());
-    let mut last_on_cpu: Vec<Option<Wakeup>> = Vec::new();
-    // Per CPU: first and last event time, events.
-    let mut spans: Vec<Option<(u64, u64, u64)>> = Vec::new();
-    let mut switched_in: Vec<SwitchIn> = Vec::new();
+    let mut scanner = Scanner::default();
     while let Some((_, line)) = reader.next_line()? {
         let Line::Event(e) = line else { continue };
-        let c = e.cpu as usize;
-        if spans.len() <= c {
-            spans.resize(c + 1, None);
+        scanner.event(&e);
+    }
+    Ok(scanner.finish(reader.stats().clone()))
+}
+
+/// The scan's state between events: what it has found ([`Scan`]) and what is in flight.
+#[derive(Default)]
+struct Scanner {
+    s: Scan,
+    /// `hrtimer_wakeup` timers armed: by hrtimer address, the task and its expiry.
+    armed: HashMap<String, (u32, u64)>,
+    /// Timer wake-ups fired and not yet switched in, by pid.
+    pending: HashMap<u32, Pending>,
+    /// Each task's first wake-up not yet followed by its switch-in.
+    woken_at: HashMap<u32, u64>,
+    /// Per CPU, the handlers open (innermost last) and when each started.
+    open: HashMap<u32, Vec<(String, u64)>>,
+    /// The smallest trace-clock minus hrtimer-clock seen so far.
+    offset: Option<i64>,
+    switches: Switches,
+    rt_worst: Worst,
+    other_worst: Worst,
+    /// Per CPU, the last timer wake-up completed there (the breach a marker names).
+    last_on_cpu: Vec<Option<Wakeup>>,
+    /// Per CPU: first and last event time, events.
+    spans: Vec<Option<(u64, u64, u64)>>,
+    /// Switch-ins found at the current event (reused buffer).
+    switched_in: Vec<SwitchIn>,
+}
+
+impl Scanner {
+    /// One event: counted, its switch-ins completed, then what it starts or ends.
+    fn event(&mut self, e: &Event<'_>) {
+        self.count(e);
+        let kind = event::decode(e);
+        self.switches.event(e, &kind, &mut self.switched_in);
+        let mut switched_in = std::mem::take(&mut self.switched_in);
+        for sw in switched_in.drain(..) {
+            self.switch_in(sw);
         }
-        let span = spans[c].get_or_insert((e.ts_ns, e.ts_ns, 0));
+        self.switched_in = switched_in;
+        self.apply(e, kind);
+    }
+
+    /// The event counted on its CPU, with the CPU's first and last time.
+    fn count(&mut self, e: &Event<'_>) {
+        let c = e.cpu as usize;
+        if self.spans.len() <= c {
+            self.spans.resize(c + 1, None);
+        }
+        let span = self.spans[c].get_or_insert((e.ts_ns, e.ts_ns, 0));
         span.1 = e.ts_ns;
         span.2 += 1;
-        s.has_flags |= e.flags.is_some();
-        let kind = event::decode(&e);
-        switches.event(&e, &kind, &mut switched_in);
-        for sw in switched_in.drain(..) {
-            let done = pending.remove(&sw.pid).map(|p| Wakeup {
+        self.s.has_flags |= e.flags.is_some();
+    }
+
+    /// A task switched in: its timer wake-up (if one was pending) completes, and its
+    /// wake-up-to-run delay is recorded.
+    fn switch_in(&mut self, sw: SwitchIn) {
+        let latency = match self.pending.remove(&sw.pid) {
+            Some(p) => Some(self.timer_wakeup(Wakeup {
                 pid: sw.pid,
                 comm: sw.comm.clone(),
                 prio: sw.prio,
@@ -236,81 +274,81 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 fired_ts: p.fired_ts,
                 woken_ts: p.woken_ts,
                 switched_ts: sw.ts_ns,
-            });
-            let t = s.tasks.entry(sw.pid).or_default();
-            if let Some(w) = done {
-                // The clock offset is the smallest seen so far: settled after the first
-                // timer expiries.
-                let latency = w.latency_ns(offset.unwrap_or(0));
-                s.wakeup_count += 1;
-                t.timer.record(latency);
-                if w.prio < 100 {
-                    s.rt_histograms.entry(w.cpu).or_default().record(latency);
-                    let m = s.rt_max.entry(w.cpu).or_default();
-                    *m = (*m).max(latency);
-                    rt_worst.offer(latency, w.clone());
-                } else {
-                    other_worst.offer(latency, w.clone());
-                }
-                let c = w.cpu as usize;
-                if last_on_cpu.len() <= c {
-                    last_on_cpu.resize(c + 1, None);
-                }
-                last_on_cpu[c] = Some(w);
-            }
-            t.comm = sw.comm;
-            if sw.prio != i32::MIN {
-                t.prio = sw.prio;
-            }
-            if let Some(w) = woken_at.remove(&sw.pid) {
-                let delay = sw.ts_ns.saturating_sub(w);
-                t.wakeups += 1;
-                t.histogram.record(delay);
-                if delay >= t.max_ns {
-                    t.max_ns = delay;
-                    t.max_at = (sw.ts_ns, sw.cpu);
-                }
+            })),
+            None => None,
+        };
+        let t = self.s.tasks.entry(sw.pid).or_default();
+        if let Some(latency) = latency {
+            t.timer.record(latency);
+        }
+        t.comm = sw.comm;
+        if sw.prio != i32::MIN {
+            t.prio = sw.prio;
+        }
+        if let Some(w) = self.woken_at.remove(&sw.pid) {
+            let delay = sw.ts_ns.saturating_sub(w);
+            t.wakeups += 1;
+            t.histogram.record(delay);
+            if delay >= t.max_ns {
+                t.max_ns = delay;
+                t.max_at = (sw.ts_ns, sw.cpu);
             }
         }
+    }
+
+    /// A completed timer wake-up: counted, a real-time task's into its CPU's histogram, kept
+    /// among the worst; its latency.
+    fn timer_wakeup(&mut self, w: Wakeup) -> u64 {
+        // The clock offset is the smallest seen so far: settled after the first timer
+        // expiries.
+        let latency = w.latency_ns(self.offset.unwrap_or(0));
+        self.s.wakeup_count += 1;
+        if w.prio < 100 {
+            self.s
+                .rt_histograms
+                .entry(w.cpu)
+                .or_default()
+                .record(latency);
+            let m = self.s.rt_max.entry(w.cpu).or_default();
+            *m = (*m).max(latency);
+            self.rt_worst.offer(latency, w.clone());
+        } else {
+            self.other_worst.offer(latency, w.clone());
+        }
+        let c = w.cpu as usize;
+        if self.last_on_cpu.len() <= c {
+            self.last_on_cpu.resize(c + 1, None);
+        }
+        self.last_on_cpu[c] = Some(w);
+        latency
+    }
+
+    /// What the event starts or ends: a timer armed or fired, a wake-up, a migration, a
+    /// handler entered or left, a break marker.
+    fn apply(&mut self, e: &Event<'_>, kind: Kind<'_>) {
         match kind {
             Kind::HrtimerStart {
                 hrtimer,
                 function: "hrtimer_wakeup",
                 expires_ns,
             } => {
-                armed.insert(hrtimer.to_string(), (e.pid, expires_ns));
+                self.armed.insert(hrtimer.to_string(), (e.pid, expires_ns));
             }
             Kind::HrtimerExpireEntry {
                 hrtimer,
                 function,
                 now_ns,
-            } => {
-                let delta = i64::try_from(e.ts_ns).unwrap_or(i64::MAX)
-                    - i64::try_from(now_ns).unwrap_or(i64::MAX);
-                offset = Some(offset.map_or(delta, |o| o.min(delta)));
-                if function == "hrtimer_wakeup"
-                    && let Some((pid, expires_ns)) = armed.remove(hrtimer)
-                {
-                    pending.insert(
-                        pid,
-                        Pending {
-                            expires_ns,
-                            fired_ts: e.ts_ns,
-                            woken_ts: None,
-                        },
-                    );
-                }
-            }
+            } => self.timer_fired(e, hrtimer, function, now_ns),
             Kind::Waking { task, .. } | Kind::Wakeup { task, .. } => {
-                if let Some(p) = pending.get_mut(&task.pid)
+                if let Some(p) = self.pending.get_mut(&task.pid)
                     && p.woken_ts.is_none()
                 {
                     p.woken_ts = Some(e.ts_ns);
                 }
-                woken_at.entry(task.pid).or_insert(e.ts_ns);
+                self.woken_at.entry(task.pid).or_insert(e.ts_ns);
             }
             Kind::Migrate { task, .. } => {
-                let t = s.tasks.entry(task.pid).or_default();
+                let t = self.s.tasks.entry(task.pid).or_default();
                 if t.comm.is_empty() {
                     t.comm = task.comm.to_string();
                     t.prio = task.prio;
@@ -318,10 +356,10 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 t.migrations += 1;
             }
             Kind::IrqEntry { irq, name } => {
-                enter(&mut open, e.cpu, format!("irq {irq} {name}"), e.ts_ns);
+                enter(&mut self.open, e.cpu, format!("irq {irq} {name}"), e.ts_ns);
             }
             Kind::VectorEntry { what } => {
-                enter(&mut open, e.cpu, format!("{what} interrupt"), e.ts_ns);
+                enter(&mut self.open, e.cpu, format!("{what} interrupt"), e.ts_ns);
             }
             Kind::SoftirqEntry { vec, action } => {
                 let name = if action.is_empty() {
@@ -329,50 +367,86 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
                 } else {
                     format!("softirq {action}")
                 };
-                enter(&mut open, e.cpu, name, e.ts_ns);
+                enter(&mut self.open, e.cpu, name, e.ts_ns);
             }
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
-                if let Some((name, start)) = open.get_mut(&e.cpu).and_then(Vec::pop) {
-                    let d = e.ts_ns.saturating_sub(start);
-                    let h = s.handlers.entry(name).or_default();
-                    h.count += 1;
-                    h.total_ns += d;
-                    h.histogram.record(d);
-                    if d >= h.max_ns {
-                        h.max_ns = d;
-                        h.max_at = (start, e.cpu);
-                    }
-                }
+                self.handler_exit(e.cpu, e.ts_ns);
             }
-            Kind::Marker { text } if is_break_marker(text) => {
-                // rtlab's marker names the CPU that breached; cyclictest's is written there.
-                let cpu = text
-                    .strip_prefix("rtlab: break: CPU ")
-                    .and_then(|r| r.split(' ').next()?.parse().ok())
-                    .filter(|&c: &u32| c <= model::cpuset::MAX_CPU)
-                    .unwrap_or(e.cpu);
-                let last = last_on_cpu.get(cpu as usize).cloned().flatten();
-                s.markers.push((e.ts_ns, cpu, text.to_string(), last));
-            }
+            Kind::Marker { text } if is_break_marker(text) => self.marker(e, text),
             _ => {}
         }
     }
-    s.cpus = spans
-        .into_iter()
-        .enumerate()
-        .filter_map(|(c, span)| Some((c as u32, span?)))
-        .collect();
-    s.clock_offset_ns = offset.unwrap_or(0);
-    let mut kept: Vec<Wakeup> = rt_worst
-        .items
-        .into_iter()
-        .chain(other_worst.items)
-        .map(|(_, w)| w)
-        .collect();
-    kept.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(s.clock_offset_ns)));
-    s.wakeups = kept;
-    s.read = reader.stats().clone();
-    Ok(s)
+
+    /// An hrtimer expiry: the clock offset estimated from it, and a `hrtimer_wakeup` timer
+    /// armed earlier becomes a pending wake-up of its task.
+    fn timer_fired(&mut self, e: &Event<'_>, hrtimer: &str, function: &str, now_ns: u64) {
+        let delta =
+            i64::try_from(e.ts_ns).unwrap_or(i64::MAX) - i64::try_from(now_ns).unwrap_or(i64::MAX);
+        self.offset = Some(self.offset.map_or(delta, |o| o.min(delta)));
+        if function == "hrtimer_wakeup"
+            && let Some((pid, expires_ns)) = self.armed.remove(hrtimer)
+        {
+            self.pending.insert(
+                pid,
+                Pending {
+                    expires_ns,
+                    fired_ts: e.ts_ns,
+                    woken_ts: None,
+                },
+            );
+        }
+    }
+
+    /// The innermost handler open on `cpu` ended at `ts`: its duration recorded.
+    fn handler_exit(&mut self, cpu: u32, ts: u64) {
+        let Some((name, start)) = self.open.get_mut(&cpu).and_then(Vec::pop) else {
+            return;
+        };
+        let d = ts.saturating_sub(start);
+        let h = self.s.handlers.entry(name).or_default();
+        h.count += 1;
+        h.total_ns += d;
+        h.histogram.record(d);
+        if d >= h.max_ns {
+            h.max_ns = d;
+            h.max_at = (start, cpu);
+        }
+    }
+
+    /// A break marker, with the CPU that breached and its last completed timer wake-up.
+    fn marker(&mut self, e: &Event<'_>, text: &str) {
+        // rtlab's marker names the CPU that breached; cyclictest's is written there.
+        let cpu = text
+            .strip_prefix("rtlab: break: CPU ")
+            .and_then(|r| r.split(' ').next()?.parse().ok())
+            .filter(|&c: &u32| c <= model::cpuset::MAX_CPU)
+            .unwrap_or(e.cpu);
+        let last = self.last_on_cpu.get(cpu as usize).cloned().flatten();
+        self.s.markers.push((e.ts_ns, cpu, text.to_string(), last));
+    }
+
+    /// The scan as found: CPUs' spans, the clock offset, the worst wake-ups worst first.
+    fn finish(self, read: ReadStats) -> Scan {
+        let mut s = self.s;
+        s.cpus = self
+            .spans
+            .into_iter()
+            .enumerate()
+            .filter_map(|(c, span)| Some((c as u32, span?)))
+            .collect();
+        s.clock_offset_ns = self.offset.unwrap_or(0);
+        let mut kept: Vec<Wakeup> = self
+            .rt_worst
+            .items
+            .into_iter()
+            .chain(self.other_worst.items)
+            .map(|(_, w)| w)
+            .collect();
+        kept.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(s.clock_offset_ns)));
+        s.wakeups = kept;
+        s.read = read;
+        s
+    }
 }
 
 /// Markers written at a breach: rtlab's `rtlab: break: ...`, cyclictest's `hit latency

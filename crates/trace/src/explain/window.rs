@@ -9,6 +9,10 @@ use crate::reader::Reader;
 
 use super::owned::{Ev, TaskRef};
 
+/// How far before a deadline a window opens: long enough to see what ran when the deadline
+/// passed (the last switch, an open handler).
+pub const LOOKBACK_NS: u64 = 2_000_000;
+
 /// A window to keep: one CPU, a stretch of trace time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowSpec {

@@ -12,9 +12,7 @@ use sys::irq::to_mask;
 use crate::{boot, rules};
 
 mod cpusets;
-mod irqbalance;
-
-pub(crate) use irqbalance::set_env;
+pub(crate) mod irqbalance;
 
 /// What to plan for.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,9 +10,9 @@
 
 use model::audit::Severity;
 
-use super::{CMDLINE, seen, unreadable};
-use crate::check::Outcome;
+use super::common::{CMDLINE, seen, unreadable};
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 const PRINTK: &str = "/proc/sys/kernel/printk";
 const CONSOLES: &str = "/proc/consoles";
@@ -247,7 +247,7 @@ mod tests {
             .iter()
             .find(|c| c.id == "cmdline.serial_console")
             .unwrap();
-        (check.run)(&ctx).into_finding(check)
+        check.finding((check.run)(&ctx))
     }
 
     #[test]
@@ -377,7 +377,7 @@ mod tests {
             .cmdline("console=ttyS0,115200 quiet ignore_loglevel")
             .realtime(true);
         let f = run(&fake);
-        assert_eq!(f.status, Status::Warn);
+        assert_eq!(f.status, Status::Info);
         assert_eq!(f.severity, Severity::Info);
         assert!(
             f.summary.contains("every message (ignore_loglevel)"),

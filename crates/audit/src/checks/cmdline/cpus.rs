@@ -4,9 +4,9 @@
 
 use model::CpuSet;
 
-use super::{CMDLINE, CpuParam, cpu_param, possible, seen, unreadable};
-use crate::check::Outcome;
+use super::common::{CMDLINE, CpuParam, cpu_param, possible, seen, unreadable};
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
 
 /// Lists the kernel prints of what it applied.
 const SYS_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
@@ -101,7 +101,7 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
     };
     let (flags, list) = isolcpus_split(value);
     let possible = possible(ctx);
-    let listed = match super::kernel_cpu_list(list, &possible) {
+    let listed = match super::common::kernel_cpu_list(list, &possible) {
         Ok(cpus) => cpus,
         Err(e) => {
             return Outcome::problem(format!(

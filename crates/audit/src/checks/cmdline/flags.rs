@@ -4,10 +4,10 @@
 use model::audit::{Profile, Severity};
 use sys::parse::cmdline::Cmdline;
 
-use super::{CMDLINE, seen, unreadable};
-use crate::check::Outcome;
+use super::common::{CMDLINE, seen, unreadable};
 use crate::checks::time::is_x86;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// A kernel integer option (`get_option()`: decimal, or `0x` hex).
 fn int_value(value: &str) -> Option<i64> {

@@ -3,10 +3,10 @@
 
 use model::audit::{Profile, Severity};
 
-use super::{config, list};
-use crate::check::Outcome;
+use super::judged::{config, list};
 use crate::context::Ctx;
 use crate::kconfig_diff::options::{DEBUG_COST, LATENCY_TRACERS, VALIDATION};
+use crate::outcome::Outcome;
 
 /// `kconfig.latency_tracers`: info in production, warn in the debug profile.
 pub(super) fn latency_tracers(ctx: &Ctx) -> Outcome {
@@ -163,7 +163,7 @@ mod tests {
     fn tracers_by_profile() {
         // Debian's generic kernel lacks the RT tracers.
         let f = finding(AMD64, Profile::Production, "kconfig.latency_tracers");
-        assert_eq!((f.status, f.severity), (Status::Warn, Severity::Info));
+        assert_eq!((f.status, f.severity), (Status::Info, Severity::Info));
         assert_eq!(
             f.summary,
             "4 of 7 latency tracers missing: CONFIG_TIMERLAT_TRACER, CONFIG_OSNOISE_TRACER, CONFIG_HWLAT_TRACER, CONFIG_SCHED_TRACER (rtla timerlat needs TIMERLAT_TRACER; rtla osnoise needs OSNOISE_TRACER)"

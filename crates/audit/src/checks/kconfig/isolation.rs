@@ -1,9 +1,9 @@
 //! The options that set RT CPUs apart: cpusets, CPU isolation, RCU callback offloading and
 //! priority boosting, and RT group scheduling (which can refuse SCHED_FIFO outright).
 
-use super::{config, unset};
-use crate::check::Outcome;
+use super::judged::{config, unset};
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 /// `kconfig.cpusets`.
 pub(super) fn cpusets(ctx: &Ctx) -> Outcome {

@@ -14,17 +14,13 @@
 //! `rtlab kconfig diff`. Evidence quotes the config line as written (`CONFIG_HZ=250`,
 //! `# CONFIG_NO_HZ_FULL is not set`, `CONFIG_X absent`).
 
-use std::collections::HashMap;
-use std::rc::Rc;
-
 use model::audit::{Group, Severity};
-use sys::parse::kconfig::{self, NOT_SET};
 
-use crate::check::{Check, Outcome};
-use crate::context::Ctx;
+use crate::check::Check;
 
 mod debug;
 mod isolation;
+mod judged;
 mod realtime;
 mod tuning;
 
@@ -168,107 +164,6 @@ pub(crate) const CHECKS: &[Check] = &[
     },
 ];
 
-/// The most items a summary or evidence list names before "... and N more".
-const LIST_MAX: usize = 8;
-
-/// The judged config's options, indexed once per audit (a private type, so the memo key is
-/// this module's own).
-struct Index(HashMap<String, String>);
-
-/// The kernel config the checks judge: where it came from and its options.
-pub(super) struct Config<'c> {
-    /// The file it was read from.
-    pub(super) path: &'c str,
-    /// The text.
-    pub(super) text: &'c str,
-    index: Rc<Index>,
-}
-
-/// The config, or the `unknown` outcome carrying the context's reason.
-pub(super) fn config(ctx: &Ctx) -> Result<Config<'_>, Outcome> {
-    let source = ctx.kconfig().map_err(Outcome::unknown)?;
-    let index = ctx.memo(|ctx| {
-        let text = ctx.kconfig().map(|s| s.text.as_str()).unwrap_or_default();
-        Index(
-            kconfig::to_map(text)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    });
-    Ok(Config {
-        path: &source.path,
-        text: &source.text,
-        index,
-    })
-}
-
-impl Config<'_> {
-    /// The value as written (`y`, `m`, `250`); `n` for `# ... is not set`; `None` when absent.
-    pub(super) fn value(&self, name: &str) -> Option<&str> {
-        self.index.0.get(name).map(String::as_str)
-    }
-
-    /// Whether the option is `y` or `m`.
-    pub(super) fn on(&self, name: &str) -> bool {
-        kconfig::is_enabled(self.value(name))
-    }
-
-    /// Whether the config mentions the option at all (set or not set).
-    pub(super) fn mentions(&self, name: &str) -> bool {
-        self.value(name).is_some()
-    }
-
-    /// The option's line as written in the config.
-    pub(super) fn line(&self, name: &str) -> String {
-        match self.value(name) {
-            Some(NOT_SET) => format!("# {name} is not set"),
-            Some(value) => format!("{name}={value}"),
-            None => format!("{name} absent"),
-        }
-    }
-
-    /// `outcome` with the option's line as evidence.
-    pub(super) fn cite(&self, outcome: Outcome, name: &str) -> Outcome {
-        outcome.evidence(self.path, self.line(name))
-    }
-
-    /// A check that wants `name` on: pass with `good`, else the check's problem with `bad`
-    /// and the fix `CONFIG_X=y`.
-    pub(super) fn want(&self, name: &str, good: &str, bad: &str) -> Outcome {
-        let outcome = if self.on(name) {
-            Outcome::pass(format!("{}: {good}", self.line(name)))
-        } else {
-            Outcome::problem(format!("{}: {bad}", unset(self, name)))
-                .fix_config(format!("{name}=y"))
-        };
-        self.cite(outcome, name)
-    }
-}
-
-/// "CONFIG_X is not set" or "CONFIG_X is absent", for summaries.
-pub(super) fn unset(config: &Config, name: &str) -> String {
-    match config.value(name) {
-        None => format!("{name} is absent"),
-        Some(NOT_SET) => format!("{name} is not set"),
-        Some(value) => format!("{name}={value}"),
-    }
-}
-
-/// `items` joined with ", ", at most [`LIST_MAX`] then "... and N more".
-pub(super) fn list(items: &[String]) -> String {
-    let mut out = items
-        .iter()
-        .take(LIST_MAX)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > LIST_MAX {
-        out.push_str(&format!(" ... and {} more", items.len() - LIST_MAX));
-    }
-    out
-}
-
 #[cfg(test)]
 pub(super) mod testing {
     //! Contexts over the fixture configs of `fixtures/kconfig/` and over inline text.
@@ -276,8 +171,8 @@ pub(super) mod testing {
     use model::audit::Profile;
     use testkit::FakeRoot;
 
-    use crate::check::Outcome;
     use crate::context::{Ctx, Options};
+    use crate::outcome::Outcome;
 
     /// fixtures/kconfig/config-6.1.0-50-rt-arm64 (Debian 12 PREEMPT_RT arm64, 6.1.176).
     pub(crate) const RT_ARM64: &str =
@@ -314,7 +209,7 @@ pub(super) mod testing {
             .iter()
             .find(|c| c.id == id)
             .unwrap_or_else(|| panic!("no check {id}"));
-        run_on(text, profile, check.run).into_finding(check)
+        check.finding(run_on(text, profile, check.run))
     }
 
     /// [`run_on`] in the production profile.
@@ -325,8 +220,10 @@ pub(super) mod testing {
 
 #[cfg(test)]
 mod tests {
+    use super::judged::{config, list};
     use super::testing::*;
     use super::*;
+    use crate::context::Ctx;
     use model::audit::{Profile, Status};
 
     /// The machines the corpus configs came from, each booted with its own config.
@@ -343,13 +240,13 @@ mod tests {
                 ..Default::default()
             },
         );
-        (check.run)(&ctx).into_finding(check).status
+        check.finding((check.run)(&ctx)).status
     }
 
     /// Every check's status on both corpus configs, in both profiles.
     #[test]
     fn corpus_configs_are_judged() {
-        use Status::{Fail, Pass, Warn};
+        use Status::{Fail, Info, Pass, Warn};
         let expected: &[(&str, [Status; 4])] = &[
             // id: RT arm64 production, RT arm64 debug, amd64 production, amd64 debug
             ("kconfig.preempt_rt", [Pass, Pass, Fail, Fail]),
@@ -361,14 +258,14 @@ mod tests {
             ("kconfig.cpusets", [Pass, Pass, Pass, Pass]),
             ("kconfig.cpu_isolation", [Pass, Pass, Pass, Pass]),
             ("kconfig.rcu_nocb_cpu", [Pass, Pass, Pass, Pass]),
-            ("kconfig.rcu_boost", [Pass, Pass, Warn, Warn]),
+            ("kconfig.rcu_boost", [Pass, Pass, Info, Info]),
             ("kconfig.rt_group_sched", [Pass, Pass, Pass, Pass]),
-            ("kconfig.latency_tracers", [Pass, Warn, Warn, Warn]),
+            ("kconfig.latency_tracers", [Pass, Warn, Info, Warn]),
             ("kconfig.debug", [Pass, Warn, Pass, Warn]),
-            ("kconfig.cpufreq_default_governor", [Warn, Warn, Warn, Warn]),
-            ("kconfig.blk_cgroup_iolatency", [Warn, Warn, Warn, Warn]),
-            ("kconfig.numa_balancing", [Pass, Pass, Warn, Warn]),
-            ("kconfig.transparent_hugepage", [Pass, Pass, Warn, Warn]),
+            ("kconfig.cpufreq_default_governor", [Info, Info, Info, Info]),
+            ("kconfig.blk_cgroup_iolatency", [Info, Info, Info, Info]),
+            ("kconfig.numa_balancing", [Pass, Pass, Info, Info]),
+            ("kconfig.transparent_hugepage", [Pass, Pass, Info, Info]),
         ];
         assert_eq!(expected.len(), CHECKS.len());
         for (check, (id, want)) in CHECKS.iter().zip(expected) {
@@ -388,7 +285,7 @@ mod tests {
         let fake = testkit::FakeRoot::new().cpus(1).kernel("6.1.0-x", "#1 SMP");
         let ctx = Ctx::new(fake.root(), Default::default());
         for check in CHECKS {
-            let f = (check.run)(&ctx).into_finding(check);
+            let f = check.finding((check.run)(&ctx));
             assert_eq!(f.status, Status::Unknown, "{}", check.id);
             assert!(f.summary.contains("/boot/config-6.1.0-x"), "{}", f.summary);
         }

@@ -5,10 +5,10 @@
 use sys::parse::kconfig::header;
 use sys::parse::preempt::{classify_version, release_version};
 
-use super::{Config, config, unset};
-use crate::check::Outcome;
+use super::judged::{Config, config, unset};
 use crate::context::Ctx;
 use crate::kconfig_diff::choices::{PREEMPTION, TICK, TIMER_FREQUENCY};
+use crate::outcome::Outcome;
 
 /// The release from which PREEMPT_RT is in mainline Linux.
 const RT_MAINLINE: (u32, u32) = (6, 12);

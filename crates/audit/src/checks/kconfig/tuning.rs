@@ -2,10 +2,10 @@
 //! latency control, automatic NUMA balancing and transparent huge pages. Each can be changed
 //! at run time too; the `power` and `sched` checks judge the values in effect.
 
-use super::{config, unset};
-use crate::check::Outcome;
+use super::judged::{config, unset};
 use crate::context::Ctx;
 use crate::kconfig_diff::choices::{CPUFREQ_GOVERNOR, THP_DEFAULT};
+use crate::outcome::Outcome;
 
 /// `kconfig.cpufreq_default_governor`.
 pub(super) fn cpufreq_default_governor(ctx: &Ctx) -> Outcome {

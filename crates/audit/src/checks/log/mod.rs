@@ -13,8 +13,9 @@ use std::rc::Rc;
 use model::audit::{Group, Severity};
 use sys::parse::klog;
 
-use crate::check::{Check, Outcome};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 pub(crate) use classify::{Event, Kind, Scan};
 
 /// The checks of this group.
@@ -191,9 +192,17 @@ fn count(n: usize, noun: &str) -> String {
 
 /// The pass outcome: nothing of `what` among the messages read.
 fn clean(log: &Scanned, what: &str) -> Outcome {
-    let n = log.scan.messages;
-    Outcome::pass(format!("no {what} in the kernel log ({n} messages)"))
-        .evidence(log.path.clone(), format!("{n} messages, none matching"))
+    let n = messages(log.scan.messages);
+    Outcome::pass(format!("no {what} in the kernel log ({n})"))
+        .evidence(log.path.clone(), format!("{n}, none matching"))
+}
+
+/// `1 message`, `40 messages`.
+pub(crate) fn messages(n: usize) -> String {
+    match n {
+        1 => "1 message".to_string(),
+        n => format!("{n} messages"),
+    }
 }
 
 /// Runs `judge` on the events `pick` selects, or passes / reports unknown.

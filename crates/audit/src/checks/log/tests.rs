@@ -48,7 +48,7 @@ fn check(id: &str) -> &'static Check {
 fn triggered(ctx: &Ctx) -> Vec<&'static str> {
     let mut ids = Vec::new();
     for c in CHECKS.iter().chain([check("time.tsc_stable")]) {
-        let finding = (c.run)(ctx).into_finding(c);
+        let finding = c.finding((c.run)(ctx));
         match finding.status {
             Status::Pass => {}
             Status::Fail | Status::Warn => ids.push(c.id),
@@ -60,7 +60,7 @@ fn triggered(ctx: &Ctx) -> Vec<&'static str> {
 
 fn finding(ctx: &Ctx, id: &str) -> model::audit::Finding {
     let c = check(id);
-    (c.run)(ctx).into_finding(c)
+    c.finding((c.run)(ctx))
 }
 
 fn advice(f: &model::audit::Finding) -> String {
@@ -236,7 +236,7 @@ fn a_clean_log_passes_and_an_unreadable_one_is_unknown() {
     let fake = FakeRoot::new().cpus(1);
     let ctx = Ctx::new(fake.root(), Options::default());
     for c in CHECKS {
-        let f = (c.run)(&ctx).into_finding(c);
+        let f = c.finding((c.run)(&ctx));
         assert_eq!(f.status, Status::Unknown, "{}", c.id);
         assert!(
             f.summary.contains("/dev/kmsg") && f.summary.contains("--dmesg"),
@@ -303,4 +303,11 @@ fn long_messages_are_shortened_on_a_character_boundary() {
     let f = finding(&ctx, "log.hrtimer_interrupt");
     assert!(f.evidence[0].value.ends_with("..."));
     assert!(f.evidence[0].value.chars().count() < 200);
+}
+
+#[test]
+fn message_counts_read_as_words() {
+    assert_eq!(super::messages(1), "1 message");
+    assert_eq!(super::messages(0), "0 messages");
+    assert_eq!(super::messages(40), "40 messages");
 }

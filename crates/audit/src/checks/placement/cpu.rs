@@ -8,9 +8,10 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::partition::Partition;
 
-use super::{cpus_word, few, split};
-use crate::check::{Check, Outcome};
+use super::common::{cpus_word, few, split};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const ISOLATION: Check = Check {
     id: "cpu.isolation",
@@ -125,7 +126,7 @@ fn isolation(ctx: &Ctx) -> Outcome {
         ))
         .with_severity(Severity::Fail)
         .evidence(ONLINE, online.to_string());
-        for cpu in offline.iter().take(super::FEW) {
+        for cpu in offline.iter().take(super::common::FEW) {
             outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1");
         }
         return outcome.fix_advice(format!(
@@ -290,10 +291,10 @@ fn partitions(ctx: &Ctx) -> Outcome {
                 format!("{} cpuset partitions are", invalid.len())
             }
         ));
-        for p in parts.0.iter().take(super::FEW) {
+        for p in parts.0.iter().take(super::common::FEW) {
             outcome = evidence_of(outcome, p);
         }
-        for p in invalid.iter().take(super::FEW) {
+        for p in invalid.iter().take(super::common::FEW) {
             outcome = outcome
                 .fix_advice(format!(
                     "{}: {}",
@@ -322,7 +323,7 @@ fn partitions(ctx: &Ctx) -> Outcome {
         .iter()
         .map(|p| format!("{} {} {}", p.path.display(), p.kind, p.cpus)));
     let mut outcome = Outcome::pass(format!("valid cpuset partitions: {names}"));
-    for p in parts.0.iter().take(super::FEW) {
+    for p in parts.0.iter().take(super::common::FEW) {
         outcome = evidence_of(outcome, p);
     }
     outcome
@@ -386,14 +387,14 @@ fn smt_siblings(ctx: &Ctx) -> Outcome {
             "siblings"
         },
     ));
-    for (cpu, siblings, _) in pairs.iter().take(super::FEW) {
+    for (cpu, siblings, _) in pairs.iter().take(super::common::FEW) {
         outcome = outcome.evidence(
             format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"),
             siblings.to_string(),
         );
     }
     outcome = control_evidence(outcome);
-    for cpu in shared.iter().take(super::FEW) {
+    for cpu in shared.iter().take(super::common::FEW) {
         outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "0");
     }
     outcome.fix_boot("nosmt").fix_advice(format!(

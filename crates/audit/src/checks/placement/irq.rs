@@ -21,9 +21,10 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::irq::{DEFAULT_SMP_AFFINITY, Irq, to_mask};
 
-use super::{Split, count, cpus_word, few, split, split_and_irqs};
-use crate::check::{Check, Outcome};
+use super::common::{Split, count, cpus_word, few, split, split_and_irqs};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const AFFINITY: Check = Check {
     id: "irq.affinity",
@@ -32,15 +33,6 @@ pub(super) const AFFINITY: Check = Check {
     severity: Severity::Warn,
     why: "an IRQ allowed on an RT CPU can preempt the RT thread there with its handler at any moment",
     run: affinity,
-};
-
-pub(super) const EFFECTIVE_AFFINITY: Check = Check {
-    id: "irq.effective_affinity",
-    title: "IRQs firing on RT CPUs",
-    group: Group::Placement,
-    severity: Severity::Fail,
-    why: "an IRQ delivered to an RT CPU runs its hard handler there, adding its duration to the RT thread's latency each time it fires",
-    run: effective::effective_affinity,
 };
 
 pub(super) const DEFAULT_AFFINITY: Check = Check {
@@ -247,7 +239,7 @@ fn affinity(ctx: &Ctx) -> Outcome {
         cpus_word(&on_rt),
         few(offenders.iter().map(|i| i.label()))
     ));
-    for irq in offenders.iter().take(super::FEW) {
+    for irq in offenders.iter().take(super::common::FEW) {
         outcome = outcome.evidence(
             format!("/proc/irq/{}/smp_affinity_list", irq.number),
             irq.affinity
@@ -256,10 +248,10 @@ fn affinity(ctx: &Ctx) -> Outcome {
                 .unwrap_or_default(),
         );
     }
-    if offenders.len() > super::FEW {
+    if offenders.len() > super::common::FEW {
         outcome = outcome.evidence(
             "/proc/irq/*/smp_affinity_list",
-            format!("... and {} more", offenders.len() - super::FEW),
+            format!("... and {} more", offenders.len() - super::common::FEW),
         );
     }
     let outcome = exclusions(outcome, &table.irqs, &kinds);
@@ -305,6 +297,6 @@ fn default_affinity(ctx: &Ctx) -> Outcome {
     .fix_boot(format!("irqaffinity={}", s.hk))
 }
 
-mod effective;
+pub(super) mod effective;
 #[cfg(test)]
 mod tests;

@@ -12,9 +12,10 @@
 use model::CpuSet;
 use model::audit::{Group, Severity};
 
-use super::{cpus_word, split, task_list};
-use crate::check::{Check, Outcome};
+use super::common::{cpus_word, split, task_list};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const IRQBALANCE: Check = Check {
     id: "irq.irqbalance",
@@ -196,7 +197,7 @@ mod tests {
     use testkit::FakeRoot;
 
     fn finding(ctx: &Ctx) -> Finding {
-        (IRQBALANCE.run)(ctx).into_finding(&IRQBALANCE)
+        IRQBALANCE.finding((IRQBALANCE.run)(ctx))
     }
 
     #[test]

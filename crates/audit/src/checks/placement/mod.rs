@@ -4,7 +4,7 @@
 //!
 //! The RT CPUs come from [`Ctx::rt`]; every other online CPU is a housekeeping CPU, and the
 //! fixes name those lists. The IRQ table and the thread list are read once per audit
-//! ([`irq_table`], [`task_list`]) and shared by the checks here.
+//! ([`common`]) and shared by the checks here.
 //!
 //! - [`cpu`]: `cpu.isolation`, `cpuset.partitions`, `cpu.smt_siblings`.
 //! - [`irq`]: `irq.affinity`, `irq.effective_affinity`, `irq.default_affinity`.
@@ -13,16 +13,9 @@
 //! - [`tasks`]: `tasks.user_affinity`, `tasks.kernel_threads`.
 //! - [`prio`]: `irq.threads`, `sched_prio.rt99`, `sched_prio.softirq_threads`.
 
-use std::fmt::Display;
-use std::rc::Rc;
+use crate::check::Check;
 
-use model::CpuSet;
-use sys::irq::IrqTable;
-use sys::tasks::Task;
-
-use crate::check::{Check, Outcome};
-use crate::context::Ctx;
-
+mod common;
 mod cpu;
 pub(crate) mod irq;
 pub(crate) mod irqbalance;
@@ -38,7 +31,7 @@ pub(crate) const CHECKS: &[Check] = &[
     cpu::PARTITIONS,
     cpu::SMT_SIBLINGS,
     irq::AFFINITY,
-    irq::EFFECTIVE_AFFINITY,
+    irq::effective::EFFECTIVE_AFFINITY,
     irq::DEFAULT_AFFINITY,
     irqbalance::IRQBALANCE,
     workqueue::UNBOUND_CPUMASK,
@@ -50,171 +43,12 @@ pub(crate) const CHECKS: &[Check] = &[
     prio::SOFTIRQ_THREADS,
 ];
 
-/// How many items a summary or an evidence value names before "... and N more".
-const FEW: usize = 8;
-
-/// The RT CPUs and the housekeeping CPUs (the other online ones).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Split {
-    rt: CpuSet,
-    hk: CpuSet,
-}
-
-/// The split, or the outcome a placement check returns without one: `unknown` when no CPU is
-/// set apart, or when no online CPU is left for housekeeping (`cpu.isolation` reports both).
-fn split(ctx: &Ctx) -> Result<Split, Outcome> {
-    let rt = ctx.rt_cpus_or_unknown()?.clone();
-    let hk = ctx.online().difference(&rt);
-    if hk.is_empty() {
-        return Err(Outcome::unknown(format!(
-            "every online CPU ({}) is an RT CPU, so there is no housekeeping CPU to move work to (see cpu.isolation)",
-            ctx.online()
-        )));
-    }
-    Ok(Split { rt, hk })
-}
-
-/// The IRQ table, read once per audit.
-struct IrqMemo(Result<Rc<IrqTable>, String>);
-
-/// The IRQ table, or the `unknown` outcome of a check that cannot read it.
-fn irq_table(ctx: &Ctx) -> Result<Rc<IrqTable>, Outcome> {
-    let memo = ctx.memo(|ctx| {
-        IrqMemo(
-            sys::irq::irq_table(ctx.root())
-                .map(Rc::new)
-                .map_err(|e| e.to_string()),
-        )
-    });
-    match &memo.0 {
-        Ok(table) => Ok(Rc::clone(table)),
-        Err(e) => Err(no_table(e)),
-    }
-}
-
-/// Every thread, read once per audit.
-struct TaskMemo(Result<Rc<Vec<Task>>, String>);
-
-/// Every thread, or the `unknown` outcome of a check that cannot read the list.
-fn task_list(ctx: &Ctx) -> Result<Rc<Vec<Task>>, Outcome> {
-    let memo = ctx.memo(|ctx| {
-        TaskMemo(match sys::tasks::all_threads(ctx.root()) {
-            Ok(tasks) if tasks.is_empty() => Err("no process directories under /proc".to_string()),
-            Ok(tasks) => Ok(Rc::new(tasks)),
-            Err(e) => Err(e.to_string()),
-        })
-    });
-    match &memo.0 {
-        Ok(tasks) => Ok(Rc::clone(tasks)),
-        Err(e) => Err(no_threads(e)),
-    }
-}
-
-/// The split and every thread, or the outcome of a check that lacks either.
-fn split_and_tasks(ctx: &Ctx) -> Result<(Split, Rc<Vec<Task>>), Outcome> {
-    Ok((split(ctx)?, task_list(ctx)?))
-}
-
-/// The split and the IRQ table, or the outcome of a check that lacks either.
-fn split_and_irqs(ctx: &Ctx) -> Result<(Split, Rc<IrqTable>), Outcome> {
-    Ok((split(ctx)?, irq_table(ctx)?))
-}
-
-/// The outcome of a check that cannot read the IRQ table.
-fn no_table(err: &str) -> Outcome {
-    Outcome::unknown(format!(
-        "the IRQ table cannot be read ({err}); /proc/irq lists every IRQ and its affinity"
-    ))
-}
-
-/// The outcome of a check that cannot read the thread list.
-fn no_threads(err: &str) -> Outcome {
-    Outcome::unknown(format!(
-        "the thread list cannot be read ({err}); /proc/PID/task/TID lists every thread"
-    ))
-}
-
-/// Whether `task` is this audit itself (on the live machine), which no check should report.
-fn is_self(ctx: &Ctx, task: &Task) -> bool {
-    ctx.root().is_host() && task.pid == std::process::id()
-}
-
-/// `a, b, c` for at most [`FEW`] items, then `... and N more`.
-fn few<T: Display>(items: impl IntoIterator<Item = T>) -> String {
-    let items: Vec<String> = items.into_iter().map(|i| i.to_string()).collect();
-    let mut out = items
-        .iter()
-        .take(FEW)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > FEW {
-        out.push_str(&format!(" ... and {} more", items.len() - FEW));
-    }
-    out
-}
-
-/// `CPU 3` or `CPUs 2-7`.
-fn cpus_word(cpus: &CpuSet) -> String {
-    if cpus.len() == 1 {
-        format!("CPU {cpus}")
-    } else {
-        format!("CPUs {cpus}")
-    }
-}
-
-/// `1 thread` / `3 threads`.
-fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::common::{irq_table, task_list};
     use super::*;
-    use crate::context::Options;
-
-    #[test]
-    fn lists_are_cut_after_a_few() {
-        assert_eq!(few([1, 2, 3]), "1, 2, 3");
-        assert_eq!(few(0..10), "0, 1, 2, 3, 4, 5, 6, 7 ... and 2 more");
-        assert_eq!(few(Vec::<u32>::new()), "");
-        assert_eq!(cpus_word(&CpuSet::from_cpus([3])), "CPU 3");
-        assert_eq!(cpus_word(&CpuSet::parse_list("2-7").unwrap()), "CPUs 2-7");
-        assert_eq!(count(1, "IRQ", "IRQs"), "1 IRQ");
-        assert_eq!(count(0, "IRQ", "IRQs"), "0 IRQs");
-    }
-
-    #[test]
-    fn the_split_needs_rt_and_housekeeping_cpus() {
-        let fake = testkit::FakeRoot::new().cpus(4).cmdline("quiet");
-        let ctx = Ctx::new(fake.root(), Options::default());
-        assert!(!split(&ctx).unwrap_err().passed());
-        let ctx = Ctx::new(
-            fake.root(),
-            Options {
-                rt_cpus: Some(CpuSet::parse_list("0-3").unwrap()),
-                ..Options::default()
-            },
-        );
-        let err = split(&ctx).unwrap_err();
-        assert!(err.summary().contains("no housekeeping CPU"), "{err:?}");
-        let ctx = Ctx::new(
-            fake.root(),
-            Options {
-                rt_cpus: Some(CpuSet::parse_list("2-3").unwrap()),
-                ..Options::default()
-            },
-        );
-        let s = split(&ctx).unwrap();
-        assert_eq!(
-            (s.rt.to_string(), s.hk.to_string()),
-            ("2-3".into(), "0-1".into())
-        );
-    }
+    use crate::context::{Ctx, Options};
+    use model::CpuSet;
 
     /// This machine: every placement check runs, none panics, and the ones that read /proc
     /// find the threads and IRQs; quick enough for the audit's 200 ms budget.
@@ -237,7 +71,7 @@ mod tests {
         eprintln!("host description read in {:?}", started.elapsed());
         for check in CHECKS {
             let one = std::time::Instant::now();
-            let finding = (check.run)(&ctx).into_finding(check);
+            let finding = check.finding((check.run)(&ctx));
             eprintln!(
                 "{} {:?} in {:?}: {}",
                 finding.id,

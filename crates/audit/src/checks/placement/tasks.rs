@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
-use super::{Split, count, cpus_word, few, is_self, split_and_tasks};
-use crate::check::{Check, Outcome};
+use super::common::{Split, count, cpus_word, few, is_self, split_and_tasks};
+use crate::check::Check;
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
 
 pub(super) const USER_AFFINITY: Check = Check {
     id: "tasks.user_affinity",
@@ -52,7 +53,7 @@ fn name(t: &Task) -> String {
 }
 
 fn allowed_evidence(mut outcome: Outcome, tasks: &[&Task]) -> Outcome {
-    for t in tasks.iter().take(super::FEW) {
+    for t in tasks.iter().take(super::common::FEW) {
         outcome = outcome.evidence(
             format!("/proc/{}/task/{}/status", t.pid, t.tid),
             format!(
@@ -261,7 +262,7 @@ mod tests {
     use testkit::FakeRoot;
 
     fn finding(check: &Check, ctx: &Ctx) -> Finding {
-        (check.run)(ctx).into_finding(check)
+        check.finding((check.run)(ctx))
     }
 
     #[test]

@@ -11,9 +11,10 @@ use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::irq::to_mask;
 
-use super::{count, cpus_word, few, split};
-use crate::check::{Check, Outcome};
+use super::common::{count, cpus_word, few, split};
+use crate::check::Check;
 use crate::context::Ctx;
+use crate::outcome::Outcome;
 
 pub(super) const UNBOUND_CPUMASK: Check = Check {
     id: "workqueue.unbound_cpumask",
@@ -159,7 +160,7 @@ fn named(ctx: &Ctx) -> Outcome {
         cpus_word(&on_rt),
         few(offenders.iter().map(|q| q.name.as_str()))
     ));
-    for q in offenders.iter().take(super::FEW) {
+    for q in offenders.iter().take(super::common::FEW) {
         outcome = outcome.evidence(
             format!("{WQ_DIR}/{}/cpumask", q.name),
             format!("{} (runs on {})", q.raw, q.effective),
@@ -167,10 +168,10 @@ fn named(ctx: &Ctx) -> Outcome {
     }
     outcome = global_evidence(outcome);
     let hk_mask = to_mask(&s.hk);
-    for q in offenders.iter().take(super::FEW) {
+    for q in offenders.iter().take(super::common::FEW) {
         outcome = outcome.fix_write(format!("{WQ_DIR}/{}/cpumask", q.name), hk_mask.clone());
     }
-    if offenders.len() > super::FEW {
+    if offenders.len() > super::common::FEW {
         outcome = outcome.fix_command(format!(
             "for w in {WQ_DIR}/*/cpumask; do echo {hk_mask} > $w; done"
         ));
@@ -195,7 +196,7 @@ mod tests {
     use testkit::FakeRoot;
 
     fn finding(check: &Check, ctx: &Ctx) -> Finding {
-        (check.run)(ctx).into_finding(check)
+        check.finding((check.run)(ctx))
     }
 
     #[test]

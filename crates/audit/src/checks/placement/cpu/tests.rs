@@ -8,7 +8,7 @@ use model::audit::{Fix, Status};
 use testkit::FakeRoot;
 
 fn finding(check: &Check, ctx: &Ctx) -> model::audit::Finding {
-    (check.run)(ctx).into_finding(check)
+    check.finding((check.run)(ctx))
 }
 
 #[test]

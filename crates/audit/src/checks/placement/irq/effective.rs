@@ -20,13 +20,25 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use model::CpuSet;
-use model::audit::Severity;
+use model::audit::{Group, Severity};
 use sys::irq::Irq;
 
-use super::super::{count, cpus_word, few, split_and_irqs};
+use super::super::common::{count, cpus_word, few, split_and_irqs};
 use super::{Kind, exclusions, fired_text, kinds, move_fixes};
-use crate::check::Outcome;
+use crate::check::Check;
 use crate::context::{Ctx, isolcpus_split};
+use crate::outcome::Outcome;
+
+/// `irq.effective_affinity` (the catalogue names it from here; the IRQ classification it
+/// uses is its parent's).
+pub(in crate::checks::placement) const EFFECTIVE_AFFINITY: Check = Check {
+    id: "irq.effective_affinity",
+    title: "IRQs firing on RT CPUs",
+    group: Group::Placement,
+    severity: Severity::Fail,
+    why: "an IRQ delivered to an RT CPU runs its hard handler there, adding its duration to the RT thread's latency each time it fires",
+    run: effective_affinity,
+};
 
 /// How long `/proc/interrupts` is watched when an IRQ's move is pending.
 pub(crate) const WINDOW: Duration = Duration::from_millis(250);
@@ -242,10 +254,15 @@ fn evidence(
             placed
         }
     };
-    for irq in p.fired.iter().chain(&p.managed).take(super::super::FEW) {
+    for irq in p
+        .fired
+        .iter()
+        .chain(&p.managed)
+        .take(super::super::common::FEW)
+    {
         outcome = outcome.evidence(format!("/proc/irq/{}/{file}", irq.number), describe(irq));
     }
-    for irq in p.pending.iter().take(super::super::FEW) {
+    for irq in p.pending.iter().take(super::super::common::FEW) {
         let requested = irq
             .affinity
             .as_ref()

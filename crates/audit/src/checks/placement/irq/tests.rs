@@ -4,13 +4,14 @@
 use model::audit::{Finding, Fix, Status};
 use testkit::FakeRoot;
 
-use super::super::irq_table;
+use super::super::common::irq_table;
 use super::super::trees::{Tree, tuned, tuned_ctx, untuned, untuned_ctx};
+use super::effective::EFFECTIVE_AFFINITY;
 use super::*;
 use crate::context::Options;
 
 fn finding(check: &Check, ctx: &Ctx) -> Finding {
-    (check.run)(ctx).into_finding(check)
+    check.finding((check.run)(ctx))
 }
 
 fn ctx_with_rt(fake: &FakeRoot, rt: &str) -> Ctx {
