@@ -1,4 +1,4 @@
-//! `rtlab run --tuned`: talk 000's before-and-after on the user's own machine, in one session.
+//! `rtlab run --tuned`: the Linaro 2023 talk's before-and-after on the user's own machine, in one session.
 //! The three phases are measured on the RT CPUs as the machine is; the runtime part of `rtlab
 //! tune`'s plan is applied (no confirmation: `--tuned` asked for it); the phases are measured
 //! again from inside the RT cpuset the tuning made, with their load started in the

@@ -1,6 +1,6 @@
 //! What rtlab records about the machine a result came from: kernel, preemption model, boot
 //! command line, clock source, and per-CPU topology detailed enough to group heterogeneous
-//! (big.LITTLE, hybrid) cores into clusters, as talk 000's tables do.
+//! (big.LITTLE, hybrid) cores into clusters, as the Linaro 2023 talk's tables do.
 //!
 //! Every field that a kernel may lack is optional: absent means "the kernel did not say".
 

@@ -6,7 +6,7 @@
 //! the audit's findings as a terminal table or Markdown ([`audit`]), a measurement's
 //! exports for other tools: CSV, JUnit XML and OpenMetrics ([`export`]), and the
 //! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
-//! side — talk 000's per-cluster comparison table with deltas and a regression verdict — are
+//! side — the Linaro 2023 talk's per-cluster comparison table with deltas and a regression verdict — are
 //! [`compare`] (terminal, Markdown, HTML, JSON via serde_json). Spike explanations read as
 //! stories and part tables ([`explain`]); whole-trace handler, task and CPU statistics as
 //! tables with what to do about the worst ([`explain_stats`]). A tuning plan reads as text or

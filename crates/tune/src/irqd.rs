@@ -1,4 +1,4 @@
-//! `tune irqd`'s work (talk 003, "RT trouble #4": an IRQ requested after tuning — a module
+//! `tune irqd`'s work (the RT-Summit 2017 talk, "RT trouble #4": an IRQ requested after tuning — a module
 //! loaded, a device plugged, a NIC brought up — starts wherever the default affinity allows and
 //! its thread at the default priority). Each [`Irqd::pass`] looks at /proc/interrupts; when its
 //! set of IRQs or handlers changed (or a recheck is due, catching what irqbalance or a person

@@ -1,5 +1,5 @@
 //! Plans on the fixture trees (fixtures/roots): the untuned x86 RT box gets everything, the
-//! tuned arm64 board of talk 000 little, the Pi with isolcpus=3 its IRQ moves, this VM its
+//! tuned arm64 board of the Linaro 2023 talk little, the Pi with isolcpus=3 its IRQ moves, this VM its
 //! v1 cpusets; splits that would break a machine are refused. Snapshots of the text and the
 //! shell script (insta).
 

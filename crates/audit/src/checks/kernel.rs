@@ -20,7 +20,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "PREEMPT_RT kernel running",
         group: Group::Kernel,
         severity: Severity::Fail,
-        why: "Only a PREEMPT_RT kernel bounds scheduling latency; talk 004 measured 3629 us worst case on a stock kernel and 141 us with PREEMPT_RT",
+        why: "Only a PREEMPT_RT kernel bounds scheduling latency; a Raspberry Pi measured 3629 us worst case on a stock kernel and 141 us with PREEMPT_RT (rtlab docs/background.md)",
         run: preempt_rt,
     },
     Check {

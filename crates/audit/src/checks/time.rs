@@ -1,5 +1,5 @@
 //! The `time.*` checks: the clock source every timestamp and timer is read from, and whether
-//! the kernel log shows the TSC marked unstable (talk 003, tip #2: check your clock sources).
+//! the kernel log shows the TSC marked unstable (the RT-Summit 2017 talk, tip #2: check your clock sources).
 
 use model::audit::{Group, Severity};
 
@@ -23,7 +23,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "TSC stability",
         group: Group::Time,
         severity: Severity::Fail,
-        why: "a TSC marked unstable makes the kernel fall back to a slow clock source for the rest of the boot (talk 003)",
+        why: "a TSC marked unstable makes the kernel fall back to a slow clock source for the rest of the boot",
         run: tsc_stable,
     },
 ];
@@ -173,7 +173,7 @@ fn tsc_stable(ctx: &Ctx) -> Outcome {
     if let Some(first) = watchdog.first() {
         outcome = outcome.evidence(log.path.clone(), log::cite_first(first, watchdog.len()));
     }
-    outcome.fix_advice("the clocksource watchdog (or the boot-time TSC sync check) saw the TSC disagree with hpet/acpi_pm; under load, SMIs or a VM host this is often a false alarm (talk 003: acpi_pm rollover), a BIOS writing TSC_ADJUST is another cause; check constant_tsc and nonstop_tsc in /proc/cpuinfo and the BIOS, then boot with tsc=reliable (or tsc=nowatchdog) once the TSC is known good")
+    outcome.fix_advice("the clocksource watchdog (or the boot-time TSC sync check) saw the TSC disagree with hpet/acpi_pm; under load, SMIs or a VM host this is often a false alarm (an acpi_pm counter rollover is one known cause), a BIOS writing TSC_ADJUST is another cause; check constant_tsc and nonstop_tsc in /proc/cpuinfo and the BIOS, then boot with tsc=reliable (or tsc=nowatchdog) once the TSC is known good")
 }
 
 #[cfg(test)]

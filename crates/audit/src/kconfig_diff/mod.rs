@@ -1,5 +1,5 @@
 //! The real-time-relevant differences between two kernel configs (`rtlab kconfig diff OLD
-//! NEW`), most important first: talk 003's tip #1, check the config after a kernel upgrade.
+//! NEW`), most important first: the RT-Summit 2017 talk's tip #1, check the config after a kernel upgrade.
 //!
 //! Data only: [`diff`] returns a [`Diff`]; the CLI renders it. What counts as relevant, and
 //! why, is the table in [`options`] and [`choices`], shared with the `kconfig.*` audit checks. Kconfig treats

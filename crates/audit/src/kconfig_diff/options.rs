@@ -6,7 +6,7 @@
 //! [`LATENCY_TRACERS`], [`DEBUG_COST`] and [`VALIDATION`] name the options the tracer and
 //! debug checks judge; every name in them is in [`OPTIONS`] (a test holds this).
 //!
-//! Sources: talk 000 (the RT and validation configs), talk 003 tip #1 (check the config after
+//! Sources: the Linaro 2023 talk (the RT and validation configs), the RT-Summit 2017 talk tip #1 (check the config after
 //! an upgrade; `CPU_SW_DOMAIN_PAN`), `kernel/Kconfig.preempt`, `kernel/time/Kconfig`,
 //! `kernel/Kconfig.hz`, `kernel/trace/Kconfig`, `lib/Kconfig.debug`.
 
@@ -93,7 +93,7 @@ pub const DEBUG_COST: &[&str] = &[
     "CONFIG_KCOV",
 ];
 
-/// The validation set of talk 000: what a test kernel for a new PREEMPT_RT board should
+/// The validation set of the Linaro 2023 talk: what a test kernel for a new PREEMPT_RT board should
 /// carry to catch the races and locking bugs RT exposes.
 pub const VALIDATION: &[&str] = &[
     "CONFIG_KASAN",
@@ -402,7 +402,7 @@ pub const OPTIONS: &[RtOption] = &[
     opt(
         "CONFIG_CPU_SW_DOMAIN_PAN",
         Importance::Other,
-        "ARM software PAN: extra code on every user access and syscall (talk 003's upgrade slowdown)",
+        "ARM software PAN: extra code on every user access and syscall (a known cause of slowdowns after kernel upgrades)",
     ),
     opt(
         "CONFIG_EFI_DISABLE_RUNTIME",

@@ -1,7 +1,7 @@
 //! How a comparison's CPU columns are grouped and what each group is called.
 //!
 //! CPUs of one kind ([`CpuInfo::kind_key`]: capacity, core type, model, maximum frequency) form
-//! one group, as talk 000's tables group an 8-core arm64 board into `4xA55 | 3xA77 | A77`.
+//! one group, as the Linaro 2023 talk's tables group an 8-core arm64 board into `4xA55 | 3xA77 | A77`.
 //! Groups are ordered by their lowest CPU, CPUs ascending within a group. Cluster ids are not
 //! used: DynamIQ device trees often put every core in one cluster.
 //!

@@ -1,4 +1,4 @@
-//! The HTML form of a comparison: talk 000's table with real spanning headers — a row of
+//! The HTML form of a comparison: the Linaro 2023 talk's table with real spanning headers — a row of
 //! column groups (Min / Avg / p99.9 / Max), a row of clusters when the host is heterogeneous,
 //! a row of CPU numbers — one row per run, and a `delta` row under every later run. Every text
 //! that comes from a run (labels, host names, kernel releases, cluster names) is escaped.

@@ -1,5 +1,5 @@
 //! The Markdown form of a comparison, for pull requests, tickets and wikis: the runs compared,
-//! then talk 000's table as one wide table — column groups Min / Avg / p99.9 / Max, one column
+//! then the Linaro 2023 talk's table as one wide table — column groups Min / Avg / p99.9 / Max, one column
 //! per CPU, a `Cluster` row naming the CPU groups when the host is heterogeneous, a `CPU` row,
 //! one row per run and, in italics under every later run, its change against the first run.
 //! Markdown tables have one header row, so the cluster and CPU rows are bold body rows, as in

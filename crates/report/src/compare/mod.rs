@@ -1,4 +1,4 @@
-//! The comparison table of talk 000: several runs side by side, one row per run, column groups
+//! The comparison table of the Linaro 2023 talk: several runs side by side, one row per run, column groups
 //! Min / Avg / p99.9 / Max with one column per CPU, the CPUs grouped by cluster when the host
 //! is heterogeneous (big.LITTLE, hybrid), and each later run's change against the first.
 //!
@@ -20,7 +20,7 @@ pub mod text;
 pub mod verdict;
 
 #[cfg(test)]
-mod talk000;
+mod rb5_example;
 #[cfg(test)]
 mod tests;
 

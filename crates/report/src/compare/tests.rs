@@ -1,12 +1,12 @@
-//! Snapshot tests of the comparison over talk 000's fixture set (see `talk000`), the verdict's
+//! Snapshot tests of the comparison over the Linaro 2023 talk's fixture set (see `rb5_example`), the verdict's
 //! edges, escaping and the JSON round trip.
 
 use super::*;
 use crate::testdata;
 
-/// Talk 000's four runs side by side.
+/// the Linaro 2023 talk's four runs side by side.
 fn talk() -> Comparison {
-    let runs = talk000::runs();
+    let runs = rb5_example::runs();
     let refs: Vec<(String, &MeasureRun)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
     Comparison::new(&refs)
 }
@@ -240,7 +240,7 @@ fn the_verdict_reads_in_every_form() {
     assert!(compare_text(&c).ends_with(&format!("\n\n{pass}\n")));
     assert!(compare_markdown(&c).ends_with(&format!("\n\n**{pass}**\n")));
     assert!(compare_html_page(&c).contains("<p class=\"pass\">verdict: pass"));
-    // Talk 000's own lesson: RT-#1 untuned is worse than vanilla on most CPUs.
+    // the Linaro 2023 talk's own lesson: RT-#1 untuned is worse than vanilla on most CPUs.
     let v = c.judge(10.0).clone();
     assert_eq!(v.regressions.len(), 16);
     assert!(v.messages().contains(
@@ -285,7 +285,7 @@ fn json_round_trips_and_refuses_strangers() {
 
 #[test]
 fn html_and_markdown_escape_what_runs_bring() {
-    let mut a = talk000::runs().remove(0).1;
+    let mut a = rb5_example::runs().remove(0).1;
     a.host.hostname = "<b>host</b>".to_string();
     for info in &mut a.host.cpus {
         if info.cpu == 7 {

@@ -1,6 +1,6 @@
 //! The terminal form of a comparison.
 //!
-//! Talk 000 puts Min, Avg and Max side by side in one wide row per run; with four column groups
+//! the Linaro 2023 talk puts Min, Avg and Max side by side in one wide row per run; with four column groups
 //! of eight one-decimal figures that is over 200 columns, wider than a terminal. So the terminal
 //! form stacks the column groups: one section per figure (Min, Avg, p99.9, Max), each with the
 //! cluster header (when the host is heterogeneous), the CPU numbers, one row per run, and under

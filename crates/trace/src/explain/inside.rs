@@ -3,7 +3,7 @@
 //! (`sched_waking`), the softirqs it raised. A long `local_timer` interrupt is rarely one slow
 //! thing: under a timer storm it is dozens of expiries, each waking an ordinary task, run in
 //! hard interrupt context ahead of the real-time thread. Decomposing the handler names that
-//! pattern (talk 003's "concurrent hrtimer expirations from low-priority threads") and its fix.
+//! pattern (the RT-Summit 2017 talk's "concurrent hrtimer expirations from low-priority threads") and its fix.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! The irqbalance part of a plan (talk 000: "irqbalance told"). A running irqbalance rewrites
+//! The irqbalance part of a plan (the Linaro 2023 talk: "irqbalance told"). A running irqbalance rewrites
 //! IRQ affinities every ten seconds and would undo the IRQ moves; it must ban the RT CPUs.
 //! It reads its banned CPUs once, at start, from its environment — `IRQBALANCE_BANNED_CPUS`
 //! (a hex mask, which wins) or `IRQBALANCE_BANNED_CPULIST` — which systemd fills from

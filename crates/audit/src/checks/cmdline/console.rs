@@ -1,7 +1,7 @@
 //! `cmdline.serial_console`: a console on a UART at low baud with a verbose console log
 //! level. Legacy console drivers (8250, PL011, ...) write each printk line to the UART with
 //! the port lock held and IRQs off; at 115200 baud an 80-character line takes about 7 ms
-//! (talk 001 saw up to 6 ms per line).
+//! (the ELC Europe debugging talk saw up to 6 ms per line).
 //!
 //! The consoles in use are read from `/proc/consoles` (the kernel's list, which also holds
 //! consoles named by the device tree's `stdout-path`), else from `console=` parameters; the
@@ -212,7 +212,7 @@ pub(super) fn serial_console(ctx: &Ctx) -> Outcome {
         );
     }
     let mut summary = format!(
-        "printk writes {} to serial console {names} with IRQs off: {per_line} (console log level {level}, talk 001)",
+        "printk writes {} to serial console {names} with IRQs off: {per_line} (console log level {level})",
         prints(level, ignore)
     );
     let rt = ctx.host().preempt_rt;
@@ -225,7 +225,7 @@ pub(super) fn serial_console(ctx: &Ctx) -> Outcome {
     if ignore {
         outcome = outcome.fix_advice("remove ignore_loglevel from the boot command line (and write N to /sys/module/printk/parameters/ignore_loglevel)");
     }
-    outcome = outcome.fix_advice("or drop the serial console from the production command line (talk 001: \"in our final product we disabled this\"), and fix what prints: each line on the console is a warning or error");
+    outcome = outcome.fix_advice("or drop the serial console from the production command line, and fix what prints: each line on the console is a warning or error");
     if rt {
         outcome.with_severity(Severity::Info)
     } else {
@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(f.status, Status::Warn);
         assert_eq!(
             f.summary,
-            "printk writes messages up to KERN_INFO to serial console ttyS0 at 115200 baud with IRQs off: about 6.9 ms per 80-character line (console log level 7, talk 001)"
+            "printk writes messages up to KERN_INFO to serial console ttyS0 at 115200 baud with IRQs off: about 6.9 ms per 80-character line (console log level 7)"
         );
         let fixes: Vec<String> = f.fix.iter().map(|x| x.render()).collect();
         assert_eq!(fixes[0], "echo 3 > /proc/sys/kernel/printk");

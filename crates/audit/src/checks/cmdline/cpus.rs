@@ -96,7 +96,7 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
         .evidence(src, val)
         .fix_boot(isolcpus_fix(&[], &rt))
         .fix_advice(format!(
-            "or set them apart at run time with a cgroup v2 cpuset partition (talk 000): mkdir /sys/fs/cgroup/rt; echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus; echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition"
+            "or set them apart at run time with a cgroup v2 cpuset partition: mkdir /sys/fs/cgroup/rt; echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus; echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition"
         ));
     };
     let (flags, list) = isolcpus_split(value);
@@ -196,7 +196,7 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
         o.evidence(CMDLINE, seen(ctx, &["nohz_full"]))
             .evidence(src.clone(), val.clone())
     };
-    const ONLY_FOR: &str = "worth it only when each RT CPU runs a single task that rarely enters the kernel: nohz_full makes every kernel entry, exit and context switch on those CPUs costlier (talk 000)";
+    const ONLY_FOR: &str = "worth it only when each RT CPU runs a single task that rarely enters the kernel: nohz_full makes every kernel entry, exit and context switch on those CPUs costlier";
     let given = match cpu_param(ctx, "nohz_full") {
         CpuParam::Absent | CpuParam::Bare => {
             return evidence(Outcome::problem(format!(
@@ -337,7 +337,7 @@ pub(super) fn rcu_nocb_poll(ctx: &Ctx) -> Outcome {
         "offloaded CPUs {offloaded} still wake the RCU grace-period kthreads when they queue callbacks (no rcu_nocb_poll)"
     )))
     .fix_boot("rcu_nocb_poll")
-    .fix_advice("the polling kthreads cost some housekeeping CPU time in exchange (talk 000 uses rcu_nocbs=2-7 rcu_nocb_poll)")
+    .fix_advice("the polling kthreads cost some housekeeping CPU time in exchange (for example rcu_nocbs=2-7 rcu_nocb_poll)")
 }
 
 pub(super) fn nohz_full_rcu(ctx: &Ctx) -> Outcome {

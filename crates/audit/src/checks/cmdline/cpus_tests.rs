@@ -1,4 +1,4 @@
-//! The CPU-list checks on fake trees: talk 000's tuned board, an untuned one, the corpus's
+//! The CPU-list checks on fake trees: the Linaro 2023 talk's tuned board, an untuned one, the corpus's
 //! Ubuntu command line, cpuset partitions and the kernel's corner cases.
 
 use model::CpuSet;
@@ -8,7 +8,7 @@ use testkit::FakeRoot;
 use crate::checks::cmdline::CHECKS;
 use crate::context::{Ctx, Options};
 
-/// Talk 000's command line on its 8-CPU board, CPUs 2-7 for real-time work.
+/// the Linaro 2023 talk's command line on its 8-CPU board, CPUs 2-7 for real-time work.
 const TUNED: &str = "console=ttyAMA0,115200 root=/dev/mmcblk0p2 isolcpus=managed_irq,domain,2-7 nohz_full=2-7 rcu_nocbs=2-7 rcu_nocb_poll irqaffinity=0-1 skew_tick=1 nosoftlockup nowatchdog quiet";
 
 /// The corpus's Ubuntu desktop (corpus/proc/procfs_cmdline_ubuntu.txt, prometheus/procfs).

@@ -180,7 +180,7 @@ pub(super) fn tsc(ctx: &Ctx) -> Outcome {
         );
     }
     Outcome::problem(
-        "no tsc=nowatchdog or tsc=reliable: the clocksource watchdog may read hpet/acpi_pm against the TSC every half second, and can mark a good TSC unstable under load (talk 003)",
+        "no tsc=nowatchdog or tsc=reliable: the clocksource watchdog may read hpet/acpi_pm against the TSC every half second, and can mark a good TSC unstable under load",
     )
     .evidence(CMDLINE, evidence)
     .fix_boot("tsc=nowatchdog")
@@ -243,7 +243,7 @@ pub(super) fn idle(ctx: &Ctx) -> Outcome {
     }
     let outcome = Outcome::problem(summary)
         .evidence(CMDLINE, evidence)
-        .fix_advice("at run time, per CPU and reversibly: hold /dev/cpu_dma_latency open with 0 written to it (as cyclictest does), or `cpupower idle-set -D 10` to disable states with exit latency above 10 us (talk 000: cpupower idle-set -d 1)");
+        .fix_advice("at run time, per CPU and reversibly: hold /dev/cpu_dma_latency open with 0 written to it (as cyclictest does), or `cpupower idle-set -D 10` to disable states with exit latency above 10 us (`cpupower idle-set -d N` disables one state)");
     if is_x86(ctx) == Some(true) {
         outcome
             .fix_boot("intel_idle.max_cstate=1")
@@ -278,7 +278,7 @@ pub(super) fn threadirqs(ctx: &Ctx) -> Outcome {
     )
     .evidence(CMDLINE, evidence)
     .fix_boot("threadirqs")
-    .fix_advice("then give the IRQ threads of the devices your real-time tasks depend on a SCHED_FIFO priority with chrt, and the others a lower one (talk 003); needs CONFIG_IRQ_FORCED_THREADING")
+    .fix_advice("then give the IRQ threads of the devices your real-time tasks depend on a SCHED_FIFO priority with chrt, and the others a lower one; needs CONFIG_IRQ_FORCED_THREADING")
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The boot switches on fake trees: talk 000's tuned command line, the corpus's Ubuntu one,
+//! The boot switches on fake trees: the Linaro 2023 talk's tuned command line, the corpus's Ubuntu one,
 //! and each equivalent spelling.
 
 use model::audit::{Finding, Profile, Severity, Status};

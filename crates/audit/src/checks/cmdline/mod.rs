@@ -1,6 +1,6 @@
-//! The `cmdline.*` checks: the boot parameters a real-time machine needs (talk 000's list:
+//! The `cmdline.*` checks: the boot parameters a real-time machine needs (the Linaro 2023 talk's list:
 //! isolation, tick, RCU offload, IRQ affinity, skew_tick, lockup detectors; plus the TSC
-//! watchdog, idle limits, IRQ threading and the serial console of talk 001) and their
+//! watchdog, idle limits, IRQ threading and the serial console of the ELC Europe debugging talk) and their
 //! consistency with each other and with the real-time CPUs.
 //!
 //! - [`cpus`]: the parameters that take CPU lists (isolcpus, nohz_full, rcu_nocbs,
@@ -83,7 +83,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Soft lockup detector off",
         group: Group::Cmdline,
         severity: Severity::Warn,
-        why: "the soft lockup detector wakes a stopper thread on every CPU every few seconds (talk 000: nosoftlockup)",
+        why: "the soft lockup detector wakes a stopper thread on every CPU every few seconds; nosoftlockup turns it off",
         run: flags::nosoftlockup,
     },
     Check {
@@ -91,7 +91,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Hard lockup detector off",
         group: Group::Cmdline,
         severity: Severity::Warn,
-        why: "the hard lockup detector raises a perf NMI on every CPU periodically (talk 000: nowatchdog)",
+        why: "the hard lockup detector raises a perf NMI on every CPU periodically; nowatchdog turns it off",
         run: flags::nowatchdog,
     },
     Check {
@@ -123,7 +123,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Serial console log level",
         group: Group::Cmdline,
         severity: Severity::Warn,
-        why: "printk to a slow UART keeps IRQs off for milliseconds per line (talk 001)",
+        why: "printk to a slow UART keeps IRQs off for milliseconds per line",
         run: console::serial_console,
     },
 ];

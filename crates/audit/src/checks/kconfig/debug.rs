@@ -1,5 +1,5 @@
 //! The options a latency investigation and a validation kernel need: the latency tracers,
-//! and the debug options the profile wants (debug) or refuses (production), after talk 000.
+//! and the debug options the profile wants (debug) or refuses (production), after the Linaro 2023 talk.
 
 use model::audit::{Profile, Severity};
 
@@ -81,7 +81,7 @@ pub(super) fn latency_tracers(ctx: &Ctx) -> Outcome {
 }
 
 /// `kconfig.debug`: in production, the debug options that cost latency; in the debug
-/// profile, the validation options talk 000 asks for.
+/// profile, the validation options the Linaro 2023 talk asks for.
 pub(super) fn debug_options(ctx: &Ctx) -> Outcome {
     let config = match config(ctx) {
         Ok(c) => c,
@@ -95,7 +95,7 @@ pub(super) fn debug_options(ctx: &Ctx) -> Outcome {
             .collect();
         if missing.is_empty() {
             return Outcome::pass(format!(
-                "all {} validation options of talk 000 are set (debug profile)",
+                "all {} validation options are set (debug kernel build)",
                 VALIDATION.len()
             ))
             .evidence(

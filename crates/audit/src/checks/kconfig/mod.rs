@@ -39,7 +39,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Timer frequency (HZ)",
         group: Group::Kernel,
         severity: Severity::Warn,
-        why: "The tick period is the granularity of jiffy timeouts and tick-based scheduler accounting; talk 000 builds its RT kernel with CONFIG_HZ_1000=y",
+        why: "The tick period is the granularity of jiffy timeouts and tick-based scheduler accounting; RT kernels are commonly built with CONFIG_HZ_1000=y",
         run: realtime::hz,
     },
     Check {
@@ -71,7 +71,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Config of the running kernel",
         group: Group::Kernel,
         severity: Severity::Info,
-        why: "The kconfig findings describe the running kernel only if the config judged is its own; configs drift across upgrades (talk 003)",
+        why: "The kconfig findings describe the running kernel only if the config judged is its own; configs drift across upgrades",
         run: realtime::matches_running,
     },
     Check {
@@ -79,7 +79,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Cpusets",
         group: Group::Kernel,
         severity: Severity::Warn,
-        why: "Cpusets and cgroup v2 cpuset partitions set RT CPUs apart from the rest of the system (talk 000)",
+        why: "Cpusets and cgroup v2 cpuset partitions set RT CPUs apart from the rest of the system",
         run: isolation::cpusets,
     },
     Check {
@@ -127,7 +127,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Debug options for the profile",
         group: Group::Kernel,
         severity: Severity::Warn,
-        why: "Lock and memory debugging catches PREEMPT_RT bugs in a validation kernel but adds latency to every lock and allocation in production (talk 000)",
+        why: "Lock and memory debugging catches PREEMPT_RT bugs in a validation kernel but adds latency to every lock and allocation in production",
         run: debug::debug_options,
     },
     Check {
@@ -143,7 +143,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "I/O latency cgroup control",
         group: Group::Kernel,
         severity: Severity::Info,
-        why: "BLK_CGROUP_IOLATENCY lets io.latency protect an RT cgroup's block I/O from bulk writers; talk 000 builds it in",
+        why: "BLK_CGROUP_IOLATENCY lets io.latency protect an RT cgroup's block I/O from bulk writers; RT builds commonly enable it",
         run: tuning::blk_cgroup_iolatency,
     },
     Check {

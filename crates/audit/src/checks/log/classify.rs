@@ -296,7 +296,7 @@ fn sleeping(headline: &str, following: &[Line<'_>]) -> Sleeping {
     let location = after(headline, " at ")
         .and_then(|rest| rest.split_whitespace().next())
         .map(str::to_string);
-    // The details are on the same message (talk 000's console, joined) or on the next ones.
+    // The details are on the same message (the Linaro 2023 talk's console, joined) or on the next ones.
     let details = std::iter::once(headline)
         .chain(
             following
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn sleeping_function_on_one_line_or_two() {
-        // Talk 000 (PREEMPT_RT, arm64), the console showing both messages on one line.
+        // the Linaro 2023 talk (PREEMPT_RT, arm64), the console showing both messages on one line.
         let joined = "BUG: sleeping function called from invalid context at kernel/locking/spinlock_rt.c:46 in_atomic(): 0, irqs_disabled(): 128, non_block: 0, pid: 298, name: systemd-udevd preempt_count: 0, expected: 0";
         assert_eq!(
             kinds(joined),

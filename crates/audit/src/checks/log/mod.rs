@@ -73,7 +73,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "IRQs disabled as spurious",
         group: Group::Log,
         severity: Severity::Fail,
-        why: "an IRQ the kernel disabled as unhandled stops every device sharing it (talk 004: Disabling IRQ #59)",
+        why: "an IRQ the kernel disabled as unhandled stops every device sharing it (a Raspberry Pi kernel log shows it as \"Disabling IRQ #59\")",
         run: irq_disabled,
     },
     Check {
@@ -223,8 +223,8 @@ fn with_events(
     judge(&log, &events)
 }
 
-const IRQS_OFF_FIX: &str = "IRQs were disabled: a spinlock_t (a sleeping lock on PREEMPT_RT) or another sleeping call is used inside a local_irq_disable()/local_irq_save() section; make that lock a raw_spinlock_t or restructure so the sleeping call runs with interrupts on (talk 000)";
-const PREEMPT_OFF_FIX: &str = "preemption was disabled: a sleeping lock or call is used inside preempt_disable(), get_cpu() or a raw_spinlock_t section; use raw_spinlock_t for the inner lock, or move the call (e.g. a memory allocation, which may sleep on PREEMPT_RT even with GFP_ATOMIC) out of the section (talk 000)";
+const IRQS_OFF_FIX: &str = "IRQs were disabled: a spinlock_t (a sleeping lock on PREEMPT_RT) or another sleeping call is used inside a local_irq_disable()/local_irq_save() section; make that lock a raw_spinlock_t or restructure so the sleeping call runs with interrupts on";
+const PREEMPT_OFF_FIX: &str = "preemption was disabled: a sleeping lock or call is used inside preempt_disable(), get_cpu() or a raw_spinlock_t section; use raw_spinlock_t for the inner lock, or move the call (e.g. a memory allocation, which may sleep on PREEMPT_RT even with GFP_ATOMIC) out of the section";
 const OTHER_CONTEXT_FIX: &str = "neither IRQs nor preemption were off: the call sleeps inside an RCU read-side section or a non-blocking region; the call trace after the report names the caller";
 
 fn sleeping_in_atomic(ctx: &Ctx) -> Outcome {
@@ -233,7 +233,7 @@ fn sleeping_in_atomic(ctx: &Ctx) -> Outcome {
         "\"sleeping function called from invalid context\"",
         |k| matches!(k, Kind::SleepingInAtomic(_)),
         |log, events| {
-            // Split by context as talk 000 does: irqs_disabled() first, then in_atomic().
+            // Split by context as the Linaro 2023 talk does: irqs_disabled() first, then in_atomic().
             let mut groups: [(&str, &str, Vec<&Event>); 3] = [
                 ("with IRQs disabled", IRQS_OFF_FIX, Vec::new()),
                 ("with preemption disabled", PREEMPT_OFF_FIX, Vec::new()),
@@ -493,7 +493,7 @@ fn irq_disabled(ctx: &Ctx) -> Outcome {
             for (irq, _) in irqs.iter().take(3) {
                 outcome = outcome.fix_command(format!("grep -E '^ *{irq}:' /proc/interrupts"));
             }
-            outcome.fix_advice("a device raised the IRQ and no handler claimed it: it is usually shared (talk 004: IRQ #59 shared by spi1, spi2 and uart1); check the drivers of every device on it, the interrupt routing (BIOS, device tree) and the device's firmware; booting with irqpoll recovers it but polls every handler on each timer tick, which costs latency")
+            outcome.fix_advice("a device raised the IRQ and no handler claimed it: it is usually shared (on a Raspberry Pi, IRQ #59 is shared by spi1, spi2 and uart1); check the drivers of every device on it, the interrupt routing (BIOS, device tree) and the device's firmware; booting with irqpoll recovers it but polls every handler on each timer tick, which costs latency")
         },
     )
 }
@@ -515,7 +515,7 @@ fn hrtimer_interrupt(ctx: &Ctx) -> Outcome {
                 "the hrtimer interrupt took {took} and looped without catching up; the kernel then pushed this CPU's next timer out by as long (it reports this once per boot)"
             ))
             .evidence(log.path.clone(), cite_first(events[0], events.len()))
-            .fix_advice("too many timers expired at once (talk 003: many SCHED_OTHER sleepers), the clock event device is slow, or a virtual machine lost its CPU; trace with `rtla timerlat` or the hrtimer_expire_entry/exit events to see which timers run")
+            .fix_advice("too many timers expired at once (many SCHED_OTHER sleepers), the clock event device is slow, or a virtual machine lost its CPU; trace with `rtla timerlat` or the hrtimer_expire_entry/exit events to see which timers run")
         },
     )
 }

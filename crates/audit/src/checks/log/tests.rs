@@ -163,7 +163,7 @@ fn syzkaller_scheduling_while_atomic() {
     );
 }
 
-/// Talk 000's two reports on a PREEMPT_RT arm64 board, as `/dev/kmsg` records in today's
+/// the Linaro 2023 talk's two reports on a PREEMPT_RT arm64 board, as `/dev/kmsg` records in today's
 /// three-message form, plus the other RT messages, each written from its kernel format.
 const RT_KMSG: &str = "\
 3,500,2100000,-;BUG: sleeping function called from invalid context at kernel/locking/spinlock_rt.c:46
@@ -252,7 +252,7 @@ fn a_clean_log_passes_and_an_unreadable_one_is_unknown() {
     let binary = dir.path().join("binary.log");
     std::fs::write(&binary, b"\x7fELF\x02\x01\x01\0\0\0").unwrap();
     for (path, why) in [
-        (fixture("no-such-file.log"), "No such file"),
+        (fixture("no-such-file.log"), "no such file"),
         (dir.path().to_path_buf(), "directory"),
         (empty, "empty"),
         (binary, "binary"),

@@ -5,7 +5,7 @@
 //! The kernel starts IRQ threads at FIFO 50 (kernel/irq/manage.c, `sched_set_fifo`), keeps
 //! priority 99 for its own stop-the-world threads (`migration/N`) and, on PREEMPT_RT, runs
 //! the timer softirq thread `ktimers/N` at FIFO 1 so timer callbacks are not starved by
-//! SCHED_OTHER load. Talk 002's advice: real-time applications use priorities 1 to 98.
+//! SCHED_OTHER load. the FreedomHEC 2012 talk's advice: real-time applications use priorities 1 to 98.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! `workqueue.unbound_cpumask` (the global mask every unbound workqueue is cut to) and
 //! `workqueue.named` (the workqueues that expose their own `cpumask` in sysfs: `writeback`,
-//! `blkcg_punt_bio`, `scsi_tmf_N`, ... from talk 000).
+//! `blkcg_punt_bio`, `scsi_tmf_N`, ... from the Linaro 2023 talk).
 //!
 //! Since Linux 4.2 the kernel runs an unbound workqueue on its own cpumask *intersected*
 //! with the global unbound cpumask (falling back to the global mask when they do not

@@ -1,4 +1,4 @@
-//! A fixture set that reproduces the comparison tables of talk 000 (Linaro 2023, "Building,
+//! A fixture set that reproduces the comparison tables of a public evaluation (Linaro 2023, "Building,
 //! configuring and evaluating a PREEMPT_RT kernel on an 8-core ARM64 robotics board"): a
 //! Qualcomm RB5 with 4x Cortex-A55 (CPUs 0-3, 1.80 GHz, capacity 284), 3x Cortex-A77 (CPUs 4-6,
 //! 2.42 GHz, capacity 871) and a prime Cortex-A77 (CPU 7, 2.84 GHz, capacity 1024), and four
@@ -91,7 +91,7 @@ fn run(kernel: &str, started_at: &str, figures: &[(u32, u64, u64, u64)]) -> Meas
     run
 }
 
-/// Talk 000's rows as (CPU, min, avg, max) for CPUs `cpus`.
+/// the Linaro 2023 talk's rows as (CPU, min, avg, max) for CPUs `cpus`.
 fn rows(cpus: &[u32], min: &[u64], avg: &[u64], max: &[u64]) -> Vec<(u32, u64, u64, u64)> {
     (0..cpus.len())
         .map(|i| (cpus[i], min[i], avg[i], max[i]))
