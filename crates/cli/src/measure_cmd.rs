@@ -386,8 +386,10 @@ impl Observer for CliObserver<'_> {
             // The table repeats them in full at the end; name them now, early.
             let codes: Vec<&str> = new.iter().map(|w| w.code.as_str()).collect();
             self.console.warn(&format!(
-                "{} condition(s) affect these figures ({}); details follow the table",
+                "{} condition{} affect{} these figures ({}); details follow the table",
                 codes.len(),
+                if codes.len() == 1 { "" } else { "s" },
+                if codes.len() == 1 { "s" } else { "" },
                 codes.join(", ")
             ));
         } else {

@@ -130,9 +130,10 @@ impl Generator for MemoryLoad {
             (None, None) => " (last-level cache size unknown)".to_string(),
         };
         format!(
-            "{} worker(s) copying within a {} buffer{sized} and faulting in {} mappings page \
+            "{} worker{} copying within a {} buffer{sized} and faulting in {} mappings page \
              by page, on CPUs {}",
             self.workers_wanted,
+            if self.workers_wanted == 1 { "" } else { "s" },
             format_size(self.buffer),
             format_size(FAULT_MAP as u64),
             self.cpus

@@ -241,9 +241,10 @@ impl Generator for Messaging {
             (Transport::Pipe, TaskKind::Process) => ("pipes", "processes"),
         };
         format!(
-            "{} group(s) of {} senders and {} receivers ({} {kind}), {MESSAGE}-byte messages \
+            "{} group{} of {} senders and {} receivers ({} {kind}), {MESSAGE}-byte messages \
              over {channel}, on CPUs {}",
             self.groups,
+            if self.groups == 1 { "" } else { "s" },
             self.fds,
             self.fds,
             self.groups * self.fds * 2,

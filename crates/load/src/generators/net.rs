@@ -214,8 +214,9 @@ impl Generator for NetLoad {
     }
 
     fn describe(&self) -> String {
-        let tcp = format!("{} TCP flow(s) of 16 KiB messages", self.flows);
-        let udp = format!("{} UDP flow(s) of 1 KiB datagrams", self.flows);
+        let flows = if self.flows == 1 { "flow" } else { "flows" };
+        let tcp = format!("{} TCP {flows} of 16 KiB messages", self.flows);
+        let udp = format!("{} UDP {flows} of 1 KiB datagrams", self.flows);
         let what = match self.protocols {
             Protocols::Tcp => tcp,
             Protocols::Udp => udp,
