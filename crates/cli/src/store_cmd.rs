@@ -34,14 +34,14 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
             let mut out = String::new();
             let _ = writeln!(
                 out,
-                "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  label",
-                "id", "started (UTC)", "host", "kernel", "status", "max us"
+                "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {:<16}  under",
+                "id", "started (UTC)", "host", "kernel", "status", "max us", "label"
             );
             for r in &list {
                 let started: String = r.started_at.chars().take(19).collect();
                 let _ = writeln!(
                     out,
-                    "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {}",
+                    "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {:<16}  {}",
                     r.id,
                     started.replace('T', " "),
                     r.hostname,
@@ -50,7 +50,8 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
                     r.max_ns
                         .map(report::format_us)
                         .unwrap_or_else(|| "-".into()),
-                    r.label.as_deref().unwrap_or("")
+                    r.label.as_deref().unwrap_or("-"),
+                    measured_under(r)
                 );
             }
             let _ = writeln!(
@@ -64,6 +65,17 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
     };
     console::print_stdout(&text)?;
     Ok(Exit::Ok)
+}
+
+/// What a run in `rtlab runs` was measured under: its load, "no load", or that it is OS noise
+/// (a run of another quantity than wake-up latency).
+fn measured_under(r: &store::RunSummary) -> String {
+    let load = r.load.as_deref().unwrap_or("no load");
+    if r.os_noise {
+        format!("{load} (OS noise, not latency)")
+    } else {
+        load.to_string()
+    }
 }
 
 /// `rtlab show RUN`: exit 1 when the run cannot be judged (standard error says why).

@@ -270,6 +270,13 @@ fn os_noise_imports_are_stored_as_noise_and_never_judged_against_latency() {
         "{stdout}"
     );
     assert!(stdout.contains("OS noise in us (time taken from a busy loop; not wake-up latency)"));
+    // So does the list of runs.
+    let out = rtlab(&db).arg("runs").output().unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let noise_rows = listed
+        .lines()
+        .filter(|l| l.ends_with("(OS noise, not latency)"));
+    assert_eq!(noise_rows.count(), 3, "{listed}");
 
     // Noise against noise compares and judges; noise against latency is flagged, never judged.
     let out = rtlab(&db)

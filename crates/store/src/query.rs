@@ -64,6 +64,10 @@ pub struct RunSummary {
     pub max_ns: Option<u64>,
     /// 99th percentile over all CPUs (ns), derived from the aggregate histogram.
     pub p99_ns: Option<u64>,
+    /// The load it was measured under (its spec, `cpu:60%`), if any.
+    pub load: Option<String>,
+    /// Whether its samples are OS noise (an oslat or osnoise import), not wake-up latency.
+    pub os_noise: bool,
 }
 
 /// The run status names, for messages.
@@ -141,7 +145,9 @@ impl Store {
                     r.status, r.session, r.elapsed_ns,
                     (SELECT group_concat(c.cpu) FROM run_cpus c
                      WHERE c.run_id = r.id AND c.cpu >= 0),
-                    a.raw_json, a.histogram_json
+                    a.raw_json, a.histogram_json,
+                    json_extract(r.load_json, '$.spec'),
+                    json_extract(r.import_json, '$.quantity')
              FROM runs r LEFT JOIN run_cpus a ON a.run_id = r.id AND a.cpu = ?1
              WHERE 1",
         );
@@ -195,6 +201,8 @@ impl Store {
                     cpus: r.get(9)?,
                     raw: r.get(10)?,
                     histogram: r.get(11)?,
+                    load: r.get(12)?,
+                    quantity: r.get(13)?,
                 })
             })
             .map_err(&err)?
@@ -235,6 +243,8 @@ impl Store {
             elapsed_ns: Nanos(elapsed),
             max_ns: (raw.count > 0).then_some(raw.max_ns),
             p99_ns: percentile(&raw, &histogram, 0.99),
+            load: row.load,
+            os_noise: row.quantity.as_deref() == Some("os-noise"),
         })
     }
 
@@ -258,6 +268,8 @@ struct SummaryRow {
     cpus: Option<String>,
     raw: Option<String>,
     histogram: Option<String>,
+    load: Option<String>,
+    quantity: Option<String>,
 }
 
 fn check_status(status: &str) -> Result<(), StoreError> {

@@ -336,3 +336,30 @@ fn bad_filters_are_refused_with_the_expected_form() {
         "{err}"
     );
 }
+
+#[test]
+fn a_summary_names_the_load_and_whether_it_is_noise() {
+    let mut store = Store::open_in_memory().unwrap();
+    let loaded = realistic();
+    let spec = loaded.load.as_ref().unwrap().spec.clone();
+    store.save_measure(&loaded, None, None).unwrap();
+    let mut noise = small("box", "6.1.0-rt", "2026-01-01T09:00:00Z", &[1_000]);
+    noise.load = None;
+    noise.import = realistic().import.map(|mut i| {
+        i.quantity = model::imported::Quantity::OsNoise;
+        i
+    });
+    store.save_measure(&noise, None, None).unwrap();
+    let mut idle = small("box", "6.1.0-rt", "2025-01-01T09:00:00Z", &[1_000]);
+    idle.load = None;
+    store.save_measure(&idle, None, None).unwrap();
+    let list = store.list(&Filter::default()).unwrap();
+    let seen: Vec<(Option<&str>, bool)> = list
+        .iter()
+        .map(|s| (s.load.as_deref(), s.os_noise))
+        .collect();
+    assert_eq!(
+        seen,
+        [(Some(spec.as_str()), false), (None, true), (None, false)]
+    );
+}
