@@ -29,7 +29,17 @@ pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
         ))
         .into());
     }
-    Ok(BufReader::with_capacity(1 << 20, file))
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let head = std::io::BufRead::fill_buf(&mut reader)
+        .map_err(|e| UsageError(format!("{}: {}", path.display(), sys::fs::plain_io(&e))))?;
+    if trace::is_trace_cmd_data(head) {
+        return Err(UsageError(format!(
+            "{0}: this is a trace-cmd recording (trace.dat), not trace text; run `trace-cmd report {0} > trace.txt` and give trace.txt to rtlab",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(reader)
 }
 
 /// Runs one analysis: the trace's statistics from the trace room, rendered by the report room.

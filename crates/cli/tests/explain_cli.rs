@@ -139,6 +139,8 @@ fn what_cannot_be_explained_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("junk.txt");
     std::fs::write(&junk, "hello\nworld\n").unwrap();
+    let dat = dir.path().join("trace.dat");
+    std::fs::write(&dat, b"\x17\x08\x44tracing6\0\0\0\x01\x02binary").unwrap();
     let no_timers = dir.path().join("no_timers.txt");
     std::fs::write(
         &no_timers,
@@ -154,7 +156,11 @@ fn what_cannot_be_explained_is_one_line_and_exit_2() {
             no_timers.to_str().unwrap(),
             "no timer wake-up of a sleeping task",
         ),
-        ("/nonexistent/trace.txt", "/nonexistent/trace.txt"),
+        (
+            "/nonexistent/trace.txt",
+            "/nonexistent/trace.txt: no such file",
+        ),
+        (dat.to_str().unwrap(), "run `trace-cmd report"),
     ] {
         let out = rtlab().args(["explain", file]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{file}");

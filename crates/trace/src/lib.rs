@@ -26,3 +26,12 @@ pub mod reader;
 pub mod timerlat;
 
 pub use error::ParseError;
+
+/// The first bytes of a trace-cmd recording (`trace.dat`): binary, not the text rtlab reads;
+/// `trace-cmd report FILE` turns it into text.
+pub const TRACE_CMD_DATA_MAGIC: &[u8] = b"\x17\x08\x44tracing";
+
+/// Whether `head` (a file's first bytes) is a trace-cmd recording.
+pub fn is_trace_cmd_data(head: &[u8]) -> bool {
+    head.starts_with(TRACE_CMD_DATA_MAGIC)
+}
