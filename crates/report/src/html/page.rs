@@ -477,6 +477,7 @@ fn audit_ctx(summary: &AuditSummary) -> AuditCtx {
         counts: vec![
             fact("fail", c.fail.to_string()),
             fact("warn", c.warn.to_string()),
+            fact("info", c.info.to_string()),
             fact("pass", c.pass.to_string()),
             fact("unknown", c.unknown.to_string()),
             fact("error", c.error.to_string()),

@@ -100,7 +100,7 @@ pub(super) fn full_run() -> MeasureRun {
         counts: Counts {
             pass: 30,
             warn: 2,
-            info: 0,
+            info: 7,
             fail: 1,
             unknown: 3,
             error: 0,
@@ -243,6 +243,7 @@ fn all_sections_of_a_full_run() {
         "cpu:60%@0-1: warm-up skipped",
         "Profile production; real-time CPUs 1 (from isolcpus).",
         "1 fail",
+        "7 info",
         "<code>sched.rt_throttling</code>",
         "<code>echo -1 &gt; &#x2f;proc&#x2f;sys&#x2f;kernel&#x2f;sched_rt_runtime_us</code>",
         "<code>cpu-not-isolated</code> CPU 0 is not isolated",
