@@ -64,10 +64,17 @@ pub fn consume(run: &MeasureRun) {
 /// that reads result files runs it.
 pub fn consume_with_html(run: &MeasureRun) {
     consume(run);
-    let _ = report::html::html_report(&[report::html::ReportRun {
-        run,
-        name: "fuzz",
-        source: "file fuzz.json",
-        key: "fuzz",
-    }]);
+    // With a budget, so the budget line is drawn on every latency axis too.
+    let options = report::html::ReportOptions {
+        budget: Some(Nanos::from_us(100)),
+    };
+    let _ = report::html::html_report(
+        &[report::html::ReportRun {
+            run,
+            name: "fuzz",
+            source: "file fuzz.json",
+            key: "fuzz",
+        }],
+        &options,
+    );
 }
