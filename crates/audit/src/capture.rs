@@ -57,13 +57,8 @@ pub fn capture(
     dest: &Path,
     options: &Options,
 ) -> Result<CaptureSummary, CaptureError> {
-    if dest.exists() {
-        let empty = std::fs::read_dir(dest)
-            .map(|mut d| d.next().is_none())
-            .unwrap_or(false);
-        if !empty {
-            return Err(CaptureError::NotEmpty(dest.to_path_buf()));
-        }
+    if dest.exists() && !sys::fs::is_empty_dir(dest) {
+        return Err(CaptureError::NotEmpty(dest.to_path_buf()));
     }
     let recording = source.recording();
     let options = Options {

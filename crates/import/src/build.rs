@@ -233,6 +233,55 @@ pub(crate) fn run(
     Ok(run)
 }
 
+/// A run from one of cyclictest's text outputs (histogram, summary lines, `-v` stream): figures
+/// in 1 us, the host unknown, the start dated back from the file's modification time.
+pub(crate) struct CyclictestText<'a> {
+    /// The file, as named.
+    pub file: &'a str,
+    /// Which of the outputs it is.
+    pub format: crate::Format,
+    /// The file's modification time (the end of the run).
+    pub modified: SystemTime,
+    /// How long the run lasted, by its counts.
+    pub elapsed: Duration,
+    /// The run's parameters, as far as the file gives them.
+    pub params: MeasureParams,
+    /// The CPUs (cyclictest's thread numbers).
+    pub cpus: &'a CpuSet,
+    /// What the source did not give exactly.
+    pub notes: Vec<String>,
+    /// Figures the source does not give at all.
+    pub not_given: Vec<model::imported::Figure>,
+}
+
+/// The run document of a cyclictest text output over its threads' `figures`.
+pub(crate) fn cyclictest_text_run(
+    text: CyclictestText<'_>,
+    figures: &[ThreadFigures],
+) -> Result<MeasureRun, ImportError> {
+    let results = figures.iter().map(|f| cpu_result(f, 1000)).collect();
+    let facts = RunFacts {
+        host: unknown_host(text.cpus),
+        params: text.params,
+        started: text
+            .modified
+            .checked_sub(text.elapsed)
+            .unwrap_or(text.modified),
+        elapsed: text.elapsed,
+        import: ImportInfo {
+            tool: "cyclictest".to_string(),
+            format: text.format.name().to_string(),
+            file: text.file.to_string(),
+            resolution_ns: 1000,
+            command: None,
+            quantity: model::imported::Quantity::WakeupLatency,
+            notes: text.notes,
+            not_given: text.not_given,
+        },
+    };
+    run(text.file, facts, results)
+}
+
 /// The sum of `counts`, or `None` when it does not fit in 64 bits (a file that claims more
 /// samples than any run can take).
 pub(crate) fn checked_total(counts: impl IntoIterator<Item = u64>) -> Option<u64> {

@@ -14,11 +14,10 @@
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
-use model::imported::ImportInfo;
 use model::measure::MeasureRun;
 
 use crate::ImportError;
-use crate::build::{self, RunFacts, Skipped, ThreadFigures};
+use crate::build::{self, Skipped, ThreadFigures};
 use crate::cyclictest_opts;
 use crate::cyclictest_summary::{self, Lines, plain};
 
@@ -348,24 +347,19 @@ fn assemble(
         );
     }
     notes.extend(table.skipped.notes("cyclictest's histogram output"));
-    let results = figures.iter().map(|f| build::cpu_result(f, 1000)).collect();
-    let facts = RunFacts {
-        host: build::unknown_host(&cpu_set),
-        params,
-        started: modified.checked_sub(elapsed).unwrap_or(modified),
-        elapsed,
-        import: ImportInfo {
-            tool: "cyclictest".to_string(),
-            format: crate::Format::CyclictestHist.name().to_string(),
-            file: file.to_string(),
-            resolution_ns: 1000,
-            command: None,
-            quantity: model::imported::Quantity::WakeupLatency,
+    build::cyclictest_text_run(
+        build::CyclictestText {
+            file,
+            format: crate::Format::CyclictestHist,
+            modified,
+            elapsed,
+            params,
+            cpus: &cpu_set,
             notes,
             not_given: Vec::new(),
         },
-    };
-    build::run(file, facts, results)
+        &figures,
+    )
 }
 
 /// What the file's layout gives and does not.

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
-use model::imported::{Figure, ImportInfo};
+use model::imported::Figure;
 use model::measure::{MeasureRun, Policy};
 
 use crate::ImportError;
-use crate::build::{self, RunFacts, ThreadFigures};
+use crate::build::{self, ThreadFigures};
 use crate::cyclictest_opts;
 
 /// One thread's summary line.
@@ -199,24 +199,19 @@ pub(crate) fn parse(
          length estimated as cycles x interval"
             .to_string(),
     ];
-    let results = figures.iter().map(|f| build::cpu_result(f, 1000)).collect();
-    let facts = RunFacts {
-        host: build::unknown_host(&cpu_set),
-        params,
-        started: modified.checked_sub(elapsed).unwrap_or(modified),
-        elapsed,
-        import: ImportInfo {
-            tool: "cyclictest".to_string(),
-            format: crate::Format::CyclictestSummary.name().to_string(),
-            file: file.to_string(),
-            resolution_ns: 1000,
-            command: None,
-            quantity: model::imported::Quantity::WakeupLatency,
+    build::cyclictest_text_run(
+        build::CyclictestText {
+            file,
+            format: crate::Format::CyclictestSummary,
+            modified,
+            elapsed,
+            params,
+            cpus: &cpu_set,
             notes,
             not_given: vec![Figure::Percentiles, Figure::Stddev],
         },
-    };
-    build::run(file, facts, results)
+        &figures,
+    )
 }
 
 /// Parameters from summary lines: thread 0's priority and interval, the policy line, the dma

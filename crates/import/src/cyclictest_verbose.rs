@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
-use model::imported::ImportInfo;
 use model::measure::MeasureRun;
 
 use crate::ImportError;
-use crate::build::{self, RunFacts, Skipped, ThreadFigures};
+use crate::build::{self, Skipped, ThreadFigures};
 use crate::cyclictest_opts;
 use crate::cyclictest_summary::plain;
 
@@ -118,24 +117,19 @@ pub(crate) fn parse(
     params.dma_latency_us = dma;
     let elapsed = Duration::from_millis(max_count);
     let notes = notes(&threads, skipped);
-    let results = figures.iter().map(|f| build::cpu_result(f, 1000)).collect();
-    let facts = RunFacts {
-        host: build::unknown_host(&cpu_set),
-        params,
-        started: modified.checked_sub(elapsed).unwrap_or(modified),
-        elapsed,
-        import: ImportInfo {
-            tool: "cyclictest".to_string(),
-            format: crate::Format::CyclictestVerbose.name().to_string(),
-            file: file.to_string(),
-            resolution_ns: 1000,
-            command: None,
-            quantity: model::imported::Quantity::WakeupLatency,
+    build::cyclictest_text_run(
+        build::CyclictestText {
+            file,
+            format: crate::Format::CyclictestVerbose,
+            modified,
+            elapsed,
+            params,
+            cpus: &cpu_set,
             notes,
             not_given: Vec::new(),
         },
-    };
-    build::run(file, facts, results)
+        &figures,
+    )
 }
 
 /// Step 1: every sample line into its thread; other lines skipped with a note.

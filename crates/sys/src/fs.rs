@@ -163,6 +163,12 @@ fn model_too_large(size: u64, limit: u64) -> String {
     )
 }
 
+/// Whether `dir` is a directory with nothing in it (an output directory a command may fill);
+/// a path that cannot be listed is not empty.
+pub fn is_empty_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none())
+}
+
 /// Creates the user directory `dir` and its missing parents (`--trace-dir`).
 pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
