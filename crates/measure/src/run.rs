@@ -24,7 +24,7 @@ use crate::clock::FAKE_EPOCH_NS;
 use crate::config::Config;
 use crate::preflight;
 use crate::result::{self, RunFacts};
-use crate::threads::{Shared, break_state, start_threads};
+use crate::threads::{EndStop, Shared, break_state, start_threads};
 use crate::tracing::Session;
 
 pub use crate::env::{ClockChoice, Environment, RunError};
@@ -105,6 +105,10 @@ pub fn run(
         t0: AtomicU64::new(0),
         barrier: Barrier::new(config.cpus.len() + 1),
         brk,
+        end: EndStop::new(
+            config.cpus.len(),
+            session.as_ref().and_then(|s| s.tracefs().stopper().ok()),
+        ),
     });
     let (cells, handles) = start_threads(config, env, &shared)?;
     let t0 = start_together(&shared, &mut facts, real);

@@ -3,7 +3,7 @@
 //! memory, takes its policy, then waits at the barrier), and what each runs: the sampler
 //! between the common start and the stop.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 
 use model::Nanos;
@@ -24,6 +24,35 @@ pub(crate) struct Shared {
     pub(crate) t0: AtomicU64,
     pub(crate) barrier: Barrier,
     pub(crate) brk: BreakState,
+    pub(crate) end: EndStop,
+}
+
+/// Stops the run's own trace when the last measuring thread leaves its loop, so the buffer
+/// ends where the measurement did: the teardown after it (joining, the load stopping, a main
+/// thread queued behind a load's hundreds of threads) would otherwise fill the buffer with
+/// events no spike needs and push the run's last stretch out of it.
+pub(crate) struct EndStop {
+    left: AtomicUsize,
+    stop: Option<sys::tracefs::TraceStop>,
+}
+
+impl EndStop {
+    /// For `threads` measuring threads; `stop` is the run's private trace instance, if any.
+    pub(crate) fn new(threads: usize, stop: Option<sys::tracefs::TraceStop>) -> EndStop {
+        EndStop {
+            left: AtomicUsize::new(threads),
+            stop,
+        }
+    }
+
+    /// One thread left its loop; the last one stops the trace (one write(2)).
+    fn thread_done(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1
+            && let Some(stop) = &self.stop
+        {
+            let _ = stop.stop();
+        }
+    }
 }
 
 /// The first sample over `--break`, and the trace marker it fires.
@@ -247,6 +276,7 @@ fn worker<C: Clock>(
         shared.brk.trip(setup.cpu, latency_ns, cycle);
         shared.stop.store(true, Ordering::Relaxed);
     }
+    shared.end.thread_done();
     cell.finish();
 }
 
@@ -276,4 +306,22 @@ fn prepare(setup: &ThreadSetup) -> Result<Arc<CpuCell>, RunError> {
             .map_err(|e| fail(format!("cannot set the scheduling policy: {e}")))?;
     }
     Ok(cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_thread_out_stops_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tracing_on"), "1").unwrap();
+        let fs = sys::tracefs::Tracefs::at(dir.path());
+        let end = EndStop::new(3, Some(fs.stopper().unwrap()));
+        end.thread_done();
+        end.thread_done();
+        assert!(fs.is_on().unwrap(), "stopped while a thread still measured");
+        end.thread_done();
+        assert!(!fs.is_on().unwrap());
+    }
 }

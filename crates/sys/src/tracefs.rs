@@ -77,6 +77,18 @@ impl Tracefs {
             .map_err(|e| Error::from_io(&path, e))
     }
 
+    /// Opens `tracing_on` for writing now, so that stopping the trace later is one write(2)
+    /// call and nothing else (the measuring threads stop their own instance's trace as the
+    /// last of them finishes, so the buffer ends where the measurement did).
+    pub fn stopper(&self) -> Result<TraceStop> {
+        let path = self.dir.join("tracing_on");
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map(|tracing_on| TraceStop { tracing_on })
+            .map_err(|e| Error::from_io(&path, e))
+    }
+
     /// Opens `trace_marker` and `tracing_on` for writing now, so that firing later is two
     /// write(2) calls and nothing else.
     pub fn break_trigger(&self) -> Result<BreakTrigger> {
@@ -91,6 +103,19 @@ impl Tracefs {
             marker: open("trace_marker")?,
             tracing_on: open("tracing_on")?,
         })
+    }
+}
+
+/// Stops a trace with one write(2); shared by the measuring threads (it is `Send + Sync`).
+#[derive(Debug)]
+pub struct TraceStop {
+    tracing_on: File,
+}
+
+impl TraceStop {
+    /// Writes `0` to `tracing_on`; whether the kernel took it. No allocation.
+    pub fn stop(&self) -> bool {
+        matches!(self.tracing_on.write_at(b"0", 0), Ok(1))
     }
 }
 
@@ -187,6 +212,19 @@ mod tests {
     fn is_shareable_between_measuring_threads() {
         fn shareable<T: Send + Sync>() {}
         shareable::<BreakTrigger>();
+        shareable::<TraceStop>();
+    }
+
+    #[test]
+    fn the_stopper_switches_tracing_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Tracefs::at(dir.path());
+        assert!(fs.stopper().unwrap_err().is_not_found());
+        std::fs::write(dir.path().join("tracing_on"), "1").unwrap();
+        let stop = fs.stopper().unwrap();
+        assert!(fs.is_on().unwrap());
+        assert!(stop.stop());
+        assert!(!fs.is_on().unwrap());
     }
 
     #[test]
