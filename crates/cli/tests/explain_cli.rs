@@ -174,29 +174,14 @@ fn what_cannot_be_explained_is_one_line_and_exit_2() {
 /// returns its (start, end) on CLOCK_MONOTONIC.
 fn hog(cpu: usize, after: Duration, hold: Duration) -> std::thread::JoinHandle<(u64, u64)> {
     std::thread::spawn(move || {
-        // SAFETY: plain syscalls on this thread with valid arguments.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-        }
+        sys::sched::pin_current_thread(&model::CpuSet::from_cpus([cpu as u32])).unwrap();
         std::thread::sleep(after);
-        let param = libc::sched_param { sched_priority: 99 };
-        // SAFETY: valid policy and parameter for the calling thread.
-        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-        assert_eq!(rc, 0);
-        let now = || {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: a valid clock id and a valid out pointer.
-            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-            ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-        };
+        sys::sched::set_current_thread_policy(&sys::sched::SchedParams::new(
+            model::measure::Policy::Fifo,
+            99,
+        ))
+        .unwrap();
+        let now = sys::clock::monotonic_ns;
         let start = now();
         while now() - start < hold.as_nanos() as u64 {}
         let end = now();

@@ -19,12 +19,15 @@ pub(crate) fn read_ns(clock: libc::clockid_t) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64)
 }
 
-/// `ns` nanoseconds as a timespec.
+/// `ns` nanoseconds as a timespec. The seconds saturate at `i32::MAX` (68 years), which fits
+/// every `time_t` rtlab is built for: 64-bit, and the 32-bit one of 32-bit ARM.
 #[inline(always)]
 fn timespec(ns: u64) -> libc::timespec {
+    let secs = (ns / NS_PER_SEC).min(i32::MAX as u64);
     libc::timespec {
-        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
-        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
+        // Lossless: `secs` fits in i32, and time_t is i32 or i64.
+        tv_sec: secs as _,
+        tv_nsec: (ns % NS_PER_SEC) as _,
     }
 }
 

@@ -124,13 +124,15 @@ impl TerminationSignals {
     /// none came in time; a zero timeout only polls. An interrupted wait is resumed for what is
     /// left of the timeout.
     pub fn wait(&self, timeout: Duration) -> Option<Signal> {
-        let timeout = timeout.min(Duration::from_secs(u32::MAX.into()));
+        // At most i32::MAX seconds, so the seconds fit a 32-bit time_t.
+        let timeout = timeout.min(Duration::from_secs(i32::MAX.unsigned_abs().into()));
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let ts = libc::timespec {
-                tv_sec: left.as_secs() as libc::time_t,
-                tv_nsec: left.subsec_nanos().into(),
+                // Lossless: at most i32::MAX seconds (above), and time_t is i32 or i64.
+                tv_sec: left.as_secs() as _,
+                tv_nsec: left.subsec_nanos() as _,
             };
             // SAFETY: `self.set` is an initialised sigset_t, `ts` a valid timespec, and the
             // siginfo pointer may be null.

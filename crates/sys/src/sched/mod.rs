@@ -265,9 +265,11 @@ fn set_scheduler(tid: libc::pid_t, policy: Policy, priority: u8) -> Result<()> {
         Policy::Idle => libc::SCHED_IDLE,
         Policy::Deadline => unreachable!("deadline goes through sched_setattr"),
     };
-    let param = libc::sched_param {
-        sched_priority: priority.into(),
-    };
+    // musl's sched_param has more (sporadic-server) fields than glibc's; zeroed, then the
+    // priority, is the same struct on both.
+    // SAFETY: sched_param is plain integers, for which all-zero is valid.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority.into();
     // SAFETY: `param` is a valid sched_param that the kernel only reads; `tid` 0 is this
     // thread, any other a thread id the kernel checks.
     let rc = unsafe { libc::sched_setscheduler(tid, number, &param) };
