@@ -270,9 +270,18 @@ fn set_scheduler(tid: libc::pid_t, policy: Policy, priority: u8) -> Result<()> {
     // SAFETY: sched_param is plain integers, for which all-zero is valid.
     let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
     param.sched_priority = priority.into();
+    // The system call, not libc's wrapper: musl's sched_setscheduler answers ENOSYS by design
+    // (POSIX means the process, Linux sets one thread), and glibc's is this same call.
     // SAFETY: `param` is a valid sched_param that the kernel only reads; `tid` 0 is this
     // thread, any other a thread id the kernel checks.
-    let rc = unsafe { libc::sched_setscheduler(tid, number, &param) };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            tid,
+            number,
+            &param as *const libc::sched_param,
+        )
+    };
     if rc == 0 {
         return Ok(());
     }
