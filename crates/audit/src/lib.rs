@@ -81,6 +81,7 @@ pub fn run(
     Ok(AuditReport {
         schema: SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        build: model::build::current().cloned(),
         kernel_release: host.kernel_release.clone(),
         arch: host.arch.clone(),
         profile: options.profile,

@@ -83,8 +83,7 @@ impl LoadChild {
             ))
             .into());
         };
-        let mut initial =
-            LoadReport::from_json(json.trim()).context("the load process's report")?;
+        let mut initial = embedded(json)?;
         let joined = join.map(str::to_string);
         if joined.is_some() {
             initial.cgroup.clone_from(&joined);
@@ -122,12 +121,20 @@ impl LoadChild {
         if !status.success() {
             anyhow::bail!("the load process ended with {status}");
         }
-        let mut report = LoadReport::from_json(text.trim()).context("the load process's report")?;
+        let mut report = embedded(&text)?;
         if self.joined.is_some() {
             report.cgroup = self.joined;
         }
         Ok(report)
     }
+}
+
+/// A report of the load process, to be embedded in the measurement result: without `build`,
+/// which the result records once for itself (the child is this same binary).
+fn embedded(text: &str) -> Result<LoadReport> {
+    let mut report = LoadReport::from_json(text.trim()).context("the load process's report")?;
+    report.build = None;
+    Ok(report)
 }
 
 /// Spawns `cmd` inside the cgroup directory `dir`: this process steps into `dir`

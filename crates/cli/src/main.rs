@@ -30,6 +30,11 @@ mod trace_cmd;
 mod tune_cmd;
 mod tuning;
 
+// The build script's profile reading, tested with the binary's unit tests.
+#[cfg(test)]
+#[path = "../build/profile.rs"]
+mod build_profile;
+
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
@@ -39,6 +44,8 @@ use crate::exit::{Exit, UsageError};
 use crate::flags::Command;
 
 fn main() -> ExitCode {
+    // First: `--version` and every result built from here on say which binary this is.
+    model::build::init(this_build());
     // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
     // failed to bound: one line, the guards' destructors run (restoring the machine), exit 2.
     std::panic::set_hook(Box::new(|info| {
@@ -56,6 +63,16 @@ fn main() -> ExitCode {
         ));
     }));
     std::panic::catch_unwind(run).unwrap_or(ExitCode::from(2))
+}
+
+/// This binary's build facts, as its build script (crates/cli/build.rs) found them.
+fn this_build() -> model::build::Build {
+    model::build::Build::this_binary(
+        env!("CARGO_PKG_VERSION"),
+        env!("RTLAB_BUILD_COMMIT"),
+        env!("RTLAB_BUILD_TARGET"),
+        env!("RTLAB_BUILD_PROFILE"),
+    )
 }
 
 /// Parses the command line and runs the command.

@@ -176,6 +176,9 @@ fn a_command_runs_placed_and_is_stopped_with_its_children() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = LoadReport::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report.status, "complete");
+    // A standalone load report names the binary that ran it (issue #15).
+    let build = report.build.as_ref().expect("the report records the build");
+    assert_eq!(build.target, env!("RTLAB_BUILD_TARGET"));
     let g = &report.generators[0];
     assert_eq!(g.cpus.to_string(), cpu.to_string());
     assert_eq!(g.tasks, 3, "sh, sleep and yes: {g:?}");
@@ -314,6 +317,9 @@ fn measure_under_load_records_what_the_load_achieved() {
     let run = MeasureRun::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let load = run.load.expect("the result records the load");
     assert_eq!(load.status, "complete");
+    // The build is recorded once, by the measurement, not again in its load (issue #15).
+    assert!(run.build.is_some());
+    assert_eq!(load.build, None);
     assert_eq!(load.spec, format!("cpu:50%@{cpu}"));
     // The window is the measurement (3 s), not the warm-up.
     let window = load.window_ns.get() as f64 / 1e9;

@@ -210,6 +210,8 @@ pub(crate) fn run(
     let mut run = MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        // The rtlab that imported it: the source tool is in `import`.
+        build: model::build::current().cloned(),
         status: RunStatus::Complete,
         started_at,
         ended_at,

@@ -312,6 +312,7 @@ impl LoadSet {
             .collect();
         LoadReport {
             schema: LOAD_SCHEMA.to_string(),
+            build: model::build::current().cloned(),
             spec: self.spec.to_string(),
             window_ns: window,
             warmup_ns: Nanos(self.window.start_ns.saturating_sub(self.started_ns)),

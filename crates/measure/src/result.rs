@@ -76,6 +76,7 @@ pub(crate) fn document(
     MeasureRun {
         schema: measure::SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        build: model::build::current().cloned(),
         status,
         started_at: timestamp(facts.started_at),
         ended_at: timestamp(ended_at),

@@ -312,6 +312,9 @@ pub struct AuditReport {
     pub schema: String,
     /// The rtlab version that ran the audit.
     pub rtlab_version: String,
+    /// The rtlab binary that ran it; absent in older reports and where no binary set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::build::Build>,
     /// Kernel release of the audited machine.
     pub kernel_release: String,
     /// Architecture of the audited machine.

@@ -4,12 +4,14 @@
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
 //! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/2`),
-//! and the bounds on everything that comes from outside ([`limits`]).
+//! the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
+//! a result ([`build`], the one fact set process-wide).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room
 //! depends on it, and it depends on no room.
 
 pub mod audit;
+pub mod build;
 pub mod cpuset;
 pub mod explain;
 pub mod histogram;

@@ -266,6 +266,10 @@ pub struct MeasureRun {
     pub schema: String,
     /// rtlab version that wrote it.
     pub rtlab_version: String,
+    /// The rtlab binary that wrote it (for an imported run: the one that imported it); absent
+    /// in results written before rtlab recorded it, and where no binary set it (library tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::build::Build>,
     /// How the run ended (or `running` for a checkpoint).
     pub status: RunStatus,
     /// Start, RFC 3339 UTC.

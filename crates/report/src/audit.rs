@@ -248,6 +248,7 @@ mod tests {
         AuditReport {
             schema: SCHEMA.into(),
             rtlab_version: "0.1.0".into(),
+            build: None,
             kernel_release: "6.1.0".into(),
             arch: "x86_64".into(),
             profile: Profile::Production,

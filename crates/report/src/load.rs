@@ -212,6 +212,7 @@ mod tests {
         cmd.notes.push("the command ended by itself".into());
         LoadReport {
             schema: LOAD_SCHEMA.into(),
+            build: None,
             spec: "cpu:60%,io:64M:1,cmd:\"make -j2\"".into(),
             window_ns: Nanos::from_secs(10),
             warmup_ns: Nanos::from_secs(2),

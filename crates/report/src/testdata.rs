@@ -69,6 +69,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
     MeasureRun {
         schema: SCHEMA.to_string(),
         rtlab_version: "0.1.0".to_string(),
+        build: None,
         status: RunStatus::Complete,
         started_at: "2026-01-12T11:52:32Z".to_string(),
         ended_at: "2026-01-12T11:53:32Z".to_string(),

@@ -75,6 +75,10 @@ CREATE TABLE run_cpus (
         // 3: the trace window and explanations of `measure --trace` (issue #6); NULL without.
         "ALTER TABLE runs ADD COLUMN trace_json TEXT;",
     ),
+    M::up(
+        // 4: the rtlab binary that wrote the run (issue #15); NULL for runs stored before.
+        "ALTER TABLE runs ADD COLUMN build_json TEXT;",
+    ),
 ];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
@@ -90,6 +94,6 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 3);
+        assert_eq!(SCHEMA_VERSION, 4);
     }
 }

@@ -171,9 +171,9 @@ impl Store {
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
                  elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
                  params_json, break_json, warnings_json, load_json, audit_json, import_json,
-                 trace_json)
+                 trace_json, build_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21)",
+                 ?17, ?18, ?19, ?20, ?21, ?22)",
             params![
                 id.as_str(),
                 KIND_MEASURE,
@@ -196,6 +196,7 @@ impl Store {
                 encode_opt("audit_json", run.audit.as_ref())?,
                 encode_opt("import_json", run.import.as_ref())?,
                 encode_opt("trace_json", run.trace.as_ref())?,
+                encode_opt("build_json", run.build.as_ref())?,
             ],
         )
         .map_err(&err)?;
@@ -245,7 +246,7 @@ impl Store {
             .query_row(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                        import_json, trace_json
+                        import_json, trace_json, build_json
                  FROM runs WHERE id = ?1",
                 [id.as_str()],
                 |r| {
@@ -265,6 +266,7 @@ impl Store {
                         audit: r.get(12)?,
                         import: r.get(13)?,
                         trace: r.get(14)?,
+                        build: r.get(15)?,
                     })
                 },
             )
@@ -288,6 +290,7 @@ impl Store {
         let mut run = MeasureRun {
             schema: row.schema,
             rtlab_version: row.rtlab_version,
+            build: self.decode_opt(id.as_str(), "build_json", row.build)?,
             status,
             started_at: row.started_at,
             ended_at: row.ended_at,
@@ -460,6 +463,7 @@ struct RunRow {
     audit: Option<String>,
     import: Option<String>,
     trace: Option<String>,
+    build: Option<String>,
 }
 
 /// A `run_cpus` row.

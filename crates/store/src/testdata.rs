@@ -133,6 +133,7 @@ fn load() -> LoadReport {
     };
     LoadReport {
         schema: model::load::report::LOAD_SCHEMA.to_string(),
+        build: None,
         spec: "cpu:60%@0-1,messaging:4x10@0-1".to_string(),
         window_ns: window,
         warmup_ns: Nanos::from_secs(2),
@@ -225,6 +226,14 @@ pub(crate) fn realistic() -> MeasureRun {
     MeasureRun {
         schema: SCHEMA.to_string(),
         rtlab_version: "0.1.0".to_string(),
+        build: Some(model::build::Build {
+            version: "0.1.0".to_string(),
+            commit: Some("8d89c6f1a2b3".to_string()),
+            target: "aarch64-unknown-linux-musl".to_string(),
+            libc: "musl".to_string(),
+            linkage: "static".to_string(),
+            profile: "dist".to_string(),
+        }),
         status: RunStatus::BrokeThreshold,
         started_at: "2026-01-12T11:52:32.123456Z".to_string(),
         ended_at: "2026-01-12T11:52:36.004211Z".to_string(),

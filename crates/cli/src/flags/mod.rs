@@ -167,13 +167,18 @@ pub enum Command {
 }
 
 /// The command line as clap builds it, with `rtlab help COMMAND...` in place of clap's help
-/// subcommands (so `rtlab help --help` works and no page names a `help` that does not exist).
+/// subcommands (so `rtlab help --help` works and no page names a `help` that does not exist),
+/// and `--version` saying what was built (`-V` the version alone).
 pub fn command() -> clap::Command {
     fn no_help_subcommand(cmd: clap::Command) -> clap::Command {
         cmd.disable_help_subcommand(true)
             .mut_subcommands(no_help_subcommand)
     }
-    no_help_subcommand(<Cli as clap::CommandFactory>::command())
+    let cmd = no_help_subcommand(<Cli as clap::CommandFactory>::command());
+    match model::build::current() {
+        Some(build) => cmd.long_version(build.long_version()),
+        None => cmd,
+    }
 }
 
 /// Parses a command line (program name first).

@@ -17,6 +17,10 @@ pub const LOAD_SCHEMA: &str = "rtlab.load/1";
 pub struct LoadReport {
     /// Always [`LOAD_SCHEMA`].
     pub schema: String,
+    /// The rtlab binary that ran the load; absent in older reports, where no binary set it,
+    /// and in the report embedded in a measurement result (which records its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::build::Build>,
     /// The spec as run, canonical (every default spelled out).
     pub spec: String,
     /// Wall time the figures cover.
@@ -136,6 +140,7 @@ mod tests {
     fn sample() -> LoadReport {
         LoadReport {
             schema: LOAD_SCHEMA.into(),
+            build: None,
             spec: "cpu:60%@0".into(),
             window_ns: Nanos::from_secs(10),
             warmup_ns: Nanos::from_secs(2),

@@ -334,6 +334,7 @@ fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
     let mut loaded = testdata::two_cpus();
     loaded.load = Some(LoadReport {
         schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+        build: None,
         spec: "cpu:100%".into(),
         window_ns: rtlab_model::Nanos::from_secs(60),
         warmup_ns: rtlab_model::Nanos::ZERO,

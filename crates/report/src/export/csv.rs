@@ -174,6 +174,7 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
         let mut run = testdata::two_cpus();
         run.load = Some(rtlab_model::load::LoadReport {
             schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+            build: None,
             spec: "cpu:100%,timer-storm".into(),
             window_ns: rtlab_model::Nanos::from_secs(1),
             warmup_ns: rtlab_model::Nanos::ZERO,

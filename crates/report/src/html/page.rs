@@ -385,7 +385,13 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
             format!("{} (scripted for a test: not a measurement)", p.clock)
         },
     ));
-    facts.push(fact("rtlab", run.rtlab_version.clone()));
+    facts.push(fact(
+        "rtlab",
+        match &run.build {
+            Some(build) => format!("{}, {build}", run.rtlab_version),
+            None => run.rtlab_version.clone(),
+        },
+    ));
     facts
 }
 

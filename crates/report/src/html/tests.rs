@@ -65,6 +65,7 @@ pub(super) fn full_run() -> MeasureRun {
         .collect();
     run.load = Some(LoadReport {
         schema: LOAD_SCHEMA.into(),
+        build: None,
         spec: "cpu:60%".into(),
         window_ns: Nanos::from_secs(3),
         warmup_ns: Nanos::ZERO,
@@ -278,6 +279,28 @@ fn a_run_without_series_load_or_audit_leaves_those_sections_out() {
     ] {
         assert!(!page.contains(absent), "{absent} in page");
     }
+}
+
+#[test]
+fn the_rtlab_fact_names_the_build_when_the_run_records_it() {
+    let mut run = testdata::two_cpus();
+    assert!(one(&run, "r").page.contains("<dt>rtlab</dt><dd>0.1.0</dd>"));
+    run.build = Some(rtlab_model::build::Build {
+        version: "0.1.0".into(),
+        commit: None,
+        target: "armv7-unknown-linux-musleabihf".into(),
+        libc: "musl".into(),
+        linkage: "static".into(),
+        profile: "dist".into(),
+    });
+    let page = one(&run, "r").page;
+    assert!(
+        page.contains(
+            "<dt>rtlab</dt><dd>0.1.0, commit unknown, armv7-unknown-linux-musleabihf, \
+             musl static, profile dist</dd>"
+        ),
+        "{page}"
+    );
 }
 
 #[test]

@@ -396,22 +396,23 @@ fn connections_opening_a_fresh_database_at_once_all_succeed() {
 }
 
 #[test]
-fn a_version_1_store_gains_the_import_and_trace_columns_and_keeps_its_runs() {
+fn a_version_1_store_gains_the_import_trace_and_build_columns_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
     let mut conn = Connection::open(&path).unwrap();
     crate::schema::MIGRATIONS.to_version(&mut conn, 1).unwrap();
     drop(conn);
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     let run = realistic();
-    assert!(run.import.is_some() && run.trace.is_some());
+    assert!(run.import.is_some() && run.trace.is_some() && run.build.is_some());
     let saved = store.save_measure(&run, None, None).unwrap();
     assert_eq!(store.load_measure(&saved).unwrap(), run);
     let mut measured = small("h", "6.1", "2026-01-01T00:00:00Z", &[5_000]);
     measured.import = None;
     measured.trace = None;
+    measured.build = None;
     let saved = store.save_measure(&measured, None, None).unwrap();
     let back = store.load_measure(&saved).unwrap();
-    assert_eq!((back.import, back.trace), (None, None));
+    assert_eq!((back.import, back.trace, back.build), (None, None, None));
 }
