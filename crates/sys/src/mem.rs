@@ -44,7 +44,7 @@ pub fn lock_all_memory() -> Result<()> {
                 format_limit(memlock_limit())
             ),
         }),
-        _ => Err(Error::Io { path, source: err }),
+        _ => Err(Error::from_syscall(path.to_string_lossy(), err)),
     }
 }
 
@@ -357,10 +357,10 @@ fn map_anonymous(len: usize, sharing: libc::c_int) -> Result<std::ptr::NonNull<u
         )
     };
     if ptr == libc::MAP_FAILED {
-        return Err(Error::Io {
-            path: format!("mmap({len} bytes)").into(),
-            source: io::Error::last_os_error(),
-        });
+        return Err(Error::from_syscall(
+            format!("mmap({len} bytes)"),
+            io::Error::last_os_error(),
+        ));
     }
     Ok(std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null"))
 }
