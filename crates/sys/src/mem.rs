@@ -369,7 +369,7 @@ fn map_anonymous(len: usize, sharing: libc::c_int) -> Result<std::ptr::NonNull<u
 /// `/proc/meminfo`), in bytes; `None` when the file or the line is absent (kernels before 3.14).
 pub fn available_bytes(root: &Root) -> Option<u64> {
     let text = root.read("/proc/meminfo").ok()?;
-    Some(status_kib(&text, "MemAvailable")? * 1024)
+    status_kib(&text, "MemAvailable")?.checked_mul(1024)
 }
 
 #[cfg(test)]
