@@ -128,7 +128,11 @@ impl LoadSet {
             Some((program, args)) => Watcher::spawn(program, args).map_err(|e| {
                 LoadError::setup(
                     "load",
-                    format!("cannot start the guardian {}: {e}", program.display()),
+                    format!(
+                        "cannot start the guardian {}: {}",
+                        program.display(),
+                        sys::process::spawn_failure(&e)
+                    ),
                 )
             })?,
             None => Watcher::none(),

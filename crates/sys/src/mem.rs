@@ -44,7 +44,7 @@ pub fn lock_all_memory() -> Result<()> {
                 format_limit(memlock_limit())
             ),
         }),
-        _ => Err(Error::Io { path, source: err }),
+        _ => Err(Error::from_syscall(path.to_string_lossy(), err)),
     }
 }
 
@@ -357,10 +357,10 @@ fn map_anonymous(len: usize, sharing: libc::c_int) -> Result<std::ptr::NonNull<u
         )
     };
     if ptr == libc::MAP_FAILED {
-        return Err(Error::Io {
-            path: format!("mmap({len} bytes)").into(),
-            source: io::Error::last_os_error(),
-        });
+        return Err(Error::from_syscall(
+            format!("mmap({len} bytes)"),
+            io::Error::last_os_error(),
+        ));
     }
     Ok(std::ptr::NonNull::new(ptr.cast()).expect("mmap returned null"))
 }
@@ -369,7 +369,7 @@ fn map_anonymous(len: usize, sharing: libc::c_int) -> Result<std::ptr::NonNull<u
 /// `/proc/meminfo`), in bytes; `None` when the file or the line is absent (kernels before 3.14).
 pub fn available_bytes(root: &Root) -> Option<u64> {
     let text = root.read("/proc/meminfo").ok()?;
-    Some(status_kib(&text, "MemAvailable")? * 1024)
+    status_kib(&text, "MemAvailable")?.checked_mul(1024)
 }
 
 #[cfg(test)]

@@ -50,6 +50,21 @@ impl ChildExit {
     }
 }
 
+/// Why the kernel refused to start `program`, for a one-line error: ENOEXEC (a binary for
+/// another CPU, started from a process that qemu-user emulates, without binfmt_misc to run it)
+/// says so and what to do; anything else is the kernel's word.
+pub fn spawn_failure(err: &io::Error) -> String {
+    if err.raw_os_error() == Some(libc::ENOEXEC) {
+        format!(
+            "{err}: the kernel cannot run this binary, built for another CPU, as a new process; \
+             under qemu-user register it with binfmt_misc (apt-get install qemu-user-binfmt), \
+             or run rtlab natively"
+        )
+    } else {
+        err.to_string()
+    }
+}
+
 /// This process's id.
 pub fn current_pid() -> u32 {
     std::process::id()
@@ -327,6 +342,18 @@ pub fn clock_ticks_per_second() -> u64 {
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_binary_for_another_cpu_is_named_with_the_fix() {
+        let text = spawn_failure(&io::Error::from_raw_os_error(libc::ENOEXEC));
+        assert!(text.contains("built for another CPU"), "{text}");
+        assert!(
+            text.contains("binfmt_misc") && !text.contains('\n'),
+            "{text}"
+        );
+        let other = spawn_failure(&io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(!other.contains("binfmt_misc"), "{other}");
+    }
 
     #[test]
     fn forked_worker_exit_code_and_cpu_time() {

@@ -73,6 +73,27 @@ impl Error {
         }
     }
 
+    /// Classifies the failure of the system call `call` (named with its arguments, e.g.
+    /// `sched_setattr(SCHED_DEADLINE, ...)`). ENOSYS, a call this kernel or the C library
+    /// does not implement, or that an emulator such as qemu-user does not pass on, becomes
+    /// [`Error::Unsupported`] saying so and what to do; any other error is kept as it is.
+    pub fn from_syscall(call: impl Into<String>, source: io::Error) -> Error {
+        let call = call.into();
+        if source.raw_os_error() != Some(libc::ENOSYS) {
+            return Error::Io {
+                path: PathBuf::from(call),
+                source,
+            };
+        }
+        let name = call.split('(').next().unwrap_or_default().trim();
+        Error::Unsupported {
+            why: format!(
+                "this kernel does not implement the {name} system call (ENOSYS): it was built                  without it, or rtlab runs under an emulator such as qemu-user that does not                  pass it on; run rtlab natively on a kernel that has it"
+            ),
+            what: call,
+        }
+    }
+
     /// Whether this error means "the file is not there".
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
@@ -323,6 +344,33 @@ impl Root {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_system_call_is_one_line_naming_the_call_and_the_fix() {
+        let err = Error::from_syscall(
+            "sched_setattr(SCHED_DEADLINE, runtime 100000 ns)",
+            io::Error::from_raw_os_error(libc::ENOSYS),
+        );
+        assert!(matches!(err, Error::Unsupported { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("sched_setattr(SCHED_DEADLINE, runtime 100000 ns): not supported: "),
+            "{text}"
+        );
+        assert!(text.contains("does not implement the sched_setattr system call (ENOSYS)"));
+        assert!(text.contains("qemu-user") && text.contains("run rtlab natively"));
+        assert!(!text.contains('\n'), "{text}");
+    }
+
+    #[test]
+    fn other_system_call_errors_keep_the_kernel_s_word() {
+        let err = Error::from_syscall(
+            "mmap(4096 bytes)",
+            io::Error::from_raw_os_error(libc::ENOMEM),
+        );
+        assert!(matches!(err, Error::Io { .. }), "{err:?}");
+        assert!(err.to_string().starts_with("mmap(4096 bytes): "), "{err}");
+    }
 
     #[test]
     fn joins_kernel_paths_under_the_base() {

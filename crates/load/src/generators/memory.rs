@@ -69,8 +69,14 @@ impl Generator for MemoryLoad {
         self.llc = sys::cpu::last_level_cache_bytes(ctx.root, first);
         // Whole chunks in each half.
         let wanted = self.bytes.unwrap_or_else(|| default_buffer(self.llc));
-        self.buffer = wanted.div_ceil(2 * CHUNK as u64) * 2 * CHUNK as u64;
-        let total = (self.buffer + FAULT_MAP as u64) * u64::from(self.workers_wanted);
+        self.buffer = wanted
+            .div_ceil(2 * CHUNK as u64)
+            .saturating_mul(2 * CHUNK as u64);
+        let len = buffer_len(self.buffer).map_err(|why| LoadError::setup(&self.item, why))?;
+        let total = self
+            .buffer
+            .saturating_add(FAULT_MAP as u64)
+            .saturating_mul(u64::from(self.workers_wanted));
         if let Some(available) = sys::mem::available_bytes(ctx.root)
             && total > available / 100 * MAX_SHARE_OF_AVAILABLE
         {
@@ -85,7 +91,6 @@ impl Generator for MemoryLoad {
             ));
         }
         for w in 0..self.workers_wanted {
-            let len = self.buffer as usize;
             let mut buffer = AnonMap::new(len).map_err(|e| LoadError::sys(&self.item, e))?;
             self.workers.spawn(
                 &format!("rtlab-mem{w}"),
@@ -153,6 +158,19 @@ impl Generator for MemoryLoad {
     }
 }
 
+/// The buffer's length in this process's address space: a SIZE beyond it (4 GiB and more
+/// on a 32-bit board) is refused, never cut down to its low bits.
+fn buffer_len(buffer: u64) -> Result<usize, String> {
+    usize::try_from(buffer).map_err(|_| {
+        format!(
+            "a {} buffer does not fit the address space of this {}-bit build; use a smaller \
+             SIZE per worker (and more workers)",
+            format_size(buffer),
+            usize::BITS
+        )
+    })
+}
+
 /// Gives `buf` distinct, non-zero content (so the copies move real data, not the zero page),
 /// quickly: one pattern chunk, copied over the rest.
 fn fill(buf: &mut [u8]) {
@@ -179,6 +197,24 @@ mod tests {
         assert_eq!(default_buffer(None), 64 << 20);
         assert_eq!(default_buffer(Some(8 << 20)), 64 << 20);
         assert_eq!(default_buffer(Some(32 << 20)), 128 << 20);
+    }
+
+    #[test]
+    fn a_buffer_past_the_address_space_is_refused_not_truncated() {
+        // 5 GiB: on a 32-bit build `as usize` would have kept its low bits, 1 GiB.
+        let five_gib: u64 = 5 << 30;
+        match buffer_len(five_gib) {
+            Ok(len) => {
+                assert_eq!(usize::BITS, 64);
+                assert_eq!(len as u64, five_gib);
+            }
+            Err(why) => {
+                assert_eq!(usize::BITS, 32);
+                assert!(why.starts_with("a 5G buffer does not fit"), "{why}");
+                assert!(why.contains("32-bit build"), "{why}");
+            }
+        }
+        assert_eq!(buffer_len(64 << 20), Ok(64 << 20));
     }
 
     #[test]

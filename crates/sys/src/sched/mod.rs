@@ -45,6 +45,13 @@ struct SchedAttr {
     sched_util_max: u32,
 }
 
+/// `struct sched_param` as the kernel reads it (include/uapi/linux/sched/types.h): the
+/// priority alone, whatever the C library's own struct holds.
+#[repr(C)]
+struct KernelSchedParam {
+    sched_priority: libc::c_int,
+}
+
 const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<SchedAttr>() as u32;
 const _: () = assert!(SCHED_ATTR_SIZE == 56);
 
@@ -265,21 +272,20 @@ fn set_scheduler(tid: libc::pid_t, policy: Policy, priority: u8) -> Result<()> {
         Policy::Idle => libc::SCHED_IDLE,
         Policy::Deadline => unreachable!("deadline goes through sched_setattr"),
     };
-    // musl's sched_param has more (sporadic-server) fields than glibc's; zeroed, then the
-    // priority, is the same struct on both.
-    // SAFETY: sched_param is plain integers, for which all-zero is valid.
-    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
-    param.sched_priority = priority.into();
-    // The system call, not libc's wrapper: musl's sched_setscheduler answers ENOSYS by design
-    // (POSIX means the process, Linux sets one thread), and glibc's is this same call.
-    // SAFETY: `param` is a valid sched_param that the kernel only reads; `tid` 0 is this
-    // thread, any other a thread id the kernel checks.
+    // The system call, not the C library's function: musl's sched_setscheduler sets nothing
+    // and fails with ENOSYS (POSIX gives it per-process meaning, Linux per-thread), so a static
+    // musl binary must make the call itself. The kernel's sched_param is one int.
+    let param = KernelSchedParam {
+        sched_priority: priority.into(),
+    };
+    // SAFETY: `param` is a valid kernel sched_param that the kernel only reads; `tid` 0 is
+    // this thread, any other a thread id the kernel checks.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_sched_setscheduler,
             tid,
             number,
-            &param as *const libc::sched_param,
+            &param as *const KernelSchedParam,
         )
     };
     if rc == 0 {
@@ -499,10 +505,7 @@ pub fn current_thread_name() -> String {
 }
 
 fn call_error(call: &str, source: io::Error) -> Error {
-    Error::Io {
-        path: PathBuf::from(call),
-        source,
-    }
+    Error::from_syscall(call, source)
 }
 
 fn online_cpus_text() -> String {
