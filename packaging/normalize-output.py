@@ -30,6 +30,8 @@ import sys
 DROPPED_KEYS = {"build", "started_at", "ended_at", "elapsed_us", "generated_at", "tid"}
 
 TEXT_RULES = [
+    # The target triple, where text names the build (the HTML report's "rtlab" fact).
+    (re.compile(r"\b(?:x86_64|aarch64|armv7|arm|i686)-unknown-linux-(?:gnu|musl)[a-z]*\b"), "<target>"),
     (re.compile(r"\b[0-9a-f]{12}\b"), "<run-id>"),
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>"),
     (re.compile(r"(\d+ checks in )\d+ ms"), r"\1<elapsed>"),
