@@ -226,6 +226,7 @@ pub(crate) fn run(
         audit: None,
         import: Some(facts.import),
         trace: None,
+        noise: None,
     };
     // Figures the source did not give are not shown as if it had.
     run.hide_not_given();

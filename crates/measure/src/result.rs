@@ -91,6 +91,7 @@ pub(crate) fn document(
         audit: None,
         import: None,
         trace: None,
+        noise: None,
     }
 }
 

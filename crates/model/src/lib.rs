@@ -4,7 +4,8 @@
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
 //! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/2`),
-//! the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
+//! of a noise run ([`noise`], `rtlab.noise/1`) and of a hardware-latency run ([`hwlat`],
+//! `rtlab.hwlat/1`), the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
 //! a result ([`build`], the one fact set process-wide).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room
@@ -16,12 +17,14 @@ pub mod cpuset;
 pub mod explain;
 pub mod histogram;
 pub mod host;
+pub mod hwlat;
 pub mod imported;
 pub mod irq_rule;
 pub mod limits;
 pub mod load;
 pub mod measure;
 pub mod nanos;
+pub mod noise;
 pub mod stats;
 pub mod tune;
 

@@ -306,6 +306,10 @@ pub struct MeasureRun {
     /// built from it; absent without `--trace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::explain::TraceCapture>,
+    /// For a noise run (schema `rtlab.noise/1`): the engine, the threshold and the per-CPU
+    /// noise figures and their causes; absent for a latency run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseInfo>,
 }
 
 /// Why a document is not a measurement result rtlab can read.
@@ -317,8 +321,8 @@ pub enum ReadRunError {
     /// Figures no measurement can have (a CPU number no kernel has, counts past 2^64).
     #[error("not a valid rtlab measurement result: {0}")]
     Invalid(String),
-    /// A schema other than the one this rtlab reads.
-    #[error("result schema is '{found}', this rtlab reads '{SCHEMA}'")]
+    /// A schema other than the ones this rtlab reads.
+    #[error("result schema is '{found}', this rtlab reads '{SCHEMA}' and '{}'", crate::noise::NOISE_SCHEMA)]
     Schema {
         /// The id found.
         found: String,
@@ -334,7 +338,7 @@ impl MeasureRun {
         }
         let probe: Probe = serde_json::from_str(text)?;
         let mut run: MeasureRun = match probe.schema {
-            Some(s) if s == SCHEMA => serde_json::from_str(text)?,
+            Some(s) if s == SCHEMA || s == crate::noise::NOISE_SCHEMA => serde_json::from_str(text)?,
             Some(found) => return Err(ReadRunError::Schema { found }),
             None => {
                 return Err(ReadRunError::Schema {
@@ -343,6 +347,13 @@ impl MeasureRun {
             }
         };
         run.check_bounds().map_err(ReadRunError::Invalid)?;
+        if (run.schema == crate::noise::NOISE_SCHEMA) != run.noise.is_some() {
+            return Err(ReadRunError::Invalid(format!(
+                "a '{}' document has {} noise section",
+                run.schema,
+                if run.noise.is_some() { "a" } else { "no" }
+            )));
+        }
         run.rederive();
         Ok(run)
     }
@@ -375,7 +386,10 @@ impl MeasureRun {
                 .and_then(|t| t.checked_add(c.raw.count))
                 .ok_or("the CPUs' sample counts add up to more than 2^64")?;
         }
-        Ok(())
+        match &self.noise {
+            Some(noise) => noise.check_bounds(),
+            None => Ok(()),
+        }
     }
 
     /// Recomputes every derived figure (statistics, regions, the all-CPU aggregate) from the
@@ -399,6 +413,15 @@ impl MeasureRun {
             }
             import.hide_not_given(&mut self.all.stats);
         }
+    }
+
+    /// What the samples measure: OS noise for a noise run or an imported noise tool's
+    /// output, else wake-up latency.
+    pub fn quantity(&self) -> crate::imported::Quantity {
+        if self.noise.is_some() {
+            return crate::imported::Quantity::OsNoise;
+        }
+        self.import.as_ref().map(|i| i.quantity).unwrap_or_default()
     }
 
     /// The document as pretty JSON with a trailing newline.

@@ -84,6 +84,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         audit: None,
         import: None,
         trace: None,
+        noise: None,
     }
 }
 

@@ -230,6 +230,8 @@ impl Store {
             .map_err(|_| self.corrupt(&run, "run_cpus.cpu", "not a CPU number"))?;
         let elapsed = u64::try_from(row.elapsed_ns)
             .map_err(|_| self.corrupt(&run, "elapsed_ns", "negative"))?;
+        let os_noise = row.kind == crate::schema::KIND_NOISE
+            || row.quantity.as_deref() == Some("os-noise");
         Ok(RunSummary {
             id: self.stored_id(row.id)?,
             kind: row.kind,
@@ -244,7 +246,7 @@ impl Store {
             max_ns: (raw.count > 0).then_some(raw.max_ns),
             p99_ns: percentile(&raw, &histogram, 0.99),
             load: row.load,
-            os_noise: row.quantity.as_deref() == Some("os-noise"),
+            os_noise,
         })
     }
 

@@ -22,6 +22,9 @@ pub const ALL_CPUS: i64 = -1;
 /// The `runs.kind` of a measurement (`rtlab measure`).
 pub const KIND_MEASURE: &str = "measure";
 
+/// The `runs.kind` of a noise run (`rtlab noise`, schema `rtlab.noise/1`).
+pub const KIND_NOISE: &str = "noise";
+
 /// Every migration, oldest first.
 const STEPS: &[M<'static>] = &[
     M::up(
@@ -78,6 +81,10 @@ CREATE TABLE run_cpus (
     M::up(
         // 4: the rtlab binary that wrote the run (issue #15); NULL for runs stored before.
         "ALTER TABLE runs ADD COLUMN build_json TEXT;",
+    ),
+    M::up(
+        // 5: the noise section of a noise run (issue #16); NULL for latency runs.
+        "ALTER TABLE runs ADD COLUMN noise_json TEXT;",
     ),
 ];
 

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
 use crate::id::RunId;
-use crate::schema::{ALL_CPUS, KIND_MEASURE, MIGRATIONS, SCHEMA_VERSION};
+use crate::schema::{ALL_CPUS, KIND_MEASURE, KIND_NOISE, MIGRATIONS, SCHEMA_VERSION};
 
 /// How long an operation waits for another rtlab holding the database's write lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -171,12 +171,12 @@ impl Store {
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
                  elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
                  params_json, break_json, warnings_json, load_json, audit_json, import_json,
-                 trace_json, build_json)
+                 trace_json, build_json, noise_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22)",
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 id.as_str(),
-                KIND_MEASURE,
+                if run.noise.is_some() { KIND_NOISE } else { KIND_MEASURE },
                 run.schema,
                 run.rtlab_version,
                 run.status.as_str(),
@@ -197,6 +197,7 @@ impl Store {
                 encode_opt("import_json", run.import.as_ref())?,
                 encode_opt("trace_json", run.trace.as_ref())?,
                 encode_opt("build_json", run.build.as_ref())?,
+                encode_opt("noise_json", run.noise.as_ref())?,
             ],
         )
         .map_err(&err)?;
@@ -246,7 +247,7 @@ impl Store {
             .query_row(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                        import_json, trace_json, build_json
+                        import_json, trace_json, build_json, noise_json
                  FROM runs WHERE id = ?1",
                 [id.as_str()],
                 |r| {
@@ -267,6 +268,7 @@ impl Store {
                         import: r.get(13)?,
                         trace: r.get(14)?,
                         build: r.get(15)?,
+                        noise: r.get(16)?,
                     })
                 },
             )
@@ -276,7 +278,7 @@ impl Store {
                 path: self.path.clone(),
                 spec: id.to_string(),
             })?;
-        if row.kind != KIND_MEASURE {
+        if row.kind != KIND_MEASURE && row.kind != KIND_NOISE {
             return Err(StoreError::WrongKind {
                 run: id.clone(),
                 kind: row.kind,
@@ -305,6 +307,7 @@ impl Store {
             audit: self.decode_opt(id.as_str(), "audit_json", row.audit)?,
             import: self.decode_opt(id.as_str(), "import_json", row.import)?,
             trace: self.decode_opt(id.as_str(), "trace_json", row.trace)?,
+            noise: self.decode_opt(id.as_str(), "noise_json", row.noise)?,
         };
         // Statistics are derived again on load; those an imported source did not give stay
         // out (import.not_given).
@@ -464,6 +467,7 @@ struct RunRow {
     import: Option<String>,
     trace: Option<String>,
     build: Option<String>,
+    noise: Option<String>,
 }
 
 /// A `run_cpus` row.

@@ -269,6 +269,7 @@ pub(crate) fn realistic() -> MeasureRun {
             not_given: Vec::new(),
         }),
         trace: Some(trace()),
+        noise: None,
     }
 }
 

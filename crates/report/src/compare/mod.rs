@@ -187,7 +187,7 @@ impl Comparison {
                 hostname: run.host.hostname.clone(),
                 kernel_release: run.host.kernel_release.clone(),
                 started_at: run.started_at.clone(),
-                quantity: run.import.as_ref().map(|i| i.quantity).unwrap_or_default(),
+                quantity: run.quantity(),
                 load: run.load.as_ref().map(|l| l.spec.clone()),
                 cpus: columns.iter().map(|&cpu| figures_of(run, cpu)).collect(),
             })

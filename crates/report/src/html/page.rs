@@ -341,7 +341,7 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
                 .map(|c| c.cpu),
         );
         facts.push(fact(
-            match run.import.as_ref().map(|i| i.quantity) {
+            match Some(run.quantity()) {
                 Some(Quantity::OsNoise) => "Worst noise",
                 _ => "Worst latency",
             },

@@ -65,7 +65,7 @@ fn words(quantity: Quantity) -> Words {
 
 /// What a run measured: wake-up latency unless it was imported from a noise tool.
 pub(crate) fn quantity(run: &MeasureRun) -> Quantity {
-    run.import.as_ref().map(|i| i.quantity).unwrap_or_default()
+    run.quantity()
 }
 
 /// The plots of one run, in report order; a plot without data is left out (no samples: no
