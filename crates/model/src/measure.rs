@@ -453,16 +453,31 @@ impl MeasureRun {
             }
             RunStatus::Complete | RunStatus::Interrupted => {}
         }
-        if self.cpus.is_empty() {
+        // A noise run is judged on its noise figures (an imported `rtla osnoise top` has
+        // per-CPU runtime and noise but no loop samples).
+        let (measured, empty): (usize, CpuSet) = match &self.noise {
+            Some(noise) => (
+                noise.cpus.len(),
+                noise
+                    .cpus
+                    .iter()
+                    .filter(|c| c.runtime_ns == 0)
+                    .map(|c| c.cpu)
+                    .collect(),
+            ),
+            None => (
+                self.cpus.len(),
+                self.cpus
+                    .iter()
+                    .filter(|c| c.raw.count == 0)
+                    .map(|c| c.cpu)
+                    .collect(),
+            ),
+        };
+        if measured == 0 {
             return Some("the result holds no measured CPU".to_string());
         }
-        let empty: CpuSet = self
-            .cpus
-            .iter()
-            .filter(|c| c.raw.count == 0)
-            .map(|c| c.cpu)
-            .collect();
-        if empty.len() == self.cpus.len() {
+        if empty.len() == measured {
             Some("no samples were measured".to_string())
         } else if !empty.is_empty() {
             Some(format!("CPU {empty} has no samples"))
@@ -472,7 +487,16 @@ impl MeasureRun {
     }
 
     /// Whether any CPU's maximum exceeded `threshold`.
+    /// For a noise run: whether any CPU's longest single interruption exceeded it.
     pub fn exceeded(&self, threshold: Nanos) -> Vec<u32> {
+        if let Some(noise) = &self.noise {
+            return noise
+                .cpus
+                .iter()
+                .filter(|c| c.runtime_ns > 0 && c.max_single_ns > threshold.get())
+                .map(|c| c.cpu)
+                .collect();
+        }
         self.cpus
             .iter()
             .filter(|c| c.raw.count > 0 && c.raw.max_ns > threshold.get())

@@ -396,14 +396,14 @@ fn connections_opening_a_fresh_database_at_once_all_succeed() {
 }
 
 #[test]
-fn a_version_1_store_gains_the_import_trace_and_build_columns_and_keeps_its_runs() {
+fn a_version_1_store_gains_the_import_trace_build_and_noise_columns_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
     let mut conn = Connection::open(&path).unwrap();
     crate::schema::MIGRATIONS.to_version(&mut conn, 1).unwrap();
     drop(conn);
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let run = realistic();
     assert!(run.import.is_some() && run.trace.is_some() && run.build.is_some());
     let saved = store.save_measure(&run, None, None).unwrap();
