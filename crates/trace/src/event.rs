@@ -139,6 +139,13 @@ pub enum Kind<'a> {
         /// Where.
         caller: &'a str,
     },
+    /// An NMI handler ran (`nmi:nmi_handler`, printed after it returned).
+    Nmi {
+        /// The handler (`perf_event_nmi_handler`).
+        handler: &'a str,
+        /// How long it ran, ns.
+        delta_ns: u64,
+    },
     /// A `trace_marker` write (`tracing_mark_write: TEXT`, trace-cmd's `print`).
     Marker {
         /// The text written.
@@ -269,6 +276,16 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
                 "irq_enable" => Kind::IrqsOn { caller },
                 "preempt_disable" => Kind::PreemptOff { caller },
                 _ => Kind::PreemptOn { caller },
+            }
+        }
+        "nmi_handler" => {
+            // `perf_event_nmi_handler() delta_ns: 4470 handled: 1` (%ps of the handler).
+            let (head, rest) = f.split_once("delta_ns:")?;
+            let handler = head.trim().trim_end_matches("()");
+            let handler = handler.split('+').next().unwrap_or(handler);
+            Kind::Nmi {
+                handler,
+                delta_ns: rest.split_whitespace().next()?.parse().ok()?,
             }
         }
         "tracing_mark_write" => Kind::Marker { text: f.trim_end() },
