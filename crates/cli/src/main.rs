@@ -20,6 +20,7 @@ mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
 mod measure_cmd;
+mod noise_cmd;
 mod report_cmd;
 mod run_cmd;
 mod run_session;
@@ -94,6 +95,7 @@ fn run() -> ExitCode {
     }
     let outcome = match &cli.command {
         Command::Measure(args) => measure_cmd::run(args, &root),
+        Command::Noise(args) => noise_cmd::run(args, &root),
         Command::Load(args) => load_cmd::run(args, &root),
         Command::Audit(args) => audit_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),

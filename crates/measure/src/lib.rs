@@ -8,6 +8,9 @@
 //! `--trace`, [`tracing`] records a private kernel trace during the run and explains the
 //! worst spikes from it.
 //!
+//! [`noise`] is the same engine's other mode: a thread per CPU polls the CPU's counter and
+//! every gap is a sample (OS noise, `rtlab noise`), attributed from a private trace.
+//!
 //! This room returns data and never prints: the CLI decides where output goes, through the
 //! [`Observer`] it passes in.
 
@@ -15,6 +18,7 @@ pub mod cell;
 pub mod clock;
 pub mod config;
 mod env;
+pub mod noise;
 pub mod preflight;
 mod result;
 pub mod run;

@@ -357,12 +357,22 @@ pub fn not_started(config: &Config, env: &Environment) -> MeasureRun {
 /// real-time policy); the error says how to get the privilege. [`run`] checks it too; a
 /// front end calls it first, so the most basic refusal comes before any other.
 pub fn check_privileges(config: &Config) -> Result<(), RunError> {
-    if !config.policy.is_realtime() {
+    check_policy_privileges("rtlab measure", config.policy, config.priority)
+}
+
+/// Whether this process may run threads of `policy` at `priority` for `command`; the error
+/// says how to get the privilege.
+pub(crate) fn check_policy_privileges(
+    command: &str,
+    policy: model::measure::Policy,
+    priority: u8,
+) -> Result<(), RunError> {
+    if !policy.is_realtime() {
         return Ok(());
     }
     let privs = sys::privilege::Privileges::current();
-    let ok = if config.policy.takes_priority() {
-        privs.can_use_priority(config.priority)
+    let ok = if policy.takes_priority() {
+        privs.can_use_priority(priority)
     } else {
         privs.euid == 0 || privs.cap_sys_nice
     };
@@ -370,10 +380,10 @@ pub fn check_privileges(config: &Config) -> Result<(), RunError> {
         return Ok(());
     }
     Err(RunError::Privileges(format!(
-        "rtlab measure needs root or CAP_SYS_NICE to run SCHED_{} threads{}: {}",
-        config.policy.as_str().to_uppercase(),
-        if config.policy.takes_priority() {
-            format!(" at priority {}", config.priority)
+        "{command} needs root or CAP_SYS_NICE to run SCHED_{} threads{}: {}",
+        policy.as_str().to_uppercase(),
+        if policy.takes_priority() {
+            format!(" at priority {priority}")
         } else {
             String::new()
         },

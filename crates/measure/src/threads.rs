@@ -99,15 +99,15 @@ impl BreakState {
 
 /// What one measuring thread needs to set itself up.
 #[derive(Clone)]
-struct ThreadSetup {
-    cpu: u32,
-    offset: u64,
-    real: bool,
-    sched: SchedParams,
-    prefault: bool,
-    spikes: u32,
-    series_slots: usize,
-    slot_ns: u64,
+pub(crate) struct ThreadSetup {
+    pub(crate) cpu: u32,
+    pub(crate) offset: u64,
+    pub(crate) real: bool,
+    pub(crate) sched: SchedParams,
+    pub(crate) prefault: bool,
+    pub(crate) spikes: u32,
+    pub(crate) series_slots: usize,
+    pub(crate) slot_ns: u64,
 }
 
 /// The `--break` state: the threshold, and the trace trigger it fires (a warning when there
@@ -282,7 +282,7 @@ fn worker<C: Clock>(
 
 /// Pins the thread, allocates and touches its memory, pre-faults its stack, then takes the
 /// scheduling policy (last, so the setup work does not run at real-time priority).
-fn prepare(setup: &ThreadSetup) -> Result<Arc<CpuCell>, RunError> {
+pub(crate) fn prepare(setup: &ThreadSetup) -> Result<Arc<CpuCell>, RunError> {
     let fail = |message: String| RunError::Thread {
         cpu: setup.cpu,
         message,

@@ -26,6 +26,7 @@ pub mod export;
 pub mod html;
 pub mod live;
 pub mod load;
+pub mod noise;
 pub mod table;
 pub mod tune;
 

@@ -134,6 +134,11 @@ impl Instance {
         std::fs::File::open(self.trace_path()).map(std::io::BufReader::new)
     }
 
+    /// One CPU's `trace` file, opened for reading (drop it before the instance).
+    pub fn open_cpu_trace(&self, cpu: u32) -> std::io::Result<std::io::BufReader<std::fs::File>> {
+        std::fs::File::open(self.cpu_trace_path(cpu)).map(std::io::BufReader::new)
+    }
+
     /// Copies the buffer's text into the user file `to`, whole or not at all: it goes into
     /// `to` with the extension `partial` first, is synced, and is renamed into place; on any
     /// error the partial file is removed. Returns the bytes written.

@@ -41,15 +41,6 @@ pub struct Attribution {
     pub unexplained: u64,
 }
 
-/// An activity on the CPU: `[start, end)` of one class and name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Activity {
-    start: u64,
-    end: u64,
-    source: Source,
-    name: String,
-}
-
 /// Builds one CPU's activity intervals from its events and shares its windows out.
 #[derive(Debug)]
 pub struct CpuAttributor {
@@ -57,8 +48,8 @@ pub struct CpuAttributor {
     windows: Vec<Window>,
     /// Per window: (class, name, overlap ns).
     shares: Vec<Vec<(Source, String, u64)>>,
-    /// Open hard IRQs and vectors (start, name), innermost last.
-    irqs: Vec<(u64, String)>,
+    /// Open hard IRQs and vectors (start, key matched by the exit, name), innermost last.
+    irqs: Vec<(u64, String, String)>,
     /// Open softirq (start, name).
     softirq: Option<(u64, String)>,
     /// The task on the CPU since (start, name, pid).
@@ -81,22 +72,24 @@ impl CpuAttributor {
         }
     }
 
-    /// Takes one event recorded on this CPU, in time order.
+    /// Takes one event recorded on this CPU, in time order. Text traces print microseconds:
+    /// an event printed at `t` happened in `[t, t + 1 us)`, so what ends at an event is taken
+    /// to end at the end of that microsecond (a window is never missed for rounding; a class's
+    /// time may be over by under 1 us).
     pub fn event(&mut self, ev: &Event<'_>) {
+        let slack = if ev.ts_digits < 9 { 999 } else { 0 };
         let ts = ev.ts_ns;
+        let end = ts.saturating_add(slack);
         self.last_ns = self.last_ns.max(ts);
         if self.current.is_none() {
             // Until a switch says otherwise, the task an event ran in held the CPU.
             self.current = Some((ts, ev.task.to_string(), ev.pid));
         }
         match decode(ev) {
-            Kind::IrqEntry { irq, name } => self.irqs.push((ts, format!("irq {irq} {name}"))),
-            Kind::VectorEntry { what } => self.irqs.push((ts, what.to_string())),
-            Kind::IrqExit { .. } | Kind::VectorExit { .. } => {
-                if let Some((start, name)) = self.irqs.pop() {
-                    self.add(start, ts, Source::Irq, name);
-                }
-            }
+            Kind::IrqEntry { irq, name } => self.irqs.push((ts, irq_key(irq), name.to_string())),
+            Kind::VectorEntry { what } => self.irqs.push((ts, what.to_string(), what.to_string())),
+            Kind::IrqExit { irq } => self.irq_exit(&irq_key(irq), end),
+            Kind::VectorExit { what } => self.irq_exit(what, end),
             Kind::SoftirqEntry { vec, action } => {
                 let name = if action.is_empty() {
                     format!("softirq {vec}")
@@ -107,22 +100,43 @@ impl CpuAttributor {
             }
             Kind::SoftirqExit { .. } => {
                 if let Some((start, name)) = self.softirq.take() {
-                    self.add(start, ts, Source::Softirq, name);
+                    self.add(start, end, Source::Softirq, name);
                 }
             }
             Kind::Nmi { handler, delta_ns } => {
                 self.add(
                     ts.saturating_sub(delta_ns),
-                    ts,
+                    end,
                     Source::Nmi,
                     format!("nmi {handler}"),
                 );
             }
             Kind::Switch { next, .. } => {
-                self.close_task(ts);
+                // No handler is open across a switch: entries still open lost their exits
+                // (events dropped), and must not claim the time that follows.
+                self.irqs.clear();
+                if let Some((start, name)) = self.softirq.take() {
+                    self.add(start, end, Source::Softirq, name);
+                }
+                self.close_task(end);
                 self.current = Some((ts, task_name(&next), next.pid));
             }
             _ => {}
+        }
+    }
+
+    /// A handler's exit: closes the innermost open entry of the same IRQ or vector; entries
+    /// opened inside it and never closed are dropped (their exits were lost).
+    fn irq_exit(&mut self, key: &str, end: u64) {
+        if let Some(at) = self.irqs.iter().rposition(|(_, k, _)| k == key) {
+            let (start, key, name) = self.irqs.swap_remove(at);
+            self.irqs.truncate(at);
+            let name = if key == name {
+                name
+            } else {
+                format!("{key} {name}")
+            };
+            self.add(start, end, Source::Irq, name);
         }
     }
 
@@ -165,13 +179,10 @@ impl CpuAttributor {
     /// when the buffer overran) to `covered.1` (when it stopped); windows outside are
     /// unexplained.
     pub fn finish(mut self, covered: (u64, u64)) -> Attribution {
+        // Handlers still open at the end lost their exits or were cut by the end of the
+        // trace: they are not stretched over what follows. The task on the CPU held it to the
+        // end.
         let end = self.last_ns.max(covered.1);
-        while let Some((start, name)) = self.irqs.pop() {
-            self.add(start, end, Source::Irq, name);
-        }
-        if let Some((start, name)) = self.softirq.take() {
-            self.add(start, end, Source::Softirq, name);
-        }
         self.close_task(end);
         let mut out = Attribution::default();
         let mut named: BTreeMap<(Source, String), Culprit> = BTreeMap::new();
@@ -300,6 +311,11 @@ fn top_culprits(mut all: Vec<Culprit>) -> Vec<Culprit> {
     all
 }
 
+/// What an IRQ's exit is matched by (`irq 24`).
+fn irq_key(irq: u32) -> String {
+    format!("irq {irq}")
+}
+
 /// `stress-ng (pid 1234, real-time priority 50)`.
 fn task_name(task: &Task<'_>) -> String {
     format!(
@@ -365,13 +381,15 @@ mod tests {
                 thread: 1
             }
         );
-        assert_eq!(out.time_ns.thread, 500_000 - 10_000);
-        assert_eq!(out.time_ns.irq, 4_000 + 10_000);
-        assert_eq!(out.time_ns.softirq, 20_000);
-        assert_eq!(out.time_ns.nmi, 3_000);
+        // Microsecond timestamps: what ends at an event ends at the end of its microsecond.
+        assert_eq!(out.time_ns.thread, 500_999 - 10_999);
+        assert_eq!(out.time_ns.irq, 4_999 + 10_999);
+        assert_eq!(out.time_ns.softirq, 20_999);
+        assert_eq!(out.time_ns.nmi, 3_999);
         let thread = &out.culprits[0];
         assert_eq!(thread.name, "inject (pid 600, real-time priority 50)");
         assert_eq!((thread.count, thread.total_ns), (1, 490_000));
+        assert_eq!(out.time_ns.total(), 6_000 + 503_000 + 22_000 + 5_000 + 8_000);
         let hw = out
             .culprits
             .iter()

@@ -13,6 +13,7 @@ mod help;
 mod import;
 mod load;
 mod measure;
+mod noise;
 pub mod renamed;
 mod run;
 mod store;
@@ -28,6 +29,7 @@ pub use explain::{Analysis, ExplainArgs, ExplainFormat};
 pub use import::ImportArgs;
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
+pub use noise::{NoiseArgs, NoiseFormat};
 pub use run::RunArgs;
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
@@ -82,6 +84,9 @@ pub enum Command {
     /// Measure wake-up latency on every CPU, cyclictest-style, with exact tails.
     #[command(long_about = measure::MEASURE_LONG, after_long_help = measure::MEASURE_AFTER)]
     Measure(Box<measure::MeasureArgs>),
+    /// Measure OS noise on every CPU, oslat/osnoise-style, each interruption attributed.
+    #[command(long_about = noise::NOISE_LONG, after_long_help = noise::NOISE_AFTER)]
+    Noise(Box<noise::NoiseArgs>),
     /// Run built-in stress loads alone, with a live line of what they achieve.
     #[command(long_about = load::LOAD_LONG, after_long_help = load::LOAD_AFTER)]
     Load(Box<load::LoadArgs>),

@@ -1,0 +1,209 @@
+//! `rtlab noise`: turns the arguments into a [`measure::noise::NoiseConfig`], runs it with
+//! progress and crash-safe checkpoints, keeps the result (file, store), prints the chosen
+//! format and decides the exit status.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use measure::noise::NoiseConfig;
+use measure::{ClockChoice, Environment, Observer};
+use model::measure::{MeasureRun, Progress, RunStatus};
+use model::{CpuSet, CpuSpec};
+use sys::Root;
+use sys::signals::TerminationSignals;
+
+use crate::console::{self, Console};
+use crate::exit::{Exit, UsageError};
+use crate::flags::{NoiseArgs, NoiseFormat};
+
+/// Runs `rtlab noise`.
+pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
+    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let config = config_from_args(args, root)?;
+    check_outputs(args)?;
+    let env = Environment {
+        root: root.clone(),
+        clock: ClockChoice::Real,
+    };
+    let mut console = Console::new(args.quiet);
+    let format = if args.json {
+        NoiseFormat::Json
+    } else {
+        args.format
+    };
+    let mut observer = CliObserver {
+        console: &mut console,
+        json: args.output.as_deref(),
+        checkpoint_error: None,
+    };
+    let measured = measure::noise::run_noise(&config, &env, &mut observer);
+    let checkpoint_error = observer.checkpoint_error.take();
+    let run = measured.map_err(|e| UsageError(e.to_string()))?;
+    console.clear_live();
+    if let Some(e) = checkpoint_error {
+        console.warn(&format!("a checkpoint of the --output file could not be written: {e}"));
+    }
+    let json_error = keep(args, &run, &mut console);
+    let text = match format {
+        NoiseFormat::Table => report::noise::table(&run),
+        NoiseFormat::Json => run.to_json(),
+        NoiseFormat::Oslat => report::noise::oslat(&run),
+    };
+    console::print_stdout(&text).context("writing to standard output")?;
+    let exit = verdict(&run, args.budget, &mut console);
+    let _ = signals.wait(std::time::Duration::ZERO);
+    match json_error {
+        Some(e) => Err(e),
+        None => Ok(exit),
+    }
+}
+
+/// Resolves the CPUs and builds and validates the configuration.
+fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
+    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
+    let online = sys::cpu::online(root).context("reading the online CPUs")?;
+    let allowed = if root.is_host() {
+        sys::sched::affinity().context("reading this process's CPU affinity")?
+    } else {
+        online.clone()
+    };
+    let resolve = |spec: &CpuSpec, flag: &str| -> Result<CpuSet> {
+        spec.resolve(&possible, &online, &allowed)
+            .map_err(|e| UsageError(format!("{flag} {spec}: {e}")).into())
+    };
+    let mut config = NoiseConfig::new(resolve(
+        args.cpus.as_ref().unwrap_or(&CpuSpec::All),
+        "--cpus",
+    )?);
+    config.main_cpus = args
+        .main_cpu
+        .as_ref()
+        .map(|s| resolve(s, "--main-cpu"))
+        .transpose()?;
+    config.duration = args.duration;
+    config.threshold = args.threshold;
+    config.period = args.period;
+    config.runtime = args.runtime.unwrap_or(args.period);
+    config.policy = args.policy.into();
+    config.priority = args.priority.unwrap_or(0);
+    config.attribute = !args.no_attribute;
+    config.checkpoint = Some(args.checkpoint);
+    config.spikes = args.spikes;
+    config.mlock = !args.no_mlock;
+    config.validate().map_err(|e| UsageError(e.to_string()))?;
+    Ok(config)
+}
+
+/// Checks the result file and the store before anything is measured.
+fn check_outputs(args: &NoiseArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        sys::fs::check_creatable(path)
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    }
+    if !args.no_store {
+        crate::runs::check_usable(args.db.as_deref()).map_err(|e| {
+            UsageError(format!(
+                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes the result file and saves the run; a failed result file is returned as the error
+/// after everything else is done.
+fn keep(args: &NoiseArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
+    let json_error = args.output.as_ref().and_then(|path| {
+        write_result(path, run)
+            .with_context(|| format!("writing the result to {}", path.display()))
+            .err()
+    });
+    if !args.no_store {
+        match crate::runs::save(
+            run,
+            args.db.as_deref(),
+            args.label.as_deref(),
+            args.session.as_deref(),
+        ) {
+            Ok(id) => console.note(&format!(
+                "saved as noise run {id}; `rtlab show {id}` shows it again"
+            )),
+            Err(e) => console.warn(&format!(
+                "the result was not saved in the run store: {e:#}; --no-store skips it"
+            )),
+        }
+    }
+    json_error
+}
+
+fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
+    sys::fs::write_atomically(path, run.to_json().as_bytes())?;
+    Ok(())
+}
+
+/// Exit status: 1 over --budget or for a run that cannot be judged, 130 when interrupted.
+fn verdict(run: &MeasureRun, budget: Option<model::Nanos>, console: &mut Console) -> Exit {
+    let mut failed = false;
+    if run.status == RunStatus::Complete
+        && let Some(why) = run.unjudgeable()
+    {
+        console.verdict(&format!("the run cannot be judged: {why}"));
+        failed = true;
+    }
+    if let Some(limit) = budget {
+        let over = run.exceeded(limit);
+        if !over.is_empty() {
+            console.verdict(&format!(
+                "--budget {limit}: the longest interruption exceeded it on CPU {}",
+                CpuSet::from_cpus(over)
+            ));
+            failed = true;
+        }
+    }
+    match (failed, run.status) {
+        (true, _) => Exit::VerdictFailed,
+        (false, RunStatus::Interrupted) => Exit::Interrupted,
+        _ => Exit::Ok,
+    }
+}
+
+/// Progress on the terminal, checkpoints to the result file.
+struct CliObserver<'a> {
+    console: &'a mut Console,
+    json: Option<&'a Path>,
+    checkpoint_error: Option<String>,
+}
+
+impl Observer for CliObserver<'_> {
+    fn started(&mut self, run: &MeasureRun) {
+        for w in &run.warnings {
+            self.console.warn(&w.message);
+        }
+        if self.console.live() {
+            self.console.note(&format!(
+                "polling CPUs {} for {} ({}); Ctrl-C stops early and keeps the result",
+                run.params.cpus,
+                run.params.duration_ns.unwrap_or_default(),
+                run.params.policy.as_str(),
+            ));
+        }
+    }
+
+    fn wants_progress(&self) -> bool {
+        self.console.live()
+    }
+
+    fn progress(&mut self, progress: &Progress) {
+        if self.console.live() {
+            self.console
+                .draw_live(&report::live::live_frame(progress, "rtlab noise"));
+        }
+    }
+
+    fn checkpoint(&mut self, run: &MeasureRun) {
+        let Some(path) = self.json else { return };
+        if let Err(e) = write_result(path, run) {
+            self.checkpoint_error.get_or_insert(format!("{e:#}"));
+        }
+    }
+}
