@@ -45,7 +45,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     }
     let json_error = keep(args, &run, &mut console);
     let text = match format {
-        NoiseFormat::Table => report::noise::table(&run),
+        NoiseFormat::Table => crate::runs::table_text(&run),
         NoiseFormat::Json => run.to_json(),
         NoiseFormat::Oslat => report::noise::oslat(&run),
     };

@@ -207,6 +207,9 @@ fn stored_names(spec: &str, db: Option<&Path>) -> Result<(RunId, Option<String>,
 /// A run as `rtlab measure` prints it at the end and `rtlab show` again: the per-CPU table,
 /// then the load, the audit line and the trace capture when the run has them.
 pub fn table_text(run: &MeasureRun) -> String {
+    if run.noise.is_some() {
+        return report::noise::table(run);
+    }
     let mut text = report::table::measure_table(run);
     if let Some(load) = &run.load {
         text = text + "\n" + &report::load::run_load_table(load, run.status);
