@@ -41,7 +41,9 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let run = measured.map_err(|e| UsageError(e.to_string()))?;
     console.clear_live();
     if let Some(e) = checkpoint_error {
-        console.warn(&format!("a checkpoint of the --output file could not be written: {e}"));
+        console.warn(&format!(
+            "a checkpoint of the --output file could not be written: {e}"
+        ));
     }
     let json_error = keep(args, &run, &mut console);
     let text = match format {

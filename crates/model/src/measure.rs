@@ -322,7 +322,10 @@ pub enum ReadRunError {
     #[error("not a valid rtlab measurement result: {0}")]
     Invalid(String),
     /// A schema other than the ones this rtlab reads.
-    #[error("result schema is '{found}', this rtlab reads '{SCHEMA}' and '{}'", crate::noise::NOISE_SCHEMA)]
+    #[error(
+        "result schema is '{found}', this rtlab reads '{SCHEMA}' and '{}'",
+        crate::noise::NOISE_SCHEMA
+    )]
     Schema {
         /// The id found.
         found: String,
@@ -338,7 +341,9 @@ impl MeasureRun {
         }
         let probe: Probe = serde_json::from_str(text)?;
         let mut run: MeasureRun = match probe.schema {
-            Some(s) if s == SCHEMA || s == crate::noise::NOISE_SCHEMA => serde_json::from_str(text)?,
+            Some(s) if s == SCHEMA || s == crate::noise::NOISE_SCHEMA => {
+                serde_json::from_str(text)?
+            }
             Some(found) => return Err(ReadRunError::Schema { found }),
             None => {
                 return Err(ReadRunError::Schema {

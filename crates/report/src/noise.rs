@@ -49,11 +49,11 @@ pub fn table(run: &MeasureRun) -> String {
         "Loop ns"
     );
     let total = noise.total();
-    for c in noise.cpus.iter().chain(
-        (noise.cpus.len() > 1)
-            .then_some(&total)
-            .into_iter(),
-    ) {
+    for c in noise
+        .cpus
+        .iter()
+        .chain((noise.cpus.len() > 1).then_some(&total).into_iter())
+    {
         row(&mut out, c, std::ptr::eq(c, &total));
     }
     culprits(&mut out, noise);
@@ -74,7 +74,11 @@ fn row(out: &mut String, c: &NoiseCpu, all: bool) {
     let _ = writeln!(
         out,
         "{:>4} {:>12} {:>10} {:>9} {:>9} {:>10} {:>8} {:>6} {:>6} {:>8} {:>8} {:>8} {:>8}",
-        if all { "all".to_string() } else { c.cpu.to_string() },
+        if all {
+            "all".to_string()
+        } else {
+            c.cpu.to_string()
+        },
         us(c.runtime_ns),
         us(c.noise_ns),
         c.available_pct()
@@ -140,13 +144,19 @@ pub fn oslat(run: &MeasureRun) -> String {
     let _ = writeln!(
         out,
         "Total runtime: \t\t{} seconds",
-        run.params.duration_ns.map_or(0, |d| d.get() / 1_000_000_000)
+        run.params
+            .duration_ns
+            .map_or(0, |d| d.get() / 1_000_000_000)
     );
     let _ = writeln!(
         out,
         "Thread priority: \t{}",
         if run.params.policy.takes_priority() {
-            format!("SCHED_{}:{}", run.params.policy.as_str().to_uppercase(), run.params.priority)
+            format!(
+                "SCHED_{}:{}",
+                run.params.policy.as_str().to_uppercase(),
+                run.params.priority
+            )
         } else {
             "default".to_string()
         }
@@ -172,13 +182,21 @@ pub fn oslat(run: &MeasureRun) -> String {
         let _ = writeln!(out, "    {row:03} (us):\t {counts}{tail}");
     }
     let ceil_us = |ns: u64| ns.div_ceil(1_000);
-    let _ = writeln!(out, "     Minimum:\t {} (us)", join(&|c| ceil_us(c.raw.min_ns).to_string()));
+    let _ = writeln!(
+        out,
+        "     Minimum:\t {} (us)",
+        join(&|c| ceil_us(c.raw.min_ns).to_string())
+    );
     let _ = writeln!(
         out,
         "     Average:\t {} (us)",
         join(&|c| format!("{:.3}", c.raw.mean_ns().unwrap_or(0.0) / 1000.0))
     );
-    let _ = writeln!(out, "     Maximum:\t {} (us)", join(&|c| ceil_us(c.raw.max_ns).to_string()));
+    let _ = writeln!(
+        out,
+        "     Maximum:\t {} (us)",
+        join(&|c| ceil_us(c.raw.max_ns).to_string())
+    );
     let _ = writeln!(
         out,
         "     Max-Min:\t {} (us)",
@@ -187,6 +205,10 @@ pub fn oslat(run: &MeasureRun) -> String {
             .to_string())
     );
     let secs = run.elapsed_ns.get() as f64 / 1e9;
-    let _ = writeln!(out, "    Duration:\t {} (sec)", join(&|_| format!("{secs:.3}")));
+    let _ = writeln!(
+        out,
+        "    Duration:\t {} (sec)",
+        join(&|_| format!("{secs:.3}"))
+    );
     out
 }

@@ -230,8 +230,8 @@ impl Store {
             .map_err(|_| self.corrupt(&run, "run_cpus.cpu", "not a CPU number"))?;
         let elapsed = u64::try_from(row.elapsed_ns)
             .map_err(|_| self.corrupt(&run, "elapsed_ns", "negative"))?;
-        let os_noise = row.kind == crate::schema::KIND_NOISE
-            || row.quantity.as_deref() == Some("os-noise");
+        let os_noise =
+            row.kind == crate::schema::KIND_NOISE || row.quantity.as_deref() == Some("os-noise");
         Ok(RunSummary {
             id: self.stored_id(row.id)?,
             kind: row.kind,

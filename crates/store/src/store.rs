@@ -176,7 +176,11 @@ impl Store {
                  ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 id.as_str(),
-                if run.noise.is_some() { KIND_NOISE } else { KIND_MEASURE },
+                if run.noise.is_some() {
+                    KIND_NOISE
+                } else {
+                    KIND_MEASURE
+                },
                 run.schema,
                 run.rtlab_version,
                 run.status.as_str(),

@@ -292,7 +292,10 @@ pub fn hypervisor(root: &Root) -> Option<String> {
     if !flagged {
         return None;
     }
-    if let Some(t) = root.read_trimmed("sys/hypervisor/type").filter(|t| !t.is_empty()) {
+    if let Some(t) = root
+        .read_trimmed("sys/hypervisor/type")
+        .filter(|t| !t.is_empty())
+    {
         return Some(t);
     }
     let vendor = root.read_trimmed("sys/class/dmi/id/sys_vendor");

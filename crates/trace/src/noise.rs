@@ -238,15 +238,13 @@ fn share_window(
         if mine == 0 {
             continue;
         }
-        let c = named
-            .entry((*s, name.clone()))
-            .or_insert_with(|| Culprit {
-                source: *s,
-                name: name.clone(),
-                count: 0,
-                total_ns: 0,
-                max_ns: 0,
-            });
+        let c = named.entry((*s, name.clone())).or_insert_with(|| Culprit {
+            source: *s,
+            name: name.clone(),
+            count: 0,
+            total_ns: 0,
+            max_ns: 0,
+        });
         c.total_ns = c.total_ns.saturating_add(mine);
         c.max_ns = c.max_ns.max(mine);
         if main.is_none_or(|(best, _, _)| mine > best) {
@@ -318,12 +316,7 @@ fn irq_key(irq: u32) -> String {
 
 /// `stress-ng (pid 1234, real-time priority 50)`.
 fn task_name(task: &Task<'_>) -> String {
-    format!(
-        "{} (pid {}, {})",
-        task.comm,
-        task.pid,
-        task.describe_prio()
-    )
+    format!("{} (pid {}, {})", task.comm, task.pid, task.describe_prio())
 }
 
 #[cfg(test)]
@@ -389,7 +382,10 @@ mod tests {
         let thread = &out.culprits[0];
         assert_eq!(thread.name, "inject (pid 600, real-time priority 50)");
         assert_eq!((thread.count, thread.total_ns), (1, 490_000));
-        assert_eq!(out.time_ns.total(), 6_000 + 503_000 + 22_000 + 5_000 + 8_000);
+        assert_eq!(
+            out.time_ns.total(),
+            6_000 + 503_000 + 22_000 + 5_000 + 8_000
+        );
         let hw = out
             .culprits
             .iter()

@@ -143,7 +143,12 @@ pub struct NoiseArgs {
     pub db: Option<PathBuf>,
 
     /// Save the result with this label.
-    #[arg(long, value_name = "TEXT", conflicts_with = "no_store", help_heading = "Store")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "no_store",
+        help_heading = "Store"
+    )]
     pub label: Option<String>,
 
     /// Do not save the result in the run store.

@@ -233,7 +233,10 @@ pub(crate) fn detect<T: Ticks>(
             c.count(ns);
             st.acc.count += 1;
             st.acc.sum_ns = st.acc.sum_ns.wrapping_add(ns);
-            st.acc.sum_sq_ns2 = st.acc.sum_sq_ns2.wrapping_add(u128::from(ns) * u128::from(ns));
+            st.acc.sum_sq_ns2 = st
+                .acc
+                .sum_sq_ns2
+                .wrapping_add(u128::from(ns) * u128::from(ns));
             st.acc.min_ns = st.acc.min_ns.min(ns);
             st.acc.max_ns = st.acc.max_ns.max(ns);
             st.slot_max = st.slot_max.max(ns);
@@ -313,13 +316,12 @@ fn interruption(plan: &Plan, cell: &NoiseCell, st: &mut State, from: u64, to: u6
             latency_ns: ns,
             cycle: st.acc.count,
             at_ns: plan.scale.ns(from.saturating_sub(plan.start)),
-            monotonic_ns: anchor_raw.saturating_add(plan.scale.ns(from.saturating_sub(anchor_tick))),
+            monotonic_ns: anchor_raw
+                .saturating_add(plan.scale.ns(from.saturating_sub(anchor_tick))),
         };
         cell.cell.put_spike(at, &spike, st.spike_len);
         if st.spike_len == capacity {
-            st.weakest = (0..capacity)
-                .min_by_key(|i| st.spike_ns[*i])
-                .unwrap_or(0);
+            st.weakest = (0..capacity).min_by_key(|i| st.spike_ns[*i]).unwrap_or(0);
         }
     }
 }
@@ -380,7 +382,10 @@ mod tests {
         assert!(log.iter().all(|(a, b)| b - a == 5_000));
         assert_eq!(cell.cell.spikes().len(), 4);
         // Runtime is what was polled: the scripted counter passed the 2 ms end.
-        assert!(f.runtime_ns >= 2_000_000 && f.runtime_ns < 2_200_000, "{f:?}");
+        assert!(
+            f.runtime_ns >= 2_000_000 && f.runtime_ns < 2_200_000,
+            "{f:?}"
+        );
     }
 
     #[test]

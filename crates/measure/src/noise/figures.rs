@@ -99,7 +99,9 @@ impl Fit {
         let ticks = u128::from(self.b.0.saturating_sub(self.a.0).max(1));
         let ns = u128::from(self.b.1.saturating_sub(self.a.1));
         let off = u128::from(tick.saturating_sub(self.a.0)) * ns / ticks;
-        self.a.1.saturating_add(u64::try_from(off).unwrap_or(u64::MAX))
+        self.a
+            .1
+            .saturating_add(u64::try_from(off).unwrap_or(u64::MAX))
     }
 }
 
@@ -110,7 +112,10 @@ pub(super) fn steal_ns(before: &[(u32, CpuTimes)], after: &[(u32, CpuTimes)]) ->
         .iter()
         .filter_map(|(cpu, a)| {
             let (_, b) = before.iter().find(|(c, _)| c == cpu)?;
-            Some((*cpu, a.steal.saturating_sub(b.steal).saturating_mul(tick_ns)))
+            Some((
+                *cpu,
+                a.steal.saturating_sub(b.steal).saturating_mul(tick_ns),
+            ))
         })
         .collect()
 }
@@ -137,9 +142,8 @@ pub(super) fn document(
                 max_single_ns: f.max_single_ns,
                 max_period_noise_ns: f.max_period_noise_ns,
                 iterations: Some(f.iterations),
-                steal_ns: steal.and_then(|s| {
-                    s.iter().find(|(cpu, _)| *cpu == c.cell.cpu()).map(|x| x.1)
-                }),
+                steal_ns: steal
+                    .and_then(|s| s.iter().find(|(cpu, _)| *cpu == c.cell.cpu()).map(|x| x.1)),
                 ..NoiseCpu::default()
             }
         })
@@ -186,9 +190,10 @@ pub(super) fn attribute(
             doc.warnings
                 .iter()
                 .find(|w| w.code == "noise-unattributed")
-                .map_or("attribution was not asked for (--no-attribute)".to_string(), |w| {
-                    w.message.clone()
-                }),
+                .map_or(
+                    "attribution was not asked for (--no-attribute)".to_string(),
+                    |w| w.message.clone(),
+                ),
         );
         return;
     };

@@ -30,7 +30,9 @@ use crate::result::{self, RunFacts};
 use crate::run::Observer;
 use crate::threads::{ThreadSetup, prepare};
 
-pub use config::{MAX_PERIOD, MAX_THRESHOLD, MIN_RUNTIME, MIN_THRESHOLD, NoiseConfig, NoiseConfigError};
+pub use config::{
+    MAX_PERIOD, MAX_THRESHOLD, MIN_RUNTIME, MIN_THRESHOLD, NoiseConfig, NoiseConfigError,
+};
 use detector::{Exit, NoiseCell, Scale};
 
 /// How long the counter is calibrated against CLOCK_MONOTONIC_RAW before a run.
@@ -316,14 +318,20 @@ fn worker(
         return;
     }
     let start = shared.start.load(Ordering::Relaxed);
-    let plan = spec.plan(start, shared.end.load(Ordering::Acquire), sys::counter::pair(kind));
+    let plan = spec.plan(
+        start,
+        shared.end.load(Ordering::Acquire),
+        sys::counter::pair(kind),
+    );
     // Wait for the common start without polling figures into the result.
     while sys::counter::read(kind) < start && !shared.stop.load(Ordering::Relaxed) {
         std::hint::spin_loop();
     }
     let sleep = |ns: u64| sys::clock::sleep_ns(ns);
     let _exit: Exit = match kind {
-        CounterKind::Tsc => detector::detect::<sys::counter::Tsc>(&plan, &cell, &shared.stop, &sleep),
+        CounterKind::Tsc => {
+            detector::detect::<sys::counter::Tsc>(&plan, &cell, &shared.stop, &sleep)
+        }
         CounterKind::Cntvct => {
             detector::detect::<sys::counter::Cntvct>(&plan, &cell, &shared.stop, &sleep)
         }
