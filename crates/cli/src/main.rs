@@ -14,6 +14,7 @@ mod exit;
 mod explain_cmd;
 mod explain_stats;
 mod flags;
+mod hwlat_cmd;
 mod import_cmd;
 mod irqd_cmd;
 mod kconfig_cmd;
@@ -96,6 +97,7 @@ fn run() -> ExitCode {
     let outcome = match &cli.command {
         Command::Measure(args) => measure_cmd::run(args, &root),
         Command::Noise(args) => noise_cmd::run(args, &root),
+        Command::Hwlat(args) => hwlat_cmd::run(args, &root),
         Command::Load(args) => load_cmd::run(args, &root),
         Command::Audit(args) => audit_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),

@@ -47,7 +47,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     }
     let json_error = keep(args, &run, &mut console);
     let text = match format {
-        NoiseFormat::Table => crate::runs::table_text(&run),
+        NoiseFormat::Text => crate::runs::table_text(&run),
         NoiseFormat::Json => run.to_json(),
         NoiseFormat::Oslat => report::noise::oslat(&run),
     };

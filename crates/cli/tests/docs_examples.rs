@@ -147,6 +147,17 @@ fn how(ex: &Example, stage: &Path) -> How {
             return How::FakeClock;
         }
     }
+    if matches!(command, "noise" | "hwlat") {
+        let default = if command == "noise" { 10.0 } else { 60.0 };
+        let duration = value_of(w, &["--duration", "-D"])
+            .and_then(seconds)
+            .unwrap_or(default);
+        if duration > 10.0 {
+            return How::ParseOnly(format!(
+                "polls the CPUs for {duration} s (no scripted clock for a busy loop)"
+            ));
+        }
+    }
     if command == "load" {
         match value_of(w, &["--duration", "-D"]).and_then(seconds) {
             Some(s) if s <= 10.0 => {}

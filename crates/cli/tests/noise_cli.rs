@@ -59,7 +59,7 @@ fn noise_json(args: &[&str], dir: &std::path::Path) -> (Option<i32>, serde_json:
     (status.code(), doc)
 }
 
-fn cpu<'a>(doc: &'a serde_json::Value, n: u64) -> &'a serde_json::Value {
+fn cpu(doc: &serde_json::Value, n: u64) -> &serde_json::Value {
     doc["noise"]["cpus"]
         .as_array()
         .unwrap()

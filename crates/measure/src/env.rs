@@ -39,6 +39,10 @@ pub enum RunError {
         #[source]
         source: sys::Error,
     },
+    /// A setup step other than privileges and kernel calls failed (a tracer missing, its
+    /// output unreadable).
+    #[error("{0}")]
+    Setup(String),
     /// A measuring thread could not be prepared.
     #[error("CPU {cpu}: {message}")]
     Thread {

@@ -18,6 +18,7 @@ pub mod cell;
 pub mod clock;
 pub mod config;
 mod env;
+pub mod hwlat;
 pub mod noise;
 pub mod preflight;
 mod result;

@@ -24,6 +24,7 @@ pub mod explain;
 pub mod explain_stats;
 pub mod export;
 pub mod html;
+pub mod hwlat;
 pub mod live;
 pub mod load;
 pub mod noise;

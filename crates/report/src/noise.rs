@@ -52,7 +52,7 @@ pub fn table(run: &MeasureRun) -> String {
     for c in noise
         .cpus
         .iter()
-        .chain((noise.cpus.len() > 1).then_some(&total).into_iter())
+        .chain((noise.cpus.len() > 1).then_some(&total))
     {
         row(&mut out, c, std::ptr::eq(c, &total));
     }

@@ -152,6 +152,38 @@ fn parse_cache_size(text: &str) -> Option<u64> {
     digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
+/// The hypervisor this machine runs under, when the CPU says it runs under one (the
+/// `hypervisor` flag in `/proc/cpuinfo`): `/sys/hypervisor/type` (Xen), else the DMI vendor and
+/// product, else `an unnamed hypervisor`. `None` on bare metal, or when nothing says.
+pub fn hypervisor(root: &Root) -> Option<String> {
+    let cpuinfo = root.read("proc/cpuinfo").ok()?;
+    let flagged = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags") || l.starts_with("Features"))
+        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+    if !flagged {
+        return None;
+    }
+    if let Some(t) = root
+        .read_trimmed("sys/hypervisor/type")
+        .filter(|t| !t.is_empty())
+    {
+        return Some(t);
+    }
+    let vendor = root.read_trimmed("sys/class/dmi/id/sys_vendor");
+    let product = root.read_trimmed("sys/class/dmi/id/product_name");
+    let named: Vec<String> = [vendor, product]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
+    Some(if named.is_empty() {
+        "an unnamed hypervisor".to_string()
+    } else {
+        named.join(" ")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,36 +310,4 @@ mod tests {
         assert_eq!(parse_cache_size("512"), Some(512));
         assert_eq!(parse_cache_size("K"), None);
     }
-}
-
-/// The hypervisor this machine runs under, when the CPU says it runs under one (the
-/// `hypervisor` flag in `/proc/cpuinfo`): `/sys/hypervisor/type` (Xen), else the DMI vendor and
-/// product, else `an unnamed hypervisor`. `None` on bare metal, or when nothing says.
-pub fn hypervisor(root: &Root) -> Option<String> {
-    let cpuinfo = root.read("proc/cpuinfo").ok()?;
-    let flagged = cpuinfo
-        .lines()
-        .filter(|l| l.starts_with("flags") || l.starts_with("Features"))
-        .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
-    if !flagged {
-        return None;
-    }
-    if let Some(t) = root
-        .read_trimmed("sys/hypervisor/type")
-        .filter(|t| !t.is_empty())
-    {
-        return Some(t);
-    }
-    let vendor = root.read_trimmed("sys/class/dmi/id/sys_vendor");
-    let product = root.read_trimmed("sys/class/dmi/id/product_name");
-    let named: Vec<String> = [vendor, product]
-        .into_iter()
-        .flatten()
-        .filter(|s| !s.is_empty())
-        .collect();
-    Some(if named.is_empty() {
-        "an unnamed hypervisor".to_string()
-    } else {
-        named.join(" ")
-    })
 }

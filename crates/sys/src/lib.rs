@@ -15,6 +15,7 @@ pub mod counter;
 pub mod cpu;
 pub mod fs;
 pub mod host;
+pub mod hwlat;
 pub mod irq;
 pub mod kmsg;
 pub mod mem;

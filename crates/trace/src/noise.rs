@@ -39,6 +39,9 @@ pub struct Attribution {
     pub culprits: Vec<Culprit>,
     /// Interruptions outside the trace's coverage.
     pub unexplained: u64,
+    /// The interruptions nothing the kernel recorded overlaps (main cause `hw`), in order:
+    /// what a hardware-latency screen reports.
+    pub hw_windows: Vec<Window>,
 }
 
 /// Builds one CPU's activity intervals from its events and shares its windows out.
@@ -54,6 +57,8 @@ pub struct CpuAttributor {
     softirq: Option<(u64, String)>,
     /// The task on the CPU since (start, name, pid).
     current: Option<(u64, String, u32)>,
+    /// The last event seen in the current task.
+    current_seen: u64,
     last_ns: u64,
 }
 
@@ -68,6 +73,7 @@ impl CpuAttributor {
             irqs: Vec::new(),
             softirq: None,
             current: None,
+            current_seen: 0,
             last_ns: 0,
         }
     }
@@ -81,10 +87,7 @@ impl CpuAttributor {
         let ts = ev.ts_ns;
         let end = ts.saturating_add(slack);
         self.last_ns = self.last_ns.max(ts);
-        if self.current.is_none() {
-            // Until a switch says otherwise, the task an event ran in held the CPU.
-            self.current = Some((ts, ev.task.to_string(), ev.pid));
-        }
+        self.observe_task(ts, ev);
         match decode(ev) {
             Kind::IrqEntry { irq, name } => self.irqs.push((ts, irq_key(irq), name.to_string())),
             Kind::VectorEntry { what } => self.irqs.push((ts, what.to_string(), what.to_string())),
@@ -112,6 +115,7 @@ impl CpuAttributor {
                 );
             }
             Kind::Switch { next, .. } => {
+                self.current_seen = end;
                 // No handler is open across a switch: entries still open lost their exits
                 // (events dropped), and must not claim the time that follows.
                 self.irqs.clear();
@@ -140,10 +144,37 @@ impl CpuAttributor {
         }
     }
 
+    /// Every event names the task it ran in. One that is not the task on the CPU means a
+    /// switch the trace does not hold (some kernels record no switch out of the idle task):
+    /// the old task's stretch ends at its last event, and the new one's starts here — the time
+    /// between is nobody's.
+    fn observe_task(&mut self, ts: u64, ev: &Event<'_>) {
+        let same = self
+            .current
+            .as_ref()
+            .is_some_and(|(_, _, pid)| *pid == ev.pid);
+        if !same {
+            if let Some((start, name, pid)) = self.current.take() {
+                let until = self.current_seen.max(start);
+                if self.is_noise(pid) {
+                    self.add(start, until, Source::Thread, name);
+                }
+            }
+            let name = format!("{} (pid {})", ev.task, ev.pid);
+            self.current = Some((ts, name, ev.pid));
+        }
+        self.current_seen = ts;
+    }
+
+    /// Whether time `pid` held the CPU is noise: not the detector's, not the idle task's.
+    fn is_noise(&self, pid: u32) -> bool {
+        pid != 0 && Some(pid) != self.detector_tid
+    }
+
     /// Ends the current task's stretch at `ts`; another task's is thread time.
     fn close_task(&mut self, ts: u64) {
         if let Some((start, name, pid)) = self.current.take()
-            && Some(pid) != self.detector_tid
+            && self.is_noise(pid)
         {
             self.add(start, ts, Source::Thread, name);
         }
@@ -260,6 +291,7 @@ fn share_window(
         }
         None => {
             out.counts.add(Source::Hw, 1);
+            out.hw_windows.push(w);
             let c = named
                 .entry((Source::Hw, UNATTRIBUTED.to_string()))
                 .or_insert_with(|| Culprit {
@@ -392,7 +424,37 @@ mod tests {
             .find(|c| c.source == Source::Hw)
             .unwrap();
         assert_eq!((hw.count, hw.total_ns), (1, 8_000));
+        assert_eq!(out.hw_windows, vec![window(5_000, 5_008)]);
         assert_eq!(out.unexplained, 0);
+    }
+
+    #[test]
+    fn a_switch_the_trace_lacks_is_inferred_from_the_task_events_ran_in() {
+        // No switch out of the idle task is recorded: the detector's return shows only in
+        // the task of its next event; the idle task's time is nobody's noise.
+        let trace = "\
+ rtlab/1-500 [001] d..2. 100.000000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=0 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h1. 100.000100: local_timer_entry: vector=236
+ <idle>-0 [001] d.h1. 100.000102: local_timer_exit: vector=236
+ rtlab/1-500 [001] d.h1. 100.500000: local_timer_entry: vector=236
+ rtlab/1-500 [001] d.h1. 100.500003: local_timer_exit: vector=236
+ rtlab/1-500 [001] d..2. 100.600000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=0 prev_state=R ==> next_comm=hog next_pid=9 next_prio=120
+ hog-9 [001] d..2. 100.600050: sched_switch: prev_comm=hog prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=rtlab/1 next_pid=500 next_prio=0
+";
+        let mut a = CpuAttributor::new(
+            Some(500),
+            vec![window(499_999, 500_005), window(599_999, 600_052)],
+        );
+        feed(&mut a, trace);
+        let out = a.finish((window(0, 0).start_ns, window(700_000, 700_000).start_ns));
+        assert_eq!(out.counts.irq, 1);
+        assert_eq!(out.counts.thread, 1);
+        assert!(
+            out.culprits.iter().all(|c| !c.name.contains("swapper")),
+            "{:?}",
+            out.culprits
+        );
+        assert_eq!(out.culprits[0].name, "hog (pid 9, normal (nice 0))");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod audit;
 mod compare;
 mod explain;
 mod help;
+mod hwlat;
 mod import;
 mod load;
 mod measure;
@@ -26,6 +27,7 @@ pub use audit::{
 };
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
+pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
@@ -87,6 +89,10 @@ pub enum Command {
     /// Measure OS noise on every CPU, oslat/osnoise-style, each interruption attributed.
     #[command(long_about = noise::NOISE_LONG, after_long_help = noise::NOISE_AFTER)]
     Noise(Box<noise::NoiseArgs>),
+    /// Measure hardware and firmware latency (SMIs, stalls), hwlatdetect-style, with the
+    /// kernel's hwlat tracer or a user-space screen.
+    #[command(long_about = hwlat::HWLAT_LONG, after_long_help = hwlat::HWLAT_AFTER)]
+    Hwlat(Box<hwlat::HwlatArgs>),
     /// Run built-in stress loads alone, with a live line of what they achieve.
     #[command(long_about = load::LOAD_LONG, after_long_help = load::LOAD_AFTER)]
     Load(Box<load::LoadArgs>),

@@ -35,10 +35,11 @@ SIGTERM ends the run early with status \"interrupted\"; the trace instance is re
 
 pub const NOISE_AFTER: &str = "\
 EXAMPLES:
-    rtlab noise --cpus 1 --duration 10s          one CPU, attributed
+    rtlab noise --cpus 1 --duration 5s           one CPU, each interruption attributed
     rtlab noise --cpus 2-7 --duration 10m -o noise.json
-    rtlab noise --cpus 1 --policy fifo --priority 1 --runtime 900ms --period 1s
+    rtlab noise --cpus 1 --duration 3s --policy fifo --priority 1 --runtime 900ms --period 1s
     rtlab noise --cpus 1 --duration 60s --format oslat > oslat.txt   oslat's layout
+    rtlab noise --cpus 1 --duration 1h --budget 50us --quiet   gate on the longest interruption
 
 PEER EQUIVALENTS:
     oslat --cpu-list 1 -D 60                     rtlab noise --cpus 1 --duration 60s --format oslat
@@ -55,8 +56,8 @@ EXIT STATUS:
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum NoiseFormat {
     /// The per-CPU table with rtla osnoise's columns and the culprits.
-    #[value(alias = "text")]
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// The full result document (schema rtlab.noise/1).
     Json,
     /// oslat's text report (rt-tests 2.x layout), for scripts that read it.
@@ -126,7 +127,7 @@ pub struct NoiseArgs {
     pub checkpoint: Nanos,
 
     /// What to print on standard output at the end.
-    #[arg(long, value_enum, default_value = "table", help_heading = "Output")]
+    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
     pub format: NoiseFormat,
 
     /// Print the result document (JSON) on standard output: --format json.

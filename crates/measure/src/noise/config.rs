@@ -189,9 +189,11 @@ mod tests {
         assert_eq!(c.series_slots(), 12);
     }
 
+    type Change = Box<dyn Fn(&mut NoiseConfig)>;
+
     #[test]
     fn bad_values_are_refused_by_name() {
-        let cases: Vec<(Box<dyn Fn(&mut NoiseConfig)>, &str)> = vec![
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|c| c.threshold = Nanos(10)), "--threshold"),
             (Box::new(|c| c.runtime = Nanos::from_secs(2)), "--runtime"),
             (Box::new(|c| c.period = Nanos::from_secs(3600)), "--period"),

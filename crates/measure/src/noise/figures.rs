@@ -173,11 +173,19 @@ pub(super) fn document(
     doc
 }
 
+/// What the run's trace attributed: per CPU, what attribution lacked (events the kernel does
+/// not have), and notes on what limited it.
+pub(super) struct Attributed {
+    pub per_cpu: Vec<(u32, Attribution)>,
+    pub missing: Vec<String>,
+    pub notes: Vec<String>,
+}
+
 /// Puts the attribution (per CPU, what attribution lacked, notes) into the document; CPUs
 /// whose interruptions were not all logged get the rest counted unexplained.
 pub(super) fn attribute(
     doc: &mut MeasureRun,
-    attribution: Option<(Vec<(u32, Attribution)>, Vec<String>, Vec<String>)>,
+    attribution: Option<Attributed>,
     unlogged: &[u64],
     hypervisor: Option<String>,
 ) {
@@ -185,7 +193,12 @@ pub(super) fn attribute(
         return;
     };
     noise.hypervisor = hypervisor.clone();
-    let Some((per_cpu, missing, notes)) = attribution else {
+    let Some(Attributed {
+        per_cpu,
+        missing,
+        notes,
+    }) = attribution
+    else {
         noise.attribution_note = Some(
             doc.warnings
                 .iter()

@@ -62,8 +62,22 @@ pub fn run_noise(
     env: &Environment,
     observer: &mut dyn Observer,
 ) -> Result<MeasureRun, RunError> {
+    run_noise_windows(config, env, observer).map(|(run, _)| run)
+}
+
+/// Per CPU, the interruptions nothing in the kernel's trace explains (on the trace's
+/// `mono_raw` clock); `None` when the run was not attributed.
+pub type HwWindows = Option<Vec<(u32, Vec<trace::noise::Window>)>>;
+
+/// As [`run_noise`], with the interruptions no kernel event explains: what `rtlab hwlat`'s
+/// user-space engine reports.
+pub fn run_noise_windows(
+    config: &NoiseConfig,
+    env: &Environment,
+    observer: &mut dyn Observer,
+) -> Result<(MeasureRun, HwWindows), RunError> {
     if !matches!(env.clock, ClockChoice::Real) {
-        return Err(RunError::Privileges(
+        return Err(RunError::Setup(
             "rtlab noise measures with the CPU's counter; it has no scripted clock".to_string(),
         ));
     }
@@ -201,10 +215,20 @@ pub fn run_noise(
             })
             .collect();
         let (per_cpu, notes) = t.finish(windows);
-        (per_cpu, missing, notes)
+        figures::Attributed {
+            per_cpu,
+            missing,
+            notes,
+        }
+    });
+    let hw = attribution.as_ref().map(|a| {
+        a.per_cpu
+            .iter()
+            .map(|(cpu, a)| (*cpu, a.hw_windows.clone()))
+            .collect()
     });
     figures::attribute(&mut doc, attribution, &unexplained, hypervisor);
-    Ok(doc)
+    Ok((doc, hw))
 }
 
 /// Moves each ring's interruptions into the run's log, up to [`MAX_WINDOWS`] per CPU.

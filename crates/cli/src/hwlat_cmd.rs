@@ -1,0 +1,148 @@
+//! `rtlab hwlat`: measures with the kernel's hwlat tracer or the user-space screen, or reads
+//! a hwlatdetect report or hwlat trace (`--from`), prints the chosen format, writes the
+//! result file and exits 1 at the hard limit.
+
+use anyhow::{Context, Result};
+use measure::hwlat::{HwlatChoice, HwlatConfig};
+use measure::{ClockChoice, Environment};
+use model::CpuSpec;
+use model::hwlat::{HwlatRun, HwlatSample};
+use sys::Root;
+
+use crate::console::{self, Console};
+use crate::exit::{Exit, UsageError};
+use crate::flags::{HwlatArgs, HwlatEngineArg, HwlatFormat};
+
+/// Runs `rtlab hwlat`.
+pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
+    let mut console = Console::new(args.quiet);
+    if let Some(path) = &args.output {
+        sys::fs::check_creatable(path)
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    }
+    let mut run = match &args.from {
+        Some(path) => read_from(path)?,
+        None => measure(args, root, &mut console)?,
+    };
+    if args.from.is_some() && args.hardlimit.is_some() {
+        run.params.hardlimit_ns = args.hardlimit;
+    }
+    if let Some(path) = &args.output {
+        sys::fs::write_atomically(path, run.to_json().as_bytes())
+            .with_context(|| format!("writing the result to {}", path.display()))?;
+    }
+    let format = if args.json {
+        HwlatFormat::Json
+    } else {
+        args.format
+    };
+    let text = match format {
+        HwlatFormat::Text => report::hwlat::table(&run, args.samples),
+        HwlatFormat::Json => run.to_json() + "\n",
+        HwlatFormat::Hwlatdetect => report::hwlat::hwlatdetect(&run),
+    };
+    console::print_stdout(&text).context("writing to standard output")?;
+    let over = run.over_hardlimit();
+    if over > 0 {
+        console.verdict(&format!(
+            "--hardlimit {}: {over} sample{} reached it (the worst {} us)",
+            run.params.hardlimit_ns.unwrap_or_default(),
+            if over == 1 { "" } else { "s" },
+            run.max_ns() / 1000
+        ));
+        return Ok(Exit::VerdictFailed);
+    }
+    Ok(match run.status {
+        model::measure::RunStatus::Interrupted => Exit::Interrupted,
+        _ => Exit::Ok,
+    })
+}
+
+/// A measured run.
+fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<HwlatRun> {
+    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
+    let online = sys::cpu::online(root).context("reading the online CPUs")?;
+    let allowed = if root.is_host() {
+        sys::sched::affinity().context("reading this process's CPU affinity")?
+    } else {
+        online.clone()
+    };
+    let spec = args.cpus.as_ref().unwrap_or(&CpuSpec::All);
+    let cpus = spec
+        .resolve(&possible, &online, &allowed)
+        .map_err(|e| UsageError(format!("--cpus {spec}: {e}")))?;
+    let mut config = HwlatConfig::new(cpus);
+    config.duration = args.duration;
+    config.threshold = args.threshold;
+    config.window = args.window;
+    config.width = args.width;
+    config.hardlimit = args.hardlimit;
+    config.engine = match args.engine {
+        HwlatEngineArg::Auto => HwlatChoice::Auto,
+        HwlatEngineArg::Kernel => HwlatChoice::Kernel,
+        HwlatEngineArg::User => HwlatChoice::User,
+    };
+    config.validate().map_err(UsageError)?;
+    let env = Environment {
+        root: root.clone(),
+        clock: ClockChoice::Real,
+    };
+    console.note(&format!(
+        "sampling CPUs {} for {} ({} of every {}); Ctrl-C stops early and keeps the samples",
+        config.cpus, config.duration, config.width, config.window
+    ));
+    let run = measure::hwlat::run_hwlat(&config, &env).map_err(|e| UsageError(e.to_string()))?;
+    Ok(run)
+}
+
+/// A hwlat tracer trace from a file, as a result.
+fn read_from(path: &std::path::Path) -> Result<HwlatRun> {
+    let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+        .map_err(|e| UsageError(format!("--from {}: {e}", path.display())))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let name = path.display().to_string();
+    if !trace::hwlat::detect(&text) {
+        return Err(UsageError(format!(
+            "--from {name}: neither a hwlatdetect report nor a hwlat tracer trace"
+        ))
+        .into());
+    }
+    let report =
+        trace::hwlat::parse(&text).map_err(|e| UsageError(format!("--from {name}: {e}")))?;
+    let samples: Vec<HwlatSample> = report
+        .samples
+        .iter()
+        .map(|s| HwlatSample {
+            seq: s.seq,
+            cpu: s.cpu,
+            ts_ns: Some(s.trace_ts_ns),
+            wall: Some(s.wall_ts.clone()),
+            inner_ns: s.inner_us.saturating_mul(1_000),
+            outer_ns: s.outer_us.saturating_mul(1_000),
+            count: s.count,
+            nmi_total_ns: s.nmi_total_us.map(|n| n.saturating_mul(1_000)),
+            nmi_count: s.nmi_count,
+        })
+        .collect();
+    let cpus: model::CpuSet = samples.iter().map(|s| s.cpu).collect();
+    Ok(HwlatRun {
+        schema: model::hwlat::HWLAT_SCHEMA.to_string(),
+        rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        build: model::build::current().cloned(),
+        status: model::measure::RunStatus::Complete,
+        started_at: String::new(),
+        ended_at: String::new(),
+        elapsed_ns: model::Nanos::ZERO,
+        host: model::host::HostInfo::default(),
+        engine: model::hwlat::HwlatEngine::Imported,
+        params: model::hwlat::HwlatParams {
+            cpus: cpus.clone(),
+            ..model::hwlat::HwlatParams::default()
+        },
+        cpus: HwlatRun::summarize(&cpus, &samples),
+        samples,
+        smi: model::hwlat::SmiCounts::default(),
+        warnings: Vec::new(),
+        import: None,
+    })
+}
