@@ -62,6 +62,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         signals: &signals,
         console: Console::new(args.quiet),
         runs: Vec::new(),
+        noise_runs: Vec::new(),
         stopped: None,
         warned: Vec::new(),
     };

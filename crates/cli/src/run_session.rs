@@ -1,5 +1,5 @@
 //! One `rtlab run` evaluation as it goes: the three phases, each measured by a `rtlab measure`
-//! child process (so it gets everything a measurement has — restore on exit, the load's
+//! child process (and with `--noise` a noise phase, a `rtlab noise` child) (so it gets everything a measurement has — restore on exit, the load's
 //! guardian, the live view — and a phase that dies takes nothing else with it), the signals
 //! passed on to the phase running, and the end: the comparison, the report and the verdict
 //! against --budget. `rtlab run` and `run --tuned` drive it.
@@ -59,8 +59,10 @@ pub(crate) struct Session<'a> {
     pub id: String,
     pub signals: &'a TerminationSignals,
     pub console: Console,
-    /// (label, result) of every phase measured, in order.
+    /// (label, result) of every latency phase measured, in order.
     pub runs: Vec<(String, MeasureRun)>,
+    /// (label, result) of every noise phase (`--noise`), in order.
+    pub noise_runs: Vec<(String, MeasureRun)>,
     /// The signal that stopped the evaluation, if one did.
     pub stopped: Option<Signal>,
     /// The warning codes a phase has printed already: later phases do not repeat them.
@@ -108,6 +110,19 @@ impl Session<'_> {
                 ));
             }
         }
+        if let (Some(duration), None) = (self.args.noise, self.stopped) {
+            let label = format!("noise{suffix}");
+            self.console
+                .note(&format!("noise phase: {label} for {duration}"));
+            let cmd = self.noise_command(&label, duration, cpus, placement)?;
+            let (run, code, signal) = self.child_result(cmd, &label, placement)?;
+            if let Some(run) = run {
+                self.noise_runs.push((label.clone(), run));
+            }
+            if signal.is_some() || code == Some(130) {
+                self.stopped = Some(signal.unwrap_or(Signal::Interrupt));
+            }
+        }
         Ok(())
     }
 
@@ -124,6 +139,9 @@ impl Session<'_> {
             self.runs.iter().map(|(l, r)| (l.clone(), r)).collect();
         console::print_stdout(&crate::compare_cmd::render_table(&pairs))?;
         console::print_stdout(extra)?;
+        for (label, run) in &self.noise_runs {
+            console::print_stdout(&format!("\n{label}: {}", report::noise::table(run)))?;
+        }
 
         let mut over = Vec::new();
         let mut unjudged = Vec::new();
@@ -145,6 +163,7 @@ impl Session<'_> {
             let named: Vec<crate::runs::NamedRun> = self
                 .runs
                 .iter()
+                .chain(&self.noise_runs)
                 .map(|(label, run)| crate::runs::NamedRun {
                     run: run.clone(),
                     name: label.clone(),
@@ -212,14 +231,25 @@ impl Session<'_> {
         label: &str,
         cpus: Option<&str>,
         placement: &Placement,
-    ) -> Result<(Option<MeasureRun>, Option<i32>, Option<Signal>)> {
-        let mut cmd = self.phase_command(phase, label, cpus, placement)?;
+    ) -> Result<PhaseResult> {
+        let cmd = self.phase_command(phase, label, cpus, placement)?;
+        self.child_result(cmd, label, placement)
+    }
+
+    /// Runs one phase's child command (`rtlab measure` or `rtlab noise` printing its
+    /// document), passing signals on; its result, exit code and the signal passed on.
+    fn child_result(
+        &mut self,
+        mut cmd: Command,
+        label: &str,
+        placement: &Placement,
+    ) -> Result<PhaseResult> {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         sys::process::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn().context("starting rtlab measure")?;
+        let mut child = cmd.spawn().context("starting the phase's rtlab")?;
         let mut stdout = child.stdout.take().expect("stdout was piped");
         let reader = std::thread::spawn(move || {
             let mut text = String::new();
@@ -228,7 +258,7 @@ impl Session<'_> {
         });
         let mut passed_on = None;
         let status = loop {
-            if let Some(status) = child.try_wait().context("waiting for rtlab measure")? {
+            if let Some(status) = child.try_wait().context("waiting for the phase's rtlab")? {
                 break status;
             }
             // A second signal is taken and dropped: the child is stopping already.
@@ -253,11 +283,50 @@ impl Session<'_> {
             Ok(run) => Ok((Some(run), code, passed_on)),
             Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
             Err(_) => Err(UsageError(format!(
-                "the {label} phase failed (rtlab measure exited {}); its message is above",
+                "the {label} phase failed (its rtlab exited {}); its message is above",
                 code.map_or("on a signal".to_string(), |c| c.to_string())
             ))
             .into()),
         }
+    }
+
+    /// The `rtlab noise` command line of the noise phase (through `rtlab tune run` when placed
+    /// in a tuning's RT cpuset).
+    fn noise_command(
+        &self,
+        label: &str,
+        duration: model::Nanos,
+        cpus: Option<&str>,
+        placement: &Placement,
+    ) -> Result<Command> {
+        let (args, root) = (self.args, self.root);
+        let exe = std::env::current_exe().context("finding the rtlab binary")?;
+        let mut cmd = Command::new(&exe);
+        if !root.is_host() {
+            cmd.arg("--root").arg(root.base());
+        }
+        if let Some(journal) = &placement.journal {
+            cmd.args(["tune", "run", "--journal"])
+                .arg(journal)
+                .arg("--")
+                .arg(&exe);
+            if !root.is_host() {
+                cmd.arg("--root").arg(root.base());
+            }
+        }
+        cmd.args(["noise", "--format", "json", "--duration"])
+            .arg(duration.to_string())
+            .args(["--session", &self.id, "--label", label]);
+        if let Some(cpus) = cpus {
+            cmd.args(["--cpus", cpus]);
+        }
+        if let Some(db) = &args.db.db {
+            cmd.arg("--db").arg(db);
+        }
+        if args.quiet {
+            cmd.arg("--quiet");
+        }
+        Ok(cmd)
     }
 
     /// The `rtlab measure` command line of one phase (through `rtlab tune run` when placed in
@@ -317,6 +386,10 @@ impl Session<'_> {
         Ok(cmd)
     }
 }
+
+/// A phase's result (none when a signal stopped it before it measured), its child's exit
+/// code, and the signal passed on to it.
+type PhaseResult = (Option<MeasureRun>, Option<i32>, Option<Signal>);
 
 /// `rtlab-report-<host>-<date>.html` in the current directory.
 fn default_report_name(first: &MeasureRun) -> PathBuf {

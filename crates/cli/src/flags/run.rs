@@ -40,6 +40,7 @@ EXAMPLES:
     sudo rtlab run                               three 20 s phases, report in this directory
     sudo rtlab run --phase 1m --budget 50us      longer phases, a tighter budget
     sudo rtlab run --cpus 2-7 -o tuned.html      only the RT CPUs
+    sudo rtlab run --noise 1m                    the three phases, then a minute of OS noise
     sudo rtlab run --tuned --rt-cpus 2-7         before and after tuning CPUs 2-7, reverted
     sudo rtlab run --tuned --rt-cpus 3 --profile strict --phase 1m --budget 50us
 
@@ -73,6 +74,13 @@ pub struct RunArgs {
     /// No live view or notes on standard error; only the results.
     #[arg(short, long)]
     pub quiet: bool,
+    /// After the latency phases, measure OS noise for TIME on the same CPUs (`rtlab noise`,
+    /// each interruption attributed): for polling workloads, whose trouble is noise, not
+    /// wake-up latency. Off by default: it adds TIME to the evaluation. The noise run is
+    /// stored in the session and shown in the report, and not judged against --budget.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub noise: Option<Nanos>,
+
     /// How long each load runs before its phase measures (as `rtlab measure --warmup`).
     /// Default 2s.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]

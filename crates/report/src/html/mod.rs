@@ -19,6 +19,7 @@
 mod chart;
 mod facts;
 mod host;
+mod noise;
 mod page;
 mod plots;
 mod why;

@@ -67,6 +67,7 @@ struct RunCtx {
     load: Option<LoadCtx>,
     audit: Option<AuditCtx>,
     why: Option<super::why::WhyCtx>,
+    noise: Option<super::noise::NoiseCtx>,
     warnings: Vec<Fact>,
     environment: Vec<Fact>,
     topology: Option<TableCtx>,
@@ -265,6 +266,7 @@ fn run_ctx(
         load: run.load.as_ref().map(|l| load_ctx(l, run.status)),
         audit: run.audit.as_ref().map(audit_ctx),
         why: run.trace.as_ref().map(super::why::why_ctx),
+        noise: run.noise.as_ref().map(super::noise::noise_ctx),
         warnings: run
             .warnings
             .iter()

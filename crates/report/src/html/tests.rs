@@ -562,3 +562,54 @@ fn a_traced_run_tells_why_its_spikes_happened() {
         "escaped like every text"
     );
 }
+
+#[test]
+fn a_noise_run_has_its_osnoise_columns_and_culprits_escaped() {
+    use rtlab_model::noise::{
+        Culprit, Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource, Source,
+    };
+    let mut run = testdata::two_cpus();
+    run.schema = NOISE_SCHEMA.into();
+    run.noise = Some(NoiseInfo {
+        engine: Engine::User,
+        counter: "tsc".into(),
+        counter_hz: Some(2_994_000_000),
+        threshold_ns: Nanos::from_us(1),
+        runtime_ns: Nanos::SECOND,
+        period_ns: Nanos::SECOND,
+        attribution: "trace".into(),
+        attribution_note: Some("nmi/nmi_handler: NMIs are not seen".into()),
+        hypervisor: Some("KVM".into()),
+        cpus: vec![NoiseCpu {
+            cpu: 1,
+            runtime_ns: 10_000_000_000,
+            noise_ns: 42_000_000,
+            interruptions: 300,
+            max_single_ns: 412_000,
+            max_period_noise_ns: 5_000_000,
+            iterations: Some(200_000_000),
+            counts: Some(PerSource {
+                thread: 290,
+                irq: 10,
+                ..PerSource::default()
+            }),
+            time_ns: None,
+            culprits: vec![Culprit {
+                source: Source::Thread,
+                name: "<inject> (pid 600, real-time priority 50)".into(),
+                count: 290,
+                total_ns: 40_000_000,
+                max_ns: 412_000,
+            }],
+            unexplained: 2,
+            steal_ns: Some(3_000_000),
+        }],
+    });
+    let html = one(&run, "noise").page;
+    assert!(html.contains("<h3>OS noise</h3>"), "no noise section");
+    assert!(html.contains("99.5800"), "% available");
+    assert!(html.contains("&lt;inject&gt; (pid 600, real-time priority 50)"));
+    assert!(!html.contains("<inject>"));
+    assert!(html.contains("2 interruptions fell outside the trace"));
+    assert!(html.contains("under KVM"));
+}
