@@ -214,7 +214,12 @@ impl Doc<'_> {
                 let (whole, per_cpu) = verdicts.split_first().expect("the run's own case");
                 self.write_case(w, "run complete with samples", whole)?;
                 for (c, v) in self.run.cpus.iter().zip(per_cpu) {
-                    let name = format!("cpu{} max latency <= {}", c.cpu, self.budget);
+                    let what = if self.run.noise.is_some() {
+                        "longest interruption"
+                    } else {
+                        "max latency"
+                    };
+                    let name = format!("cpu{} {what} <= {}", c.cpu, self.budget);
                     self.write_case(w, &name, v)?;
                 }
                 let out = self.system_out();

@@ -197,7 +197,11 @@ fn families(run: &MeasureRun) -> Vec<Family> {
         },
         Family {
             name: "samples",
-            help: "Wake-ups measured on the CPU",
+            help: if run.noise.is_some() {
+                "Gaps between two counter reads measured on the CPU (a noise run)"
+            } else {
+                "Wake-ups measured on the CPU"
+            },
             unit: None,
             samples: run
                 .cpus
@@ -216,6 +220,10 @@ fn families(run: &MeasureRun) -> Vec<Family> {
                 .collect(),
         },
     ];
+    if let Some(noise) = &run.noise {
+        out.extend(noise_families(noise, &cpu_labels));
+        return out;
+    }
     for (name, help, figure) in LATENCIES {
         out.push(Family {
             name,
@@ -232,6 +240,86 @@ fn families(run: &MeasureRun) -> Vec<Family> {
         });
     }
     out
+}
+
+/// A noise run's figures in place of the latency families: rtla osnoise's columns per CPU,
+/// interruptions by main cause (a `source` label), steal time.
+fn noise_families(
+    noise: &rtlab_model::noise::NoiseInfo,
+    cpu_labels: &dyn Fn(u32) -> Labels,
+) -> Vec<Family> {
+    use rtlab_model::noise::{NoiseCpu, Source};
+    let seconds = |name, help, f: fn(&NoiseCpu) -> Option<u64>| Family {
+        name,
+        help,
+        unit: Some(Unit::Seconds),
+        samples: noise
+            .cpus
+            .iter()
+            .filter_map(|c| Some((cpu_labels(c.cpu), Value::Float(ns_to_secs(f(c)? as f64)))))
+            .collect(),
+    };
+    vec![
+        seconds(
+            "noise_runtime",
+            "Time the noise detector polled the CPU",
+            |c| Some(c.runtime_ns),
+        ),
+        seconds("noise", "Time interruptions took from the detector", |c| {
+            Some(c.noise_ns)
+        }),
+        seconds("noise_max_single", "The longest single interruption", |c| {
+            Some(c.max_single_ns)
+        }),
+        seconds(
+            "noise_max_period",
+            "The most noise within one period of the duty cycle",
+            |c| Some(c.max_period_noise_ns),
+        ),
+        seconds(
+            "noise_steal",
+            "Steal time the hypervisor reported for the CPU during the run",
+            |c| c.steal_ns,
+        ),
+        Family {
+            name: "noise_available_ratio",
+            help: "Share of the runtime left to the detector (rtla osnoise's % CPU available / 100)",
+            unit: None,
+            samples: noise
+                .cpus
+                .iter()
+                .filter_map(|c| Some((cpu_labels(c.cpu), Value::Float(c.available_pct()? / 100.0))))
+                .collect(),
+        },
+        Family {
+            name: "noise_interruptions",
+            help: "Interruptions at or above the threshold",
+            unit: None,
+            samples: noise
+                .cpus
+                .iter()
+                .map(|c| (cpu_labels(c.cpu), Value::Int(c.interruptions)))
+                .collect(),
+        },
+        Family {
+            name: "noise_interruptions_by_source",
+            help: "Interruptions by main cause: hw (nothing the kernel saw), nmi, irq, softirq, thread",
+            unit: None,
+            samples: noise
+                .cpus
+                .iter()
+                .flat_map(|c| {
+                    c.counts.into_iter().flat_map(move |k| {
+                        Source::ALL.into_iter().map(move |s| {
+                            let mut labels = cpu_labels(c.cpu);
+                            labels.push(("source", format!("{s:?}").to_lowercase()));
+                            (labels, Value::Int(k.get(s)))
+                        })
+                    })
+                })
+                .collect(),
+        },
+    ]
 }
 
 #[cfg(test)]
@@ -534,5 +622,50 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
         }
         let good = "# HELP x h\n# TYPE x gauge\nx{a=\"b\\\"\"} 2.5e-3\n# EOF\n";
         assert_eq!(validate(good)[0].value, 2.5e-3);
+    }
+
+    #[test]
+    fn a_noise_run_exports_its_osnoise_columns_not_latencies() {
+        use rtlab_model::noise::{Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource};
+        let mut run = testdata::two_cpus();
+        run.schema = NOISE_SCHEMA.into();
+        run.noise = Some(NoiseInfo {
+            engine: Engine::User,
+            counter: "tsc".into(),
+            threshold_ns: rtlab_model::Nanos::from_us(1),
+            runtime_ns: rtlab_model::Nanos::SECOND,
+            period_ns: rtlab_model::Nanos::SECOND,
+            attribution: "trace".into(),
+            cpus: vec![NoiseCpu {
+                cpu: 0,
+                runtime_ns: 2_000_000_000,
+                noise_ns: 20_000_000,
+                interruptions: 7,
+                counts: Some(PerSource {
+                    irq: 5,
+                    hw: 2,
+                    ..PerSource::default()
+                }),
+                ..NoiseCpu::default()
+            }],
+            ..NoiseInfo::default()
+        });
+        let text = openmetrics(&run);
+        assert!(!text.contains("rtlab_latency_"), "{text}");
+        assert!(
+            text.contains("rtlab_noise_available_ratio{host=\"rt-box\",cpu=\"0\"} 0.99"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "rtlab_noise_interruptions_by_source{host=\"rt-box\",cpu=\"0\",source=\"irq\"} 5"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("rtlab_noise_seconds{host=\"rt-box\",cpu=\"0\"} 0.02"),
+            "{text}"
+        );
+        assert!(text.trim_end().ends_with("# EOF"));
     }
 }
