@@ -11,6 +11,7 @@
 //!   wakeup_rt): the worst section, where it started and ended, the functions in it.
 //! - [`hwlat`]: the hwlat tracer's samples (inner/outer latency, NMI counts) per CPU.
 //! - [`timerlat`]: the timerlat tracer's own trace, summarised per CPU and context.
+//! - [`osnoise`]: the osnoise tracer's own trace: per-period summaries and noise events per CPU.
 //! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
 //!   timer's expiry to the thread running, and the delay attributed to its parts.
 //!
@@ -22,6 +23,7 @@ pub mod explain;
 pub mod hwlat;
 pub mod latency;
 pub mod line;
+pub mod osnoise;
 pub mod reader;
 pub mod timerlat;
 
