@@ -2,14 +2,15 @@
 //! rt-tests hwlatdetect's report on standard output, the sample lines it writes with
 //! `--report FILE` (or prints alone with `--quiet`), and the kernel's hwlat tracer trace.
 //!
-//! hwlatdetect layouts (rt-tests 1.0 to 2.9): a header (`hwlatdetect:  test duration N
-//! seconds`, `detector: tracer|kmodule`, `parameters:` with `CPU list:` (2.5 on), `Latency
+//! hwlatdetect layouts (rt-tests 1.0 to 2.10): a header (`hwlatdetect:  test duration N
+//! seconds`, `detector: tracer|kmodule`, `parameters:` with `CPU list:` (2.4 on), `Latency
 //! threshold: Nus`, `Sample window: Nus`, `Sample width: Nus`), `Max Latency: Nus` (or
 //! `Below threshold`), `Samples recorded: N`, `Samples exceeding threshold: N`, `MTBF:`
-//! (2.9), `N SMIs occured on cpu I` and `SMIs during run: N` where it read the MSR, then one
-//! line per sample: `ts: S.NS, inner:N, outer:N` with `, cpu:N` (2.5 on), `, count:N` (2.9)
-//! and `delta:` after the time (2.9); the time may be formatted with `--time-format`. The
-//! kernel-module detector (before 2017) wrote its samples as `S.NS<TAB>INNER<TAB>OUTER`.
+//! (2.10), `N SMIs occured on cpu I` and `SMIs during run: N` where it read the MSR, then one
+//! line per sample: `ts: S.NS, inner:N, outer:N` with `, cpu:N` (2.6 on), `, count:N` (2.10)
+//! and `delta:` after the time (2.10); after 2.10 the time may be formatted with
+//! `--time-format`. The kernel-module detector (before 2017) wrote its samples as
+//! `S.NS<TAB>INNER<TAB>OUTER`.
 //! Latencies are in microseconds; rtlab keeps ns.
 
 use std::time::{Duration, SystemTime};
@@ -348,7 +349,7 @@ fn from_hwlatdetect(
     if !cpu_known {
         warnings.push(Warning::new(
             "cpu-unknown",
-            "this hwlatdetect (before rt-tests 2.5) printed no CPU per sample: each is listed on \
+            "this hwlatdetect (before rt-tests 2.6) printed no CPU per sample: each is listed on \
              CPU 0 and there is no per-CPU summary",
         ));
     }
@@ -465,101 +466,6 @@ fn smi_counts(h: &Header, cpus: &CpuSet, notes: &mut Vec<String>) -> SmiCounts {
     }
 }
 
-fn from_trace(file: &str, text: &str, modified: SystemTime) -> Result<HwlatRun, ImportError> {
-    let report = trace::hwlat::parse(text).map_err(|e| ImportError::at(file, e.line, e.what))?;
-    if report.samples.len() > MAX_HWLAT_SAMPLES {
-        return Err(ImportError::whole(
-            file,
-            format!("more than {MAX_HWLAT_SAMPLES} samples, more than rtlab reads"),
-        ));
-    }
-    let mut samples = Vec::with_capacity(report.samples.len());
-    for s in &report.samples {
-        if s.cpu > model::limits::MAX_CPU {
-            return Err(ImportError::whole(
-                file,
-                format!(
-                    "sample #{}: CPU {} is past the largest CPU number rtlab reads",
-                    s.seq, s.cpu
-                ),
-            ));
-        }
-        let ns = |what: &str, us: u64| {
-            us.checked_mul(1000).ok_or_else(|| {
-                ImportError::whole(
-                    file,
-                    format!("sample #{}: {what} {us} us is past 2^64 ns", s.seq),
-                )
-            })
-        };
-        samples.push(HwlatSample {
-            seq: s.seq,
-            cpu: s.cpu,
-            ts_ns: Some(s.trace_ts_ns),
-            wall: Some(s.wall_ts.clone()),
-            inner_ns: ns("inner", s.inner_us)?,
-            outer_ns: ns("outer", s.outer_us)?,
-            count: s.count,
-            nmi_total_ns: s.nmi_total_us.map(|n| ns("nmi-total", n)).transpose()?,
-            nmi_count: s.nmi_count,
-        });
-    }
-    let cpus = CpuSet::from_cpus(samples.iter().map(|s| s.cpu));
-    let mut notes = vec![
-        "the trace does not record the tracer's settings: the CPUs are those the samples name, \
-         and the window and width are unknown"
-            .to_string(),
-        "the run's length is the time from the first sample to the last (a lower bound)"
-            .to_string(),
-    ];
-    if report.cpus > 0 {
-        notes.push(format!("the machine had {} CPUs online", report.cpus));
-    }
-    let lowest = samples.iter().map(HwlatSample::latency_ns).min();
-    let threshold_ns = match lowest {
-        Some(l) if l < DEFAULT_THRESHOLD_US * 1000 => {
-            notes.push(format!(
-                "the threshold is not recorded; a sample of {} us shows it was at most that",
-                l / 1000
-            ));
-            l
-        }
-        _ => {
-            notes.push(format!("the threshold is not recorded: the tracer's default {DEFAULT_THRESHOLD_US} us is assumed"));
-            DEFAULT_THRESHOLD_US * 1000
-        }
-    };
-    let first = samples.iter().filter_map(|s| s.ts_ns).min().unwrap_or(0);
-    let last = samples.iter().filter_map(|s| s.ts_ns).max().unwrap_or(0);
-    let params = HwlatParams {
-        cpus: cpus.clone(),
-        duration_ns: None,
-        threshold_ns: Nanos(threshold_ns),
-        window_ns: None,
-        width_ns: None,
-        hardlimit_ns: None,
-    };
-    let smi = SmiCounts {
-        cpus: Vec::new(),
-        not_available: Some("the hwlat tracer's trace does not count SMIs".to_string()),
-    };
-    let summary = HwlatRun::summarize(&cpus, &samples);
-    let elapsed = Duration::from_nanos(last - first);
-    assemble(
-        file,
-        HwlatFormat::HwlatTrace,
-        modified,
-        elapsed,
-        RunStatus::Complete,
-        params,
-        samples,
-        summary,
-        smi,
-        Vec::new(),
-        notes,
-    )
-}
-
 #[allow(clippy::too_many_arguments)]
 fn assemble(
     file: &str,
@@ -626,6 +532,10 @@ fn assemble(
         .map_err(|e| ImportError::whole(file, e))?;
     Ok(run)
 }
+
+mod tracer;
+
+use tracer::from_trace;
 
 #[cfg(test)]
 mod tests;

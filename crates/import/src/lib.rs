@@ -279,4 +279,6 @@ mod tests;
 #[cfg(test)]
 mod tests_noise;
 #[cfg(test)]
+mod tests_osnoise;
+#[cfg(test)]
 mod tests_releases;

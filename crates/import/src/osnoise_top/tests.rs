@@ -253,7 +253,11 @@ fn hostile_tables_are_refused_naming_the_line() {
     let garbage = format!("Operating System Noise\n{}", "x\u{7f}y ".repeat(2_500_000));
     assert!(err(&garbage).contains("not a format rtlab import reads"));
     let e = crate::import_as(Format::RtlaOsnoiseTop, "f.txt", &garbage, when()).unwrap_err();
-    assert!(e.what.contains("expected the `CPU Period Runtime Noise ...` column line"), "{e}");
+    assert!(
+        e.what
+            .contains("expected the `CPU Period Runtime Noise ...` column line"),
+        "{e}"
+    );
 }
 
 proptest::proptest! {
