@@ -359,13 +359,17 @@ fn from_hwlatdetect(
         ));
         DEFAULT_THRESHOLD_US
     });
-    let elapsed = Duration::from_secs(h.duration_s.unwrap_or_else(|| {
-        notes.push(
-            "the run's length is not given (a --report file holds samples only): it is 0"
-                .to_string(),
-        );
-        0
-    }));
+    let elapsed = match h.duration_s {
+        Some(s) => Duration::from_secs(s),
+        None => {
+            notes.push(
+                "the run's length is not given (a --report file holds samples only): it is the \
+                 time from the first sample to the last, a lower bound"
+                    .to_string(),
+            );
+            wall_span(&samples)
+        }
+    };
     let smi = smi_counts(&h, &cpus, &mut notes);
     let summary = if cpu_known {
         HwlatRun::summarize(&cpus, &samples)
@@ -392,6 +396,23 @@ fn from_hwlatdetect(
     assemble(
         file, format, modified, elapsed, status, params, samples, summary, smi, warnings, notes,
     )
+}
+
+/// The time from the first sample's wall-clock time to the last's, when they are
+/// `SECONDS.FRACTION` (not `--time-format`ted); zero otherwise.
+fn wall_span(samples: &[HwlatSample]) -> Duration {
+    let ns = |s: &HwlatSample| {
+        let (secs, frac) = s.wall.as_deref()?.split_once('.')?;
+        let frac: String = frac.chars().chain(std::iter::repeat('0')).take(9).collect();
+        num(secs)?
+            .checked_mul(1_000_000_000)?
+            .checked_add(num(&frac)?)
+    };
+    let times: Option<Vec<u64>> = samples.iter().map(ns).collect();
+    match times.as_deref() {
+        Some([first, .., last]) if last >= first => Duration::from_nanos(last - first),
+        _ => Duration::ZERO,
+    }
 }
 
 /// What the summary says against what the samples say.

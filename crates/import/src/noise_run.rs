@@ -29,6 +29,8 @@ pub(crate) struct NoiseImport<'a> {
     pub modified: SystemTime,
     /// How long the run lasted.
     pub elapsed: Duration,
+    /// The source's time resolution, ns (1000 for whole microseconds).
+    pub resolution_ns: u64,
     /// What the source did not give exactly.
     pub notes: Vec<String>,
 }
@@ -76,7 +78,7 @@ pub(crate) fn noise_run(src: NoiseImport<'_>, noise: NoiseInfo) -> Result<Measur
             tool: src.tool,
             format: src.format.name().to_string(),
             file: src.file.to_string(),
-            resolution_ns: 1000,
+            resolution_ns: src.resolution_ns,
             command: src.command,
             quantity: Quantity::OsNoise,
             notes,

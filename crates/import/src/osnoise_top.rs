@@ -144,13 +144,13 @@ pub(crate) fn parse(
         _ => 1000,
     };
     let opts = Options::from_command(command.as_deref(), &mut notes);
-    let settings = settings(&rows, &opts, hwnoise, &mut notes);
+    let settings = settings(&rows, &opts, hwnoise, unit_ns, &mut notes);
     let elapsed = elapsed(table, &rows, settings.period_us, &mut notes);
     let cpus = rows
         .iter()
         .map(|r| noise_cpu(file, r, unit_ns))
         .collect::<Result<Vec<_>, _>>()?;
-    notes.extend(column_notes(hwnoise));
+    notes.extend(column_notes(hwnoise, unit_ns));
     notes.extend(said.iter().map(|s| format!("rtla said: {s}")));
     notes.extend(skipped.notes("rtla's top output"));
     let noise = NoiseInfo {
@@ -187,6 +187,7 @@ pub(crate) fn parse(
             command,
             modified,
             elapsed,
+            resolution_ns: unit_ns,
             notes,
         },
         noise,
@@ -453,7 +454,13 @@ struct Settings {
     threshold_ns: u64,
 }
 
-fn settings(rows: &[Row], o: &Options, hwnoise: bool, notes: &mut Vec<String>) -> Settings {
+fn settings(
+    rows: &[Row],
+    o: &Options,
+    hwnoise: bool,
+    unit_ns: u64,
+    notes: &mut Vec<String>,
+) -> Settings {
     let (default_runtime, default_period) = if hwnoise {
         HWNOISE_DEFAULTS_US
     } else {
@@ -462,7 +469,11 @@ fn settings(rows: &[Row], o: &Options, hwnoise: bool, notes: &mut Vec<String>) -
     // Every period's runtime is the same: the table's runtime over its periods.
     let per: Vec<Option<u64>> = rows
         .iter()
-        .map(|r| (r.periods > 0 && r.runtime % r.periods == 0).then(|| r.runtime / r.periods))
+        .map(|r| {
+            let per = (r.periods > 0 && r.runtime % r.periods == 0).then(|| r.runtime / r.periods);
+            // In us, whatever the table's unit.
+            per.map(|p| p.saturating_mul(unit_ns) / 1000)
+        })
         .collect();
     let derived = per
         .first()
@@ -548,15 +559,20 @@ fn read_duration(line: &str) -> Option<Duration> {
     Some(Duration::from_secs(((days * 24 + h) * 60 + m) * 60 + s))
 }
 
-fn column_notes(hwnoise: bool) -> Vec<String> {
+fn column_notes(hwnoise: bool, unit_ns: u64) -> Vec<String> {
     let mut notes = vec![
         "each CPU's interruptions are the sum of its HW, NMI, IRQ, Softirq and Thread counts: \
          the tracer counts every NMI, IRQ, softirq and thread that ran during its runtime, \
          however short, and every noise above the threshold that none of them explains (HW), so \
          the sum is an upper bound on the interruptions above the threshold"
             .to_string(),
-        "rtla prints times in whole microseconds: they are stored in ns, exact to 1 us".to_string(),
     ];
+    if unit_ns == 1000 {
+        notes.push(
+            "rtla prints times in whole microseconds: they are stored in ns, exact to 1 us"
+                .to_string(),
+        );
+    }
     if hwnoise {
         notes.push(
             "rtla hwnoise samples with interrupts off and prints only the HW and NMI counts: the \

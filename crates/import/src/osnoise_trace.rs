@@ -81,6 +81,7 @@ pub(crate) fn parse(
             command: None,
             modified,
             elapsed,
+            resolution_ns: 1000,
             notes,
         },
         noise,

@@ -101,15 +101,16 @@ pub struct OsnoiseReport {
     pub unknown_lines: u64,
     /// See `unknown_lines`.
     pub first_unknown: Option<(u64, String)>,
-    /// Lost-events markers, and the events they counted (`None` when one gave no count).
+    /// Lost-events markers (`CPU:2 [LOST 123 EVENTS]`).
     pub lost_markers: u64,
-    /// See `lost_markers`.
+    /// The events the markers counted, added up; `None` when a marker gave no count (and
+    /// when there is no marker: read it with `lost_markers`).
     pub lost_events: Option<u64>,
 }
 
 /// Whether `text` is the osnoise tracer's trace: a `# tracer: osnoise` header within its
-/// first 20 lines, or (a `trace_pipe` has no header) a first non-comment line that is a
-/// summary line or an osnoise noise event.
+/// first 20 lines, or (a `trace_pipe` and `trace-cmd report` have no such header) a first
+/// event line that is a summary line or an osnoise noise event.
 pub fn detect(text: &str) -> bool {
     for l in text.lines().take(20) {
         let t = l.trim();
@@ -119,11 +120,12 @@ pub fn detect(text: &str) -> bool {
             }
             continue;
         }
-        if t.is_empty() {
-            continue;
+        let parsed = line::parse(l);
+        if parsed == Line::Comment {
+            continue; // empty, or trace-cmd's `cpus=N`
         }
         return matches!(summary(l), Some(Ok(_)))
-            || matches!(line::parse(l), Line::Event(e) if kind(e.name).is_some());
+            || matches!(parsed, Line::Event(e) if e.name == "osnoise" || kind(e.name).is_some());
     }
     false
 }
@@ -191,6 +193,11 @@ impl OsnoiseReport {
     /// Takes one line (its 1-based number `n`, without its line end).
     fn line(&mut self, n: u64, text: &str) -> Result<(), String> {
         match line::parse(text) {
+            // trace-cmd report names the tracer's entry (`osnoise:`) before its figures.
+            Line::Event(e) if e.name == "osnoise" => {
+                let rest: Vec<&str> = e.fields.split_whitespace().collect();
+                self.period(period(u64::from(e.cpu), e.ts_ns, &rest)?)?;
+            }
             Line::Event(e) => match kind(e.name) {
                 Some(k) => self.event(e.cpu, k, e.fields)?,
                 None => self.other_events += 1,

@@ -107,6 +107,8 @@ fn older_layouts_without_cpus() {
     assert_eq!(run.import.as_ref().unwrap().format, "hwlatdetect-samples");
     assert_eq!(run.params.cpus.to_string(), "1,4-5");
     assert!(noted(&run, "threshold is not given"));
+    // 1581527519.678961629 - 1581527483.343962693 s.
+    assert_eq!(run.elapsed_ns.get(), 36_334_998_936);
 
     let run = read("hwlatdetect_kmodule_samples_hand.txt");
     assert_eq!(run.samples.len(), 2);

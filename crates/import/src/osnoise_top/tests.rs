@@ -206,6 +206,17 @@ fn two_hundred_fifty_six_cpus_and_missed_events() {
 }
 
 #[test]
+fn a_table_in_ns_is_read_as_such() {
+    let text = fixture("kdoc_osnoise_top_4cpu.txt").replace("time is in us", "time is in ns");
+    let run = read(&text);
+    let c0 = &run.noise.as_ref().unwrap().cpus[0];
+    assert_eq!((c0.runtime_ns, c0.noise_ns), (53_100_000, 304_896));
+    assert_eq!(run.import.as_ref().unwrap().resolution_ns, 1);
+    assert!(noted(&run, "times are in ns"));
+    assert_eq!(run.noise.as_ref().unwrap().runtime_ns.get(), 900_000);
+}
+
+#[test]
 fn an_unreadable_duration_falls_back_to_the_periods() {
     // Early rtla printed the local time zone's hours minus one: `-1` in UTC.
     let text = fixture("kdoc_osnoise_top_4cpu.txt").replace("0 00:01:00", "0 -1:01:00");

@@ -120,6 +120,12 @@ fn damaged_summary_lines_name_their_line() {
             .contains("expected 9 figures")
     );
     // Windows line ends, NUL bytes and a cut last line.
+    // trace-cmd report's layout names the entry.
+    let tc = text.replace("81.638154: 1000000", "81.638154: osnoise: 1000000");
+    assert_eq!(
+        OsnoiseReport::parse(&tc).unwrap().cpus[&1].runtime_us,
+        1_000_000
+    );
     let crlf = text.replace('\n', "\r\n");
     assert_eq!(OsnoiseReport::parse(&crlf).unwrap().summary_lines, 8);
     let nul = text.replace("1721  99", "17\u{0}1  99");
