@@ -202,7 +202,7 @@ fn trace_notes(r: &OsnoiseReport, runtime_us: u64) -> Vec<String> {
     if r.unknown_lines > 0 {
         let (n, text) = r.first_unknown.clone().unwrap_or_default();
         notes.push(format!(
-            "{} {} lines are not part of the osnoise trace as rtlab knows it, the first \
+            "{}s: {} lines are not part of the osnoise trace as rtlab knows it, the first \
              line {n}: `{}`",
             crate::SKIPPED_NOTE,
             r.unknown_lines,

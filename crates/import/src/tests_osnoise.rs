@@ -133,6 +133,15 @@ fn damaged_and_one_sided_traces() {
     let e = err(&text.replace("   1006     16", "   1006 18446744073709551616"));
     assert!(e.contains("line 12: expected a whole number"), "{e}");
     let crlf = text.replace('\n', "\r\n");
+    let noisy = format!("{text}garbage at the end\n");
+    let run = crate::import("f.txt", &noisy, crate::tests::when()).unwrap();
+    let notes = &run.import.as_ref().unwrap().notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("skipped lines: 1 lines are not part of the osnoise trace")),
+        "{notes:?}"
+    );
     assert_eq!(
         crate::import("f.txt", &crlf, crate::tests::when())
             .unwrap()
