@@ -180,7 +180,7 @@ const LAST_RFC3339_SECOND: u64 = 253_402_300_799;
 
 /// `t` in RFC 3339 with microseconds; `None` outside the years 1970 to 9999, which the
 /// result's dates (and `humantime`) cannot write.
-fn rfc3339(t: SystemTime) -> Option<String> {
+pub(crate) fn rfc3339(t: SystemTime) -> Option<String> {
     let since = t.duration_since(SystemTime::UNIX_EPOCH).ok()?;
     (since.as_secs() <= LAST_RFC3339_SECOND)
         .then(|| humantime::format_rfc3339_micros(t).to_string())

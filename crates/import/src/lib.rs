@@ -11,6 +11,11 @@
 //! ([`model::imported::Quantity::OsNoise`]): oslat's text report and JSON
 //! ([`Format::OslatText`], [`Format::OslatJson`]; recognised before cyclictest's JSON, whose
 //! shape oslat's shares) and `rtla osnoise hist` text ([`Format::RtlaOsnoiseHist`]).
+//! Per-CPU noise totals become noise runs (`rtlab.noise/1`, with a `noise` section and
+//! empty per-CPU histograms): `rtla osnoise top` and `rtla hwnoise` text
+//! ([`Format::RtlaOsnoiseTop`], [`Format::RtlaHwnoiseTop`]) and the osnoise tracer's trace
+//! ([`Format::OsnoiseTrace`]). The hwlat detectors' outputs (hwlatdetect's report, the hwlat
+//! tracer's trace) are read into a hwlat result instead ([`hwlat::import_hwlat`]).
 //!
 //! Every released layout of each format is read (fixtures/imports/releases/README.md names
 //! them); a line a parser does not know, in a file that is otherwise clearly its format, is
@@ -29,7 +34,11 @@ mod cyclictest_summary;
 mod cyclictest_verbose;
 mod decompress;
 mod error;
+pub mod hwlat;
+mod noise_run;
 mod oslat;
+mod osnoise_top;
+mod osnoise_trace;
 mod rtla_hist;
 
 use std::time::SystemTime;
@@ -60,15 +69,39 @@ pub enum Format {
     OslatText,
     /// oslat `--json=FILE`; OS noise.
     OslatJson,
+    /// `rtla osnoise top` text: per-CPU totals (Runtime, Noise, Max Noise, Max Single, HW,
+    /// NMI, IRQ, Softirq, Thread); a noise run (`rtlab.noise/1`).
+    RtlaOsnoiseTop,
+    /// `rtla hwnoise` text: the same table with only the HW and NMI counts; a noise run.
+    RtlaHwnoiseTop,
+    /// The osnoise tracer's own trace (per-period summary lines, `osnoise:*` noise events);
+    /// a noise run.
+    OsnoiseTrace,
 }
+
+/// Every format, in the order [`Format::from_name`] tries them.
+const ALL: [Format; 11] = [
+    Format::CyclictestJson,
+    Format::CyclictestHist,
+    Format::CyclictestSummary,
+    Format::CyclictestVerbose,
+    Format::RtlaTimerlatHist,
+    Format::RtlaOsnoiseHist,
+    Format::OslatText,
+    Format::OslatJson,
+    Format::RtlaOsnoiseTop,
+    Format::RtlaHwnoiseTop,
+    Format::OsnoiseTrace,
+];
 
 /// What the error for an unknown file lists.
 pub const SUPPORTED: &str = "cyclictest --json output, cyclictest -h/-H/--histfile histograms \
                              (with their '#' footer), cyclictest summary lines ('T: 0 (...) \
                              P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), cyclictest -v sample lines \
                              ('THREAD:CYCLE:LATENCY'), rtla \
-                             timerlat hist and osnoise hist text output, oslat text and --json \
-                             output, each plain or gzip/xz/zstd compressed";
+                             timerlat hist and osnoise hist text output, rtla osnoise top and \
+                             hwnoise text output, the osnoise tracer's trace, oslat text and \
+                             --json output, each plain or gzip/xz/zstd compressed";
 
 impl Format {
     /// The format's id, as stored in `import.format`.
@@ -82,6 +115,9 @@ impl Format {
             Format::RtlaOsnoiseHist => "rtla-osnoise-hist",
             Format::OslatText => "oslat-text",
             Format::OslatJson => "oslat-json",
+            Format::RtlaOsnoiseTop => "rtla-osnoise-top",
+            Format::RtlaHwnoiseTop => "rtla-hwnoise-top",
+            Format::OsnoiseTrace => "osnoise-trace",
         }
     }
 
@@ -96,23 +132,15 @@ impl Format {
             Format::RtlaOsnoiseHist => "rtla osnoise histogram",
             Format::OslatText => "oslat report",
             Format::OslatJson => "oslat JSON",
+            Format::RtlaOsnoiseTop => "rtla osnoise top output",
+            Format::RtlaHwnoiseTop => "rtla hwnoise output",
+            Format::OsnoiseTrace => "osnoise tracer trace",
         }
     }
 
     /// The format an [`ImportInfo`](model::imported::ImportInfo) names.
     pub fn from_name(name: &str) -> Option<Format> {
-        [
-            Format::CyclictestJson,
-            Format::CyclictestHist,
-            Format::CyclictestSummary,
-            Format::CyclictestVerbose,
-            Format::RtlaTimerlatHist,
-            Format::RtlaOsnoiseHist,
-            Format::OslatText,
-            Format::OslatJson,
-        ]
-        .into_iter()
-        .find(|f| f.name() == name)
+        ALL.into_iter().find(|f| f.name() == name)
     }
 }
 
@@ -124,6 +152,10 @@ pub fn detect(text: &str) -> Option<Format> {
         Some(Format::RtlaTimerlatHist)
     } else if rtla_hist::is_osnoise(text) {
         Some(Format::RtlaOsnoiseHist)
+    } else if let Some(format) = osnoise_top::detect(text) {
+        Some(format)
+    } else if trace::osnoise::detect(text) {
+        Some(Format::OsnoiseTrace)
     } else if cyclictest_json::detect(text) {
         Some(Format::CyclictestJson)
     } else if cyclictest_hist::detect(text) {
@@ -219,6 +251,8 @@ pub fn import_as(
         Format::RtlaOsnoiseHist => rtla_hist::parse_osnoise(file, text, modified),
         Format::OslatText => oslat::parse_text(file, text, modified),
         Format::OslatJson => oslat::parse_json(file, text, modified),
+        Format::RtlaOsnoiseTop | Format::RtlaHwnoiseTop => osnoise_top::parse(file, text, modified),
+        Format::OsnoiseTrace => osnoise_trace::parse(file, text, modified),
     }
 }
 
@@ -233,20 +267,18 @@ fn is_rtlab_result(text: &str) -> bool {
     rest.is_some_and(|r| r.starts_with("\"rtlab."))
 }
 
-/// `osnoise` or `timerlat` when `text` is `rtla osnoise top` / `rtla timerlat top` output
-/// (their title lines: `Operating System Noise`, `Timer Latency`).
+/// `timerlat` when `text` is `rtla timerlat top` output (its title line: `Timer Latency`).
+/// (`rtla osnoise top` output is read: it is a noise run.)
 fn rtla_top(text: &str) -> Option<&'static str> {
     let title = text.lines().find(|l| !l.trim().is_empty())?.trim();
-    match title {
-        "Operating System Noise" => Some("osnoise"),
-        "Timer Latency" => Some("timerlat"),
-        _ => None,
-    }
+    (title == "Timer Latency").then_some("timerlat")
 }
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_noise;
+#[cfg(test)]
+mod tests_osnoise;
 #[cfg(test)]
 mod tests_releases;

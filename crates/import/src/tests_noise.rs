@@ -232,14 +232,21 @@ fn damaged_osnoise_hist() {
 }
 
 #[test]
-fn rtla_top_output_is_refused_with_the_command_to_run() {
-    // The first lines of corpus/rtla/kdoc_osnoise_top_4cpu.txt.
+fn rtla_timerlat_top_is_refused_and_a_cut_osnoise_top_names_what_is_missing() {
+    let top = "                                     Timer Latency\n\
+               0 00:00:10   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)\n";
+    assert_eq!(
+        err(top),
+        "f.txt: this is `rtla timerlat top` output: it holds per-CPU totals, not a distribution, \
+         so there is nothing to store as a run; run `rtla timerlat hist` and import its output"
+    );
+    // The first lines of corpus/rtla/kdoc_osnoise_top_4cpu.txt: `rtla osnoise top` output is
+    // read as a noise run now, and without its rows it is cut.
     let top = "                                        Operating System Noise\n\
                duration:   0 00:01:00 | time is in us\n\
                CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single\n";
     assert_eq!(
         err(top),
-        "f.txt: this is `rtla osnoise top` output: it holds per-CPU totals, not a distribution, \
-         so there is nothing to store as a run; run `rtla osnoise hist` and import its output"
+        "f.txt: line 4: expected a row per CPU after the column line (is the file truncated?)"
     );
 }

@@ -13,6 +13,7 @@
 //! - [`timerlat`]: the timerlat tracer's own trace, summarised per CPU and context.
 //! - [`noise`]: noise interruptions a detector saw, each given its cause (IRQ, softirq, NMI,
 //!   thread, or nothing the kernel recorded) and the time each class took.
+//! - [`osnoise`]: the osnoise tracer's own trace: per-period summaries and noise events per CPU.
 //! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
 //!   timer's expiry to the thread running, and the delay attributed to its parts.
 //!
@@ -25,6 +26,7 @@ pub mod hwlat;
 pub mod latency;
 pub mod line;
 pub mod noise;
+pub mod osnoise;
 pub mod reader;
 pub mod timerlat;
 
