@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use measure::hwlat::{HwlatChoice, HwlatConfig};
 use measure::{ClockChoice, Environment};
 use model::CpuSpec;
-use model::hwlat::{HwlatRun, HwlatSample};
+use model::hwlat::HwlatRun;
 use sys::Root;
 
 use crate::console::{self, Console};
@@ -95,54 +95,23 @@ fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<Hwlat
     Ok(run)
 }
 
-/// A hwlat tracer trace from a file, as a result.
+/// A hwlatdetect report or a hwlat tracer trace from a file, as a result.
 fn read_from(path: &std::path::Path) -> Result<HwlatRun> {
-    let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
-        .map_err(|e| UsageError(format!("--from {}: {e}", path.display())))?;
-    let text = String::from_utf8_lossy(&bytes);
     let name = path.display().to_string();
-    if !trace::hwlat::detect(&text) {
-        return Err(UsageError(format!(
-            "--from {name}: neither a hwlatdetect report nor a hwlat tracer trace"
+    let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+        .map_err(|e| UsageError(format!("--from {name}: {e}")))?;
+    let bytes = import::decompress(&name, &bytes, model::limits::MAX_IMPORT_BYTES)
+        .map_err(|e| UsageError(format!("--from {e}")))?
+        .unwrap_or(bytes);
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        UsageError(format!(
+            "--from {name}: not a text file (it is not UTF-8); give a hwlatdetect report or a hwlat tracer trace"
         ))
-        .into());
-    }
-    let report =
-        trace::hwlat::parse(&text).map_err(|e| UsageError(format!("--from {name}: {e}")))?;
-    let samples: Vec<HwlatSample> = report
-        .samples
-        .iter()
-        .map(|s| HwlatSample {
-            seq: s.seq,
-            cpu: s.cpu,
-            ts_ns: Some(s.trace_ts_ns),
-            wall: Some(s.wall_ts.clone()),
-            inner_ns: s.inner_us.saturating_mul(1_000),
-            outer_ns: s.outer_us.saturating_mul(1_000),
-            count: s.count,
-            nmi_total_ns: s.nmi_total_us.map(|n| n.saturating_mul(1_000)),
-            nmi_count: s.nmi_count,
-        })
-        .collect();
-    let cpus: model::CpuSet = samples.iter().map(|s| s.cpu).collect();
-    Ok(HwlatRun {
-        schema: model::hwlat::HWLAT_SCHEMA.to_string(),
-        rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        build: model::build::current().cloned(),
-        status: model::measure::RunStatus::Complete,
-        started_at: String::new(),
-        ended_at: String::new(),
-        elapsed_ns: model::Nanos::ZERO,
-        host: model::host::HostInfo::default(),
-        engine: model::hwlat::HwlatEngine::Imported,
-        params: model::hwlat::HwlatParams {
-            cpus: cpus.clone(),
-            ..model::hwlat::HwlatParams::default()
-        },
-        cpus: HwlatRun::summarize(&cpus, &samples),
-        samples,
-        smi: model::hwlat::SmiCounts::default(),
-        warnings: Vec::new(),
-        import: None,
-    })
+    })?;
+    // A report that does not say when it ran is dated by its file, as `rtlab import` does.
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| std::time::SystemTime::now());
+    import::hwlat::import_hwlat(&name, text, modified)
+        .map_err(|e| UsageError(format!("--from {e}")).into())
 }

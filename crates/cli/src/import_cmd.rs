@@ -64,12 +64,25 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut text = String::new();
     for (p, id) in parsed.iter().zip(&saved) {
         let cpus = p.run.cpus.len();
+        let what = match &p.run.noise {
+            // A top table or tracer trace has no distribution: say what it does have.
+            Some(n) if p.run.all.raw.count == 0 => {
+                let all = n.total();
+                format!(
+                    "{} interruptions, {} us of noise in {} us",
+                    all.interruptions,
+                    all.noise_ns / 1000,
+                    all.runtime_ns / 1000
+                )
+            }
+            _ => format!("{} samples", p.run.all.raw.count),
+        };
         text.push_str(&format!(
-            "imported {} as run {id} ({}, {cpus} CPU{}, {} samples)\n",
+            "imported {} as {}run {id} ({}, {cpus} CPU{}, {what})\n",
             p.file,
+            if p.run.noise.is_some() { "noise " } else { "" },
             p.format,
             if cpus == 1 { "" } else { "s" },
-            p.run.all.raw.count
         ));
         // Lines the importer did not know and skipped are said here, not only in the notes.
         let notes = p.run.import.as_ref().map_or(&[][..], |i| &i.notes[..]);

@@ -226,6 +226,14 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
                      and import its output"
                 ),
             )),
+            None if hwlat::detect_hwlat(text).is_some() => Err(ImportError::whole(
+                file,
+                format!(
+                    "this is {}: hardware-latency samples, not a run to store; read it with \
+                     `rtlab hwlat --from {file}`",
+                    hwlat::detect_hwlat(text).map_or("hwlat output", |f| f.name())
+                ),
+            )),
             None => Err(ImportError::whole(
                 file,
                 format!("not a format rtlab import reads; it reads {SUPPORTED}"),

@@ -8,10 +8,10 @@ use std::time::{Duration, SystemTime};
 
 use model::Nanos;
 use model::measure::MeasureRun;
-use model::noise::{Culprit, Engine, MAX_CULPRITS, NoiseCpu, NoiseInfo, Source};
+use model::noise::{Engine, NoiseCpu, NoiseInfo};
 use trace::osnoise::{CpuSummary, OsnoiseReport};
 
-use crate::noise_run::{NoiseImport, noise_run, us_to_ns};
+use crate::noise_run::{NoiseImport, noise_run};
 use crate::{Format, ImportError};
 
 /// The tracer's threshold when `tracing_thresh` is 0, ns.
@@ -89,68 +89,7 @@ pub(crate) fn parse(
 }
 
 fn noise_cpu(file: &str, cpu: u32, c: &CpuSummary) -> Result<NoiseCpu, ImportError> {
-    let ns = |what: &str, us: u64| us_to_ns(file, 0, &format!("CPU {cpu}: {what}"), us);
-    let ns = |what: &str, us: u64| ns(what, us).map_err(|e| ImportError { line: None, ..e });
-    let events = c.samples.count > 0 || !c.sources.is_empty();
-    let interruptions = if c.samples.count > 0 {
-        c.samples.count
-    } else {
-        crate::build::checked_total(Source::ALL.map(|s| c.counts.get(s))).ok_or_else(|| {
-            ImportError::whole(file, format!("CPU {cpu}: the counts add up past 2^64"))
-        })?
-    };
-    Ok(NoiseCpu {
-        cpu,
-        runtime_ns: ns("the runtime", c.runtime_us)?,
-        noise_ns: ns("the noise", c.noise_us)?,
-        interruptions,
-        max_single_ns: ns("the longest noise", c.max_single_us)?,
-        max_period_noise_ns: ns("the most noise in a period", c.max_period_noise_us)?,
-        counts: Some(c.counts),
-        time_ns: events.then_some(c.class_ns),
-        culprits: culprits(c),
-        ..NoiseCpu::default()
-    })
-}
-
-/// The named sources, the longest in total first; past [`MAX_CULPRITS`], the rest summed
-/// per class as `other`.
-fn culprits(c: &CpuSummary) -> Vec<Culprit> {
-    let mut all: Vec<Culprit> = c
-        .sources
-        .iter()
-        .map(|((source, name), s)| Culprit {
-            source: *source,
-            name: name.clone(),
-            count: s.count,
-            total_ns: s.total_ns,
-            max_ns: s.max_ns,
-        })
-        .collect();
-    all.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    if all.len() <= MAX_CULPRITS {
-        return all;
-    }
-    // Keep room for one `other` per class.
-    let rest = all.split_off(MAX_CULPRITS - Source::ALL.len());
-    for source in Source::ALL {
-        let mut other = Culprit {
-            source,
-            name: trace::osnoise::OTHER.to_string(),
-            count: 0,
-            total_ns: 0,
-            max_ns: 0,
-        };
-        for r in rest.iter().filter(|r| r.source == source) {
-            other.count = other.count.saturating_add(r.count);
-            other.total_ns = other.total_ns.saturating_add(r.total_ns);
-            other.max_ns = other.max_ns.max(r.max_ns);
-        }
-        if other.count > 0 {
-            all.push(other);
-        }
-    }
-    all
+    c.noise_cpu(cpu).map_err(|e| ImportError::whole(file, e))
 }
 
 fn attribution_note(r: &OsnoiseReport) -> Option<String> {

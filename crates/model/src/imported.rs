@@ -16,8 +16,9 @@ pub struct ImportInfo {
     /// The tool and its version when the file says it (`cyclictest 2.60`, `cyclictest`).
     pub tool: String,
     /// The format read: `cyclictest-json`, `cyclictest-hist`, `cyclictest-summary`,
-    /// `cyclictest-verbose`, `rtla-timerlat-hist`, `rtla-osnoise-hist`, `oslat-text` or
-    /// `oslat-json`.
+    /// `cyclictest-verbose`, `rtla-timerlat-hist`, `rtla-osnoise-hist`, `oslat-text`,
+    /// `oslat-json`, `rtla-osnoise-top`, `rtla-hwnoise-top`, `osnoise-trace`, and for hwlat
+    /// results `hwlatdetect`, `hwlatdetect-samples` or `hwlat-trace`.
     pub format: String,
     /// The file name as given to `rtlab import`.
     pub file: String,

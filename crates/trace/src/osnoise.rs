@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
 
-use model::noise::{PerSource, Source};
+use model::noise::{Culprit, MAX_CULPRITS, NoiseCpu, PerSource, Source};
 use serde::{Deserialize, Serialize};
 
 use crate::line::{self, Line};
@@ -76,6 +76,82 @@ pub struct CpuSummary {
     /// The noise events per class and name (`local_timer`, `TIMER`, `migration/8 (pid 54)`,
     /// `nmi`, [`UNATTRIBUTED`]).
     pub sources: BTreeMap<(Source, String), NoiseStats>,
+}
+
+impl CpuSummary {
+    /// This CPU's figures as a noise run's: periods' runtime and noise summed, the largest
+    /// period noise and single noise, the tracer's counts, the events' time per class and
+    /// the named culprits. Interruptions are the `sample_threshold` events when the trace has
+    /// them (each a noise above the threshold), else the sum of the counts (every
+    /// interference however short: an upper bound). The error names the figure past 2^64 ns.
+    pub fn noise_cpu(&self, cpu: u32) -> Result<NoiseCpu, String> {
+        let ns = |what: &str, us: u64| {
+            us.checked_mul(1000).ok_or_else(|| {
+                format!("CPU {cpu}: {what} {us} us is past 2^64 ns (584 years): the trace cannot be right")
+            })
+        };
+        let events = self.samples.count > 0 || !self.sources.is_empty();
+        let interruptions = if self.samples.count > 0 {
+            self.samples.count
+        } else {
+            Source::ALL
+                .iter()
+                .try_fold(0u64, |acc, s| acc.checked_add(self.counts.get(*s)))
+                .ok_or_else(|| format!("CPU {cpu}: the counts add up past 2^64"))?
+        };
+        Ok(NoiseCpu {
+            cpu,
+            runtime_ns: ns("the runtime", self.runtime_us)?,
+            noise_ns: ns("the noise", self.noise_us)?,
+            interruptions,
+            max_single_ns: ns("the longest noise", self.max_single_us)?,
+            max_period_noise_ns: ns("the most noise in a period", self.max_period_noise_us)?,
+            counts: Some(self.counts),
+            time_ns: events.then_some(self.class_ns),
+            culprits: self.culprits(),
+            ..NoiseCpu::default()
+        })
+    }
+
+    /// The named sources, the longest in total first; past [`MAX_CULPRITS`], the rest summed
+    /// per class as [`OTHER`].
+    pub fn culprits(&self) -> Vec<Culprit> {
+        let mut all: Vec<Culprit> = self
+            .sources
+            .iter()
+            .map(|((source, name), s)| Culprit {
+                source: *source,
+                name: name.clone(),
+                count: s.count,
+                total_ns: s.total_ns,
+                max_ns: s.max_ns,
+            })
+            .collect();
+        all.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        if all.len() <= MAX_CULPRITS {
+            return all;
+        }
+        // Keep room for one `other` per class.
+        let rest = all.split_off(MAX_CULPRITS - Source::ALL.len());
+        for source in Source::ALL {
+            let mut other = Culprit {
+                source,
+                name: OTHER.to_string(),
+                count: 0,
+                total_ns: 0,
+                max_ns: 0,
+            };
+            for r in rest.iter().filter(|r| r.source == source) {
+                other.count = other.count.saturating_add(r.count);
+                other.total_ns = other.total_ns.saturating_add(r.total_ns);
+                other.max_ns = other.max_ns.max(r.max_ns);
+            }
+            if other.count > 0 {
+                all.push(other);
+            }
+        }
+        all
+    }
 }
 
 /// An osnoise trace, per CPU.
