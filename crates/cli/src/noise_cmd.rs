@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use measure::noise::NoiseConfig;
+use measure::noise::{NoiseConfig, NoiseEngine};
 use measure::{ClockChoice, Environment, Observer};
 use model::measure::{MeasureRun, Progress, RunStatus};
 use model::{CpuSet, CpuSpec};
@@ -14,7 +14,7 @@ use sys::signals::TerminationSignals;
 
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
-use crate::flags::{NoiseArgs, NoiseFormat};
+use crate::flags::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 
 /// Runs `rtlab noise`.
 pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
@@ -92,6 +92,11 @@ fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
     config.checkpoint = Some(args.checkpoint);
     config.spikes = args.spikes;
     config.mlock = !args.no_mlock;
+    config.engine = match args.engine {
+        NoiseEngineArg::Auto => NoiseEngine::Auto,
+        NoiseEngineArg::User => NoiseEngine::User,
+        NoiseEngineArg::Kernel => NoiseEngine::Kernel,
+    };
     config.validate().map_err(|e| UsageError(e.to_string()))?;
     Ok(config)
 }

@@ -93,7 +93,10 @@ fn injected_run(dir: &std::path::Path) -> Result<(), String> {
         Duration::from_micros(400),
         100,
     );
-    let (code, doc) = noise_json(&["--cpus", "1", "--duration", "4s"], dir);
+    let (code, doc) = noise_json(
+        &["--cpus", "1", "--duration", "4s", "--engine", "user"],
+        dir,
+    );
     let lengths = inject.join().unwrap();
     // What does not depend on the machine's own noise is asserted outright.
     assert_eq!(code, Some(0), "{}", doc["warnings"]);
@@ -215,7 +218,10 @@ fn live_a_timer_storm_is_attributed_to_the_timer_interrupt() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let (code, doc) = noise_json(&["--cpus", "1", "--duration", "3s"], dir.path());
+    let (code, doc) = noise_json(
+        &["--cpus", "1", "--duration", "3s", "--engine", "user"],
+        dir.path(),
+    );
     let _ = wait_for(&mut storm, Duration::from_secs(30));
     assert_eq!(code, Some(0), "{}", doc["warnings"]);
     let c = cpu(&doc, 1);
@@ -251,7 +257,10 @@ fn live_a_cpu_left_alone_shows_the_machine_s_background() {
     }
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (code, doc) = noise_json(&["--cpus", "1", "--duration", "2s"], dir.path());
+    let (code, doc) = noise_json(
+        &["--cpus", "1", "--duration", "2s", "--engine", "user"],
+        dir.path(),
+    );
     assert_eq!(code, Some(0), "{}", doc["warnings"]);
     let c = cpu(&doc, 1);
     // The detector polled the whole time: runtime is the duration, within 1 %.
@@ -323,6 +332,7 @@ fn live_a_noise_run_is_stored_and_shown_as_one() {
     let out = rtlab()
         .env("RTLAB_DB", &db)
         .args(["noise", "--cpus", "1", "--duration", "1s", "--no-attribute"])
+        .args(["--engine", "user"])
         .args(["--format", "oslat"])
         .output()
         .unwrap();
@@ -384,4 +394,123 @@ fn live_a_noise_run_is_stored_and_shown_as_one() {
         2,
         "{text}"
     );
+}
+
+/// A kernel tree whose tracefs has the osnoise tracer, its options, and the kernel
+/// documentation's 8-CPU trace as the buffer's content.
+fn osnoise_tree(dir: &std::path::Path) -> std::path::PathBuf {
+    let root = dir.join("root");
+    let cpu = root.join("sys/devices/system/cpu");
+    let tracing = root.join("sys/kernel/tracing");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::create_dir_all(tracing.join("osnoise")).unwrap();
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::write(cpu.join("possible"), "0-7\n").unwrap();
+    std::fs::write(cpu.join("online"), "0-7\n").unwrap();
+    std::fs::write(
+        root.join("proc/cpuinfo"),
+        "processor\t: 0\nflags\t\t: fpu tsc\n",
+    )
+    .unwrap();
+    let trace = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/imports/kdoc_osnoise_tracer_trace_8cpu.txt"),
+    )
+    .unwrap();
+    for (name, value) in [
+        ("available_tracers", "osnoise hwlat nop"),
+        ("current_tracer", "nop"),
+        ("tracing_on", "1"),
+        ("tracing_thresh", "0"),
+        ("trace_marker", ""),
+        ("trace", trace.as_str()),
+        ("osnoise/period_us", "1000000"),
+        ("osnoise/runtime_us", "1000000"),
+        ("osnoise/cpus", "0-7"),
+        ("osnoise/stop_tracing_us", "0"),
+        ("osnoise/stop_tracing_total_us", "0"),
+    ] {
+        std::fs::write(tracing.join(name), value).unwrap();
+    }
+    root
+}
+
+#[test]
+fn the_kernel_engine_reads_the_osnoise_tracer_and_restores_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = osnoise_tree(dir.path());
+    let tracing = root.join("sys/kernel/tracing");
+    let read = |n: &str| std::fs::read_to_string(tracing.join(n)).unwrap();
+    let before: Vec<String> = [
+        "current_tracer",
+        "tracing_thresh",
+        "osnoise/cpus",
+        "osnoise/runtime_us",
+    ]
+    .iter()
+    .map(|n| read(n))
+    .collect();
+    let out = rtlab()
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "noise",
+            "--cpus",
+            "0-7",
+            "--duration",
+            "1s",
+            "--engine",
+            "kernel",
+        ])
+        .args(["--no-store", "--json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "rtlab.noise/1");
+    let noise = &doc["noise"];
+    assert_eq!(noise["engine"], "kernel");
+    assert_eq!(noise["counter"], "osnoise-tracer");
+    assert_eq!(noise["attribution"], "tracer");
+    let c = cpu(&doc, 2);
+    // The documentation's CPU 2: 1 s of runtime, 5675 us of noise, 202 us single, and its
+    // counters HW 6, NMI 0, IRQ 1013, SIRQ 25, THREAD 21.
+    assert_eq!(c["runtime_ns"], 1_000_000_000u64);
+    assert_eq!(c["noise_ns"], 5_675_000u64);
+    assert_eq!(c["max_single_ns"], 202_000u64);
+    assert_eq!(c["counts"]["irq"], 1013);
+    assert_eq!(c["counts"]["thread"], 21);
+    let after: Vec<String> = [
+        "current_tracer",
+        "tracing_thresh",
+        "osnoise/cpus",
+        "osnoise/runtime_us",
+    ]
+    .iter()
+    .map(|n| read(n))
+    .collect();
+    assert_eq!(after, before, "the tracer's options were not restored");
+    // Without the tracer, --engine kernel is refused in one line.
+    std::fs::write(tracing.join("available_tracers"), "nop").unwrap();
+    let out = rtlab()
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "noise",
+            "--cpus",
+            "0",
+            "--duration",
+            "1s",
+            "--engine",
+            "kernel",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no osnoise tracer"));
 }

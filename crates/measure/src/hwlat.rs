@@ -216,6 +216,7 @@ fn user(config: &HwlatConfig, env: &Environment) -> Result<Engined, RunError> {
     noise.policy = Policy::Fifo;
     noise.priority = 99;
     noise.attribute = true;
+    noise.engine = crate::noise::NoiseEngine::User;
     noise.checkpoint = None;
     noise.spikes = 0;
     noise

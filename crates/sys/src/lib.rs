@@ -19,6 +19,7 @@ pub mod hwlat;
 pub mod irq;
 pub mod kmsg;
 pub mod mem;
+pub mod osnoise;
 pub mod parse;
 pub mod partition;
 pub mod pmqos;

@@ -31,7 +31,7 @@ pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
-pub use noise::{NoiseArgs, NoiseFormat};
+pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 pub use run::RunArgs;
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,

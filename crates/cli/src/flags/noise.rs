@@ -29,6 +29,8 @@ The detector runs at SCHED_OTHER by default, as oslat does: it never starves the
 threads, and a real-time thread that preempts it is measured as thread noise. With --policy \
 fifo, give --runtime below --period so kernel threads get their time.
 
+Where the kernel has the osnoise tracer, --engine auto (the default) lets it measure instead, with rtla osnoise's semantics: its kernel threads poll for --runtime of every --period, its counters give the HW/NMI/IRQ/softirq/thread columns and its noise events the culprits; the tracer's options are restored afterwards. It gives no distribution of gaps. --engine user always uses rtlab's detector; every result names the engine that measured.
+
 The result (schema rtlab.noise/1) is saved in the run store as a noise run: `rtlab runs`, \
 `show`, `compare` (noise against noise only), `report` and `export` work on it. SIGINT or \
 SIGTERM ends the run early with status \"interrupted\"; the trace instance is removed.";
@@ -64,6 +66,17 @@ pub enum NoiseFormat {
     Oslat,
 }
 
+/// Which engine measures noise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NoiseEngineArg {
+    /// The kernel's osnoise tracer where it exists, else rtlab's detector.
+    Auto,
+    /// rtlab's user-space detector (attributed from a trace of ordinary events).
+    User,
+    /// The kernel's osnoise tracer (an error without it).
+    Kernel,
+}
+
 /// Options of `rtlab noise`.
 #[derive(Debug, Args)]
 pub struct NoiseArgs {
@@ -87,6 +100,16 @@ pub struct NoiseArgs {
     /// The duty cycle's period, and the period of the `Max Noise` column.
     #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "1s", help_heading = "What to measure")]
     pub period: Nanos,
+
+    /// Which engine measures. `auto` takes the osnoise tracer where the kernel has it (and
+    /// --policy is not given), else rtlab's detector; every result says which measured.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "auto",
+        help_heading = "What to measure"
+    )]
+    pub engine: NoiseEngineArg,
 
     /// Scheduling policy of the detector threads (other, fifo or rr).
     #[arg(long, value_enum, default_value = "other", help_heading = "Scheduling")]

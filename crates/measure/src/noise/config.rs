@@ -23,6 +23,18 @@ pub const MIN_RUNTIME: Nanos = Nanos(100_000);
 /// The longest period.
 pub const MAX_PERIOD: Nanos = Nanos(60 * 1_000_000_000);
 
+/// Which engine measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoiseEngine {
+    /// The kernel's osnoise tracer where it exists (and the detector's policy was not asked
+    /// for), else rtlab's detector.
+    Auto,
+    /// rtlab's user-space detector.
+    User,
+    /// The kernel's osnoise tracer; an error without it.
+    Kernel,
+}
+
 /// A noise run's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoiseConfig {
@@ -52,6 +64,8 @@ pub struct NoiseConfig {
     pub mlock: bool,
     /// Stack size of a detector thread.
     pub stack_bytes: usize,
+    /// Which engine measures.
+    pub engine: NoiseEngine,
 }
 
 /// Why a noise configuration was refused; the message names the flag and the fix.
@@ -76,6 +90,7 @@ impl NoiseConfig {
             main_cpus: None,
             mlock: true,
             stack_bytes: DEFAULT_STACK_BYTES,
+            engine: NoiseEngine::Auto,
         }
     }
 
@@ -128,6 +143,12 @@ impl NoiseConfig {
                     "--priority {} is out of range for SCHED_{}: give 1 to 99",
                     self.priority,
                     self.policy.as_str().to_uppercase()
+                ));
+            }
+            _ if self.engine == NoiseEngine::Kernel && self.policy != Policy::Other => {
+                return err(format!(
+                    "--policy {} is the user engine's: the osnoise tracer's threads are the kernel's; drop --policy or use --engine user",
+                    self.policy.as_str()
                 ));
             }
             Policy::Deadline => {

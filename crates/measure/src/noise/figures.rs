@@ -17,8 +17,8 @@ use super::detector::{NoiseCell, Plan, Scale};
 use crate::result::{self, RunFacts};
 
 /// The parameters as applied, in the measurement document's shape (`interval_ns` is the
-/// duty-cycle period; the noise section has the rest).
-pub(super) fn params(config: &NoiseConfig, kind: CounterKind) -> MeasureParams {
+/// duty-cycle period, `clock` the counter read; the noise section has the rest).
+pub(super) fn params(config: &NoiseConfig, clock: &str) -> MeasureParams {
     let periods = config.duration.get().div_ceil(config.period.get().max(1));
     MeasureParams {
         cpus: config.cpus.clone(),
@@ -40,7 +40,7 @@ pub(super) fn params(config: &NoiseConfig, kind: CounterKind) -> MeasureParams {
         fail_above_ns: None,
         spikes: config.spikes,
         checkpoint_ns: config.checkpoint,
-        clock: kind.as_str().to_string(),
+        clock: clock.to_string(),
     }
 }
 

@@ -12,6 +12,7 @@
 mod config;
 mod detector;
 mod figures;
+mod kernel;
 mod tracing;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -32,6 +33,7 @@ use crate::threads::{ThreadSetup, prepare};
 
 pub use config::{
     MAX_PERIOD, MAX_THRESHOLD, MIN_RUNTIME, MIN_THRESHOLD, NoiseConfig, NoiseConfigError,
+    NoiseEngine,
 };
 use detector::{Exit, NoiseCell, Scale};
 
@@ -62,15 +64,27 @@ pub fn run_noise(
     env: &Environment,
     observer: &mut dyn Observer,
 ) -> Result<MeasureRun, RunError> {
-    run_noise_windows(config, env, observer).map(|(run, _)| run)
+    let tracer = sys::osnoise::available(&env.root);
+    match (config.engine, tracer) {
+        (NoiseEngine::Kernel, None) => Err(RunError::Setup(
+            "--engine kernel: this kernel has no osnoise tracer (CONFIG_OSNOISE_TRACER) or tracefs is not mounted; --engine user measures without it".to_string(),
+        )),
+        (NoiseEngine::Kernel, Some(fs)) => kernel::run_kernel(config, env, &fs, observer),
+        // Auto takes the tracer where it exists, unless the detector's policy was asked
+        // for: the tracer's threads are the kernel's.
+        (NoiseEngine::Auto, Some(fs)) if config.policy == model::measure::Policy::Other => {
+            kernel::run_kernel(config, env, &fs, observer)
+        }
+        _ => run_noise_windows(config, env, observer).map(|(run, _)| run),
+    }
 }
 
 /// Per CPU, the interruptions nothing in the kernel's trace explains (on the trace's
 /// `mono_raw` clock); `None` when the run was not attributed.
 pub type HwWindows = Option<Vec<(u32, Vec<trace::noise::Window>)>>;
 
-/// As [`run_noise`], with the interruptions no kernel event explains: what `rtlab hwlat`'s
-/// user-space engine reports.
+/// The user-space detector (whatever `config.engine` says), with the interruptions no
+/// kernel event explains: what `rtlab hwlat`'s user-space engine reports.
 pub fn run_noise_windows(
     config: &NoiseConfig,
     env: &Environment,
@@ -137,7 +151,7 @@ pub fn run_noise_windows(
     let started_at = SystemTime::now() + Duration::from_nanos(START_MARGIN_NS);
     let facts = RunFacts {
         host,
-        params: figures::params(config, kind),
+        params: figures::params(config, kind.as_str()),
         warnings,
         started_at,
     };
