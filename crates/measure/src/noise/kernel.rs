@@ -45,7 +45,7 @@ pub(super) fn run_kernel(
         threshold_us: us(config.threshold).max(1),
     };
     let mut warnings = Vec::new();
-    if config.threshold.get() % 1_000 != 0 {
+    if !config.threshold.get().is_multiple_of(1_000) {
         warnings.push(Warning::new(
             "noise-threshold-rounded",
             format!(
