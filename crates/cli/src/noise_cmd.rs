@@ -89,7 +89,8 @@ fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
     config.policy = args.policy.into();
     config.priority = args.priority.unwrap_or(0);
     config.attribute = !args.no_attribute;
-    config.checkpoint = Some(args.checkpoint);
+    // Checkpoints are for the result file: without one, none is built.
+    config.checkpoint = args.output.is_some().then_some(args.checkpoint);
     config.spikes = args.spikes;
     config.mlock = !args.no_mlock;
     config.engine = match args.engine {

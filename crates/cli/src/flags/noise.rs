@@ -119,7 +119,8 @@ pub struct NoiseArgs {
     #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
     pub priority: Option<u8>,
 
-    /// Pin rtlab's main thread to these CPUs.
+    /// Pin rtlab's main thread to these CPUs. Default: the CPUs not measured (where there are
+    /// any), as oslat keeps its main thread off the measured CPUs.
     #[arg(long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Scheduling")]
     pub main_cpu: Option<CpuSpec>,
 

@@ -119,7 +119,17 @@ pub fn run_noise_windows(
     } else {
         None
     };
-    if let Some(main) = &config.main_cpus {
+    // The main thread wakes every 100 ms and builds checkpoints: off the measured CPUs, as
+    // oslat keeps its own, unless there is no other CPU or --main-cpu says where.
+    let main = config.main_cpus.clone().or_else(|| {
+        let others: model::CpuSet = sys::cpu::online(root)
+            .ok()?
+            .iter()
+            .filter(|c| !config.cpus.contains(*c))
+            .collect();
+        (!others.is_empty()).then_some(others)
+    });
+    if let Some(main) = &main {
         sys::sched::pin_current_thread(main).map_err(|source| RunError::Kernel {
             what: format!("pinning rtlab's main thread to CPUs {main} (--main-cpu)"),
             source,
@@ -151,7 +161,10 @@ pub fn run_noise_windows(
     let started_at = SystemTime::now() + Duration::from_nanos(START_MARGIN_NS);
     let facts = RunFacts {
         host,
-        params: figures::params(config, kind.as_str()),
+        params: model::measure::MeasureParams {
+            main_cpus: main.clone(),
+            ..figures::params(config, kind.as_str())
+        },
         warnings,
         started_at,
     };
