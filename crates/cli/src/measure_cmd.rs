@@ -165,33 +165,19 @@ fn stop_load(load: Option<LoadChild>) -> (Option<LoadReport>, Option<String>) {
     (report, lost)
 }
 
-/// Keeps the result in the result file and the store. Every output is tried, whatever
-/// happened to the others: a run someone waited hours for is saved wherever it can be,
-/// printed, and only then is a failed result file an error (returned).
+/// Writes the result file and saves the run ([`crate::runs::keep`]).
 fn keep(args: &MeasureArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
-    let json_error = args.output.as_ref().and_then(|path| {
-        write_result(path, run)
-            .with_context(|| format!("writing the result to {}", path.display()))
-            .err()
-    });
-    if !args.no_store {
-        // The measurement is done and printed either way: a store that cannot be written is
-        // a warning, not a failed run.
-        match crate::runs::save(
-            run,
-            args.db.as_deref(),
-            args.label.as_deref(),
-            args.session.as_deref(),
-        ) {
-            Ok(id) => console.note(&format!(
-                "saved as run {id}; `rtlab show {id}` shows it again"
-            )),
-            Err(e) => console.warn(&format!(
-                "the result was not saved in the run store: {e:#}; --no-store skips it"
-            )),
-        }
-    }
-    json_error
+    crate::runs::keep(
+        run,
+        &crate::runs::Keep {
+            output: args.output.as_deref(),
+            no_store: args.no_store,
+            db: args.db.as_deref(),
+            label: args.label.as_deref(),
+            session: args.session.as_deref(),
+        },
+        console,
+    )
 }
 
 /// What standard output gets, in the chosen `--format`.

@@ -118,30 +118,19 @@ fn check_outputs(args: &NoiseArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes the result file and saves the run; a failed result file is returned as the error
-/// after everything else is done.
+/// Writes the result file and saves the run ([`crate::runs::keep`]).
 fn keep(args: &NoiseArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
-    let json_error = args.output.as_ref().and_then(|path| {
-        write_result(path, run)
-            .with_context(|| format!("writing the result to {}", path.display()))
-            .err()
-    });
-    if !args.no_store {
-        match crate::runs::save(
-            run,
-            args.db.as_deref(),
-            args.label.as_deref(),
-            args.session.as_deref(),
-        ) {
-            Ok(id) => console.note(&format!(
-                "saved as noise run {id}; `rtlab show {id}` shows it again"
-            )),
-            Err(e) => console.warn(&format!(
-                "the result was not saved in the run store: {e:#}; --no-store skips it"
-            )),
-        }
-    }
-    json_error
+    crate::runs::keep(
+        run,
+        &crate::runs::Keep {
+            output: args.output.as_deref(),
+            no_store: args.no_store,
+            db: args.db.as_deref(),
+            label: args.label.as_deref(),
+            session: args.session.as_deref(),
+        },
+        console,
+    )
 }
 
 fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {

@@ -290,16 +290,10 @@ impl Session<'_> {
         }
     }
 
-    /// The `rtlab noise` command line of the noise phase (through `rtlab tune run` when placed
-    /// in a tuning's RT cpuset).
-    fn noise_command(
-        &self,
-        label: &str,
-        duration: model::Nanos,
-        cpus: Option<&str>,
-        placement: &Placement,
-    ) -> Result<Command> {
-        let (args, root) = (self.args, self.root);
+    /// This rtlab binary (with `--root` when not on the host), run through `rtlab tune run`
+    /// in the tuning's RT cpuset when `placement` has a journal.
+    fn rtlab_command(&self, placement: &Placement) -> Result<Command> {
+        let root = self.root;
         let exe = std::env::current_exe().context("finding the rtlab binary")?;
         let mut cmd = Command::new(&exe);
         if !root.is_host() {
@@ -314,6 +308,20 @@ impl Session<'_> {
                 cmd.arg("--root").arg(root.base());
             }
         }
+        Ok(cmd)
+    }
+
+    /// The `rtlab noise` command line of the noise phase (through `rtlab tune run` when placed
+    /// in a tuning's RT cpuset).
+    fn noise_command(
+        &self,
+        label: &str,
+        duration: model::Nanos,
+        cpus: Option<&str>,
+        placement: &Placement,
+    ) -> Result<Command> {
+        let args = self.args;
+        let mut cmd = self.rtlab_command(placement)?;
         cmd.args(["noise", "--format", "json", "--duration"])
             .arg(duration.to_string())
             .args(["--session", &self.id, "--label", label]);
@@ -338,21 +346,8 @@ impl Session<'_> {
         cpus: Option<&str>,
         placement: &Placement,
     ) -> Result<Command> {
-        let (args, root) = (self.args, self.root);
-        let exe = std::env::current_exe().context("finding the rtlab binary")?;
-        let mut cmd = Command::new(&exe);
-        if !root.is_host() {
-            cmd.arg("--root").arg(root.base());
-        }
-        if let Some(journal) = &placement.journal {
-            cmd.args(["tune", "run", "--journal"])
-                .arg(journal)
-                .arg("--")
-                .arg(&exe);
-            if !root.is_host() {
-                cmd.arg("--root").arg(root.base());
-            }
-        }
+        let args = self.args;
+        let mut cmd = self.rtlab_command(placement)?;
         cmd.args(["measure", "--format", "json", "--duration"])
             .arg(args.phase.to_string())
             .args(["--session", &self.id, "--label", label]);

@@ -226,3 +226,49 @@ pub fn table_text(run: &MeasureRun) -> String {
     }
     text
 }
+
+/// Where a finished run goes: the result file (`-o`) and the run store (unless `--no-store`).
+pub struct Keep<'a> {
+    /// The result file.
+    pub output: Option<&'a std::path::Path>,
+    /// Do not save in the store.
+    pub no_store: bool,
+    /// The store (`--db`).
+    pub db: Option<&'a std::path::Path>,
+    /// Its label.
+    pub label: Option<&'a str>,
+    /// Its session (`rtlab run`).
+    pub session: Option<&'a str>,
+}
+
+/// Writes the result file and saves the run. The measurement is done and about to be printed
+/// either way: a store that cannot be written is a warning; a result file that cannot be
+/// written is returned, to be the command's error once everything else is done.
+pub fn keep(
+    run: &MeasureRun,
+    to: &Keep<'_>,
+    console: &mut crate::console::Console,
+) -> Option<anyhow::Error> {
+    use anyhow::Context;
+    let json_error = to.output.and_then(|path| {
+        sys::fs::write_atomically(path, run.to_json().as_bytes())
+            .with_context(|| format!("writing the result to {}", path.display()))
+            .err()
+    });
+    if !to.no_store {
+        let what = if run.noise.is_some() {
+            "noise run"
+        } else {
+            "run"
+        };
+        match save(run, to.db, to.label, to.session) {
+            Ok(id) => console.note(&format!(
+                "saved as {what} {id}; `rtlab show {id}` shows it again"
+            )),
+            Err(e) => console.warn(&format!(
+                "the result was not saved in the run store: {e:#}; --no-store skips it"
+            )),
+        }
+    }
+    json_error
+}

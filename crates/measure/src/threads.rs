@@ -154,8 +154,11 @@ pub(crate) fn break_state(
     state
 }
 
-/// The threads' cells (their results as they sample) and handles.
-pub(crate) type Started = (Vec<Arc<CpuCell>>, Vec<std::thread::JoinHandle<()>>);
+/// Threads' cells (their results as they sample) and handles.
+pub(crate) type StartedWith<T> = (Vec<Arc<T>>, Vec<std::thread::JoinHandle<()>>);
+
+/// The measuring threads' cells and handles.
+pub(crate) type Started = StartedWith<CpuCell>;
 
 /// Starts one measuring thread per CPU and waits until each is set up (or one failed: then
 /// all are released and joined, and the error returned).
@@ -218,9 +221,22 @@ pub(crate) fn start_threads(
         }
     }
     drop(tx);
-    let mut cells: Vec<Option<Arc<CpuCell>>> = vec![None; config.cpus.len()];
+    gather(&rx, handles, &shared.abort, &shared.barrier)
+}
+
+/// Each started thread's report of its set-up, in CPU order, with the handles; when one
+/// failed, every thread is released from the barrier (told to abort), joined, and the first
+/// error returned. Shared by the latency and the noise threads.
+pub(crate) fn gather<T>(
+    rx: &mpsc::Receiver<(usize, Result<Arc<T>, RunError>)>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    abort: &AtomicBool,
+    barrier: &Barrier,
+) -> Result<StartedWith<T>, RunError> {
+    let n = handles.len();
+    let mut cells: Vec<Option<Arc<T>>> = (0..n).map(|_| None).collect();
     let mut failure = None;
-    for (index, outcome) in rx.iter().take(config.cpus.len()) {
+    for (index, outcome) in rx.iter().take(n) {
         match outcome {
             Ok(cell) => cells[index] = Some(cell),
             Err(e) => {
@@ -229,8 +245,8 @@ pub(crate) fn start_threads(
         }
     }
     if let Some(e) = failure {
-        shared.abort.store(true, Ordering::Relaxed);
-        shared.barrier.wait();
+        abort.store(true, Ordering::Relaxed);
+        barrier.wait();
         for h in handles {
             let _ = h.join();
         }

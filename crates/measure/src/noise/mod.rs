@@ -272,7 +272,7 @@ fn drain(cells: &[Arc<NoiseCell>], logs: &mut [Vec<(u64, u64)>], overflow: &mut 
 }
 
 /// The threads' cells and handles.
-type Started = (Vec<Arc<NoiseCell>>, Vec<std::thread::JoinHandle<()>>);
+type Started = crate::threads::StartedWith<NoiseCell>;
 
 /// Starts one detector per CPU; each pins itself, allocates and touches its memory, takes its
 /// policy and waits at the barrier.
@@ -320,25 +320,7 @@ fn start_threads(
         }
     }
     drop(tx);
-    let mut cells: Vec<Option<Arc<NoiseCell>>> = vec![None; config.cpus.len()];
-    let mut failure = None;
-    for (index, outcome) in rx.iter().take(config.cpus.len()) {
-        match outcome {
-            Ok(cell) => cells[index] = Some(cell),
-            Err(e) => {
-                failure.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = failure {
-        shared.abort.store(true, Ordering::Relaxed);
-        shared.barrier.wait();
-        for h in handles {
-            let _ = h.join();
-        }
-        return Err(e);
-    }
-    Ok((cells.into_iter().flatten().collect(), handles))
+    crate::threads::gather(&rx, handles, &shared.abort, &shared.barrier)
 }
 
 type Ready = mpsc::Sender<(usize, Result<Arc<NoiseCell>, RunError>)>;
