@@ -4,7 +4,7 @@
 //! ([`CpuSet`], [`CpuSpec`]), the latency histogram scheme ([`histogram`]), statistics derived
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
 //! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/2`),
-//! of a noise run ([`noise`], `rtlab.noise/1`) and of a hardware-latency run ([`hwlat`],
+//! of a noise run ([`noise`], `rtlab.noise/1`), of a schedulability check ([`sched`], `rtlab.sched/1`) and of a hardware-latency run ([`hwlat`],
 //! `rtlab.hwlat/1`), the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
 //! a result ([`build`], the one fact set process-wide).
 //!
@@ -25,6 +25,7 @@ pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod noise;
+pub mod sched;
 pub mod stats;
 pub mod tune;
 
