@@ -27,6 +27,7 @@ mod run_cmd;
 mod run_session;
 mod run_tuned;
 mod runs;
+mod sched_cmd;
 mod store_cmd;
 mod trace_cmd;
 mod tune_cmd;
@@ -112,6 +113,7 @@ fn run() -> ExitCode {
         Command::Import(args) => import_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
         Command::Trace(command) => trace_cmd::run(command, &root),
+        Command::Sched(command) => sched_cmd::run(command, &root),
         Command::Tune(command) => tune_cmd::run(command, &root),
         Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {

@@ -276,6 +276,7 @@ fn stage_files(stage: &Path, db: &Path) {
         ("traces/local/cyclictest_fifo99_hog_cpu1.txt", "trace.txt"),
         ("traces/local/trace_cmd_report_instance.txt", "r.txt"),
         ("dmesg/lkp_soft_lockup_interleaved.log", "saved.log"),
+        ("sched/robot.toml", "tasks.toml"),
     ] {
         std::fs::copy(fixtures.join(from), stage.join(to)).unwrap();
     }

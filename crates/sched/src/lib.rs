@@ -12,6 +12,7 @@
 mod deadline;
 mod edf;
 mod fp;
+pub mod jitter;
 mod partition;
 pub mod taskset;
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use rtlab_model::Nanos;
 use rtlab_model::sched::{
     DemandFailure, Placed, PolicyAnalysis, SchedPolicy, Suggestion, Task, TaskVerdict, Test,
     Verdict,
@@ -272,7 +273,7 @@ pub(crate) fn edf(
         let (verdict, note) = match edf::processor_demand(&works, budget) {
             Demand::Met { l } => (
                 Verdict::Schedulable,
-                format!("demand within every interval up to L = {l} ns"),
+                format!("demand within every interval up to L = {}", Nanos(l)),
             ),
             Demand::Exceeded { t, demand, first } => {
                 failure = Some(DemandFailure {

@@ -17,6 +17,7 @@ mod measure;
 mod noise;
 pub mod renamed;
 mod run;
+mod sched;
 mod store;
 mod trace;
 mod tune;
@@ -33,6 +34,7 @@ pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 pub use run::RunArgs;
+pub use sched::{SchedCheckArgs, SchedCommand, SchedFormat, SchedPolicyArg};
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
 };
@@ -139,6 +141,10 @@ pub enum Command {
     /// analyse a whole trace.
     #[command(long_about = explain::EXPLAIN_LONG, after_long_help = explain::EXPLAIN_AFTER)]
     Explain(explain::ExplainArgs),
+    /// Schedulability analysis: `rtlab sched check tasks.toml` says whether a task set meets
+    /// its deadlines under SCHED_FIFO, EDF and SCHED_DEADLINE, with response times.
+    #[command(subcommand, after_long_help = help::GROUP)]
+    Sched(sched::SchedCommand),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
     #[command(subcommand, after_long_help = help::GROUP)]

@@ -443,13 +443,23 @@ pub fn current_thread_policy() -> Result<(Policy, u8)> {
 
 /// The calling thread's full scheduling parameters, deadline ones included (`sched_getattr`).
 pub fn current_thread_params() -> Result<SchedParams> {
+    thread_params(0)
+}
+
+/// Thread `tid`'s full scheduling parameters (`sched_getattr`; 0 is the calling thread).
+pub fn thread_params(tid: u32) -> Result<SchedParams> {
+    let tid = libc::pid_t::try_from(tid).map_err(|_| Error::Unsupported {
+        what: format!("sched_getattr for thread {tid}"),
+        why: "not a thread id".to_string(),
+    })?;
     let mut attr = SchedAttr::default();
     // SAFETY: `attr` is writable for SCHED_ATTR_SIZE bytes, the size passed; the kernel writes
-    // at most that many. pid 0 is this thread, flags must be 0.
+    // at most that many. pid 0 is this thread, any other a thread id the kernel checks; flags
+    // must be 0.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_sched_getattr,
-            0,
+            tid,
             &mut attr as *mut SchedAttr,
             SCHED_ATTR_SIZE,
             0,
