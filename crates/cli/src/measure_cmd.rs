@@ -257,6 +257,15 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
             failed = true;
         }
     }
+    if let Some(w) = &run.workload {
+        for c in w.cpus.iter().filter(|c| c.misses > 0) {
+            console.verdict(&format!(
+                "CPU {}: {} of {} jobs missed the deadline {} ({} late start, {} long execution, {} both)",
+                c.cpu, c.misses, c.jobs, w.deadline_ns, c.late_start, c.long_execution, c.both
+            ));
+            failed = true;
+        }
+    }
     match (failed, run.status) {
         (true, _) => Exit::VerdictFailed,
         (false, RunStatus::Interrupted) => Exit::Interrupted,
@@ -330,6 +339,8 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
             keep_dir: args.trace_dir.clone(),
             ..measure::TraceOptions::default()
         }),
+        workload: args.workload,
+        deadline: args.deadline,
     };
     Config::from_request(&request).map_err(|e| UsageError(e.to_string()).into())
 }

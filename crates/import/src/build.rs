@@ -227,6 +227,7 @@ pub(crate) fn run(
         import: Some(facts.import),
         trace: None,
         noise: None,
+        workload: None,
     };
     // Figures the source did not give are not shown as if it had.
     run.hide_not_given();

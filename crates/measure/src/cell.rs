@@ -16,7 +16,10 @@ use model::histogram::{BUCKET_COUNT, Histogram, RANGE_END_NS, bucket_index};
 use model::measure::{Series, Spike};
 use model::stats::Accumulator;
 
+use model::workload::WorkloadCpu;
+
 use crate::seqlock::SeqWords;
+use crate::workload::WorkCounters;
 
 const SPIKE_WORDS: usize = 4;
 
@@ -38,6 +41,8 @@ pub struct CpuCell {
     slot_ns: u64,
     periods_done: AtomicU64,
     done: AtomicBool,
+    /// The `--workload` job counters (all zero without a workload).
+    pub work: WorkCounters,
 }
 
 /// A consistent-enough copy of a cell, read while (or after) the thread runs.
@@ -57,6 +62,8 @@ pub struct CellSnapshot {
     pub series: Series,
     /// Periods elapsed (samples + overruns).
     pub periods_done: u64,
+    /// The `--workload` jobs (zero without a workload).
+    pub work: WorkloadCpu,
 }
 
 fn atomics(n: usize) -> Box<[AtomicU64]> {
@@ -119,6 +126,7 @@ impl CpuCell {
             slot_ns,
             periods_done: AtomicU64::new(0),
             done: AtomicBool::new(false),
+            work: WorkCounters::default(),
         };
         cell.acc.write(&to_words(&Accumulator::new()));
         touch(&cell.hist);
@@ -271,6 +279,7 @@ impl CpuCell {
             spikes: self.spikes(),
             series: self.series(),
             periods_done: self.periods_done(),
+            work: self.work.snapshot(self.cpu),
         }
     }
 }

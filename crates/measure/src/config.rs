@@ -66,6 +66,17 @@ pub struct Config {
     pub stack_bytes: usize,
     /// `--trace`: capture a kernel trace and explain the spikes.
     pub trace: Option<TraceOptions>,
+    /// `--workload`: work after each wake-up, and its deadline.
+    pub workload: Option<Workload>,
+}
+
+/// The job each measuring thread runs after waking (`--workload`, `--deadline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// The execution time asked for (the busy loop is calibrated to it).
+    pub runtime: Nanos,
+    /// The deadline after each release (default: the interval).
+    pub deadline: Nanos,
 }
 
 /// What a person asked for, before validation. Every field is optional where a default exists.
@@ -107,6 +118,10 @@ pub struct Request {
     pub checkpoint: Option<Nanos>,
     /// `--trace` and its options.
     pub trace: Option<TraceOptions>,
+    /// `--workload`.
+    pub workload: Option<Nanos>,
+    /// `--deadline`.
+    pub deadline: Option<Nanos>,
 }
 
 /// How `--trace` captures.
@@ -200,9 +215,46 @@ pub enum ConfigError {
         "--spikes {0} is more than the {MAX_SPIKES} worst samples rtlab keeps per CPU (the table is searched in the measuring loop); give {MAX_SPIKES} or less — the histogram keeps every sample anyway"
     )]
     TooManySpikes(u32),
+    /// A workload shorter than the clock can time.
+    #[error("--workload {0} is shorter than 1us; give the job's execution time, e.g. 200us")]
+    WorkloadTooShort(Nanos),
+    /// A workload that does not fit its period.
+    #[error(
+        "--workload {0} is not shorter than --interval {1}: each job must end before the next period; give a shorter workload or a longer interval"
+    )]
+    WorkloadOverInterval(Nanos, Nanos),
+    /// A deadline without work to meet it.
+    #[error(
+        "--deadline needs --workload: the deadline is for the job each period runs, e.g. --workload 300us --deadline 500us"
+    )]
+    DeadlineWithoutWorkload,
+    /// A deadline outside the period.
+    #[error("--deadline {0} must be above zero and at most --interval {1}")]
+    DeadlineRange(Nanos, Nanos),
     /// A checkpoint interval longer than any run.
     #[error("--checkpoint {0} is longer than the longest run ({MAX_RUN}); give e.g. 10s")]
     CheckpointTooLong(Nanos),
+}
+
+/// `--workload` and `--deadline`, checked against the interval.
+fn workload(req: &Request, interval: Nanos) -> Result<Option<Workload>, ConfigError> {
+    let Some(runtime) = req.workload else {
+        return match req.deadline {
+            Some(_) => Err(ConfigError::DeadlineWithoutWorkload),
+            None => Ok(None),
+        };
+    };
+    if runtime < Nanos::MICROSECOND {
+        return Err(ConfigError::WorkloadTooShort(runtime));
+    }
+    if runtime >= interval {
+        return Err(ConfigError::WorkloadOverInterval(runtime, interval));
+    }
+    let deadline = req.deadline.unwrap_or(interval);
+    if deadline == Nanos::ZERO || deadline > interval {
+        return Err(ConfigError::DeadlineRange(deadline, interval));
+    }
+    Ok(Some(Workload { runtime, deadline }))
 }
 
 impl Config {
@@ -281,6 +333,7 @@ impl Config {
         if spikes > MAX_SPIKES {
             return Err(ConfigError::TooManySpikes(spikes));
         }
+        let workload = workload(req, interval)?;
         Ok(Config {
             cpus: req.cpus.clone(),
             interval,
@@ -299,6 +352,7 @@ impl Config {
             checkpoint: Some(checkpoint),
             stack_bytes: DEFAULT_STACK_BYTES,
             trace: req.trace.clone(),
+            workload,
         })
     }
 

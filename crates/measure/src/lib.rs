@@ -8,6 +8,9 @@
 //! `--trace`, [`tracing`] records a private kernel trace during the run and explains the
 //! worst spikes from it.
 //!
+//! With `--workload`, each thread runs a calibrated busy loop after every wake-up
+//! ([`workload`]) and the sample is the response time, each deadline miss split by cause.
+//!
 //! [`noise`] is the same engine's other mode: a thread per CPU polls the CPU's counter and
 //! every gap is a sample (OS noise, `rtlab noise`), attributed from a private trace.
 //!
@@ -27,9 +30,10 @@ mod sampler;
 mod seqlock;
 mod threads;
 pub mod tracing;
+pub mod workload;
 
 pub use clock::{Clock, FakeClock, FakeScript, RealClock};
-pub use config::{Config, ConfigError, Request, RunLength, TraceOptions};
+pub use config::{Config, ConfigError, Request, RunLength, TraceOptions, Workload};
 pub use run::{
     ClockChoice, Environment, NoObserver, Observer, RunError, check_privileges, not_started, run,
 };

@@ -20,6 +20,7 @@ pub(crate) struct RunFacts {
     pub params: MeasureParams,
     pub warnings: Vec<Warning>,
     pub started_at: SystemTime,
+    pub workload: Option<crate::config::Workload>,
 }
 
 /// The parameters as applied.
@@ -68,6 +69,11 @@ pub(crate) fn document(
     ended_at: SystemTime,
     break_event: Option<BreakEvent>,
 ) -> MeasureRun {
+    let workload = facts.workload.map(|w| model::workload::WorkloadInfo {
+        runtime_ns: w.runtime,
+        deadline_ns: w.deadline,
+        cpus: snapshots.iter().map(|s| s.work.clone()).collect(),
+    });
     let cpus: Vec<_> = snapshots
         .into_iter()
         .map(|s| measure::cpu_result(s.cpu, s.tid, s.acc, s.histogram, s.spikes, s.series))
@@ -92,6 +98,7 @@ pub(crate) fn document(
         import: None,
         trace: None,
         noise: None,
+        workload,
     }
 }
 

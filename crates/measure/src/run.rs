@@ -98,6 +98,7 @@ pub fn run(
         params: result::params(config, dma_guard.as_ref().map(|g| g.requested_us()), !real),
         warnings,
         started_at: SystemTime::now(),
+        workload: config.workload,
     };
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -342,6 +343,7 @@ pub fn not_started(config: &Config, env: &Environment) -> MeasureRun {
         params: result::params(config, None, !real),
         warnings,
         started_at: now,
+        workload: config.workload,
     };
     result::document(
         &facts,

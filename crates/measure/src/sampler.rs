@@ -30,6 +30,17 @@ pub(crate) struct Plan {
     pub break_ns: u64,
     /// Length of one slot of the maximum-over-time series.
     pub slot_ns: u64,
+    /// The job run after each wake-up (`--workload`); the sample is then the response time.
+    pub work: Option<Job>,
+}
+
+/// The work after each wake-up.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Job {
+    /// Busy-loop iterations (calibrated).
+    pub iterations: u64,
+    /// The deadline after each release, ns.
+    pub deadline_ns: u64,
 }
 
 /// Why the loop returned.
@@ -73,7 +84,21 @@ pub(crate) fn sample<C: Clock>(
     while period < plan.periods {
         clock.sleep_until(next);
         let now = clock.now();
-        let latency = now.saturating_sub(next);
+        // Without a workload the sample is the wake-up latency; with one, the response time
+        // (release to the end of the job), the job's start and length going to its counters.
+        let (latency, end) = match plan.work {
+            None => (now.saturating_sub(next), now),
+            Some(job) => {
+                clock.spin(job.iterations);
+                let end = clock.now();
+                cell.work.record(
+                    now.saturating_sub(next),
+                    end.saturating_sub(now),
+                    job.deadline_ns,
+                );
+                (end.saturating_sub(next), end)
+            }
+        };
         let cycle = period;
 
         while next >= slot_end {
@@ -111,7 +136,7 @@ pub(crate) fn sample<C: Clock>(
 
         period += 1;
         next += plan.interval;
-        while next < now && period < plan.periods {
+        while next < end && period < plan.periods {
             next += plan.interval;
             period += 1;
             acc.overruns += 1;
@@ -155,6 +180,7 @@ mod tests {
             periods,
             break_ns: u64::MAX,
             slot_ns: SECOND,
+            work: None,
         }
     }
 
@@ -237,6 +263,66 @@ mod tests {
             3,
             "the breaching sample is recorded"
         );
+    }
+
+    /// `--workload 200us --deadline 1ms` on the scripted clock: each job takes exactly its
+    /// 200 us; the sample is the response time, and the 900 us wake-up misses by its start.
+    #[test]
+    fn a_workload_records_response_times_and_classifies_misses() {
+        let mut p = plan(6, 2_000_000);
+        p.work = Some(Job {
+            iterations: 200_000,
+            deadline_ns: 1_000_000,
+        });
+        let slots = 4;
+        let cell = CpuCell::new(0, 4, slots, p.slot_ns);
+        cell.work.calibrated(crate::workload::Calibration {
+            iterations: 200_000,
+            nominal_ns: 200_000,
+        });
+        let exit = sample(
+            &mut FakeClock::new(vec![5_000, 9_000, 900_000]),
+            &p,
+            &cell,
+            &AtomicBool::new(false),
+        );
+        assert_eq!(exit, Exit::Finished);
+        let acc = cell.accumulator();
+        assert_eq!((acc.count, acc.min_ns, acc.max_ns), (6, 205_000, 1_100_000));
+        let w = cell.work.snapshot(0);
+        assert_eq!(
+            (w.jobs, w.misses, w.late_start, w.long_execution),
+            (6, 2, 2, 0)
+        );
+        assert_eq!(
+            (w.max_latency_ns, w.min_execution_ns, w.max_execution_ns),
+            (900_000, 200_000, 200_000)
+        );
+    }
+
+    /// A job that ends after the next release overruns that period, as a late wake-up does.
+    #[test]
+    fn a_job_past_its_period_skips_the_periods_it_covered() {
+        let mut p = plan(5, 1_000_000);
+        p.work = Some(Job {
+            iterations: 900_000,
+            deadline_ns: 1_000_000,
+        });
+        let cell = CpuCell::new(0, 4, 4, p.slot_ns);
+        cell.work.calibrated(crate::workload::Calibration {
+            iterations: 900_000,
+            nominal_ns: 900_000,
+        });
+        sample(
+            &mut FakeClock::new(vec![10_000, 1_200_000]),
+            &p,
+            &cell,
+            &AtomicBool::new(false),
+        );
+        let acc = cell.accumulator();
+        assert_eq!(acc.count + acc.overruns, 5);
+        assert!(acc.overruns >= 1, "{acc:?}");
+        assert!(cell.work.snapshot(0).misses >= 1);
     }
 
     #[test]

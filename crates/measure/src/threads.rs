@@ -15,7 +15,7 @@ use crate::cell::CpuCell;
 use crate::clock::{Clock, RealClock};
 use crate::config::{Config, PREFAULT_STACK_BYTES};
 use crate::env::{ClockChoice, Environment, RunError};
-use crate::sampler::{self, Exit, Plan};
+use crate::sampler::{self, Exit, Job, Plan};
 
 /// State shared by the main thread and the measuring threads.
 pub(crate) struct Shared {
@@ -108,6 +108,8 @@ pub(crate) struct ThreadSetup {
     pub(crate) spikes: u32,
     pub(crate) series_slots: usize,
     pub(crate) slot_ns: u64,
+    /// `--workload`: the runtime to calibrate to and the deadline, ns.
+    pub(crate) workload: Option<(u64, u64)>,
 }
 
 /// The `--break` state: the threshold, and the trace trigger it fires (a warning when there
@@ -189,6 +191,7 @@ pub(crate) fn start_threads(
             spikes: config.spikes,
             series_slots,
             slot_ns,
+            workload: config.workload.map(|w| (w.runtime.get(), w.deadline.get())),
         };
         let plan = (config.interval.get(), config.periods());
         let thread_shared = Arc::clone(shared);
@@ -264,8 +267,18 @@ fn worker<C: Clock>(
     shared: &Shared,
     ready: &mpsc::Sender<(usize, Result<Arc<CpuCell>, RunError>)>,
 ) {
+    let mut job = None;
     let cell = match prepare(&setup) {
         Ok(cell) => {
+            // Calibrated here: pinned, at the run's policy, before the common start.
+            if let Some((runtime, deadline_ns)) = setup.workload {
+                let c = clock.calibrate(runtime);
+                cell.work.calibrated(c);
+                job = Some(Job {
+                    iterations: c.iterations,
+                    deadline_ns,
+                });
+            }
             let _ = ready.send((index, Ok(Arc::clone(&cell))));
             cell
         }
@@ -286,6 +299,7 @@ fn worker<C: Clock>(
         periods,
         break_ns: shared.brk.threshold,
         slot_ns: setup.slot_ns,
+        work: job,
     };
     let exit = sampler::sample(&mut clock, &plan, &cell, &shared.stop);
     if let Exit::Breach { latency_ns, cycle } = exit {

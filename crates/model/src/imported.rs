@@ -80,6 +80,9 @@ pub enum Quantity {
     WakeupLatency,
     /// Time taken from a busy-looping thread (oslat's loop gaps, rtla osnoise's noise events).
     OsNoise,
+    /// Release to the end of a job's work: wake-up latency plus execution (`rtlab measure
+    /// --workload`).
+    ResponseTime,
 }
 
 impl Quantity {
@@ -88,6 +91,7 @@ impl Quantity {
         match self {
             Quantity::WakeupLatency => "wake-up latency",
             Quantity::OsNoise => "OS noise",
+            Quantity::ResponseTime => "response time",
         }
     }
 }

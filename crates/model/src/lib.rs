@@ -28,6 +28,7 @@ pub mod noise;
 pub mod sched;
 pub mod stats;
 pub mod tune;
+pub mod workload;
 
 pub use cpuset::{CpuSet, CpuSpec};
 pub use histogram::Histogram;

@@ -310,6 +310,10 @@ pub struct MeasureRun {
     /// noise figures and their causes; absent for a latency run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<crate::noise::NoiseInfo>,
+    /// For a run with `--workload`: the work per period, the deadline and the misses per CPU;
+    /// the histogram then holds response times. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<crate::workload::WorkloadInfo>,
 }
 
 /// Why a document is not a measurement result rtlab can read.
@@ -421,10 +425,13 @@ impl MeasureRun {
     }
 
     /// What the samples measure: OS noise for a noise run or an imported noise tool's
-    /// output, else wake-up latency.
+    /// output, response time for a run with a workload, else wake-up latency.
     pub fn quantity(&self) -> crate::imported::Quantity {
         if self.noise.is_some() {
             return crate::imported::Quantity::OsNoise;
+        }
+        if self.workload.is_some() {
+            return crate::imported::Quantity::ResponseTime;
         }
         self.import.as_ref().map(|i| i.quantity).unwrap_or_default()
     }

@@ -31,6 +31,7 @@ pub mod noise;
 pub mod sched;
 pub mod table;
 pub mod tune;
+pub mod workload;
 
 #[cfg(test)]
 mod testdata;

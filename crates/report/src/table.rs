@@ -46,8 +46,12 @@ pub fn measure_table(run: &MeasureRun) -> String {
                     "OS noise in us (time taken from a busy loop; not wake-up latency)\n",
                 ),
                 Quantity::WakeupLatency => out.push_str("latencies in us\n"),
+                Quantity::ResponseTime => out.push_str("response times in us\n"),
             }
         }
+        None if run.workload.is_some() => out.push_str(
+            "response times in us (release to the end of each job: wake-up latency + execution)\n",
+        ),
         None => out.push_str("latencies in us\n"),
     }
 
@@ -61,6 +65,9 @@ pub fn measure_table(run: &MeasureRun) -> String {
         out.push('\n');
     }
 
+    if let Some(w) = &run.workload {
+        out.push_str(&crate::workload::table(w));
+    }
     if let Some(event) = &run.break_event {
         out.push_str(&break_line(event, &run.params));
         out.push('\n');

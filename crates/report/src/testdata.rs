@@ -85,6 +85,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         import: None,
         trace: None,
         noise: None,
+        workload: None,
     }
 }
 

@@ -1,5 +1,7 @@
 //! `--jitter-from RUN`: a measured run's worst wake-up latency per CPU as the tasks' release
-//! jitter, so the analysis uses this machine's figures rather than a guess.
+//! jitter, so the analysis uses this machine's figures rather than a guess. For a run measured
+//! with `--workload` that is the wake-up latency its workload section keeps, not the response
+//! time its histogram holds.
 
 use rtlab_model::Nanos;
 use rtlab_model::measure::MeasureRun;
@@ -26,18 +28,23 @@ pub fn apply(
             "--jitter-from {label}: cannot be used: {why}"
         )));
     }
-    let max_of = |cpu: u32| {
-        run.cpus
+    // A run with a workload holds response times; its wake-up latency is kept apart.
+    let worst: Vec<(u32, u64)> = match &run.workload {
+        Some(w) => w
+            .cpus
             .iter()
-            .find(|c| c.cpu == cpu && c.raw.count > 0)
-            .map(|c| c.raw.max_ns)
+            .filter(|c| c.jobs > 0)
+            .map(|c| (c.cpu, c.max_latency_ns))
+            .collect(),
+        None => run
+            .cpus
+            .iter()
+            .filter(|c| c.raw.count > 0)
+            .map(|c| (c.cpu, c.raw.max_ns))
+            .collect(),
     };
-    let overall = run
-        .cpus
-        .iter()
-        .filter(|c| c.raw.count > 0)
-        .map(|c| c.raw.max_ns)
-        .max();
+    let max_of = |cpu: u32| worst.iter().find(|(c, _)| *c == cpu).map(|(_, m)| *m);
+    let overall = worst.iter().map(|(_, m)| *m).max();
     let measured: Vec<String> = run.cpus.iter().map(|c| c.cpu.to_string()).collect();
     let mut notes = Vec::new();
     for task in &mut set.tasks {

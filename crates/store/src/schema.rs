@@ -86,6 +86,11 @@ CREATE TABLE run_cpus (
         // 5: the noise section of a noise run (issue #16); NULL for latency runs.
         "ALTER TABLE runs ADD COLUMN noise_json TEXT;",
     ),
+    M::up(
+        // 6: the workload section of a run measured with --workload (issue #17); NULL
+        // otherwise.
+        "ALTER TABLE runs ADD COLUMN workload_json TEXT;",
+    ),
 ];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
@@ -101,6 +106,6 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
     }
 }

@@ -171,9 +171,9 @@ impl Store {
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
                  elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
                  params_json, break_json, warnings_json, load_json, audit_json, import_json,
-                 trace_json, build_json, noise_json)
+                 trace_json, build_json, noise_json, workload_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 id.as_str(),
                 if run.noise.is_some() {
@@ -202,6 +202,7 @@ impl Store {
                 encode_opt("trace_json", run.trace.as_ref())?,
                 encode_opt("build_json", run.build.as_ref())?,
                 encode_opt("noise_json", run.noise.as_ref())?,
+                encode_opt("workload_json", run.workload.as_ref())?,
             ],
         )
         .map_err(&err)?;
@@ -251,7 +252,7 @@ impl Store {
             .query_row(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                        import_json, trace_json, build_json, noise_json
+                        import_json, trace_json, build_json, noise_json, workload_json
                  FROM runs WHERE id = ?1",
                 [id.as_str()],
                 |r| {
@@ -273,6 +274,7 @@ impl Store {
                         trace: r.get(14)?,
                         build: r.get(15)?,
                         noise: r.get(16)?,
+                        workload: r.get(17)?,
                     })
                 },
             )
@@ -312,6 +314,7 @@ impl Store {
             import: self.decode_opt(id.as_str(), "import_json", row.import)?,
             trace: self.decode_opt(id.as_str(), "trace_json", row.trace)?,
             noise: self.decode_opt(id.as_str(), "noise_json", row.noise)?,
+            workload: self.decode_opt(id.as_str(), "workload_json", row.workload)?,
         };
         // Statistics are derived again on load; those an imported source did not give stay
         // out (import.not_given).
@@ -472,6 +475,7 @@ struct RunRow {
     trace: Option<String>,
     build: Option<String>,
     noise: Option<String>,
+    workload: Option<String>,
 }
 
 /// A `run_cpus` row.

@@ -270,6 +270,7 @@ pub(crate) fn realistic() -> MeasureRun {
         }),
         trace: Some(trace()),
         noise: None,
+        workload: None,
     }
 }
 

@@ -23,6 +23,13 @@ whole result (schema rtlab.measure/1), rewritten atomically every --checkpoint s
 power loss loses at most one interval. SIGINT or SIGTERM ends the run early with status \
 \"interrupted\"; nothing rtlab changed is left behind.
 
+With --workload TIME each thread, once woken, runs a busy loop calibrated to take TIME on its \
+CPU before sleeping to its next absolute period, as a control loop does: the samples are then \
+response times (release to the end of the job), and every job that ends after --deadline is \
+counted and split into a late start (the wake-up used the slack), a long execution (the job \
+was preempted or slowed while working) or both. The worst wake-up latency per CPU is kept \
+apart, for `rtlab sched check --jitter-from`.
+
 Needs root, or CAP_SYS_NICE (and CAP_IPC_LOCK for memory locking), for real-time policies.";
 
 pub const MEASURE_AFTER: &str = "\
@@ -33,6 +40,7 @@ EXAMPLES:
     rtlab measure --cpus '!0' --break 150us    stop and freeze the kernel trace at a spike
     rtlab measure --duration 1h --budget 100us --quiet   gate a CI pipeline
     rtlab measure --format cyclictest --histogram 400us > hist.txt   OSADL-style plot input
+    rtlab measure --cpus 1 --duration 5s --workload 300us --deadline 500us   deadline misses
 
 CYCLICTEST EQUIVALENTS:
     cyclictest -S -m -p 95 -i 1000 -D 60     rtlab measure -p 95 -i 1ms -D 60s
@@ -41,7 +49,8 @@ CYCLICTEST EQUIVALENTS:
 
 EXIT STATUS:
     0    every CPU's maximum within --budget (or no budget given)
-    1    --budget exceeded, --break fired, or a CPU measured no samples
+    1    --budget exceeded, --break fired, a --workload job missed its deadline, or a CPU
+         measured no samples
     2    bad input or setup error, found before measuring (privileges, --output, --db,
          --trace-dir); or the result file could not be written at the end (the run is still
          stored and printed)
@@ -170,6 +179,18 @@ pub struct MeasureArgs {
     /// With --trace: also keep the whole trace as text in DIR.
     #[arg(long, value_name = "DIR", requires = "trace", help_heading = "Trace")]
     pub trace_dir: Option<PathBuf>,
+
+    /// After each wake-up, work for TIME (a busy loop calibrated on each CPU before the run)
+    /// before sleeping to the next period: the samples become response times (wake-up
+    /// latency + execution), and each job that ends after --deadline is counted, split into
+    /// late starts and long executions.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Workload")]
+    pub workload: Option<Nanos>,
+
+    /// With --workload: the deadline after each release (default: the interval). A miss
+    /// makes the exit status 1.
+    #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "workload", help_heading = "Workload")]
+    pub deadline: Option<Nanos>,
 
     /// The latency budget: run to the end, then exit 1 if any CPU's maximum exceeded TIME.
     #[arg(long, alias = "fail-above", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]

@@ -60,6 +60,7 @@ pub(super) fn run_kernel(
         params: super::figures::params(config, "osnoise-tracer"),
         warnings,
         started_at: SystemTime::now(),
+        workload: None,
     };
     let tracer = OsnoiseTracer::start(fs, &settings).map_err(|source| RunError::Kernel {
         what: "starting the osnoise tracer".to_string(),
@@ -159,6 +160,7 @@ fn document(
                 ..Series::default()
             },
             periods_done: 0,
+            work: Default::default(),
         })
         .collect();
     let mut doc = result::document(facts, status, snaps, elapsed, SystemTime::now(), None);

@@ -167,6 +167,7 @@ pub fn run_noise_windows(
         },
         warnings,
         started_at,
+        workload: None,
     };
     let doc_so_far = |status, cells: &[Arc<NoiseCell>]| {
         figures::document(&facts, config, (kind, hz), cells, status, None)
@@ -300,6 +301,7 @@ fn start_threads(
             spikes: config.spikes,
             series_slots: config.series_slots(),
             slot_ns: Nanos::SECOND.get(),
+            workload: None,
         };
         let plan = figures::PlanSpec::new(config, scale);
         let thread_shared = Arc::clone(shared);

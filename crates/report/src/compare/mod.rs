@@ -247,6 +247,7 @@ impl Comparison {
         match self.quantity() {
             Some(Quantity::OsNoise) => "OS noise figures",
             Some(Quantity::WakeupLatency) => "latencies",
+            Some(Quantity::ResponseTime) => "response times",
             None => "figures",
         }
     }

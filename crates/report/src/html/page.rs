@@ -173,6 +173,7 @@ fn overlays(
     let plots = [
         plots::runs_exceedance(&latency, Quantity::WakeupLatency, options.budget),
         plots::runs_exceedance(&noise, Quantity::OsNoise, None),
+        plots::runs_exceedance(&of(Quantity::ResponseTime), Quantity::ResponseTime, None),
     ];
     let ctxs = plots
         .into_iter()
@@ -331,6 +332,7 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
                          noise"
                     }
                     Quantity::WakeupLatency => "the figures below are the tool's wake-up latency",
+                    Quantity::ResponseTime => "the figures below are response times",
                 }
             ),
         ));

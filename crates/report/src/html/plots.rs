@@ -60,6 +60,10 @@ fn words(quantity: Quantity) -> Words {
             title: "OS noise",
             axis: "noise",
         },
+        Quantity::ResponseTime => Words {
+            title: "Response time",
+            axis: "response time",
+        },
     }
 }
 
@@ -338,6 +342,7 @@ pub(super) fn runs_exceedance(
         kind: match quantity {
             Quantity::WakeupLatency => "runs-exceedance",
             Quantity::OsNoise => "runs-noise-exceedance",
+            Quantity::ResponseTime => "runs-response-exceedance",
         },
         title,
         caption: format!(
