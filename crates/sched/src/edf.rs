@@ -179,6 +179,13 @@ fn bound(eff: &[(Work, u64)], budget: &mut Budget) -> Option<u64> {
     } else {
         None
     };
+    if la.is_none() {
+        // U is 1 (the caller checked it is not more): the busy period need not end, but the
+        // demand repeats every hyperperiod H while time advances by H (Baruah, Rosier &
+        // Howell 1990), so (0, H + Dmax] holds every failure there is.
+        let h = lcm_all(works.iter().map(|x| x.t), u128::from(u64::MAX / 2))?;
+        return u64::try_from(h).ok()?.checked_add(d_max);
+    }
     // The synchronous busy period: w = B + Σ ceil(w/T)·C, from Σ C upwards.
     let own: u128 = u128::from(b_max);
     let mut w: u128 = own + works.iter().map(|x| u128::from(x.c)).sum::<u128>();
@@ -199,9 +206,7 @@ fn bound(eff: &[(Work, u64)], budget: &mut Budget) -> Option<u64> {
     };
     match (la, lb) {
         (Some(a), Some(b)) => Some(a.min(b.max(d_max))),
-        (Some(a), None) => Some(a),
-        (None, Some(b)) => Some(b.max(d_max)),
-        (None, None) => None,
+        (a, _) => a,
     }
 }
 
@@ -391,6 +396,34 @@ mod tests {
                 first: true
             }
         );
+    }
+
+    /// U exactly 1 with blocking: the busy period never ends, the hyperperiod bounds the
+    /// search. (1, 2, 2) and (2, 4, 4): h(2) = 1, h(4) = 4; with blocking 1 on the first task
+    /// h(2) = 2 ≤ 2, h(4) = 5 > 4.
+    #[test]
+    fn full_utilisation_with_blocking_ends() {
+        let set = [Work { b: 1, ..w(1, 2, 2) }, w(2, 4, 4)];
+        let mut budget = Budget::new(1_000_000);
+        assert_eq!(
+            processor_demand(&set, &mut budget),
+            Demand::Exceeded {
+                t: 4,
+                demand: 5,
+                first: true
+            }
+        );
+        // Jitter 1 leaves the first task 1 of its 2: h(t) = t at 1, 5, 9, …, never above.
+        let set = [Work { j: 1, ..w(1, 2, 2) }, w(2, 4, 4)];
+        assert!(matches!(
+            processor_demand(&set, &mut Budget::new(1_000_000)),
+            Demand::Met { .. }
+        ));
+        let set = [w(1, 2, 2), w(2, 4, 4)];
+        assert!(matches!(
+            processor_demand(&set, &mut Budget::new(1_000_000)),
+            Demand::Met { .. }
+        ));
     }
 
     #[test]

@@ -24,8 +24,8 @@ use rtlab_model::sched::{
 pub use taskset::{TaskSetError, parse, policy_named};
 
 /// The most analysis steps (a step is one task's term in one iteration) one check spends:
-/// seconds of work at most, far beyond what real task sets need.
-pub const MAX_STEPS: u64 = 200_000_000;
+/// well under a second of work, far beyond what real task sets need.
+pub const MAX_STEPS: u64 = 20_000_000;
 
 /// One task reduced to the analyses' numbers, ns: execution C, period T, deadline D, jitter J,
 /// blocking B.
