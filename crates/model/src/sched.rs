@@ -245,6 +245,22 @@ pub struct Partition {
     pub analyses: Vec<PolicyAnalysis>,
 }
 
+/// One task's answers under each policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// The task's name.
+    pub name: String,
+    /// Its CPU, if it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u32>,
+    /// Under fixed priorities.
+    pub fifo: TaskVerdict,
+    /// Under EDF.
+    pub edf: TaskVerdict,
+    /// Under SCHED_DEADLINE (admission included).
+    pub deadline: TaskVerdict,
+}
+
 /// `rtlab sched check`'s report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SchedReport {
@@ -267,6 +283,10 @@ pub struct SchedReport {
     pub admission: Vec<Test>,
     /// The partitions, by CPU (the CPU-less one first).
     pub partitions: Vec<Partition>,
+    /// The same answers by task, in file order: each task's verdict (and, for fixed
+    /// priorities, its response time) under every policy.
+    #[serde(default)]
+    pub results: Vec<TaskResult>,
     /// Things the reader must know (what the analysis assumes, what it could not read).
     #[serde(default)]
     pub notes: Vec<String>,

@@ -18,7 +18,7 @@ pub mod taskset;
 
 use rtlab_model::sched::{
     DeadlineBandwidth, Partition, PolicyAnalysis, SCHED_SCHEMA, SchedPolicy, SchedReport, Task,
-    TaskSet, Test, Verdict,
+    TaskResult, TaskSet, TaskVerdict, Test, Verdict,
 };
 
 pub use taskset::{TaskSetError, parse, policy_named};
@@ -138,6 +138,7 @@ pub fn check(
                 .to_string(),
         );
     }
+    let results = by_task(&set.tasks, &partitions);
     let verdict = combine(partitions.iter().flat_map(|p| {
         p.analyses
             .iter()
@@ -153,8 +154,39 @@ pub fn check(
         bandwidth: bandwidth.cloned(),
         admission,
         partitions,
+        results,
         notes,
     }
+}
+
+/// Each task's verdicts, gathered from its partition's analyses.
+fn by_task(tasks: &[Task], partitions: &[Partition]) -> Vec<TaskResult> {
+    let find = |task: &Task, policy: SchedPolicy| -> TaskVerdict {
+        partitions
+            .iter()
+            .filter(|p| p.cpu == task.cpu)
+            .filter_map(|p| analysis(p, policy))
+            .flat_map(|a| a.tasks.iter())
+            .find(|v| v.name == task.name)
+            .cloned()
+            .unwrap_or(TaskVerdict {
+                name: task.name.clone(),
+                priority: None,
+                response_ns: None,
+                slack_ns: None,
+                verdict: Verdict::Undecided,
+            })
+    };
+    tasks
+        .iter()
+        .map(|t| TaskResult {
+            name: t.name.clone(),
+            cpu: t.cpu,
+            fifo: find(t, SchedPolicy::Fifo),
+            edf: find(t, SchedPolicy::Edf),
+            deadline: find(t, SchedPolicy::Deadline),
+        })
+        .collect()
 }
 
 /// Several answers as one: any miss is a miss; then anything not proven is undecided; only

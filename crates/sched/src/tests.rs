@@ -58,6 +58,24 @@ fn a_set_over_every_bound_passes_by_response_times() {
             ("c", Some(20_000_000), Some(47)),
         ]
     );
+    let by_task: Vec<_> = r
+        .results
+        .iter()
+        .map(|t| (t.name.as_str(), t.fifo.response_ns))
+        .collect();
+    assert_eq!(
+        by_task,
+        vec![
+            ("a", Some(3_000_000)),
+            ("b", Some(6_000_000)),
+            ("c", Some(20_000_000))
+        ]
+    );
+    assert!(
+        r.results
+            .iter()
+            .all(|t| t.edf.verdict == Verdict::Schedulable)
+    );
     let ll = fifo.tests.iter().find(|t| t.name == "liu-layland").unwrap();
     assert_eq!(ll.verdict, Verdict::Inconclusive);
     // EDF: implicit deadlines, U = 0.93 <= 1.
