@@ -23,7 +23,9 @@ pub enum RunDelaySource {
     /// longest single wait inside it, and at least the longest wait that fits in one).
     Schedstat,
     /// The scheduler's `sched_wakeup`/`sched_switch` tracepoints: every wait from wake-up
-    /// (or preemption) to running, exactly; the totals still come from schedstat.
+    /// (or preemption) to running, exactly; the totals still come from schedstat, and a
+    /// thread that started during the window (not in the trace's filter) keeps the
+    /// per-interval figure.
     Trace,
 }
 

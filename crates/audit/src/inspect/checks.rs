@@ -155,6 +155,15 @@ fn us(ns: u64) -> String {
     format!("{:.1} us", ns as f64 / 1e3)
 }
 
+/// An interval as set: whole milliseconds as `10 ms`, else microseconds.
+fn interval(ns: u64) -> String {
+    if ns % 1_000_000 == 0 {
+        format!("{} ms", ns / 1_000_000)
+    } else {
+        us(ns)
+    }
+}
+
 fn realtime(i: &Inspection, _: &Limits) -> Outcome {
     let rt = rt_threads(i);
     if !rt.is_empty() {

@@ -244,7 +244,7 @@ fn run_delay_over_the_budget_warns_and_migrations_warn() {
     assert_eq!(f.status, Status::Warn);
     assert!(
         f.summary
-            .starts_with("over 100.0 us (most in one 10000.0 us interval"),
+            .starts_with("over 100.0 us (most in one 10 ms interval"),
         "{}",
         f.summary
     );

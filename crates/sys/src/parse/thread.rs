@@ -307,15 +307,15 @@ mod tests {
             syscall("-1 0x7ffd1b2c3d40 0x7f12a3b4c5d6\n"),
             Some(Syscall::NotInSyscall)
         );
-        // The form of a thread in glibc's pthread_cond_wait on x86_64 (op 0x189).
-        let cond = "202 0x55d0c8a4a0c8 0x189 0x0 0x0 0x0 0xffffffff 0x7f3b2d5fed70 \
-            0x7f3b2d69a1a6\n";
+        // A thread in pthread_cond_wait (glibc 2.36, x86_64), read on this machine.
+        let cond = "202 0x5576610b6128 0x189 0x0 0x0 0x0 0xffffffff 0x7fb2c77d2dc0 \
+            0x7fb2c806df16\n";
         let Some(Syscall::In { nr, args }) = syscall(cond) else {
             panic!("not parsed")
         };
         assert_eq!(
             (nr, args[0], args[1], args[5]),
-            (202, 0x55d0c8a4a0c8, 0x189, 0xffffffff)
+            (202, 0x5576610b6128, 0x189, 0xffffffff)
         );
         for bad in [
             "",
