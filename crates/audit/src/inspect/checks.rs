@@ -157,7 +157,7 @@ fn us(ns: u64) -> String {
 
 /// An interval as set: whole milliseconds as `10 ms`, else microseconds.
 fn interval(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000) {
         format!("{} ms", ns / 1_000_000)
     } else {
         us(ns)
