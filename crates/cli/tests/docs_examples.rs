@@ -125,6 +125,11 @@ fn how(ex: &Example, stage: &Path) -> How {
                 .into(),
         );
     }
+    if command == "inspect" {
+        return How::ParseOnly(
+            "names a process of the author's machine (inspect_cli.rs runs it on its own)".into(),
+        );
+    }
     if command == "run" {
         if w.iter().any(|x| x == "--tuned") {
             return How::ParseOnly("tunes the machine (run_tuned_cli.rs)".into());

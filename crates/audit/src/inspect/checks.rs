@@ -491,7 +491,10 @@ fn run_delay(i: &Inspection, limits: &Limits) -> Outcome {
     }
     let how = match i.run_delay_source {
         RunDelaySource::Schedstat => {
-            format!("most in one {} interval (schedstat)", interval(i.interval_ns))
+            format!(
+                "most in one {} interval (schedstat)",
+                interval(i.interval_ns)
+            )
         }
         RunDelaySource::Trace => "longest single wait (sched_wakeup/sched_switch)".to_string(),
     };
