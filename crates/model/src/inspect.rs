@@ -95,6 +95,9 @@ pub struct ThreadReport {
     pub migrations: Option<u64>,
     /// The futex waits it was seen blocked in (real-time threads only are sampled).
     pub futex_waits: Vec<FutexSeen>,
+    /// Whether its `/proc/PID/task/TID/syscall` could be read (`false` for a real-time
+    /// thread without ptrace access to it: its futex waits are unknown).
+    pub syscall_readable: bool,
     /// Whether the thread started after the window began.
     pub started_during: bool,
     /// Whether the thread ended before the window did (its figures stop there).

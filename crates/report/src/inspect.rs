@@ -209,6 +209,7 @@ mod tests {
                 uaddr: "0x10".into(),
                 samples: 3,
             }],
+            syscall_readable: true,
             started_during: false,
             ended_during: false,
         };

@@ -427,6 +427,12 @@ fn page_faults(i: &Inspection, _: &Limits) -> Outcome {
 
 fn futex_pi(i: &Inspection, _: &Limits) -> Outcome {
     let rt = rt_threads(i);
+    if let Some(t) = rt.iter().find(|t| !t.syscall_readable) {
+        return Outcome::unknown(format!(
+            "{} cannot be read (it needs ptrace access to the process): run rtlab inspect as root",
+            stat_path(i.pid, t, "syscall")
+        ));
+    }
     let mut bad = Vec::new();
     let mut pi = Vec::new();
     for t in &rt {

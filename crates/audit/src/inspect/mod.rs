@@ -137,6 +137,7 @@ fn thread_report(track: &sample::Track, exact: Option<&ExactDelay>) -> ThreadRep
         wakeups: exact.map(|e| e.wakeups),
         migrations: opt(a.migrations, b.migrations),
         futex_waits: track.futex.clone(),
+        syscall_readable: !track.syscall_refused,
         started_during: track.started_during,
         ended_during: track.ended_during,
     }

@@ -35,6 +35,11 @@ pub struct Track {
     pub max_interval_delay_ns: Option<u64>,
     /// Futex waits seen, by operation and address, in order of first sight.
     pub futex: Vec<FutexSeen>,
+    /// Whether its `syscall` file was read at least once (it is sampled only while the
+    /// thread is real-time, and needs ptrace access).
+    pub syscall_read: bool,
+    /// Whether reading its `syscall` file was refused.
+    pub syscall_refused: bool,
     /// Whether it started after the first sample.
     pub started_during: bool,
     /// Whether it ended before the last sample.
@@ -49,6 +54,8 @@ impl Track {
             first,
             max_interval_delay_ns: None,
             futex: Vec::new(),
+            syscall_read: false,
+            syscall_refused: false,
             started_during,
             ended_during: false,
         }
@@ -167,7 +174,13 @@ pub fn sample(
     let mut samples: u32 = 1;
     let mut tick: u32 = 0;
     loop {
-        tick = tick.saturating_add(1);
+        // The next interval boundary still ahead: a round that took longer than an interval
+        // (thousands of threads) skips the boundaries it overran instead of stretching the
+        // window.
+        let passed = target.began.elapsed().as_nanos() / interval.as_nanos().max(1);
+        tick = tick
+            .saturating_add(1)
+            .max(u32::try_from(passed).unwrap_or(u32::MAX).saturating_add(1));
         let due = interval.saturating_mul(tick);
         if due >= duration {
             sleep_until(target.began + duration);
@@ -245,10 +258,15 @@ fn poll(root: &Root, pid: u32, tid: u32, track: &mut Track, abi: SyscallAbi) {
     if !track.last.task.is_realtime() {
         return;
     }
-    if let Ok(call) = thread_syscall(root, pid, tid)
-        && let Some(wait) = futex_wait(abi, &call)
-    {
-        track.saw_futex(wait.op, wait.priority_inheritance, wait.uaddr);
+    match thread_syscall(root, pid, tid) {
+        Ok(call) => {
+            track.syscall_read = true;
+            if let Some(wait) = futex_wait(abi, &call) {
+                track.saw_futex(wait.op, wait.priority_inheritance, wait.uaddr);
+            }
+        }
+        Err(sys::Error::PermissionDenied { .. }) => track.syscall_refused = true,
+        Err(_) => {}
     }
 }
 

@@ -32,6 +32,7 @@ fn thread(tid: u32, sched: &str, prio: u32, cpus: &str) -> ThreadReport {
         wakeups: None,
         migrations: Some(0),
         futex_waits: Vec::new(),
+        syscall_readable: true,
         started_during: false,
         ended_during: false,
     }
@@ -229,6 +230,16 @@ fn non_pi_futex_waits_fail_pi_ones_pass() {
     assert_eq!(
         f.summary,
         "blocked without priority inheritance: t101:101 in FUTEX_WAIT_BITSET|FUTEX_PRIVATE_FLAG at 0x55d0c8a4a0c8 (201 of 201 samples)"
+    );
+    // Unreadable is not a pass.
+    i.threads[1].syscall_readable = false;
+    let f = finding(&i, "inspect.futex_pi");
+    assert_eq!(f.status, Status::Unknown);
+    assert!(
+        f.summary
+            .starts_with("/proc/100/task/101/syscall cannot be read"),
+        "{}",
+        f.summary
     );
     // A SCHED_OTHER thread waiting on a condition variable is not judged.
     let mut i = good();
