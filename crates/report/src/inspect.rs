@@ -32,6 +32,15 @@ fn kernel_threads(k: Option<&KernelThreads>, none: &str) -> String {
     }
 }
 
+/// A window's length: `2.0 s`, or `50 ms` under a second.
+fn window(ns: u64) -> String {
+    if ns < 1_000_000_000 {
+        format!("{} ms", ns / 1_000_000)
+    } else {
+        format!("{:.1} s", ns as f64 / 1e9)
+    }
+}
+
 /// The lines above the table: the process, the window, the machine it is judged against.
 fn header(i: &Inspection) -> String {
     let command = if i.command.is_empty() {
@@ -54,12 +63,12 @@ fn header(i: &Inspection) -> String {
     };
     format!(
         "rtlab inspect: process {} ({}){command}, kernel {}\n\
-         window {:.1} s, sampled every {} ms ({} samples); run delay max: {delay}\n\
+         window {}, sampled every {} ms ({} samples); run delay max: {delay}\n\
          CPUs online {}, real-time {rt}; IRQ threads {}; softirq threads {}; memory {memory}\n",
         i.pid,
         i.name,
         i.kernel_release,
-        i.window_ns as f64 / 1e9,
+        window(i.window_ns),
         i.interval_ns / 1_000_000,
         i.samples,
         i.online_cpus,
@@ -278,5 +287,6 @@ loop  4243  FIFO 99   0-1    2000       0  1000     2    12.3      45.7     9.9 
 1 fail, 0 warn, 0 pass
 ";
         assert_eq!(text, expected);
+        assert_eq!(window(50_000_000), "50 ms");
     }
 }

@@ -174,10 +174,16 @@ fn realtime(i: &Inspection, _: &Limits) -> Outcome {
             list(rt.iter().map(|t| format!("{} {}", who(t), t.sched)))
         ));
     }
-    let mut o = Outcome::problem(format!(
-        "none of the {} threads runs under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE",
-        i.threads.len()
-    ));
+    let mut o = Outcome::problem(match i.threads.as_slice() {
+        [only] => format!(
+            "its only thread runs under {}, not SCHED_FIFO, SCHED_RR or SCHED_DEADLINE",
+            only.sched
+        ),
+        all => format!(
+            "none of its {} threads runs under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE",
+            all.len()
+        ),
+    });
     for t in i.threads.iter().take(4) {
         o = o.evidence(
             stat_path(i.pid, t, "stat"),

@@ -379,3 +379,36 @@ fn a_process_whose_id_was_reused_has_exited() {
         "{err}"
     );
 }
+
+#[test]
+fn threads_that_end_or_start_during_the_window_are_marked() {
+    let fake = process_tree();
+    let root = fake.root();
+    let base = fake.path().to_path_buf();
+    let change = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        std::fs::remove_dir_all(base.join("proc/300/task/301")).unwrap();
+        let new = base.join("proc/300/task/302");
+        std::fs::create_dir_all(&new).unwrap();
+        std::fs::write(
+            new.join("stat"),
+            STAT_RT.replace("301 (loop)", "302 (late)"),
+        )
+        .unwrap();
+        std::fs::write(new.join("status"), "Cpus_allowed_list:\t1\n").unwrap();
+        std::fs::write(new.join("schedstat"), "0 0 0\n").unwrap();
+    });
+    let w = sample(
+        &root,
+        300,
+        Duration::from_millis(120),
+        Duration::from_millis(10),
+    )
+    .unwrap();
+    change.join().unwrap();
+    let ids: Vec<u32> = w.threads.keys().copied().collect();
+    assert_eq!(ids, [300, 301, 302]);
+    assert!(w.threads[&301].ended_during && !w.threads[&301].started_during);
+    assert!(w.threads[&302].started_during && !w.threads[&302].ended_during);
+    assert!(!w.threads[&300].ended_during);
+}
