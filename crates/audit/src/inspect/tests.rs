@@ -387,16 +387,16 @@ fn threads_that_end_or_start_during_the_window_are_marked() {
     let base = fake.path().to_path_buf();
     let change = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));
-        std::fs::remove_dir_all(base.join("proc/300/task/301")).unwrap();
-        let new = base.join("proc/300/task/302");
+        // Each change is one rename, as a thread's directory comes and goes whole.
+        let task = base.join("proc/300/task");
+        std::fs::rename(task.join("301"), base.join("gone")).unwrap();
+        let new = base.join("new");
         std::fs::create_dir_all(&new).unwrap();
-        std::fs::write(
-            new.join("stat"),
-            STAT_RT.replace("301 (loop)", "302 (late)"),
-        )
-        .unwrap();
+        let stat = STAT_RT.replace("301 (loop)", "302 (late)");
+        std::fs::write(new.join("stat"), stat).unwrap();
         std::fs::write(new.join("status"), "Cpus_allowed_list:\t1\n").unwrap();
         std::fs::write(new.join("schedstat"), "0 0 0\n").unwrap();
+        std::fs::rename(new, task.join("302")).unwrap();
     });
     let w = sample(
         &root,
