@@ -360,7 +360,10 @@ fn a_process_whose_id_was_reused_has_exited() {
     let path = fake.path().join("proc/300/task/300/stat");
     let swap = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(20));
-        std::fs::write(path, STAT_MAIN.replace(" 5000 1000 ", " 6000 1000 ")).unwrap();
+        // Replaced by rename: the sampler never reads a half-written file.
+        let next = path.with_extension("next");
+        std::fs::write(&next, STAT_MAIN.replace(" 5000 1000 ", " 6000 1000 ")).unwrap();
+        std::fs::rename(next, path).unwrap();
     });
     let err = sample(
         &root,
