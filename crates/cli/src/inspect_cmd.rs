@@ -30,8 +30,10 @@ const INTERVALS: (Duration, Duration) = (Duration::from_millis(1), Duration::fro
 /// Threads `--trace` follows at most: the kernel's event filter grows with each.
 const MAX_TRACED: usize = 32;
 
-/// Per-CPU trace buffer, KiB: one process's switches and wake-ups, thousands a second at most.
-const TRACE_BUFFER_KB: u64 = 8 * 1024;
+/// The trace buffers together, KiB, split among the CPUs (1 to 8 MiB each): one process's
+/// switches and wake-ups, a few thousand a second for a thread woken every millisecond, at
+/// about 100 bytes each, fill 1 MiB in a few seconds only when every one lands on one CPU.
+const TRACE_BUFFERS_KB: u64 = 64 * 1024;
 
 /// Runs `rtlab inspect` with `args` on `root`.
 pub fn run(args: &InspectArgs, root: &Root) -> Result<Exit> {
@@ -157,7 +159,8 @@ fn start_trace(root: &Root, tids: &[u32]) -> Result<Instance> {
     {
         instance.set_clock("mono")?;
     }
-    instance.set_buffer_kb(TRACE_BUFFER_KB)?;
+    let cpus = (instance.buffer_cpus().len() as u64).max(1);
+    instance.set_buffer_kb((TRACE_BUFFERS_KB / cpus).clamp(1024, 8 * 1024))?;
     let any = |field: &[&str]| {
         tids.iter()
             .flat_map(|t| field.iter().map(move |f| format!("{f} == {t}")))
