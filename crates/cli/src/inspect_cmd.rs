@@ -8,10 +8,11 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use audit::inspect::{Config, ExactDelay, InspectError, Limits};
+use audit::inspect::{Config, ExactDelay, InspectError, Limits, Pause, Window};
 use model::audit::Status;
 use model::inspect::Inspection;
 use sys::Root;
+use sys::signals::TerminationSignals;
 use sys::trace_instance::Instance;
 use sys::tracefs::Tracefs;
 use trace::line::Line;
@@ -38,10 +39,14 @@ const TRACE_BUFFERS_KB: u64 = 64 * 1024;
 /// Runs `rtlab inspect` with `args` on `root`.
 pub fn run(args: &InspectArgs, root: &Root) -> Result<Exit> {
     let config = config(args)?;
+    // SIGINT/SIGTERM end the window early: what was watched is judged and printed (exit 130).
+    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let mut pause = |d: Duration| signals.wait(d).is_some();
     let inspection = if args.trace {
-        traced(root, &config)?
+        traced(root, &config, &mut pause)?
     } else {
-        audit::inspect::inspect(root, &config).map_err(usage)?
+        let window = sample(root, &config, &mut pause)?;
+        audit::inspect::judge(root, &config, &window, None)
     };
     let format = if args.json {
         InspectFormat::Json
@@ -57,11 +62,17 @@ pub fn run(args: &InspectArgs, root: &Root) -> Result<Exit> {
         }
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    Ok(if inspection.failed() {
+    Ok(if inspection.interrupted {
+        Exit::Interrupted
+    } else if inspection.failed() {
         Exit::VerdictFailed
     } else {
         Exit::Ok
     })
+}
+
+fn sample(root: &Root, config: &Config, pause: Pause<'_>) -> Result<Window> {
+    audit::inspect::sample(root, config.pid, config.duration, config.interval, pause).map_err(usage)
 }
 
 fn usage(e: InspectError) -> anyhow::Error {
@@ -185,11 +196,10 @@ fn start_trace(root: &Root, tids: &[u32]) -> Result<Instance> {
 
 /// Samples the process while its scheduler events are traced, then judges it with the
 /// exact waits.
-fn traced(root: &Root, config: &Config) -> Result<Inspection> {
+fn traced(root: &Root, config: &Config, pause: Pause<'_>) -> Result<Inspection> {
     let tids = traced_threads(root, config.pid)?;
     let instance = start_trace(root, &tids)?;
-    let window = audit::inspect::sample(root, config.pid, config.duration, config.interval)
-        .map_err(usage)?;
+    let window = sample(root, config, pause)?;
     instance.set_on(false)?;
     let lost: u64 = instance
         .buffer_cpus()

@@ -344,3 +344,25 @@ fn inspects_this_test_process_without_changing_it() {
     assert_eq!(got[0], ("inspect.realtime".to_string(), "fail".to_string()));
     assert_eq!(doc["pid"].as_u64(), Some(u64::from(std::process::id())));
 }
+
+#[test]
+fn sigint_ends_the_window_early_and_judges_what_was_watched() {
+    let me = std::process::id().to_string();
+    let mut child = common::rtlab()
+        .args(["inspect", &me, "--duration", "60s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = common::wait_for(&mut child, std::time::Duration::from_secs(20));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert_eq!(status.code(), Some(130));
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    assert!(doc["window_ns"].as_u64().unwrap() < 20_000_000_000, "{doc}");
+    assert!(doc["samples"].as_u64().unwrap() >= 2);
+}

@@ -129,6 +129,9 @@ pub struct Inspection {
     pub interval_ns: u64,
     /// How many samples were taken.
     pub samples: u32,
+    /// Whether a signal (SIGINT, SIGTERM) ended the window early; the figures cover what
+    /// was watched.
+    pub interrupted: bool,
     /// How `max_run_delay_ns` was measured.
     pub run_delay_source: RunDelaySource,
     /// The online CPUs.

@@ -249,6 +249,7 @@ mod tests {
             window_ns: 2_000_000_000,
             interval_ns: 10_000_000,
             samples: 201,
+            interrupted: false,
             run_delay_source: RunDelaySource::Schedstat,
             online_cpus: CpuSet::parse_list("0-1").unwrap(),
             rt_cpus: RtCpus {

@@ -19,7 +19,7 @@ use model::inspect::{Inspection, KernelThreads, RunDelaySource, SCHEMA, ThreadRe
 use sys::Root;
 
 pub use checks::Limits;
-pub use sample::{Window, sample};
+pub use sample::{Pause, Window, sample, sleep};
 
 use crate::context::{Ctx, Options};
 
@@ -88,7 +88,13 @@ pub struct ExactDelay {
 
 /// Samples and judges process `config.pid` (without a trace).
 pub fn inspect(root: &Root, config: &Config) -> Result<Inspection, InspectError> {
-    let window = sample(root, config.pid, config.duration, config.interval)?;
+    let window = sample(
+        root,
+        config.pid,
+        config.duration,
+        config.interval,
+        &mut sleep,
+    )?;
     Ok(judge(root, config, &window, None))
 }
 
@@ -190,6 +196,7 @@ pub fn judge(
         window_ns: u64::try_from(window.elapsed.as_nanos()).unwrap_or(u64::MAX),
         interval_ns: u64::try_from(config.interval.as_nanos()).unwrap_or(u64::MAX),
         samples: window.samples,
+        interrupted: window.interrupted,
         run_delay_source: if exact.is_some() {
             RunDelaySource::Trace
         } else {

@@ -99,6 +99,8 @@ pub struct Window {
     pub samples: u32,
     /// From the first sample to the last.
     pub elapsed: Duration,
+    /// Whether it ended early because the caller asked (a termination signal).
+    pub interrupted: bool,
 }
 
 /// Where the sampled process is, for its checks of life.
@@ -138,13 +140,25 @@ impl Target<'_> {
     }
 }
 
-/// Samples process `pid` for `duration`, every `interval`. Errors when the process does not
-/// exist, is a thread of another, or exits before the window ends.
+/// Waits between samples: given how long, it waits and answers whether the window should end
+/// now (a termination signal taken). [`sleep`] never ends it.
+pub type Pause<'a> = &'a mut dyn FnMut(Duration) -> bool;
+
+/// A [`Pause`] that sleeps and never ends the window early.
+pub fn sleep(how_long: Duration) -> bool {
+    std::thread::sleep(how_long);
+    false
+}
+
+/// Samples process `pid` for `duration`, every `interval`, waiting with `pause` (which may
+/// end the window early: the last full read is then taken at once). Errors when the process
+/// does not exist, is a thread of another, or exits before the window ends.
 pub fn sample(
     root: &Root,
     pid: u32,
     duration: Duration,
     interval: Duration,
+    pause: Pause<'_>,
 ) -> Result<Window, InspectError> {
     let status = match process_status(root, pid) {
         Ok(s) => s,
@@ -167,11 +181,36 @@ pub fn sample(
         start_ticks,
         began: Instant::now(),
     };
-    let abi = SyscallAbi::host();
     let mut tracks: BTreeMap<u32, Track> = BTreeMap::new();
     discover(&target, &mut tracks, false)?;
     target.check_alive(&tracks)?;
-    let mut samples: u32 = 1;
+    let (between, interrupted) = watch(&target, &mut tracks, duration, interval, pause)?;
+    target.check_alive(&tracks)?;
+    discover(&target, &mut tracks, true)?;
+    last_reads(&target, &mut tracks);
+    let elapsed = target.began.elapsed();
+    let status = process_status(root, pid).map_err(|_| target.exited())?;
+    target.check_alive(&tracks)?;
+    Ok(Window {
+        status,
+        threads: tracks,
+        // The first full read, the interval reads, the last full read.
+        samples: between.saturating_add(2),
+        elapsed,
+        interrupted,
+    })
+}
+
+/// The interval reads until the window ends: how many rounds, and whether `pause` ended it.
+fn watch(
+    target: &Target<'_>,
+    tracks: &mut BTreeMap<u32, Track>,
+    duration: Duration,
+    interval: Duration,
+    pause: Pause<'_>,
+) -> Result<(u32, bool), InspectError> {
+    let abi = SyscallAbi::host();
+    let mut rounds: u32 = 0;
     let mut tick: u32 = 0;
     loop {
         // The next interval boundary still ahead: a round that took longer than an interval
@@ -183,21 +222,24 @@ pub fn sample(
             .max(u32::try_from(passed).unwrap_or(u32::MAX).saturating_add(1));
         let due = interval.saturating_mul(tick);
         if due >= duration {
-            sleep_until(target.began + duration);
-            break;
+            return Ok((rounds, pause_until(pause, target.began + duration)));
         }
-        sleep_until(target.began + due);
-        target.check_alive(&tracks)?;
-        discover(&target, &mut tracks, true)?;
+        if pause_until(pause, target.began + due) {
+            return Ok((rounds, true));
+        }
+        target.check_alive(tracks)?;
+        discover(target, tracks, true)?;
         for (tid, track) in tracks.iter_mut().filter(|(_, t)| !t.ended_during) {
-            poll(root, pid, *tid, track, abi);
+            poll(target.root, target.pid, *tid, track, abi);
         }
-        samples = samples.saturating_add(1);
+        rounds = rounds.saturating_add(1);
     }
-    target.check_alive(&tracks)?;
-    discover(&target, &mut tracks, true)?;
+}
+
+/// The last full read of every thread still there; the others have ended.
+fn last_reads(target: &Target<'_>, tracks: &mut BTreeMap<u32, Track>) {
     for (tid, track) in tracks.iter_mut().filter(|(_, t)| !t.ended_during) {
-        match thread_sample(root, pid, *tid) {
+        match thread_sample(target.root, target.pid, *tid) {
             Ok(last) => {
                 if let Some(s) = last.schedstat {
                     track.delay(s);
@@ -207,16 +249,6 @@ pub fn sample(
             Err(_) => track.ended_during = true,
         }
     }
-    samples = samples.saturating_add(1);
-    let elapsed = target.began.elapsed();
-    let status = process_status(root, pid).map_err(|_| target.exited())?;
-    target.check_alive(&tracks)?;
-    Ok(Window {
-        status,
-        threads: tracks,
-        samples,
-        elapsed,
-    })
 }
 
 /// Adds the threads not yet tracked, each read in full.
@@ -270,11 +302,10 @@ fn poll(root: &Root, pid: u32, tid: u32, track: &mut Track, abi: SyscallAbi) {
     }
 }
 
-fn sleep_until(when: Instant) {
+/// Pauses until `when`; whether the window should end now.
+fn pause_until(pause: Pause<'_>, when: Instant) -> bool {
     let now = Instant::now();
-    if when > now {
-        std::thread::sleep(when - now);
-    }
+    when > now && pause(when - now)
 }
 
 #[cfg(test)]

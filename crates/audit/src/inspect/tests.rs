@@ -52,6 +52,7 @@ fn good() -> Inspection {
         window_ns: 2_000_000_000,
         interval_ns: 10_000_000,
         samples: 201,
+        interrupted: false,
         run_delay_source: RunDelaySource::Schedstat,
         online_cpus: CpuSet::parse_list("0-3").unwrap(),
         rt_cpus: RtCpus {
@@ -370,6 +371,7 @@ fn a_process_whose_id_was_reused_has_exited() {
         300,
         Duration::from_millis(200),
         Duration::from_millis(5),
+        &mut sleep,
     )
     .unwrap_err();
     swap.join().unwrap();
@@ -406,6 +408,7 @@ fn threads_that_end_or_start_during_the_window_are_marked() {
         300,
         Duration::from_millis(120),
         Duration::from_millis(10),
+        &mut sleep,
     )
     .unwrap();
     change.join().unwrap();
@@ -414,4 +417,27 @@ fn threads_that_end_or_start_during_the_window_are_marked() {
     assert!(w.threads[&301].ended_during && !w.threads[&301].started_during);
     assert!(w.threads[&302].started_during && !w.threads[&302].ended_during);
     assert!(!w.threads[&300].ended_during);
+}
+
+#[test]
+fn a_pause_that_asks_to_stop_ends_the_window_with_a_last_read() {
+    let fake = process_tree();
+    let mut pauses = 0;
+    let mut stop_on_third = |d: Duration| {
+        pauses += 1;
+        std::thread::sleep(d);
+        pauses == 3
+    };
+    let w = sample(
+        &fake.root(),
+        300,
+        Duration::from_secs(3600),
+        Duration::from_millis(5),
+        &mut stop_on_third,
+    )
+    .unwrap();
+    assert!(w.interrupted);
+    // The first read, two interval reads, the last read.
+    assert_eq!(w.samples, 4);
+    assert!(w.elapsed < Duration::from_secs(5));
 }

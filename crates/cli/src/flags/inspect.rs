@@ -36,7 +36,8 @@ EXIT STATUS:
     0    no finding failed (warnings do not fail)
     1    a finding failed
     2    no such process, a thread id instead of a process id, the process exited during the
-         window, bad flags, or a file that could not be read";
+         window, bad flags, or a file that could not be read
+    130  SIGINT or SIGTERM ended the window early: what was watched is judged and printed";
 
 /// What `rtlab inspect` prints on standard output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
