@@ -57,13 +57,18 @@ fn header(i: &Inspection) -> String {
         (Some(l), Some(r)) => format!("VmLck {l} kB of VmRSS {r} kB"),
         _ => "no user memory".to_string(),
     };
+    let early = if i.interrupted {
+        " (interrupted: ended early by a signal)"
+    } else {
+        ""
+    };
     let delay = match i.run_delay_source {
         RunDelaySource::Schedstat => "most per interval (schedstat)",
         RunDelaySource::Trace => "longest wait (traced)",
     };
     format!(
         "rtlab inspect: process {} ({}){command}, kernel {}\n\
-         window {}, sampled every {} ms ({} samples); run delay max: {delay}\n\
+         window {}{early}, sampled every {} ms ({} samples); run delay max: {delay}\n\
          CPUs online {}, real-time {rt}; IRQ threads {}; softirq threads {}; memory {memory}\n",
         i.pid,
         i.name,
@@ -289,5 +294,12 @@ loop  4243  FIFO 99   0-1    2000       0  1000     2    12.3      45.7     9.9 
 ";
         assert_eq!(text, expected);
         assert_eq!(window(50_000_000), "50 ms");
+        let mut cut = sample();
+        cut.interrupted = true;
+        let text = inspect_table(&cut, &|_, l| l.to_string());
+        assert!(
+            text.contains("window 2.0 s (interrupted: ended early by a signal), sampled"),
+            "{text}"
+        );
     }
 }
