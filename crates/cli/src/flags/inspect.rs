@@ -29,8 +29,8 @@ pub const INSPECT_AFTER: &str = "\
 EXAMPLES:
     rtlab inspect 4242                           process 4242 over ten seconds
     rtlab inspect 4242 --duration 2s --json      the document (schema rtlab.inspect/1)
-    rtlab inspect 4242 --trace                   the longest single wait from the tracepoints
-    rtlab inspect 4242 --rt-cpus 2-3 --run-delay-budget 50us
+    rtlab inspect 4242 --duration 2s --trace     the longest single wait from the tracepoints
+    rtlab inspect 4242 --rt-cpus 1 --run-delay-budget 50us
 
 EXIT STATUS:
     0    no finding failed (warnings do not fail)
