@@ -7,6 +7,7 @@
 //! - [`checks`]: the catalogue, one module per group.
 //! - [`kconfig_diff`]: the real-time-relevant differences between two kernel configs.
 //! - [`capture`]: copying exactly the files an audit read into a fixture tree.
+//! - [`inspect`]: `rtlab inspect PID`, one running program judged the same way.
 //!
 //! The audit never writes to the machine and never stops at a failing check: a check that
 //! cannot read its input reports `unknown`, one that panics reports `error`, and the rest run.
@@ -15,6 +16,7 @@ pub mod capture;
 pub mod check;
 pub mod checks;
 pub mod context;
+pub mod inspect;
 pub mod kconfig_diff;
 pub mod outcome;
 mod overlap;

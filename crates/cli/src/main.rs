@@ -16,6 +16,7 @@ mod explain_stats;
 mod flags;
 mod hwlat_cmd;
 mod import_cmd;
+mod inspect_cmd;
 mod irqd_cmd;
 mod kconfig_cmd;
 mod load_child;
@@ -101,6 +102,7 @@ fn run() -> ExitCode {
         Command::Hwlat(args) => hwlat_cmd::run(args, &root),
         Command::Load(args) => load_cmd::run(args, &root),
         Command::Audit(args) => audit_cmd::run(args, &root),
+        Command::Inspect(args) => inspect_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),
         Command::Run(args) => run_cmd::run(args, &root),
         Command::Runs(args) => store_cmd::runs(args),

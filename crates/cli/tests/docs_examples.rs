@@ -106,6 +106,9 @@ enum How {
     FakeClock,
     /// Not run (the unit test `flags::shown_examples` parses it); the reason.
     ParseOnly(String),
+    /// `rtlab inspect PID ...` with PID, a process of the author's machine, replaced by this
+    /// test's own process (a real one, which the example only reads).
+    OnThisProcess,
 }
 
 /// How an example is run here.
@@ -124,6 +127,9 @@ fn how(ex: &Example, stage: &Path) -> How {
             "changes the machine's tuning (tune_cli.rs runs these on a fixture tree and live)"
                 .into(),
         );
+    }
+    if command == "inspect" {
+        return How::OnThisProcess;
     }
     if command == "run" {
         if w.iter().any(|x| x == "--tuned") {
@@ -355,6 +361,12 @@ fn every_example_in_the_readme_and_the_help_runs() {
             How::FakeClock => {
                 faked += 1;
                 failures.extend(run(ex, true, &stage, &db));
+            }
+            How::OnThisProcess => {
+                ran += 1;
+                let mut mine = ex.clone();
+                mine.words[2] = std::process::id().to_string();
+                failures.extend(run(&mine, false, &stage, &db));
             }
         }
     }

@@ -19,6 +19,7 @@ pub mod histogram;
 pub mod host;
 pub mod hwlat;
 pub mod imported;
+pub mod inspect;
 pub mod irq_rule;
 pub mod limits;
 pub mod load;

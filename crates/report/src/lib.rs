@@ -3,7 +3,8 @@
 //! This crate owns how results look: the final per-CPU table of `rtlab measure` ([`table`]),
 //! cyclictest-compatible text for scripts written against cyclictest ([`cyclictest`]), the
 //! live per-CPU view refreshed during a run ([`live`]), the achieved-load table ([`load`]) and
-//! the audit's findings as a terminal table or Markdown ([`audit`]), a measurement's
+//! the audit's findings as a terminal table or Markdown ([`audit`]), one inspected program's
+//! threads and findings ([`inspect`]), a measurement's
 //! exports for other tools: CSV, JUnit XML and OpenMetrics ([`export`]), and the
 //! self-contained HTML report with its latency plots as SVG ([`html`]). Several runs side by
 //! side — the Linaro 2023 talk's per-cluster comparison table with deltas and a regression verdict — are
@@ -25,6 +26,7 @@ pub mod explain_stats;
 pub mod export;
 pub mod html;
 pub mod hwlat;
+pub mod inspect;
 pub mod live;
 pub mod load;
 pub mod noise;

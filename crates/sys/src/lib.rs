@@ -31,6 +31,7 @@ pub mod sched;
 pub mod service;
 pub mod signals;
 pub mod tasks;
+pub mod thread_stats;
 pub mod trace_instance;
 pub mod tracefs;
 

@@ -107,6 +107,12 @@ impl Instance {
         self.write(&format!("events/{event}/enable"), "1")
     }
 
+    /// Records `group/event` only when `filter` holds (the kernel's filter syntax,
+    /// Documentation/trace/events.rst: `pid == 42 || pid == 43`).
+    pub fn set_event_filter(&self, event: &str, filter: &str) -> Result<()> {
+        self.write(&format!("events/{event}/filter"), filter)
+    }
+
     /// Starts or stops recording.
     pub fn set_on(&self, on: bool) -> Result<()> {
         self.fs.set_on(on)

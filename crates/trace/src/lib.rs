@@ -14,6 +14,8 @@
 //! - [`noise`]: noise interruptions a detector saw, each given its cause (IRQ, softirq, NMI,
 //!   thread, or nothing the kernel recorded) and the time each class took.
 //! - [`osnoise`]: the osnoise tracer's own trace: per-period summaries and noise events per CPU.
+//! - [`run_delay`]: every wait of chosen threads from runnable to running, from wake-up,
+//!   preemption and switch events (`rtlab inspect --trace`).
 //! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
 //!   timer's expiry to the thread running, and the delay attributed to its parts.
 //!
@@ -28,6 +30,7 @@ pub mod line;
 pub mod noise;
 pub mod osnoise;
 pub mod reader;
+pub mod run_delay;
 pub mod timerlat;
 
 pub use error::ParseError;

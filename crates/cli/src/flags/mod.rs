@@ -12,6 +12,7 @@ mod explain;
 mod help;
 mod hwlat;
 mod import;
+mod inspect;
 mod load;
 mod measure;
 mod noise;
@@ -30,6 +31,7 @@ pub use compare::{CompareArgs, CompareFormat, ReportArgs};
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
 pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
+pub use inspect::{InspectArgs, InspectFormat};
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
@@ -101,6 +103,10 @@ pub enum Command {
     /// Check this machine's real-time readiness: every finding with evidence and the fix.
     #[command(long_about = audit::AUDIT_LONG, after_long_help = audit::AUDIT_AFTER)]
     Audit(Box<audit::AuditArgs>),
+    /// Is this running program set up for real time? Its threads' policy, affinity, locked
+    /// memory, page faults, run delay and futex waits over a window, with fixes.
+    #[command(long_about = inspect::INSPECT_LONG, after_long_help = inspect::INSPECT_AFTER)]
+    Inspect(Box<inspect::InspectArgs>),
     /// Kernel configuration tools: the real-time-relevant differences between two configs.
     #[command(long_about = audit::KCONFIG_LONG, after_long_help = help::GROUP)]
     Kconfig(audit::KconfigArgs),

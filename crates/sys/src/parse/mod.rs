@@ -20,6 +20,8 @@
 //! - [`stat`]: CPU time lines of `/proc/stat` and `/proc/PID/stat`.
 //! - [`task`]: per-thread `stat` (flags, policy, RT priority), `status` fields, `environ` and
 //!   `cmdline`.
+//! - [`thread`]: a thread's counters (`stat` faults and CPU time, `schedstat`, `sched`
+//!   migrations, `status` memory and switches) and the futex wait in its `syscall`.
 
 pub mod cgroup;
 pub mod cmdline;
@@ -31,6 +33,7 @@ pub mod klog;
 pub mod preempt;
 pub mod stat;
 pub mod task;
+pub mod thread;
 
 /// A line of kernel text that does not have the expected form: where (1-based) and what was
 /// expected. [`in_file`](LineError::in_file) makes it the crate's [`Error::Parse`](crate::Error)
