@@ -26,6 +26,18 @@ pub const MAX_TASK_TIME: Nanos = Nanos::from_secs(86_400);
 /// The largest task-set file read.
 pub const MAX_TASKSET_BYTES: u64 = 4 << 20;
 
+/// The kernel's fixed point for deadline bandwidth: `1 << BW_SHIFT` is one whole CPU.
+pub const BW_SHIFT: u32 = 20;
+
+/// A reservation's bandwidth as the kernel computes it (`to_ratio(period, runtime)` in
+/// kernel/sched/core.c): `(runtime << 20) / period`, 0 for a zero period.
+pub fn bandwidth(period_ns: u64, runtime_ns: u64) -> u64 {
+    if period_ns == 0 {
+        return 0;
+    }
+    ((u128::from(runtime_ns) << BW_SHIFT) / u128::from(period_ns)) as u64
+}
+
 /// The scheduling policy a verdict is given for (the exit status follows it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -16,20 +16,14 @@
 //! deadline is the EDF analysis of the reservations (see `edf`).
 
 use rtlab_model::CpuSet;
-use rtlab_model::sched::{DeadlineBandwidth, Task, Test, Verdict};
-
-/// The kernel's fixed point for bandwidth: 1 << 20 is one whole CPU.
-pub(crate) const BW_SHIFT: u32 = 20;
+use rtlab_model::sched::{BW_SHIFT, DeadlineBandwidth, Task, Test, Verdict, bandwidth};
 
 /// The shortest runtime the kernel accepts, ns (`1 << DL_SCALE`).
 const MIN_RUNTIME_NS: u64 = 1 << 10;
 
-/// The kernel's `to_ratio(period, runtime)`.
+/// The kernel's `to_ratio`.
 pub(crate) fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
-    if period_ns == 0 {
-        return 0;
-    }
-    ((u128::from(runtime_ns) << BW_SHIFT) / u128::from(period_ns)) as u64
+    bandwidth(period_ns, runtime_ns)
 }
 
 /// A bandwidth as a percentage of one CPU, for notes.

@@ -6,21 +6,13 @@
 
 use rtlab_model::CpuSet;
 use rtlab_model::measure::Policy;
-use rtlab_model::sched::DeadlineBandwidth;
+use rtlab_model::sched::{DeadlineBandwidth, bandwidth as to_ratio};
 
 use crate::{Error, Result, Root, cpu, partition, tasks};
 
 /// The fair server's runtime and period when nobody changed them (kernel/sched/fair.c,
 /// `fair_server_init`): 50 ms every second.
 const FAIR_SERVER_DEFAULT_NS: (u64, u64) = (50_000_000, 1_000_000_000);
-
-/// The kernel's `to_ratio`, bandwidth in 2^20ths of a CPU.
-fn to_ratio(period_ns: u64, runtime_ns: u64) -> u64 {
-    if period_ns == 0 {
-        return 0;
-    }
-    ((u128::from(runtime_ns) << 20) / u128::from(period_ns)) as u64
-}
 
 /// Reads the machine's deadline bandwidth. Fails only when the real-time limits themselves
 /// cannot be read; what else is missing is said in the result.
