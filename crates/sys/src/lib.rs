@@ -18,6 +18,7 @@ pub mod host;
 pub mod hwlat;
 pub mod irq;
 pub mod kmsg;
+pub mod launch;
 pub mod mem;
 pub mod osnoise;
 pub mod parse;
