@@ -10,6 +10,7 @@ mod audit_cmd;
 mod compare_cmd;
 mod console;
 mod docs_cmd;
+mod exec_cmd;
 mod exit;
 mod explain_cmd;
 mod explain_stats;
@@ -113,6 +114,7 @@ fn run() -> ExitCode {
         Command::Explain(args) => explain_cmd::run(args),
         Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Tune(command) => tune_cmd::run(command, &root),
+        Command::Exec(args) => exec_cmd::run(args, &root),
         Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -48,6 +48,8 @@ pub enum LaunchError {
     Exec {
         /// The errno of execve.
         errno: i32,
+        /// Whether the program was not found (ENOENT), rather than found and refused.
+        not_found: bool,
         /// The kernel's word for it.
         message: String,
     },
@@ -233,6 +235,7 @@ fn explain(root: &Root, setup: &LaunchSetup, step: u64, err: io::Error) -> Launc
         _ => {
             return LaunchError::Exec {
                 errno,
+                not_found: errno == libc::ENOENT,
                 message: crate::process::spawn_failure(&err),
             };
         }

@@ -8,6 +8,7 @@
 
 mod audit;
 mod compare;
+mod exec;
 mod explain;
 mod help;
 mod hwlat;
@@ -26,6 +27,7 @@ pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
+pub use exec::ExecArgs;
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
 pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
@@ -139,6 +141,10 @@ pub enum Command {
     /// analyse a whole trace.
     #[command(long_about = explain::EXPLAIN_LONG, after_long_help = explain::EXPLAIN_AFTER)]
     Explain(explain::ExplainArgs),
+    /// Start a program set up for real time: policy and priority or a SCHED_DEADLINE
+    /// reservation, CPUs, RLIMIT_MEMLOCK and the RT cpuset, set before it runs.
+    #[command(long_about = exec::EXEC_LONG, after_long_help = exec::EXEC_AFTER)]
+    Exec(Box<exec::ExecArgs>),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
     #[command(subcommand, after_long_help = help::GROUP)]
