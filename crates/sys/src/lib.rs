@@ -14,6 +14,7 @@ pub mod clock;
 pub mod counter;
 pub mod cpu;
 pub mod fs;
+pub mod futex;
 pub mod host;
 pub mod hwlat;
 pub mod irq;
