@@ -25,6 +25,7 @@ pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod noise;
+pub mod pi;
 pub mod stats;
 pub mod tune;
 

@@ -151,6 +151,16 @@ pub fn plain_unlock(word: &AtomicU32) {
     }
 }
 
+/// A futex refusal in words, for a one-line error: `op` is the operation (`FUTEX_LOCK_PI`).
+pub fn error_text(op: &str, errno: i32) -> String {
+    let err = std::io::Error::from_raw_os_error(errno);
+    if errno == libc::ENOSYS {
+        format!("futex({op}): {err}: this kernel has no PI futexes (CONFIG_FUTEX_PI)")
+    } else {
+        format!("futex({op}): {err}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
