@@ -23,6 +23,7 @@ mod load_child;
 mod load_cmd;
 mod measure_cmd;
 mod noise_cmd;
+mod pi_cmd;
 mod report_cmd;
 mod run_cmd;
 mod run_session;
@@ -115,6 +116,7 @@ fn run() -> ExitCode {
         Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Tune(command) => tune_cmd::run(command, &root),
         Command::Exec(args) => exec_cmd::run(args, &root),
+        Command::Pi(command) => pi_cmd::run(command, &root),
         Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -28,6 +28,7 @@ pub mod hwlat;
 pub mod live;
 pub mod load;
 pub mod noise;
+pub mod pi;
 pub mod table;
 pub mod tune;
 

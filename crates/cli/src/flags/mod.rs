@@ -16,6 +16,7 @@ mod import;
 mod load;
 mod measure;
 mod noise;
+mod pi;
 pub mod renamed;
 mod run;
 mod store;
@@ -34,6 +35,7 @@ pub use import::ImportArgs;
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
+pub use pi::{PiCheckArgs, PiCommand, PiFormat};
 pub use run::RunArgs;
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
@@ -145,6 +147,9 @@ pub enum Command {
     /// reservation, CPUs, RLIMIT_MEMLOCK and the RT cpuset, set before it runs.
     #[command(long_about = exec::EXEC_LONG, after_long_help = exec::EXEC_AFTER)]
     Exec(Box<exec::ExecArgs>),
+    /// Check that priority inheritance works here: `rtlab pi check`.
+    #[command(subcommand, after_long_help = help::GROUP)]
+    Pi(pi::PiCommand),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
     #[command(subcommand, after_long_help = help::GROUP)]

@@ -182,6 +182,10 @@ pub(super) fn low(g: &Shared) {
             g.fail(futex_error("FUTEX_UNLOCK_PI", errno));
             return;
         }
+        // Leave the CPU idle as long as the lock was held: rounds back to back would keep it
+        // busy at real-time priority and run into real-time throttling, whose pause (50 ms
+        // a second by default) would show up as a wait.
+        sys::clock::sleep_ns(g.hold_ns);
     }
     g.finish();
 }
