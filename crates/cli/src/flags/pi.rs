@@ -28,7 +28,7 @@ of --cpus. Needs root or CAP_SYS_NICE. The result is schema rtlab.pi/1.";
 pub const PI_CHECK_AFTER: &str = "\
 EXAMPLES:
     rtlab pi check --duration 2s                   one group on the first allowed CPU
-    rtlab pi check --groups 2 --duration 10s --json > pi.json
+    rtlab pi check --duration 10s --json > pi.json
     rtlab pi check --cpus 1 --duration 5s -o pi.json
 
 PEER EQUIVALENTS:
