@@ -221,3 +221,65 @@ fn a_program_that_does_not_lock_its_memory_is_named_and_one_that_does_is_not() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("not locked"), "{stderr}");
 }
+
+/// A kernel tree with the RT cpuset `tune apply` makes (CPUs `rt_cpus`), and its journal.
+fn tuned_tree(dir: &Path, rt_cpus: &str) -> std::path::PathBuf {
+    let write = |path: &str, text: &str| {
+        let full = dir.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    };
+    write("/proc/version", "Linux version 6.1.0\n");
+    write("/sys/devices/system/cpu/online", "0-1\n");
+    write("/sys/fs/cgroup/rtlab-rt/cgroup.procs", "");
+    write(
+        "/sys/fs/cgroup/rtlab-rt/cpuset.cpus.effective",
+        &format!("{rt_cpus}\n"),
+    );
+    let journal = dir.join("tune-journal.jsonl");
+    std::fs::write(
+        &journal,
+        "{\"step\":\"mkdir\",\"path\":\"/sys/fs/cgroup/rtlab-rt\"}\n",
+    )
+    .unwrap();
+    journal
+}
+
+#[test]
+fn the_program_joins_the_rt_cpuset_tune_apply_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = tuned_tree(dir.path(), "1");
+    let tree = |cmd: &mut Command| {
+        cmd.arg("--root")
+            .arg(dir.path())
+            .args(["exec", "--journal"])
+            .arg(&journal);
+    };
+    let mut dry = rtlab();
+    tree(&mut dry);
+    let (code, stdout, stderr) = run(dry.args(["--dry-run", "--", "true"]));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("cpuset:         /sys/fs/cgroup/rtlab-rt (CPUs 1)"),
+        "{stdout}"
+    );
+
+    let mut outside = rtlab();
+    tree(&mut outside);
+    let (code, _, stderr) = run(outside.args(["--cpus", "0", "--", "true"]));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("outside the RT cpuset"), "{stderr}");
+
+    // In a fixture tree, joining is a write of "0" (the writer itself) to its cgroup.procs.
+    let mut joins = rtlab();
+    tree(&mut joins);
+    let (code, _, stderr) = run(joins.args(["--", "true"]));
+    assert_eq!(code, Some(0), "{stderr}");
+    let procs = dir.path().join("sys/fs/cgroup/rtlab-rt/cgroup.procs");
+    assert_eq!(std::fs::read_to_string(procs).unwrap(), "0");
+
+    let mut kept_out = rtlab();
+    tree(&mut kept_out);
+    let (_, stdout, _) = run(kept_out.args(["--no-cpuset", "--dry-run", "--", "true"]));
+    assert!(stdout.contains("cpuset:         none"), "{stdout}");
+}
