@@ -59,7 +59,15 @@ pub fn run(args: &ExecArgs, root: &Root) -> Result<Exit> {
     let program = args.command[0].to_string_lossy().into_owned();
     let pid = match sys::launch::spawn(root, &args.command, &setup) {
         Ok(pid) => pid,
-        Err(LaunchError::Setup(e)) => return Err(UsageError(format!("{program}: {e}")).into()),
+        Err(LaunchError::Setup(e)) => {
+            let hint = match (&setup.cgroup, args.deadline) {
+                (Some(group), Some(_)) => {
+                    format!(" (it had joined the RT cpuset {group}; --no-cpuset starts it outside)")
+                }
+                _ => String::new(),
+            };
+            return Err(UsageError(format!("{program}: {e}{hint}")).into());
+        }
         Err(LaunchError::Exec {
             not_found, message, ..
         }) => {
