@@ -162,14 +162,15 @@ fn dry_run_text(command: &[OsString], setup: &LaunchSetup, granted: Option<&CpuS
     )
 }
 
-/// Waits for the program, forwarding termination signals, checking its memory lock once
-/// `check_after` has passed; its end becomes rtlab's exit status.
+/// Waits for the program, forwarding termination signals (`_blocked` keeps them blocked, so
+/// they are taken here), checking its memory lock once `check_after` has passed; its end
+/// becomes rtlab's exit status.
 fn wait_for(
     pid: u32,
     program: &str,
     check_after: Nanos,
     root: &Root,
-    signals: &TerminationSignals,
+    _blocked: &TerminationSignals,
     console: &mut Console,
 ) -> Result<Exit> {
     let started = Instant::now();
@@ -195,9 +196,14 @@ fn wait_for(
                 console.warn(&w);
             }
         }
-        if let Some(signal) = signals.wait(POLL) {
-            sys::launch::forward_signal(pid, signal)
-                .with_context(|| format!("forwarding {signal} to {program}"))?;
+        // A signal from the terminal went to the program too (same process group): passing
+        // it on would deliver it twice, and a program that stops gracefully on the first
+        // Ctrl-C takes a second as "now".
+        if let Some(got) = sys::launch::take_signal(POLL)
+            && !got.from_terminal
+        {
+            sys::launch::forward_signal(pid, got.signal)
+                .with_context(|| format!("forwarding {} to {program}", got.signal))?;
         }
     }
 }

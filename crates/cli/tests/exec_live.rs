@@ -283,3 +283,69 @@ fn the_program_joins_the_rt_cpuset_tune_apply_made() {
     let (_, stdout, _) = run(kept_out.args(["--no-cpuset", "--dry-run", "--", "true"]));
     assert!(stdout.contains("cpuset:         none"), "{stdout}");
 }
+
+#[test]
+fn ctrl_c_at_a_terminal_reaches_the_program_once() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let counter = compile(
+        dir.path(),
+        "count-int",
+        "#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n\
+         static volatile sig_atomic_t n;\nstatic void on_int(int s) { (void)s; n++; }\n\
+         int main(void) { signal(SIGINT, on_int); for (int i = 0; i < 30; i++) usleep(50000);\n\
+         printf(\"INT %d\\n\", (int)n); return 0; }\n",
+    );
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors into the given ints; the other arguments may be
+    // null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut cmd = exec();
+    cmd.args(["--check-after", "0", "--"])
+        .arg(&counter)
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap());
+    // SAFETY: setsid and ioctl(TIOCSCTTY) are async-signal-safe; rtlab gets the terminal as
+    // its controlling terminal, and its process group is the foreground one.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    // The command holds copies of the terminal's slave side: every copy must close for the
+    // master to read the end of the output.
+    drop(cmd);
+    drop(slave);
+    std::thread::sleep(Duration::from_millis(600));
+    let mut terminal = std::fs::File::from(master);
+    std::io::Write::write_all(&mut terminal, b"\x03").unwrap();
+    let status = wait_for(&mut child, Duration::from_secs(10));
+    let mut out = Vec::new();
+    // The terminal reads EIO once every writer is gone: the end of the output.
+    let _ = terminal.read_to_end(&mut out);
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("INT 1"),
+        "the terminal's SIGINT reached the program other than once: {out}"
+    );
+}

@@ -292,6 +292,45 @@ pub fn irq_thread_priorities(root: &Root) -> Result<Vec<u32>> {
         .collect())
 }
 
+/// A termination signal rtlab took while waiting for its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// Which.
+    pub signal: Signal,
+    /// The terminal sent it (Ctrl-C, a hang-up: `si_code` SI_KERNEL) to the whole foreground
+    /// process group, so the program, in rtlab's group, has it already.
+    pub from_terminal: bool,
+}
+
+/// Takes a pending SIGINT, SIGTERM or SIGHUP, waiting up to `timeout` (sigtimedwait with the
+/// sender's details). The signals must be blocked in the calling thread
+/// (`signals::TerminationSignals`), or they kill the process instead.
+pub fn take_signal(timeout: std::time::Duration) -> Option<Received> {
+    // SAFETY: an all-zero sigset_t and siginfo_t are valid storage; sigemptyset and sigaddset
+    // initialise the set with valid signal numbers.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is valid storage.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for signal in Signal::ALL {
+            libc::sigaddset(&mut set, signal.number());
+        }
+    }
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as _,
+        tv_nsec: timeout.subsec_nanos() as _,
+    };
+    // SAFETY: `set` is initialised, `info` and `ts` are valid for the call.
+    let rc = unsafe { libc::sigtimedwait(&set, &mut info, &ts) };
+    let signal = Signal::from_number(rc)?;
+    Some(Received {
+        signal,
+        from_terminal: info.si_code == libc::SI_KERNEL,
+    })
+}
+
 /// Sends `signal` to process `pid` (forwarding what rtlab received). A process already gone
 /// is not an error.
 pub fn forward_signal(pid: u32, signal: Signal) -> Result<()> {

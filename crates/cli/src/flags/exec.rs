@@ -28,8 +28,8 @@ Memory: a memory lock does not survive exec, so the program must call mlockall i
 --check-after TIME after the start, rtlab reads its VmLck and VmRSS (/proc/PID/status) and \
 says so on standard error if it locked nothing.
 
-rtlab waits for the program, forwards SIGINT, SIGTERM and SIGHUP to it, and exits with its \
-status. If rtlab is killed, the program is killed too (a real-time program is not left \
+rtlab waits for the program, forwards SIGINT, SIGTERM and SIGHUP to it (except those the \
+terminal sent to both: Ctrl-C reaches the program once), and exits with its status. If rtlab is killed, the program is killed too (a real-time program is not left \
 running unattended).";
 
 pub const EXEC_AFTER: &str = "\
