@@ -222,10 +222,9 @@ fn explain(root: &Root, setup: &LaunchSetup, step: u64, err: io::Error) -> Launc
                 crate::mem::format_limit(setup.memlock.flatten())
             )
             .into(),
-            fix: format!(
-                "{err}: raising the hard limit needs CAP_SYS_RESOURCE: run as root, or ask for \
-                 at most the hard limit (ulimit -H -l)"
-            ),
+            fix: "raising the hard limit needs CAP_SYS_RESOURCE: run as root, or ask for at \
+                  most the hard limit (ulimit -H -l)"
+                .to_string(),
         },
         STEP_POLICY => match &setup.policy {
             Some(policy) => policy.refusal(errno, allowed_cpus(root, setup)),
