@@ -14,6 +14,8 @@ pub enum Exit {
     VerdictFailed,
     /// Stopped early by SIGINT/SIGTERM.
     Interrupted,
+    /// A started program's own exit status, handed on (`rtlab exec`).
+    Status(u8),
 }
 
 impl Exit {
@@ -23,6 +25,7 @@ impl Exit {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::VerdictFailed => ExitCode::from(1),
             Exit::Interrupted => ExitCode::from(130),
+            Exit::Status(code) => ExitCode::from(code),
         }
     }
 }

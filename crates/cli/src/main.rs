@@ -10,6 +10,7 @@ mod audit_cmd;
 mod compare_cmd;
 mod console;
 mod docs_cmd;
+mod exec_cmd;
 mod exit;
 mod explain_cmd;
 mod explain_stats;
@@ -23,6 +24,7 @@ mod load_child;
 mod load_cmd;
 mod measure_cmd;
 mod noise_cmd;
+mod pi_cmd;
 mod report_cmd;
 mod run_cmd;
 mod run_session;
@@ -117,6 +119,8 @@ fn run() -> ExitCode {
         Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Sched(command) => sched_cmd::run(command, &root),
         Command::Tune(command) => tune_cmd::run(command, &root),
+        Command::Exec(args) => exec_cmd::run(args, &root),
+        Command::Pi(command) => pi_cmd::run(command, &root),
         Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

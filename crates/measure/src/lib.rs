@@ -23,6 +23,7 @@ pub mod config;
 mod env;
 pub mod hwlat;
 pub mod noise;
+pub mod pi;
 pub mod preflight;
 mod result;
 pub mod run;

@@ -26,6 +26,7 @@ pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod noise;
+pub mod pi;
 pub mod sched;
 pub mod stats;
 pub mod tune;

@@ -30,6 +30,7 @@ pub mod inspect;
 pub mod live;
 pub mod load;
 pub mod noise;
+pub mod pi;
 pub mod sched;
 pub mod table;
 pub mod tune;

@@ -210,7 +210,7 @@ pub fn locked_kib() -> Option<u64> {
 }
 
 /// The value of a `Key:   123 kB` line of `/proc/PID/status`.
-fn status_kib(status: &str, key: &str) -> Option<u64> {
+pub(crate) fn status_kib(status: &str, key: &str) -> Option<u64> {
     status.lines().find_map(|line| {
         let rest = line.strip_prefix(key)?.strip_prefix(':')?;
         rest.trim().strip_suffix("kB")?.trim().parse().ok()

@@ -14,6 +14,7 @@ pub mod apply;
 pub mod boot;
 pub mod irqd;
 pub mod journal;
+pub mod launch;
 mod outcome;
 pub mod plan;
 mod revert;

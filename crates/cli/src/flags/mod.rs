@@ -8,6 +8,7 @@
 
 mod audit;
 mod compare;
+mod exec;
 mod explain;
 mod help;
 mod hwlat;
@@ -16,6 +17,7 @@ mod inspect;
 mod load;
 mod measure;
 mod noise;
+mod pi;
 pub mod renamed;
 mod run;
 mod sched;
@@ -28,6 +30,7 @@ pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
+pub use exec::ExecArgs;
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
 pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
@@ -35,6 +38,7 @@ pub use inspect::{InspectArgs, InspectFormat};
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
+pub use pi::{PiCheckArgs, PiCommand, PiFormat};
 pub use run::RunArgs;
 pub use sched::{SchedCheckArgs, SchedCommand, SchedFormat, SchedPolicyArg};
 pub use store::{
@@ -151,6 +155,13 @@ pub enum Command {
     /// its deadlines under SCHED_FIFO, EDF and SCHED_DEADLINE, with response times.
     #[command(subcommand, after_long_help = help::GROUP)]
     Sched(sched::SchedCommand),
+    /// Start a program set up for real time: policy and priority or a SCHED_DEADLINE
+    /// reservation, CPUs, RLIMIT_MEMLOCK and the RT cpuset, set before it runs.
+    #[command(long_about = exec::EXEC_LONG, after_long_help = exec::EXEC_AFTER)]
+    Exec(Box<exec::ExecArgs>),
+    /// Check that priority inheritance works here: `rtlab pi check`.
+    #[command(subcommand, after_long_help = help::GROUP)]
+    Pi(pi::PiCommand),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
     #[command(subcommand, after_long_help = help::GROUP)]

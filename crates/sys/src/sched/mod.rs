@@ -344,17 +344,28 @@ fn set_deadline(p: &SchedParams) -> Result<()> {
     if rc == 0 {
         return Ok(());
     }
-    let err = io::Error::last_os_error();
-    Err(match err.raw_os_error() {
-        Some(libc::EPERM) => deadline_eperm(call),
+    let share = runtime as f64 * 100.0 / period as f64;
+    Err(deadline_refusal(
+        call,
+        io::Error::last_os_error(),
+        affinity().ok(),
+        share,
+    ))
+}
+
+/// Why the kernel refused a SCHED_DEADLINE reservation, with the fix; `allowed` is the CPUs
+/// the thread may run on when it asked (pinning matters for EPERM).
+/// `share` is runtime/period in percent of a CPU.
+fn deadline_refusal(call: String, err: io::Error, allowed: Option<CpuSet>, share: f64) -> Error {
+    match err.raw_os_error() {
+        Some(libc::EPERM) => deadline_eperm(call, allowed),
         Some(libc::EBUSY) => Error::Unsupported {
             what: call,
             why: format!(
-                "admission control refused the bandwidth: runtime/period ({:.1}% of a CPU) \
+                "admission control refused the bandwidth: runtime/period ({share:.1}% of a CPU) \
                  does not fit in what SCHED_DEADLINE may still use on these CPUs \
                  (kernel.sched_rt_runtime_us / sched_rt_period_us per CPU, minus other \
-                 deadline tasks); use a smaller runtime or a longer period",
-                runtime as f64 * 100.0 / period as f64
+                 deadline tasks); use a smaller runtime or a longer period"
             ),
         },
         Some(libc::EINVAL) => Error::Unsupported {
@@ -367,7 +378,7 @@ fn set_deadline(p: &SchedParams) -> Result<()> {
             ),
         },
         _ => call_error(&call, err),
-    })
+    }
 }
 
 /// The kernel's `__checkparam_dl` rules, checked first so the message says which one failed.
@@ -400,8 +411,7 @@ fn check_deadline(runtime: u64, deadline: u64, period: u64) -> std::result::Resu
 }
 
 /// EPERM from sched_setattr(SCHED_DEADLINE): a pinned thread, or missing privileges.
-fn deadline_eperm(call: String) -> Error {
-    let allowed = affinity().ok();
+fn deadline_eperm(call: String, allowed: Option<CpuSet>) -> Error {
     let online = Root::host()
         .read_trimmed("/sys/devices/system/cpu/online")
         .and_then(|text| CpuSet::parse_list(&text).ok());
@@ -544,5 +554,8 @@ fn period_limits_text() -> String {
     )
 }
 
+mod prepared;
 #[cfg(test)]
 mod tests;
+
+pub use prepared::PreparedPolicy;
