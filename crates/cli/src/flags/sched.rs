@@ -40,7 +40,7 @@ pub const SCHED_CHECK_AFTER: &str = "\
 EXAMPLES:
     rtlab sched check tasks.toml                      fixed priorities, every test
     rtlab sched check tasks.toml --policy edf
-    rtlab sched check tasks.toml --jitter-from last   this machine's measured jitter
+    rtlab sched check tasks.toml --jitter-from rt.json   jitter as measured (a run or its id)
     rtlab sched check tasks.toml --json -o sched.json
 
 A TASK SET:

@@ -396,14 +396,14 @@ fn connections_opening_a_fresh_database_at_once_all_succeed() {
 }
 
 #[test]
-fn a_version_1_store_gains_the_import_trace_build_and_noise_columns_and_keeps_its_runs() {
+fn a_version_1_store_gains_the_import_trace_build_noise_and_workload_columns_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
     let mut conn = Connection::open(&path).unwrap();
     crate::schema::MIGRATIONS.to_version(&mut conn, 1).unwrap();
     drop(conn);
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     let run = realistic();
     assert!(run.import.is_some() && run.trace.is_some() && run.build.is_some());
     let saved = store.save_measure(&run, None, None).unwrap();
@@ -415,4 +415,24 @@ fn a_version_1_store_gains_the_import_trace_build_and_noise_columns_and_keeps_it
     let saved = store.save_measure(&measured, None, None).unwrap();
     let back = store.load_measure(&saved).unwrap();
     assert_eq!((back.import, back.trace, back.build), (None, None, None));
+    assert_eq!(back.workload, None);
+    // A run measured with --workload keeps its workload section (version 6).
+    measured.workload = Some(model::workload::WorkloadInfo {
+        runtime_ns: model::Nanos::from_us(300),
+        deadline_ns: model::Nanos::from_us(500),
+        cpus: vec![model::workload::WorkloadCpu {
+            cpu: 0,
+            iterations: 123_456,
+            nominal_ns: 300_100,
+            jobs: 1,
+            misses: 1,
+            late_start: 1,
+            max_latency_ns: 5_000,
+            min_execution_ns: 300_100,
+            max_execution_ns: 300_100,
+            ..Default::default()
+        }],
+    });
+    let saved = store.save_measure(&measured, None, None).unwrap();
+    assert_eq!(store.load_measure(&saved).unwrap(), measured);
 }
