@@ -92,7 +92,8 @@ fn options(args: &AuditArgs, root: &Root) -> Result<Options> {
     })
 }
 
-fn paint(colour: bool, status: Status, label: &str) -> String {
+/// A finding's status label, coloured when `colour` (shared with `rtlab inspect`).
+pub(crate) fn paint(colour: bool, status: Status, label: &str) -> String {
     if !colour {
         return label.to_string();
     }

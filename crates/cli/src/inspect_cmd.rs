@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use audit::inspect::{Config, ExactDelay, InspectError, Limits, Pause, Window};
-use model::audit::Status;
 use model::inspect::Inspection;
 use sys::Root;
 use sys::signals::TerminationSignals;
@@ -58,7 +57,9 @@ pub fn run(args: &InspectArgs, root: &Root) -> Result<Exit> {
         InspectFormat::Table => {
             let colour = std::io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-            report::inspect::inspect_table(&inspection, &|s, l| paint(colour, s, l))
+            report::inspect::inspect_table(&inspection, &|s, l| {
+                crate::audit_cmd::paint(colour, s, l)
+            })
         }
     };
     console::print_stdout(&text).context("writing to standard output")?;
@@ -106,19 +107,6 @@ fn config(args: &InspectArgs) -> Result<Config> {
             run_delay_budget_ns: args.run_delay_budget.0,
         },
     })
-}
-
-fn paint(colour: bool, status: Status, label: &str) -> String {
-    if !colour {
-        return label.to_string();
-    }
-    let code = match status {
-        Status::Fail | Status::Error => "1;31",
-        Status::Warn => "33",
-        Status::Info | Status::Unknown => "36",
-        Status::Pass => "32",
-    };
-    format!("\x1b[{code}m{label}\x1b[0m")
 }
 
 /// The threads to trace: all of the process's, or its real-time ones when there are more
