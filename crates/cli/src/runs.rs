@@ -3,38 +3,50 @@
 //! or `last`), naming a run for tables and reports, and a run's text as `measure` and `show`
 //! print it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use model::measure::MeasureRun;
-use store::{RunId, Store};
+use store::{Location, RunId, Store};
 
 use crate::exit::UsageError;
 
-/// The store's path: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME).
-fn db_path(db: Option<&Path>) -> Result<PathBuf> {
+/// Where the store is: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME); a
+/// `postgres://` address names a PostgreSQL database.
+fn db_location(db: Option<&Path>) -> Result<Location> {
     if let Some(p) = db {
-        return Ok(p.to_path_buf());
+        return Ok(Location::parse(p.as_os_str()));
     }
-    store::default_path(|k| std::env::var_os(k)).ok_or_else(|| {
-        UsageError(
-            "no place for the run store: HOME is not set; give --db PATH or set RTLAB_DB".into(),
-        )
-        .into()
-    })
+    store::default_path(|k| std::env::var_os(k))
+        .map(|p| Location::parse(p.as_os_str()))
+        .ok_or_else(|| {
+            UsageError(
+                "no place for the run store: HOME is not set; give --db PATH or set RTLAB_DB"
+                    .into(),
+            )
+            .into()
+        })
 }
 
 /// Opens (creating if need be) the store, for saving.
 pub fn open(db: Option<&Path>) -> Result<Store> {
-    let path = db_path(db)?;
-    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+    let location = db_location(db)?;
+    Store::open_at(&location).map_err(|e| UsageError(e.to_string()).into())
 }
 
-/// Checks, before a run that will save into it, that the store can be used, creating nothing:
-/// an existing store is opened (its schema checked), a new one must be creatable (its
-/// directory exists or can be made, the path is not a directory).
+/// Checks, before a run that will save into it, that the store can be used, creating nothing
+/// on disk: an existing store is opened (its schema checked), a new file must be creatable
+/// (its directory exists or can be made, the path is not a directory); a PostgreSQL database
+/// is connected to (and its schema made or brought up to date).
 pub fn check_usable(db: Option<&Path>) -> Result<()> {
-    let path = db_path(db)?;
+    let path = match db_location(db)? {
+        Location::File(path) => path,
+        postgres @ Location::Postgres(_) => {
+            return Store::open_at(&postgres)
+                .map(drop)
+                .map_err(|e| UsageError(e.to_string()).into());
+        }
+    };
     if path.exists() {
         if path.is_dir() {
             return Err(
@@ -52,17 +64,20 @@ pub fn check_usable(db: Option<&Path>) -> Result<()> {
     .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
 
-/// Opens the store for reading: a store that does not exist yet is an error, not a new file.
+/// Opens the store for reading: a store file that does not exist yet is an error, not a new
+/// file.
 pub fn open_existing(db: Option<&Path>) -> Result<Store> {
-    let path = db_path(db)?;
-    if !path.exists() {
+    let location = db_location(db)?;
+    if let Location::File(path) = &location
+        && !path.exists()
+    {
         return Err(UsageError(format!(
             "no run store at {} yet: `rtlab measure` saves every run there (or give --db PATH)",
             path.display()
         ))
         .into());
     }
-    Store::open(&path).map_err(|e| UsageError(e.to_string()).into())
+    Store::open_at(&location).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// Saves a finished measurement, with its label and the session it belongs to (the phases of

@@ -1,8 +1,10 @@
-//! What can go wrong with the store, each error naming the database file (and the run and
-//! column where one is at fault) and, where a person can act, what to type instead.
+//! What can go wrong with the store, each error naming the database (its file, or its
+//! PostgreSQL address without the password) and the run and column where one is at fault and,
+//! where a person can act, what to type instead.
 
 use std::path::PathBuf;
 
+use crate::db::DbError;
 use crate::id::{MIN_PREFIX, RunId};
 
 /// Why a store operation failed.
@@ -16,33 +18,49 @@ pub enum StoreError {
         /// What the system said.
         source: std::io::Error,
     },
-    /// SQLite refused an operation (also: the file is not a database, or it is locked for
-    /// longer than the busy timeout).
-    #[error("rtlab database {}: {source}", path.display())]
-    Sqlite {
-        /// The database file (`:memory:` for an in-memory store).
-        path: PathBuf,
-        /// SQLite's error.
-        source: rusqlite::Error,
+    /// The database engine refused an operation (also: the file is not a database, it is
+    /// locked for longer than the busy timeout, or the server cannot be reached).
+    #[error("rtlab database {db}: {source}")]
+    Engine {
+        /// The database (`:memory:` for an in-memory store).
+        db: String,
+        /// The engine's error.
+        source: DbError,
+    },
+    /// A PostgreSQL address was given to an rtlab built without PostgreSQL support.
+    #[error(
+        "rtlab database {db}: this rtlab was built without PostgreSQL support (the `server` \
+         feature; boards push to `rtlab serve` instead); give a SQLite file with --db PATH"
+    )]
+    NoPostgres {
+        /// The address, without its password.
+        db: String,
+    },
+    /// A database address that cannot be used.
+    #[error("rtlab database '{db}': {why}")]
+    BadAddress {
+        /// The address as given, without its password.
+        db: String,
+        /// What is wrong and what to write.
+        why: String,
     },
     /// A schema migration failed; the database is left at the version it had.
-    #[error("rtlab database {}: cannot bring the schema up to date: {source}", path.display())]
+    #[error("rtlab database {db}: cannot bring the schema up to date: {why}")]
     Migrate {
-        /// The database file.
-        path: PathBuf,
-        /// The migration library's error.
-        source: rusqlite_migration::Error,
+        /// The database.
+        db: String,
+        /// The migration's error.
+        why: String,
     },
     /// The database was written by a newer rtlab with a schema this one does not know.
     #[error(
-        "rtlab database {} has schema version {found}, written by a newer rtlab; this rtlab \
+        "rtlab database {db} has schema version {found}, written by a newer rtlab; this rtlab \
          knows schema versions up to {supported}. Upgrade rtlab, or give another database \
-         with --db PATH or RTLAB_DB",
-        path.display()
+         with --db PATH or RTLAB_DB"
     )]
     TooNew {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        db: String,
         /// Its schema version (SQLite's `user_version`).
         found: i64,
         /// The newest version this rtlab knows.
@@ -50,24 +68,20 @@ pub enum StoreError {
     },
     /// No stored run has this id (or the text is not a run id at all).
     #[error(
-        "no run '{spec}' in {}; `rtlab runs` lists the stored ids (give an id, a unique prefix \
-         of at least {MIN_PREFIX} characters, or `last`)",
-        path.display()
+        "no run '{spec}' in {db}; `rtlab runs` lists the stored ids (give an id, a unique prefix \
+         of at least {MIN_PREFIX} characters, or `last`)"
     )]
     NotFound {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        db: String,
         /// What was asked for.
         spec: String,
     },
     /// `last` was asked for, but nothing is stored.
-    #[error(
-        "no runs are stored in {} yet, so `last` names nothing; `rtlab measure` saves one",
-        path.display()
-    )]
+    #[error("no runs are stored in {db} yet, so `last` names nothing; `rtlab measure` saves one")]
     Empty {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        db: String,
     },
     /// A prefix matches more than one run.
     #[error(
@@ -92,10 +106,10 @@ pub enum StoreError {
         spec: String,
     },
     /// A stored value that does not read back: the row was damaged or written by hand.
-    #[error("run {run} in {}: column {column} is damaged: {why}", path.display())]
+    #[error("run {run} in {db}: column {column} is damaged: {why}")]
     Corrupt {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        db: String,
         /// The run's id as stored.
         run: String,
         /// The column (`params_json`, `run_cpus.raw_json` ...).
@@ -120,10 +134,18 @@ pub enum StoreError {
         why: String,
     },
     /// Every generated id was already taken (practically impossible with 48 random bits).
-    #[error("rtlab database {}: could not find a free run id; try again", path.display())]
+    #[error("rtlab database {db}: could not find a free run id; try again")]
     NoFreeId {
-        /// The database file.
-        path: PathBuf,
+        /// The database.
+        db: String,
+    },
+    /// A token name that cannot be used, or a token that does not exist.
+    #[error("token '{name}' {why}")]
+    Token {
+        /// The name as given (at most 80 characters of it).
+        name: String,
+        /// What is wrong and what to do.
+        why: String,
     },
     /// A list filter that cannot be applied.
     #[error("{field} '{value}' {expected}")]

@@ -1,6 +1,6 @@
-//! Run ids: 12 lowercase hexadecimal characters (48 random bits), short enough to type and
-//! to quote by a prefix, long enough that a collision in one database is practically
-//! impossible (and retried when it happens).
+//! Run ids: 12 lowercase hexadecimal characters (48 bits: the start of the run's digest, or
+//! random where that is taken), short enough to type and to quote by a prefix, long enough
+//! that a collision in one database is practically impossible (and retried when it happens).
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -31,6 +31,15 @@ impl RunId {
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The id a run with this digest (lowercase hexadecimal) gets where it is free: its first
+    /// twelve characters, so that the same run has the same id in every store it reaches.
+    pub(crate) fn from_digest(digest: &str) -> RunId {
+        match digest.get(..RunId::LEN).and_then(RunId::parse) {
+            Some(id) => id,
+            None => RunId::random(),
+        }
     }
 
     /// A fresh id from std's randomly keyed hasher over the time, the process id and a

@@ -5,14 +5,13 @@
 use model::measure::RunStatus;
 use model::stats::{Accumulator, percentile};
 use model::{CpuSet, Histogram, Nanos};
-use rusqlite::OptionalExtension;
-use rusqlite::types::Value;
 use serde::Serialize;
 
+use crate::db::{Arg, CellError, Row};
 use crate::error::StoreError;
 use crate::id::{MIN_PREFIX, RunId, is_lower_hex};
 use crate::schema::ALL_CPUS;
-use crate::store::{Store, parse_status, sql_err};
+use crate::store::{Store, parse_status};
 
 /// What [`Store::list`] keeps. Every field left `None` keeps everything.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -82,26 +81,26 @@ impl Store {
     /// The run that `spec` names: a whole id, a unique prefix of at least
     /// [`MIN_PREFIX`] characters (case is ignored), or `last` (the newest by start time).
     pub fn resolve(&self, spec: &str) -> Result<RunId, StoreError> {
-        let err = sql_err(&self.path);
         let spec = spec.trim();
         if spec.eq_ignore_ascii_case("last") {
-            let newest: Option<String> = self
-                .conn
-                .query_row(
-                    "SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1",
-                    [],
-                    |r| r.get(0),
+            let newest = self
+                .db
+                .query_opt(
+                    &format!(
+                        "SELECT r.id FROM runs r ORDER BY r.started_at DESC, {} DESC LIMIT 1",
+                        self.db.dialect().saved_order()
+                    ),
+                    &[],
                 )
-                .optional()
-                .map_err(&err)?;
-            let id = newest.ok_or_else(|| StoreError::Empty {
-                path: self.path.clone(),
-            })?;
-            return self.stored_id(id);
+                .map_err(|e| self.engine_error(e))?
+                .ok_or_else(|| StoreError::Empty {
+                    db: self.name.clone(),
+                })?;
+            return self.stored_id(newest.text(0).map_err(|e| self.corrupt("-", "id", e.why))?);
         }
         let prefix = spec.to_ascii_lowercase();
         let not_found = || StoreError::NotFound {
-            path: self.path.clone(),
+            db: self.name.clone(),
             spec: spec.to_string(),
         };
         if prefix.len() > RunId::LEN || !prefix.bytes().all(is_lower_hex) {
@@ -112,20 +111,21 @@ impl Store {
                 spec: spec.to_string(),
             });
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE substr(id, 1, ?1) = ?2 ORDER BY id")
-            .map_err(&err)?;
-        let ids = stmt
-            .query_map(rusqlite::params![prefix.len() as i64, prefix], |r| {
-                r.get::<_, String>(0)
-            })
-            .map_err(&err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&err)?;
-        let mut ids = ids
+        // The prefix is lowercase hexadecimal, so it holds no LIKE wildcard.
+        let pattern = format!("{prefix}%");
+        let rows = self
+            .db
+            .query(
+                "SELECT id FROM runs WHERE id LIKE ?1 ORDER BY id",
+                &[Arg::Text(&pattern)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        let mut ids = rows
             .into_iter()
-            .map(|id| self.stored_id(id))
+            .map(|r| {
+                let id = r.text(0).map_err(|e| self.corrupt("-", "id", e.why))?;
+                self.stored_id(id)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         match ids.len() {
             0 => Err(not_found()),
@@ -139,76 +139,94 @@ impl Store {
 
     /// Runs that pass `filter`, newest first (by start time, then by when they were saved).
     pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
-        let err = sql_err(&self.path);
-        let mut sql = String::from(
+        let dialect = self.db.dialect();
+        let mut sql = format!(
             "SELECT r.id, r.kind, r.started_at, r.hostname, r.kernel_release, r.label,
-                    r.status, r.session, r.elapsed_ns,
-                    (SELECT group_concat(c.cpu) FROM run_cpus c
-                     WHERE c.run_id = r.id AND c.cpu >= 0),
-                    a.raw_json, a.histogram_json,
-                    json_extract(r.load_json, '$.spec'),
-                    json_extract(r.import_json, '$.quantity')
+                    r.status, r.session, r.elapsed_ns, {},
+                    a.raw_json, a.histogram_json, {}, {}
              FROM runs r LEFT JOIN run_cpus a ON a.run_id = r.id AND a.cpu = ?1
-             WHERE 1",
+             WHERE 1 = 1",
+            dialect.cpu_list(),
+            dialect.json_field("r.load_json", "spec"),
+            dialect.json_field("r.import_json", "quantity"),
         );
-        let mut args = vec![Value::Integer(ALL_CPUS)];
-        let mut push = |clause: &str, value: &str| {
-            args.push(Value::Text(value.to_string()));
-            sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
+        let mut texts: Vec<String> = Vec::new();
+        let mut clauses: Vec<String> = Vec::new();
+        // Each text argument's placeholder is its position after ?1 (the all-CPU row).
+        let mut push = |clause: &dyn Fn(&str) -> String, value: &str| {
+            texts.push(value.to_string());
+            clauses.push(clause(&format!("?{}", texts.len() + 1)));
         };
         if let Some(host) = &filter.host {
-            push(" AND r.hostname = ?", host);
+            push(&|p| format!(" AND r.hostname = {p}"), host);
         }
         if let Some(kernel) = &filter.kernel {
-            push(" AND instr(r.kernel_release, ?) > 0", kernel);
+            push(
+                &|p| format!(" AND {}", dialect.contains("r.kernel_release", p)),
+                kernel,
+            );
         }
         if let Some(label) = &filter.label {
-            push(" AND instr(lower(r.label), lower(?)) > 0", label);
+            push(
+                &|p| {
+                    format!(
+                        " AND {}",
+                        dialect.contains("lower(r.label)", &format!("lower({p})"))
+                    )
+                },
+                label,
+            );
         }
         if let Some(status) = &filter.status {
             check_status(status)?;
-            push(" AND r.status = ?", status);
+            push(&|p| format!(" AND r.status = {p}"), status);
         }
         if let Some(session) = &filter.session {
-            push(" AND r.session = ?", session);
+            push(&|p| format!(" AND r.session = {p}"), session);
         }
         if let Some(since) = &filter.since {
-            push(" AND r.started_at >= ?", &check_time("since", since)?);
+            push(
+                &|p| format!(" AND r.started_at >= {p}"),
+                &check_time("since", since)?,
+            );
         }
         if let Some(until) = &filter.until {
-            let until = check_time("until", until)?;
             // Both placeholders name the same argument.
-            push(" AND substr(r.started_at, 1, length(?)) <= ?", &until);
+            push(
+                &|p| format!(" AND substr(r.started_at, 1, length({p})) <= {p}"),
+                &check_time("until", until)?,
+            );
         }
-        sql.push_str(" ORDER BY r.started_at DESC, r.rowid DESC");
-        if let Some(limit) = filter.limit {
-            args.push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
-            sql.push_str(&format!(" LIMIT ?{}", args.len()));
+        for clause in &clauses {
+            sql.push_str(clause);
         }
-        let mut stmt = self.conn.prepare(&sql).map_err(&err)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(SummaryRow {
-                    id: r.get(0)?,
-                    kind: r.get(1)?,
-                    started_at: r.get(2)?,
-                    hostname: r.get(3)?,
-                    kernel_release: r.get(4)?,
-                    label: r.get(5)?,
-                    status: r.get(6)?,
-                    session: r.get(7)?,
-                    elapsed_ns: r.get(8)?,
-                    cpus: r.get(9)?,
-                    raw: r.get(10)?,
-                    histogram: r.get(11)?,
-                    load: r.get(12)?,
-                    quantity: r.get(13)?,
-                })
+        sql.push_str(&format!(
+            " ORDER BY r.started_at DESC, {} DESC",
+            dialect.saved_order()
+        ));
+        let limit = filter.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+        if limit.is_some() {
+            sql.push_str(&format!(" LIMIT ?{}", texts.len() + 2));
+        }
+        let mut args = vec![Arg::Int(ALL_CPUS)];
+        args.extend(texts.iter().map(|t| Arg::Text(t)));
+        args.extend(limit.map(Arg::Int));
+        let rows = self
+            .db
+            .query(&sql, &args)
+            .map_err(|e| self.engine_error(e))?;
+        rows.into_iter()
+            .map(|row| {
+                let row = SummaryRow::read(&row).map_err(|e| {
+                    self.corrupt(
+                        &row.opt_text(0).ok().flatten().unwrap_or_default(),
+                        SummaryRow::COLUMNS[e.index.min(13)],
+                        e.why,
+                    )
+                })?;
+                self.summary(row)
             })
-            .map_err(&err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&err)?;
-        rows.into_iter().map(|row| self.summary(row)).collect()
+            .collect()
     }
 
     fn summary(&self, row: SummaryRow) -> Result<RunSummary, StoreError> {
@@ -251,7 +269,7 @@ impl Store {
     }
 
     /// An id read from the database, checked.
-    fn stored_id(&self, id: String) -> Result<RunId, StoreError> {
+    pub(crate) fn stored_id(&self, id: String) -> Result<RunId, StoreError> {
         RunId::parse(&id).ok_or_else(|| self.corrupt(&id, "id", "not a 12-character hex id"))
     }
 }
@@ -272,6 +290,45 @@ struct SummaryRow {
     histogram: Option<String>,
     load: Option<String>,
     quantity: Option<String>,
+}
+
+impl SummaryRow {
+    /// The columns [`Store::list`] selects, in order, for messages.
+    const COLUMNS: [&'static str; 14] = [
+        "id",
+        "kind",
+        "started_at",
+        "hostname",
+        "kernel_release",
+        "label",
+        "status",
+        "session",
+        "elapsed_ns",
+        "run_cpus.cpu",
+        "run_cpus.raw_json",
+        "run_cpus.histogram_json",
+        "load_json",
+        "import_json",
+    ];
+
+    fn read(r: &Row) -> Result<SummaryRow, CellError> {
+        Ok(SummaryRow {
+            id: r.text(0)?,
+            kind: r.text(1)?,
+            started_at: r.text(2)?,
+            hostname: r.text(3)?,
+            kernel_release: r.text(4)?,
+            label: r.opt_text(5)?,
+            status: r.text(6)?,
+            session: r.opt_text(7)?,
+            elapsed_ns: r.int(8)?,
+            cpus: r.opt_text(9)?,
+            raw: r.opt_text(10)?,
+            histogram: r.opt_text(11)?,
+            load: r.opt_text(12)?,
+            quantity: r.opt_text(13)?,
+        })
+    }
 }
 
 fn check_status(status: &str) -> Result<(), StoreError> {

@@ -9,6 +9,12 @@
 //! Statistics (percentiles, mean, standard deviation) and region counts are derived from those
 //! when a run is read, so a better estimator never needs a migration (docs/decisions/0010).
 //!
+//! PostgreSQL (a shared fleet store) came at version 7: a new PostgreSQL database is created at
+//! that version in one step ([`POSTGRES_BASELINE`], the same tables and columns in PostgreSQL's
+//! types), and every later migration is written once, in SQL both engines accept
+//! ([`POSTGRES_STEPS`] repeats SQLite's steps after 7, which a test checks). PostgreSQL keeps
+//! the version in the one-row table `rtlab_schema`.
+//!
 //! `runs` has one row per stored result; `hostname`, `kernel_release`, `arch`, `status`,
 //! `started_at`, `label` and `session` are plain columns so that listing and filtering need no
 //! JSON. `run_cpus` has one row per measured CPU and one for the all-CPU aggregate
@@ -91,7 +97,91 @@ CREATE TABLE run_cpus (
         // otherwise.
         "ALTER TABLE runs ADD COLUMN workload_json TEXT;",
     ),
+    M::up(
+        // 7: a fleet store (issue #18). `digest` is the SHA-256 of what a run stored (not its
+        // label or session): the same run saved or uploaded twice is kept once. NULL for runs
+        // stored before. `tokens` holds the upload and read tokens of `rtlab serve`, hashed.
+        r#"
+ALTER TABLE runs ADD COLUMN digest TEXT;
+CREATE UNIQUE INDEX runs_digest ON runs (digest);
+CREATE TABLE tokens (
+    name       TEXT NOT NULL PRIMARY KEY,
+    hash       TEXT NOT NULL UNIQUE,
+    role       TEXT NOT NULL CHECK (role IN ('push', 'read')),
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+) STRICT;
+"#,
+    ),
 ];
+
+/// The schema version a new PostgreSQL database is created at.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const POSTGRES_BASE_VERSION: i64 = 7;
+
+/// The schema at version 7 in PostgreSQL's types: integers are `bigint`, SQLite's rowid is the
+/// `seq` column (the order runs were saved in).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const POSTGRES_BASELINE: &str = r#"
+CREATE TABLE runs (
+    seq            BIGSERIAL NOT NULL UNIQUE,
+    id             TEXT    NOT NULL PRIMARY KEY CHECK (length(id) = 12),
+    kind           TEXT    NOT NULL,
+    schema         TEXT    NOT NULL,
+    rtlab_version  TEXT    NOT NULL,
+    status         TEXT    NOT NULL,
+    started_at     TEXT    NOT NULL,
+    ended_at       TEXT    NOT NULL,
+    elapsed_ns     BIGINT  NOT NULL,
+    hostname       TEXT    NOT NULL,
+    kernel_release TEXT    NOT NULL,
+    arch           TEXT    NOT NULL,
+    label          TEXT,
+    session        TEXT,
+    host_json      TEXT    NOT NULL,
+    params_json    TEXT    NOT NULL,
+    break_json     TEXT,
+    warnings_json  TEXT    NOT NULL,
+    load_json      TEXT,
+    audit_json     TEXT,
+    created_at     TEXT    NOT NULL
+        DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+    import_json    TEXT,
+    trace_json     TEXT,
+    build_json     TEXT,
+    noise_json     TEXT,
+    workload_json  TEXT,
+    digest         TEXT
+);
+CREATE INDEX runs_started_at ON runs (started_at);
+CREATE INDEX runs_hostname ON runs (hostname);
+CREATE INDEX runs_label ON runs (label);
+CREATE INDEX runs_session ON runs (session);
+CREATE UNIQUE INDEX runs_digest ON runs (digest);
+
+CREATE TABLE run_cpus (
+    run_id         TEXT    NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    cpu            BIGINT  NOT NULL CHECK (cpu >= -1),
+    tid            BIGINT,
+    raw_json       TEXT    NOT NULL,
+    histogram_json TEXT    NOT NULL,
+    spikes_json    TEXT,
+    series_json    TEXT    NOT NULL,
+    PRIMARY KEY (run_id, cpu)
+);
+
+CREATE TABLE tokens (
+    name       TEXT NOT NULL PRIMARY KEY,
+    hash       TEXT NOT NULL UNIQUE,
+    role       TEXT NOT NULL CHECK (role IN ('push', 'read')),
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+"#;
+
+/// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) const POSTGRES_STEPS: &[&str] = &[];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -106,6 +196,12 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 6);
+        assert_eq!(SCHEMA_VERSION, 7);
+    }
+
+    #[test]
+    fn postgres_reaches_the_same_version_by_the_same_later_steps() {
+        let base = usize::try_from(POSTGRES_BASE_VERSION).unwrap();
+        assert_eq!(base + POSTGRES_STEPS.len(), SCHEMA_VERSION);
     }
 }

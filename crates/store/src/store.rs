@@ -1,363 +1,326 @@
-//! The [`Store`]: opening (directories, WAL, busy timeout, migrations, the too-new check),
-//! saving a measurement in one transaction, reading it back with its statistics derived,
-//! labelling and removing runs.
-
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+//! The [`Store`]: saving a measurement in one transaction (once: the same run saved twice is
+//! kept once), reading it back with its statistics derived, labelling and removing runs, on
+//! either engine.
 
 use model::Nanos;
 use model::measure::{self, Aggregate, CpuResult, MeasureRun, RunStatus};
 use model::stats::{Accumulator, LatencyStats};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::db::{Arg, Db, DbError};
+use crate::digest::{Encoded, EncodedCpu};
 use crate::error::StoreError;
 use crate::id::RunId;
-use crate::schema::{ALL_CPUS, KIND_MEASURE, KIND_NOISE, MIGRATIONS, SCHEMA_VERSION};
-
-/// How long an operation waits for another rtlab holding the database's write lock.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::schema::{ALL_CPUS, KIND_MEASURE, KIND_NOISE};
 
 /// How many fresh ids a save tries before giving up.
 const ID_ATTEMPTS: usize = 16;
 
-/// The result database: one SQLite connection and the file it belongs to.
+/// The result database: one connection (SQLite or PostgreSQL) and its name for messages.
 #[derive(Debug)]
 pub struct Store {
-    pub(crate) conn: Connection,
-    pub(crate) path: PathBuf,
+    pub(crate) db: Db,
+    /// The file's path or the address without its password.
+    pub(crate) name: String,
 }
 
-/// Wraps SQLite errors with the database path.
-pub(crate) fn sql_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        source,
-    }
+/// What a save did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Saved {
+    /// The run's id.
+    pub id: RunId,
+    /// False when the same run was already stored (then `id` is the stored one's).
+    pub new: bool,
 }
 
 impl Store {
-    /// Opens the database at `path`, creating it and its missing parent directories, switching
-    /// it to WAL, and applying the migrations it lacks. A database whose schema version is
-    /// newer than [`SCHEMA_VERSION`] is refused and left untouched.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
-                path: parent.to_path_buf(),
-                source,
-            })?;
+    /// The database as messages name it: the file (`:memory:` for an in-memory store), or
+    /// the PostgreSQL address without its password.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether this store is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        self.db.dialect() == crate::db::Dialect::Postgres
+    }
+
+    /// An engine error naming this database.
+    pub(crate) fn engine_error(&self, source: DbError) -> StoreError {
+        StoreError::Engine {
+            db: self.name.clone(),
+            source,
         }
-        let conn = Connection::open(path).map_err(sql_err(path))?;
-        Store::init(conn, path.to_path_buf(), true)
-    }
-
-    /// A fresh, empty store in memory (for tests and dry runs).
-    pub fn open_in_memory() -> Result<Store, StoreError> {
-        let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(sql_err(&path))?;
-        Store::init(conn, path, false)
-    }
-
-    fn init(mut conn: Connection, path: PathBuf, wal: bool) -> Result<Store, StoreError> {
-        let err = sql_err(&path);
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
-        if wal {
-            set_wal(&conn).map_err(&err)?;
-        }
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(&err)?;
-        // Take the write lock when a transaction starts, so two rtlab processes wait for each
-        // other (busy timeout) instead of failing on a lock upgrade.
-        conn.set_transaction_behavior(TransactionBehavior::Immediate);
-        let found: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(&err)?;
-        if found > SCHEMA_VERSION as i64 {
-            return Err(StoreError::TooNew {
-                path: path.clone(),
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
-        drop(err);
-        let mut store = Store { conn, path };
-        store.migrate(found)?;
-        Ok(store)
-    }
-
-    /// Applies the missing migrations. Another rtlab opening the same new database at the
-    /// same moment may migrate it first (rusqlite_migration reads the version before it takes
-    /// the write lock); that shows as a failed migration after which the version has moved on,
-    /// and is retried from the new version rather than reported.
-    fn migrate(&mut self, mut version: i64) -> Result<(), StoreError> {
-        loop {
-            let Err(source) = MIGRATIONS.to_latest(&mut self.conn) else {
-                return Ok(());
-            };
-            let now = self.schema_version()?;
-            if now == SCHEMA_VERSION as i64 {
-                return Ok(());
-            }
-            if now == version {
-                return Err(StoreError::Migrate {
-                    path: self.path.clone(),
-                    source,
-                });
-            }
-            version = now;
-        }
-    }
-
-    /// The database file (`:memory:` for an in-memory store).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The schema version of the open database (SQLite's `user_version`).
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sql_err(&self.path))
     }
 
     /// Saves a measurement with an optional label and session (runs made together, such as
     /// the phases of `rtlab run`), in one transaction: on any error nothing is stored.
-    /// An empty label or session is stored as none. Returns the new run's id.
+    /// An empty label or session is stored as none. Returns the run's id: the stored one when
+    /// the same run (the same digest of what is stored, label and session aside) is already
+    /// there.
     pub fn save_measure(
         &mut self,
         run: &MeasureRun,
         label: Option<&str>,
         session: Option<&str>,
     ) -> Result<RunId, StoreError> {
-        self.save_with_ids(run, label, session, std::iter::repeat_with(RunId::random))
+        Ok(self.save(run, label, session)?.id)
     }
 
-    /// [`Store::save_measure`] drawing candidate ids from `ids` (the first free one is used).
-    pub(crate) fn save_with_ids(
+    /// [`Store::save_measure`], saying whether the run was new. Many writers may save the same
+    /// run at once: exactly one stores it, the others get its id with `new: false`.
+    pub fn save(
         &mut self,
         run: &MeasureRun,
         label: Option<&str>,
         session: Option<&str>,
+    ) -> Result<Saved, StoreError> {
+        let encoded = Encoded::of(run)?;
+        let first = RunId::from_digest(&encoded.digest);
+        self.save_with_ids(
+            &encoded,
+            label,
+            session,
+            std::iter::once(first).chain(std::iter::repeat_with(RunId::random)),
+        )
+    }
+
+    /// Saves `encoded` under the first of `ids` that is free.
+    pub(crate) fn save_with_ids(
+        &mut self,
+        encoded: &Encoded,
+        label: Option<&str>,
+        session: Option<&str>,
         ids: impl IntoIterator<Item = RunId>,
-    ) -> Result<RunId, StoreError> {
-        let err = sql_err(&self.path);
-        let elapsed = i64::try_from(run.elapsed_ns.get()).map_err(|_| StoreError::Encode {
-            column: "elapsed_ns",
-            why: format!(
-                "{} ns does not fit a signed 64-bit integer",
-                run.elapsed_ns.0
-            ),
-        })?;
-        let tx = self.conn.transaction().map_err(&err)?;
+    ) -> Result<Saved, StoreError> {
+        let err = |e: DbError| self.engine_error(e);
+        let tx = self.db.begin().map_err(err)?;
+        if let Some(id) = self.stored_digest(&encoded.digest)? {
+            return Ok(Saved { id, new: false });
+        }
         let mut chosen = None;
         for id in ids.into_iter().take(ID_ATTEMPTS) {
-            let taken: bool = tx
-                .query_row(
-                    "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)",
-                    [id.as_str()],
-                    |r| r.get(0),
+            let taken = self
+                .db
+                .query_opt(
+                    "SELECT 1 FROM runs WHERE id = ?1",
+                    &[Arg::Text(id.as_str())],
                 )
-                .map_err(&err)?;
+                .map_err(err)?
+                .is_some();
             if !taken {
                 chosen = Some(id);
                 break;
             }
         }
         let id = chosen.ok_or_else(|| StoreError::NoFreeId {
-            path: self.path.clone(),
+            db: self.name.clone(),
         })?;
-        tx.execute(
-            "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at, ended_at,
-                 elapsed_ns, hostname, kernel_release, arch, label, session, host_json,
-                 params_json, break_json, warnings_json, load_json, audit_json, import_json,
-                 trace_json, build_json, noise_json, workload_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
-            params![
-                id.as_str(),
-                if run.noise.is_some() {
-                    KIND_NOISE
-                } else {
-                    KIND_MEASURE
-                },
-                run.schema,
-                run.rtlab_version,
-                run.status.as_str(),
-                run.started_at,
-                run.ended_at,
-                elapsed,
-                run.host.hostname,
-                run.host.kernel_release,
-                run.host.arch,
-                non_empty(label),
-                non_empty(session),
-                encode("host_json", &run.host)?,
-                encode("params_json", &run.params)?,
-                encode_opt("break_json", run.break_event.as_ref())?,
-                encode("warnings_json", &run.warnings)?,
-                encode_opt("load_json", run.load.as_ref())?,
-                encode_opt("audit_json", run.audit.as_ref())?,
-                encode_opt("import_json", run.import.as_ref())?,
-                encode_opt("trace_json", run.trace.as_ref())?,
-                encode_opt("build_json", run.build.as_ref())?,
-                encode_opt("noise_json", run.noise.as_ref())?,
-                encode_opt("workload_json", run.workload.as_ref())?,
+        let e = encoded;
+        let inserted = self
+            .db
+            .execute(
+                "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at,
+                     ended_at, elapsed_ns, hostname, kernel_release, arch, label, session,
+                     host_json, params_json, break_json, warnings_json, load_json, audit_json,
+                     import_json, trace_json, build_json, noise_json, workload_json, digest)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)
+                 ON CONFLICT (digest) DO NOTHING",
+                &[
+                    Arg::Text(id.as_str()),
+                    Arg::Text(e.kind),
+                    Arg::Text(&e.schema),
+                    Arg::Text(&e.rtlab_version),
+                    Arg::Text(&e.status),
+                    Arg::Text(&e.started_at),
+                    Arg::Text(&e.ended_at),
+                    Arg::Int(e.elapsed_ns),
+                    Arg::Text(&e.hostname),
+                    Arg::Text(&e.kernel_release),
+                    Arg::Text(&e.arch),
+                    Arg::OptText(non_empty(label)),
+                    Arg::OptText(non_empty(session)),
+                    Arg::Text(&e.host),
+                    Arg::Text(&e.params),
+                    Arg::OptText(e.break_event.as_deref()),
+                    Arg::Text(&e.warnings),
+                    Arg::OptText(e.load.as_deref()),
+                    Arg::OptText(e.audit.as_deref()),
+                    Arg::OptText(e.import.as_deref()),
+                    Arg::OptText(e.trace.as_deref()),
+                    Arg::OptText(e.build.as_deref()),
+                    Arg::OptText(e.noise.as_deref()),
+                    Arg::OptText(e.workload.as_deref()),
+                    Arg::Text(&e.digest),
+                ],
+            )
+            .map_err(err)?;
+        if inserted == 0 {
+            // Another writer stored the same run between our look and our insert (PostgreSQL;
+            // SQLite's write lock rules this out).
+            drop(tx);
+            return match self.stored_digest(&encoded.digest)? {
+                Some(id) => Ok(Saved { id, new: false }),
+                None => {
+                    Err(self.corrupt(id.as_str(), "digest", "a conflict on a digest not stored"))
+                }
+            };
+        }
+        for cpu in &e.cpus {
+            self.insert_cpu(&id, cpu).map_err(err)?;
+        }
+        tx.commit().map_err(err)?;
+        Ok(Saved { id, new: true })
+    }
+
+    fn insert_cpu(&self, id: &RunId, cpu: &EncodedCpu) -> Result<u64, DbError> {
+        self.db.execute(
+            "INSERT INTO run_cpus (run_id, cpu, tid, raw_json, histogram_json, spikes_json,
+                 series_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[
+                Arg::Text(id.as_str()),
+                Arg::Int(cpu.cpu),
+                Arg::OptInt(cpu.tid),
+                Arg::Text(&cpu.raw),
+                Arg::Text(&cpu.histogram),
+                Arg::OptText(cpu.spikes.as_deref()),
+                Arg::Text(&cpu.series),
             ],
         )
-        .map_err(&err)?;
-        {
-            let mut insert = tx
-                .prepare(
-                    "INSERT INTO run_cpus (run_id, cpu, tid, raw_json, histogram_json,
-                         spikes_json, series_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(&err)?;
-            for cpu in &run.cpus {
-                insert
-                    .execute(params![
-                        id.as_str(),
-                        i64::from(cpu.cpu),
-                        cpu.tid,
-                        encode("run_cpus.raw_json", &cpu.raw)?,
-                        encode("run_cpus.histogram_json", &cpu.histogram)?,
-                        encode("run_cpus.spikes_json", &cpu.spikes)?,
-                        encode("run_cpus.series_json", &cpu.series)?,
-                    ])
-                    .map_err(&err)?;
-            }
-            insert
-                .execute(params![
-                    id.as_str(),
-                    ALL_CPUS,
-                    None::<u32>,
-                    encode("run_cpus.raw_json", &run.all.raw)?,
-                    encode("run_cpus.histogram_json", &run.all.histogram)?,
-                    None::<String>,
-                    encode("run_cpus.series_json", &run.all.series)?,
-                ])
-                .map_err(&err)?;
-        }
-        tx.commit().map_err(&err)?;
-        Ok(id)
+    }
+
+    /// The id of the run stored with `digest`, if any.
+    fn stored_digest(&self, digest: &str) -> Result<Option<RunId>, StoreError> {
+        let row = self
+            .db
+            .query_opt(
+                "SELECT id FROM runs WHERE digest = ?1",
+                &[Arg::Text(digest)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        row.map(|r| {
+            let id = r.text(0).map_err(|e| self.corrupt("-", "id", e.why))?;
+            self.stored_id(id)
+        })
+        .transpose()
     }
 
     /// Reads a stored measurement back, deriving every CPU's statistics and region counts
     /// from its raw accumulator and histogram.
     pub fn load_measure(&self, id: &RunId) -> Result<MeasureRun, StoreError> {
-        let err = sql_err(&self.path);
+        let run = id.as_str();
         let row = self
-            .conn
-            .query_row(
+            .db
+            .query_opt(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
                         import_json, trace_json, build_json, noise_json, workload_json
                  FROM runs WHERE id = ?1",
-                [id.as_str()],
-                |r| {
-                    Ok(RunRow {
-                        kind: r.get(0)?,
-                        schema: r.get(1)?,
-                        rtlab_version: r.get(2)?,
-                        status: r.get(3)?,
-                        started_at: r.get(4)?,
-                        ended_at: r.get(5)?,
-                        elapsed_ns: r.get(6)?,
-                        host: r.get(7)?,
-                        params: r.get(8)?,
-                        break_event: r.get(9)?,
-                        warnings: r.get(10)?,
-                        load: r.get(11)?,
-                        audit: r.get(12)?,
-                        import: r.get(13)?,
-                        trace: r.get(14)?,
-                        build: r.get(15)?,
-                        noise: r.get(16)?,
-                        workload: r.get(17)?,
-                    })
-                },
+                &[Arg::Text(run)],
             )
-            .optional()
-            .map_err(&err)?
+            .map_err(|e| self.engine_error(e))?
             .ok_or_else(|| StoreError::NotFound {
-                path: self.path.clone(),
+                db: self.name.clone(),
                 spec: id.to_string(),
             })?;
-        if row.kind != KIND_MEASURE && row.kind != KIND_NOISE {
+        const COLUMNS: [&str; 18] = [
+            "kind",
+            "schema",
+            "rtlab_version",
+            "status",
+            "started_at",
+            "ended_at",
+            "elapsed_ns",
+            "host_json",
+            "params_json",
+            "break_json",
+            "warnings_json",
+            "load_json",
+            "audit_json",
+            "import_json",
+            "trace_json",
+            "build_json",
+            "noise_json",
+            "workload_json",
+        ];
+        let bad = |e: crate::db::CellError| self.corrupt(run, COLUMNS[e.index], e.why);
+        let text = |i: usize| row.text(i).map_err(bad);
+        let opt = |i: usize| row.opt_text(i).map_err(bad);
+        let kind = text(0)?;
+        if kind != KIND_MEASURE && kind != KIND_NOISE {
             return Err(StoreError::WrongKind {
                 run: id.clone(),
-                kind: row.kind,
+                kind,
             });
         }
-        let status = parse_status(&row.status)
-            .ok_or_else(|| self.corrupt(id.as_str(), "status", "not a known run status"))?;
-        let elapsed_ns = u64::try_from(row.elapsed_ns)
-            .map_err(|_| self.corrupt(id.as_str(), "elapsed_ns", "negative"))?;
+        let status = parse_status(&text(3)?)
+            .ok_or_else(|| self.corrupt(run, "status", "not a known run status"))?;
+        let elapsed_ns = u64::try_from(row.int(6).map_err(bad)?)
+            .map_err(|_| self.corrupt(run, "elapsed_ns", "negative"))?;
         let (cpus, all) = self.load_cpus(id)?;
-        let mut run = MeasureRun {
-            schema: row.schema,
-            rtlab_version: row.rtlab_version,
-            build: self.decode_opt(id.as_str(), "build_json", row.build)?,
+        let mut loaded = MeasureRun {
+            schema: text(1)?,
+            rtlab_version: text(2)?,
+            build: self.decode_opt(run, "build_json", opt(15)?)?,
             status,
-            started_at: row.started_at,
-            ended_at: row.ended_at,
+            started_at: text(4)?,
+            ended_at: text(5)?,
             elapsed_ns: Nanos(elapsed_ns),
-            host: self.decode(id.as_str(), "host_json", &row.host)?,
-            params: self.decode(id.as_str(), "params_json", &row.params)?,
+            host: self.decode(run, "host_json", &text(7)?)?,
+            params: self.decode(run, "params_json", &text(8)?)?,
             cpus,
             all,
-            break_event: self.decode_opt(id.as_str(), "break_json", row.break_event)?,
-            warnings: self.decode(id.as_str(), "warnings_json", &row.warnings)?,
-            load: self.decode_opt(id.as_str(), "load_json", row.load)?,
-            audit: self.decode_opt(id.as_str(), "audit_json", row.audit)?,
-            import: self.decode_opt(id.as_str(), "import_json", row.import)?,
-            trace: self.decode_opt(id.as_str(), "trace_json", row.trace)?,
-            noise: self.decode_opt(id.as_str(), "noise_json", row.noise)?,
-            workload: self.decode_opt(id.as_str(), "workload_json", row.workload)?,
+            break_event: self.decode_opt(run, "break_json", opt(9)?)?,
+            warnings: self.decode(run, "warnings_json", &text(10)?)?,
+            load: self.decode_opt(run, "load_json", opt(11)?)?,
+            audit: self.decode_opt(run, "audit_json", opt(12)?)?,
+            import: self.decode_opt(run, "import_json", opt(13)?)?,
+            trace: self.decode_opt(run, "trace_json", opt(14)?)?,
+            noise: self.decode_opt(run, "noise_json", opt(16)?)?,
+            workload: self.decode_opt(run, "workload_json", opt(17)?)?,
         };
         // Statistics are derived again on load; those an imported source did not give stay
         // out (import.not_given).
-        run.hide_not_given();
-        Ok(run)
+        loaded.hide_not_given();
+        Ok(loaded)
     }
 
     /// The per-CPU results (ascending) and the aggregate of a run.
     fn load_cpus(&self, id: &RunId) -> Result<(Vec<CpuResult>, Aggregate), StoreError> {
-        let err = sql_err(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare(
+        let run = id.as_str();
+        let rows = self
+            .db
+            .query(
                 "SELECT cpu, tid, raw_json, histogram_json, spikes_json, series_json
                  FROM run_cpus WHERE run_id = ?1 ORDER BY cpu",
+                &[Arg::Text(run)],
             )
-            .map_err(&err)?;
-        let rows = stmt
-            .query_map([id.as_str()], |r| {
-                Ok(CpuRow {
-                    cpu: r.get(0)?,
-                    tid: r.get(1)?,
-                    raw: r.get(2)?,
-                    histogram: r.get(3)?,
-                    spikes: r.get(4)?,
-                    series: r.get(5)?,
-                })
-            })
-            .map_err(&err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&err)?;
-        let run = id.as_str();
+            .map_err(|e| self.engine_error(e))?;
         let mut cpus = Vec::with_capacity(rows.len());
         let mut all = None;
+        const COLUMNS: [&str; 6] = [
+            "cpu",
+            "tid",
+            "raw_json",
+            "histogram_json",
+            "spikes_json",
+            "series_json",
+        ];
         for row in rows {
-            let at = |column: &str| match row.cpu {
+            let cpu_number = row
+                .int(0)
+                .map_err(|e| self.corrupt(run, "run_cpus.cpu", e.why))?;
+            let at = |column: &str| match cpu_number {
                 ALL_CPUS => format!("run_cpus.{column} (all-CPU row)"),
                 n => format!("run_cpus.{column} (cpu {n})"),
             };
-            let raw: Accumulator = self.decode(run, &at("raw_json"), &row.raw)?;
-            let histogram = self.decode(run, &at("histogram_json"), &row.histogram)?;
-            let series = self.decode(run, &at("series_json"), &row.series)?;
-            if row.cpu == ALL_CPUS {
+            let bad = |e: crate::db::CellError| self.corrupt(run, &at(COLUMNS[e.index]), e.why);
+            let raw: Accumulator = self.decode(run, &at("raw_json"), &row.text(2).map_err(bad)?)?;
+            let histogram = self.decode(run, &at("histogram_json"), &row.text(3).map_err(bad)?)?;
+            let series = self.decode(run, &at("series_json"), &row.text(5).map_err(bad)?)?;
+            if cpu_number == ALL_CPUS {
                 all = Some(Aggregate {
                     stats: LatencyStats::derive(&raw, &histogram),
                     regions: histogram.regions(),
@@ -367,15 +330,17 @@ impl Store {
                 });
                 continue;
             }
-            let cpu = u32::try_from(row.cpu)
+            let cpu = u32::try_from(cpu_number)
                 .map_err(|_| self.corrupt(run, &at("cpu"), "not a CPU number"))?;
             let tid = row
-                .tid
+                .opt_int(1)
+                .map_err(bad)?
                 .map(u32::try_from)
                 .transpose()
                 .map_err(|_| self.corrupt(run, &at("tid"), "not a thread id"))?;
             let spikes_text = row
-                .spikes
+                .opt_text(4)
+                .map_err(bad)?
                 .ok_or_else(|| self.corrupt(run, &at("spikes_json"), "missing"))?;
             let spikes = self.decode(run, &at("spikes_json"), &spikes_text)?;
             cpus.push(measure::cpu_result(
@@ -389,37 +354,41 @@ impl Store {
     /// Sets (or with `None` or an empty label, clears) a run's label.
     pub fn set_label(&mut self, id: &RunId, label: Option<&str>) -> Result<(), StoreError> {
         let changed = self
-            .conn
+            .db
             .execute(
                 "UPDATE runs SET label = ?2 WHERE id = ?1",
-                params![id.as_str(), non_empty(label)],
+                &[Arg::Text(id.as_str()), Arg::OptText(non_empty(label))],
             )
-            .map_err(sql_err(&self.path))?;
+            .map_err(|e| self.engine_error(e))?;
         self.found(id, changed)
     }
 
     /// Removes a run and everything stored with it.
     pub fn remove(&mut self, id: &RunId) -> Result<(), StoreError> {
         let removed = self
-            .conn
-            .execute("DELETE FROM runs WHERE id = ?1", [id.as_str()])
-            .map_err(sql_err(&self.path))?;
+            .db
+            .execute("DELETE FROM runs WHERE id = ?1", &[Arg::Text(id.as_str())])
+            .map_err(|e| self.engine_error(e))?;
         self.found(id, removed)
     }
 
     /// How many runs are stored.
     pub fn count(&self) -> Result<u64, StoreError> {
-        let n: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
-            .map_err(sql_err(&self.path))?;
+        let n = self
+            .db
+            .query_opt("SELECT count(*) FROM runs", &[])
+            .map_err(|e| self.engine_error(e))?
+            .map(|r| r.int(0))
+            .transpose()
+            .map_err(|e| self.corrupt("-", "count(*)", e.why))?
+            .unwrap_or_default();
         Ok(u64::try_from(n).unwrap_or_default())
     }
 
-    fn found(&self, id: &RunId, rows: usize) -> Result<(), StoreError> {
+    fn found(&self, id: &RunId, rows: u64) -> Result<(), StoreError> {
         if rows == 0 {
             return Err(StoreError::NotFound {
-                path: self.path.clone(),
+                db: self.name.clone(),
                 spec: id.to_string(),
             });
         }
@@ -429,7 +398,7 @@ impl Store {
     /// A damaged-column error for `run`.
     pub(crate) fn corrupt(&self, run: &str, column: &str, why: &str) -> StoreError {
         StoreError::Corrupt {
-            path: self.path.clone(),
+            db: self.name.clone(),
             run: run.to_string(),
             column: column.to_string(),
             why: why.to_string(),
@@ -456,58 +425,6 @@ impl Store {
     }
 }
 
-/// A `runs` row as read for [`Store::load_measure`].
-struct RunRow {
-    kind: String,
-    schema: String,
-    rtlab_version: String,
-    status: String,
-    started_at: String,
-    ended_at: String,
-    elapsed_ns: i64,
-    host: String,
-    params: String,
-    break_event: Option<String>,
-    warnings: String,
-    load: Option<String>,
-    audit: Option<String>,
-    import: Option<String>,
-    trace: Option<String>,
-    build: Option<String>,
-    noise: Option<String>,
-    workload: Option<String>,
-}
-
-/// A `run_cpus` row.
-struct CpuRow {
-    cpu: i64,
-    tid: Option<i64>,
-    raw: String,
-    histogram: String,
-    spikes: Option<String>,
-    series: String,
-}
-
-/// Switches the database to WAL: readers never block the writer, and a crash mid-write
-/// leaves the last commit. The mode is kept in the file, so only the first opening switches;
-/// SQLite answers "busy" at once (without its busy handler) when another connection opens the
-/// new file at that moment, so that is retried here until [`BUSY_TIMEOUT`].
-fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
-    let start = Instant::now();
-    loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
-            Ok(_) => return Ok(()),
-            Err(e)
-                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                    && start.elapsed() < BUSY_TIMEOUT =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// A run status from its written name (`complete`, `broke-threshold`, ...).
 pub(crate) fn parse_status(text: &str) -> Option<RunStatus> {
     serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
@@ -515,20 +432,6 @@ pub(crate) fn parse_status(text: &str) -> Option<RunStatus> {
 
 fn non_empty(text: Option<&str>) -> Option<&str> {
     text.filter(|t| !t.is_empty())
-}
-
-fn encode<T: Serialize + ?Sized>(column: &'static str, value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Encode {
-        column,
-        why: e.to_string(),
-    })
-}
-
-fn encode_opt<T: Serialize>(
-    column: &'static str,
-    value: Option<&T>,
-) -> Result<Option<String>, StoreError> {
-    value.map(|v| encode(column, v)).transpose()
 }
 
 #[cfg(test)]

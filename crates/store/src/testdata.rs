@@ -334,3 +334,104 @@ pub(crate) fn small(host_name: &str, kernel: &str, started_at: &str, values: &[u
     run.break_event = None;
     run
 }
+
+/// A store for a test: SQLite in memory, or a fresh PostgreSQL database on the test server
+/// that is dropped with it.
+pub(crate) struct TestStore {
+    store: Option<crate::Store>,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    drop_database: Option<(String, String)>,
+}
+
+impl TestStore {
+    /// A fresh SQLite store in memory.
+    pub(crate) fn sqlite() -> Option<TestStore> {
+        Some(TestStore {
+            store: Some(crate::Store::open_in_memory().unwrap()),
+            drop_database: None,
+        })
+    }
+
+    /// A fresh, empty database on the test PostgreSQL server; `None` (after saying why, and
+    /// failing under CI) when there is none.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres() -> Option<TestStore> {
+        let admin = testkit::live::postgres_or_skip()?;
+        let name = format!("rtlab_test_{}", crate::RunId::random());
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("{}: {e}", crate::redact(&admin)));
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let url = database_url(&admin, &name);
+        let store = crate::Store::open_postgres(&url).unwrap();
+        Some(TestStore {
+            store: Some(store),
+            drop_database: Some((admin, name)),
+        })
+    }
+
+    /// Without PostgreSQL support there is nothing to test it on.
+    #[cfg(not(feature = "postgres"))]
+    pub(crate) fn postgres() -> Option<TestStore> {
+        testkit::live::skip("built without the postgres feature");
+        None
+    }
+
+    /// The address of this test's PostgreSQL database, for a second connection.
+    pub(crate) fn url(&self) -> Option<String> {
+        self.drop_database
+            .as_ref()
+            .map(|(admin, name)| database_url(admin, name))
+    }
+}
+
+/// `admin` (an address) with its database replaced by `name`.
+pub(crate) fn database_url(admin: &str, name: &str) -> String {
+    let (base, query) = admin.split_once('?').unwrap_or((admin, ""));
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    let mut url = format!("{}/{name}", &base[..host_end]);
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+impl std::ops::Deref for TestStore {
+    type Target = crate::Store;
+    fn deref(&self) -> &crate::Store {
+        self.store.as_ref().unwrap()
+    }
+}
+
+impl std::ops::DerefMut for TestStore {
+    fn deref_mut(&mut self) -> &mut crate::Store {
+        self.store.as_mut().unwrap()
+    }
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        drop(self.store.take());
+        #[cfg(feature = "postgres")]
+        if let Some((admin, name)) = self.drop_database.take()
+            && let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls)
+        {
+            let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    }
+}
+
+/// The single integer a query returns (a count), through the store's own connection.
+pub(crate) fn scalar(store: &crate::Store, sql: &str, args: &[crate::db::Arg<'_>]) -> i64 {
+    store.db.query(sql, args).unwrap()[0].int(0).unwrap()
+}
+
+/// Runs a statement through the store's own connection (to damage a row on purpose).
+pub(crate) fn exec(store: &crate::Store, sql: &str, args: &[crate::db::Arg<'_>]) {
+    store.db.execute(sql, args).unwrap();
+}

@@ -41,6 +41,27 @@ pub fn root_or_skip(why: &str) -> bool {
     false
 }
 
+/// The variable naming a PostgreSQL server the tests may create databases on, as
+/// `postgres://user@host:port/database` (a user allowed to `CREATE DATABASE`). `.ci/run`
+/// starts a throwaway server and sets it; README.md says how a developer does the same.
+pub const POSTGRES_VAR: &str = "RTLAB_TEST_POSTGRES";
+
+/// The test PostgreSQL server's address, or `None` after skipping with the reason (see
+/// [`skip`]: under CI that fails the test).
+#[track_caller]
+pub fn postgres_or_skip() -> Option<String> {
+    match std::env::var(POSTGRES_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            skip(&format!(
+                "{POSTGRES_VAR} is not set: no PostgreSQL server to test the store against \
+                 (README.md, Testing, says how to start one)"
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

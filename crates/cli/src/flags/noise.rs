@@ -162,9 +162,10 @@ pub struct NoiseArgs {
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
 
-    /// The run store the result is saved in (default: $RTLAB_DB, else
-    /// $XDG_DATA_HOME/rtlab/rtlab.db, else ~/.local/share/rtlab/rtlab.db).
-    #[arg(long, value_name = "PATH", help_heading = "Store")]
+    /// The run store the result is saved in: a SQLite file or a postgres:// address
+    /// (default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db, else
+    /// ~/.local/share/rtlab/rtlab.db).
+    #[arg(long, value_name = "PATH|URL", help_heading = "Store")]
     pub db: Option<PathBuf>,
 
     /// Save the result with this label.

@@ -9,9 +9,10 @@ use model::Nanos;
 /// Where the run store is.
 #[derive(Clone, Debug, Default, Args)]
 pub struct DbArgs {
-    /// The run store (SQLite). Default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db, else
-    /// ~/.local/share/rtlab/rtlab.db.
-    #[arg(long, value_name = "PATH")]
+    /// The run store: a SQLite file, or a PostgreSQL database as
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB. Default: $RTLAB_DB, else
+    /// $XDG_DATA_HOME/rtlab/rtlab.db, else ~/.local/share/rtlab/rtlab.db.
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

@@ -1,4 +1,6 @@
-//! Opening, migrations, saving and loading, labels, removal, atomicity and damaged rows.
+//! Opening, migrations, saving and loading, labels, removal, atomicity and damaged rows: what
+//! every engine must do in `engine_tests.rs` (run on SQLite and on PostgreSQL), what only a
+//! SQLite file does here.
 
 use std::path::Path;
 
@@ -8,65 +10,143 @@ use model::load::report::CpuBusy;
 use proptest::prelude::*;
 use rusqlite::Connection;
 
+use crate::db::Arg;
 use crate::schema::SCHEMA_VERSION;
-use crate::testdata::{realistic, small};
-use crate::{Filter, RunId, Store, StoreError};
+use crate::testdata::{TestStore, exec, realistic, scalar, small};
+use crate::{Filter, RunId, Saved, Store, StoreError};
 
 fn id(text: &str) -> RunId {
     RunId::parse(text).unwrap()
 }
 
-fn rows(store: &Store, sql: &str) -> i64 {
-    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+mod sqlite {
+    use super::*;
+
+    fn fresh() -> Option<TestStore> {
+        TestStore::sqlite()
+    }
+
+    include!("engine_tests.rs");
 }
 
-fn cpu_rows(store: &Store, run: &RunId) -> i64 {
-    store
-        .conn
-        .query_row(
-            "SELECT count(*) FROM run_cpus WHERE run_id = ?1",
-            [run.as_str()],
-            |r| r.get(0),
-        )
-        .unwrap()
+mod postgres {
+    use super::*;
+
+    fn fresh() -> Option<TestStore> {
+        TestStore::postgres()
+    }
+
+    include!("engine_tests.rs");
+
+    #[test]
+    fn many_writers_saving_the_same_runs_store_each_once() {
+        let Some(store) = fresh() else { return };
+        let url = store.url().unwrap();
+        many_writers(move || Store::open_postgres(&url).unwrap(), &store);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_rtlab_is_refused_untouched() {
+        let Some(store) = fresh() else { return };
+        exec(&store, "UPDATE rtlab_schema SET version = 99", &[]);
+        let err = Store::open_postgres(&store.url().unwrap()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::TooNew { found: 99, .. }),
+            "{err:?}"
+        );
+        assert_eq!(store.schema_version().unwrap(), 99);
+    }
+
+    #[test]
+    fn many_connections_creating_the_schema_at_once_all_succeed() {
+        let Some(store) = fresh() else { return };
+        // An empty database: the schema is made by whichever of eight openers comes first.
+        store
+            .db
+            .batch(
+                "DROP TABLE run_cpus; DROP TABLE runs; DROP TABLE tokens; DROP TABLE rtlab_schema",
+            )
+            .unwrap();
+        let url = store.url().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let url = url.clone();
+                std::thread::spawn(move || {
+                    let mut s = Store::open_postgres(&url)?;
+                    s.save_measure(
+                        &small("a", "6.1", &format!("2026-01-01T00:00:0{i}Z"), &[5]),
+                        None,
+                        None,
+                    )
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        assert_eq!(store.count().unwrap(), 8);
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION as i64);
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_error_naming_it_without_the_password() {
+        let err = Store::open_postgres("postgres://rtlab:hunter2@127.0.0.1:1/none").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("postgres://rtlab:***@127.0.0.1:1/none"),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+}
+
+/// Eight writers, each with its own connection, save the same twenty runs in different
+/// orders: every run is stored exactly once, with all its CPU rows, and every writer gets its
+/// id.
+fn many_writers(open: impl Fn() -> Store + Send + Sync + 'static, check: &Store) {
+    let runs: Vec<_> = (0..20)
+        .map(|i| {
+            small(
+                "board",
+                "6.1",
+                &format!("2026-02-01T00:00:{i:02}Z"),
+                &[1_000 + i],
+            )
+        })
+        .collect();
+    let open = std::sync::Arc::new(open);
+    let runs = std::sync::Arc::new(runs);
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (open, runs) = (open.clone(), runs.clone());
+            std::thread::spawn(move || {
+                let mut store = open();
+                let mut ids = vec![None; runs.len()];
+                for k in 0..runs.len() {
+                    let i = (k * 7 + w * 3) % runs.len();
+                    ids[i] = Some(store.save(&runs[i], None, None).unwrap().id);
+                }
+                ids
+            })
+        })
+        .collect();
+    let all: Vec<Vec<Option<RunId>>> = writers.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(check.count().unwrap(), 20);
+    assert_eq!(scalar(check, "SELECT count(*) FROM run_cpus", &[]), 40);
+    for i in 0..20 {
+        let first = all[0][i].clone().unwrap();
+        assert!(all.iter().all(|w| w[i].as_ref() == Some(&first)));
+        assert_eq!(check.load_measure(&first).unwrap(), runs[i]);
+    }
 }
 
 #[test]
-fn a_realistic_run_comes_back_equal() {
-    let run = realistic();
-    assert!(run.load.is_some() && run.audit.is_some() && run.break_event.is_some());
-    assert!(
-        run.cpus
-            .iter()
-            .all(|c| !c.spikes.is_empty() && !c.series.max_ns.is_empty())
-    );
-    assert_eq!(run.all.histogram.above_range(), 1);
-    let mut store = Store::open_in_memory().unwrap();
-    let id = store.save_measure(&run, Some("RT-#2"), Some("s1")).unwrap();
-    assert_eq!(store.load_measure(&id).unwrap(), run);
-    // Three CPUs and the aggregate.
-    assert_eq!(cpu_rows(&store, &id), 4);
-}
-
-#[test]
-fn statistics_are_derived_on_read_not_stored() {
-    let run = realistic();
-    let mut doctored = run.clone();
-    doctored.cpus[1].stats.p99_ns = Some(1);
-    doctored.cpus[1].regions.clear();
-    doctored.all.stats.max_ns = Some(2);
-    let mut store = Store::open_in_memory().unwrap();
-    let id = store.save_measure(&doctored, None, None).unwrap();
-    assert_eq!(store.load_measure(&id).unwrap(), run);
-    let columns: Vec<String> = store
-        .conn
-        .prepare("SELECT name FROM pragma_table_info('run_cpus')")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert!(columns.iter().all(|c| !c.contains("stats")), "{columns:?}");
+fn many_writers_on_one_sqlite_file_store_each_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.db");
+    let check = Store::open(&path).unwrap();
+    let p = path.clone();
+    many_writers(move || Store::open(&p).unwrap(), &check);
 }
 
 /// A run whose load figures are `busy` and `rate`, saved and read back.
@@ -113,11 +193,10 @@ fn a_fresh_file_is_created_migrated_and_in_wal_mode() {
     let run = realistic();
     let saved = {
         let mut store = Store::open(&path).unwrap();
-        assert_eq!(store.path(), path);
+        assert_eq!(store.name(), path.display().to_string());
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION as i64);
-        let mode: String = store
-            .conn
-            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        let mode = store.db.query("PRAGMA journal_mode", &[]).unwrap()[0]
+            .text(0)
             .unwrap();
         assert_eq!(mode, "wal");
         store.save_measure(&run, Some("vanilla"), None).unwrap()
@@ -130,17 +209,6 @@ fn a_fresh_file_is_created_migrated_and_in_wal_mode() {
     assert_eq!(store.load_measure(&saved).unwrap(), run);
     let store = Store::open(&path).unwrap();
     assert_eq!(store.count().unwrap(), 1);
-}
-
-#[test]
-fn foreign_keys_are_enforced() {
-    let store = Store::open_in_memory().unwrap();
-    let orphan = store.conn.execute(
-        "INSERT INTO run_cpus (run_id, cpu, raw_json, histogram_json, series_json)
-         VALUES ('000000000000', 0, '{}', '{}', '{}')",
-        [],
-    );
-    assert!(orphan.is_err());
 }
 
 fn set_user_version(path: &Path, version: i64) {
@@ -184,193 +252,8 @@ fn a_file_that_is_not_a_database_is_an_error_naming_it() {
     let path = dir.path().join("notes.txt");
     std::fs::write(&path, "this is not a database, just some text ".repeat(40)).unwrap();
     let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, StoreError::Sqlite { .. }), "{err:?}");
+    assert!(matches!(err, StoreError::Engine { .. }), "{err:?}");
     assert!(err.to_string().contains("notes.txt"), "{err}");
-}
-
-#[test]
-fn a_save_that_fails_midway_leaves_nothing() {
-    let mut store = Store::open_in_memory().unwrap();
-    let mut run = realistic();
-    // CPU 2 twice: the second insert breaks the primary key after the runs row and two
-    // run_cpus rows were written.
-    run.cpus.push(run.cpus[1].clone());
-    let err = store.save_measure(&run, Some("broken"), None).unwrap_err();
-    assert!(err.to_string().contains("UNIQUE"), "{err}");
-    assert_eq!(store.count().unwrap(), 0);
-    assert_eq!(rows(&store, "SELECT count(*) FROM run_cpus"), 0);
-    // The store is still usable afterwards.
-    let ok = store.save_measure(&realistic(), None, None).unwrap();
-    assert_eq!(store.count().unwrap(), 1);
-    assert_eq!(cpu_rows(&store, &ok), 4);
-}
-
-#[test]
-fn a_taken_id_is_skipped() {
-    let mut store = Store::open_in_memory().unwrap();
-    let run = small("a", "6.1", "2026-01-01T00:00:00Z", &[1_000]);
-    let first = store
-        .save_with_ids(&run, None, None, [id("aaaaaaaaaaaa")])
-        .unwrap();
-    let second = store
-        .save_with_ids(&run, None, None, [id("aaaaaaaaaaaa"), id("bbbbbbbbbbbb")])
-        .unwrap();
-    assert_eq!(
-        (first.as_str(), second.as_str()),
-        ("aaaaaaaaaaaa", "bbbbbbbbbbbb")
-    );
-    let err = store
-        .save_with_ids(&run, None, None, [id("aaaaaaaaaaaa"), id("bbbbbbbbbbbb")])
-        .unwrap_err();
-    assert!(matches!(err, StoreError::NoFreeId { .. }), "{err:?}");
-    assert_eq!(store.count().unwrap(), 2);
-}
-
-#[test]
-fn labels_are_set_and_cleared() {
-    let mut store = Store::open_in_memory().unwrap();
-    let run = small("a", "6.1", "2026-01-01T00:00:00Z", &[1_000]);
-    let id = store.save_measure(&run, Some(""), Some("")).unwrap();
-    let label = |store: &Store| store.list(&Filter::default()).unwrap()[0].label.clone();
-    let session = store.list(&Filter::default()).unwrap()[0].session.clone();
-    assert_eq!((label(&store), session), (None, None));
-    store.set_label(&id, Some("RT-#2")).unwrap();
-    assert_eq!(label(&store).as_deref(), Some("RT-#2"));
-    store.set_label(&id, Some("RT after step 3")).unwrap();
-    assert_eq!(label(&store).as_deref(), Some("RT after step 3"));
-    store.set_label(&id, None).unwrap();
-    assert_eq!(label(&store), None);
-    store.set_label(&id, Some("x")).unwrap();
-    store.set_label(&id, Some("")).unwrap();
-    assert_eq!(label(&store), None);
-    let missing = store.set_label(&RunId::parse("0123456789ab").unwrap(), Some("y"));
-    assert!(
-        matches!(missing, Err(StoreError::NotFound { .. })),
-        "{missing:?}"
-    );
-}
-
-#[test]
-fn removing_a_run_removes_its_cpu_rows() {
-    let mut store = Store::open_in_memory().unwrap();
-    let keep = store.save_measure(&realistic(), None, None).unwrap();
-    let gone = store.save_measure(&realistic(), None, None).unwrap();
-    assert_eq!(rows(&store, "SELECT count(*) FROM run_cpus"), 8);
-    store.remove(&gone).unwrap();
-    assert_eq!(store.count().unwrap(), 1);
-    assert_eq!(cpu_rows(&store, &gone), 0);
-    assert_eq!(cpu_rows(&store, &keep), 4);
-    let again = store.remove(&gone).unwrap_err();
-    assert!(matches!(again, StoreError::NotFound { .. }), "{again:?}");
-    let load = store.load_measure(&gone).unwrap_err();
-    assert!(load.to_string().contains(gone.as_str()), "{load}");
-    assert_eq!(store.load_measure(&keep).unwrap(), realistic());
-}
-
-#[test]
-fn damaged_columns_are_errors_naming_run_and_column() {
-    let mut store = Store::open_in_memory().unwrap();
-    let id = store.save_measure(&realistic(), None, None).unwrap();
-    let damage = |store: &Store, sql: &str| {
-        store.conn.execute(sql, [id.as_str()]).unwrap();
-        store.load_measure(&id).unwrap_err().to_string()
-    };
-    let message = damage(
-        &store,
-        "UPDATE runs SET params_json = '{\"cpus\":' WHERE id = ?1",
-    );
-    assert!(
-        message.contains(id.as_str()) && message.contains("params_json"),
-        "{message}"
-    );
-
-    let mut store2 = Store::open_in_memory().unwrap();
-    let id2 = store2.save_measure(&realistic(), None, None).unwrap();
-    store2
-        .conn
-        .execute(
-            "UPDATE run_cpus SET raw_json = 'garbage' WHERE run_id = ?1 AND cpu = 2",
-            [id2.as_str()],
-        )
-        .unwrap();
-    let message = store2.load_measure(&id2).unwrap_err().to_string();
-    assert!(message.contains("run_cpus.raw_json (cpu 2)"), "{message}");
-    store2
-        .conn
-        .execute(
-            "UPDATE run_cpus SET histogram_json = '[]' WHERE run_id = ?1 AND cpu = -1",
-            [id2.as_str()],
-        )
-        .unwrap();
-    let message = store2.list(&Filter::default()).unwrap_err().to_string();
-    assert!(message.contains(&format!("run {id2}")), "{message}");
-    assert!(
-        message.contains("histogram_json (all-CPU row)"),
-        "{message}"
-    );
-
-    let mut store3 = Store::open_in_memory().unwrap();
-    let id3 = store3.save_measure(&realistic(), None, None).unwrap();
-    store3
-        .conn
-        .execute(
-            "UPDATE runs SET status = 'exploded' WHERE id = ?1",
-            [id3.as_str()],
-        )
-        .unwrap();
-    let message = store3.load_measure(&id3).unwrap_err().to_string();
-    assert!(message.contains("column status"), "{message}");
-    store3
-        .conn
-        .execute(
-            "DELETE FROM run_cpus WHERE run_id = ?1 AND cpu = -1",
-            [id3.as_str()],
-        )
-        .unwrap();
-    store3
-        .conn
-        .execute(
-            "UPDATE runs SET status = 'complete' WHERE id = ?1",
-            [id3.as_str()],
-        )
-        .unwrap();
-    let message = store3.load_measure(&id3).unwrap_err().to_string();
-    assert!(message.contains("all-CPU row is missing"), "{message}");
-    store.remove(&id).unwrap();
-}
-
-#[test]
-fn a_run_of_another_kind_is_not_loaded_as_a_measurement() {
-    let mut store = Store::open_in_memory().unwrap();
-    let id = store.save_measure(&realistic(), None, None).unwrap();
-    store
-        .conn
-        .execute(
-            "UPDATE runs SET kind = 'import' WHERE id = ?1",
-            [id.as_str()],
-        )
-        .unwrap();
-    let err = store.load_measure(&id).unwrap_err();
-    assert!(matches!(err, StoreError::WrongKind { .. }), "{err:?}");
-}
-
-#[test]
-fn an_elapsed_time_beyond_sqlite_integers_is_refused_before_writing() {
-    let mut store = Store::open_in_memory().unwrap();
-    let mut run = realistic();
-    run.elapsed_ns = Nanos(u64::MAX);
-    let err = store.save_measure(&run, None, None).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            StoreError::Encode {
-                column: "elapsed_ns",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert_eq!(store.count().unwrap(), 0);
 }
 
 #[test]
@@ -384,14 +267,16 @@ fn connections_opening_a_fresh_database_at_once_all_succeed() {
                 let path = path.clone();
                 std::thread::spawn(move || {
                     let mut store = Store::open(&path)?;
-                    store.save_measure(&small("a", "6.1", "2026-01-01T00:00:00Z", &[5]), None, None)
+                    let run = small("a", "6.1", "2026-01-01T00:00:00Z", &[5]);
+                    store.save(&run, None, None)
                 })
             })
             .collect();
         for t in threads {
             t.join().unwrap().unwrap();
         }
-        assert_eq!(Store::open(&path).unwrap().count().unwrap(), 8);
+        // The same run from eight writers is stored once; the others get its id.
+        assert_eq!(Store::open(&path).unwrap().count().unwrap(), 1);
     }
 }
 
@@ -403,7 +288,7 @@ fn a_version_1_store_gains_the_import_trace_build_noise_and_workload_columns_and
     crate::schema::MIGRATIONS.to_version(&mut conn, 1).unwrap();
     drop(conn);
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION as i64);
     let run = realistic();
     assert!(run.import.is_some() && run.trace.is_some() && run.build.is_some());
     let saved = store.save_measure(&run, None, None).unwrap();
