@@ -31,6 +31,7 @@ mod run_session;
 mod run_tuned;
 mod runs;
 mod sched_cmd;
+mod serve_cmd;
 mod store_cmd;
 mod trace_cmd;
 mod tune_cmd;
@@ -121,6 +122,7 @@ fn run() -> ExitCode {
         Command::Tune(command) => tune_cmd::run(command, &root),
         Command::Exec(args) => exec_cmd::run(args, &root),
         Command::Pi(command) => pi_cmd::run(command, &root),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Guardian => load_cmd::guardian(&root),
         Command::Completions { shell } => {
             docs_cmd::completions(*shell);

@@ -13,7 +13,7 @@ use crate::exit::UsageError;
 
 /// Where the store is: `--db`, else the default (RTLAB_DB, XDG_DATA_HOME, HOME); a
 /// `postgres://` address names a PostgreSQL database.
-fn db_location(db: Option<&Path>) -> Result<Location> {
+pub fn location(db: Option<&Path>) -> Result<Location> {
     if let Some(p) = db {
         return Ok(Location::parse(p.as_os_str()));
     }
@@ -30,7 +30,7 @@ fn db_location(db: Option<&Path>) -> Result<Location> {
 
 /// Opens (creating if need be) the store, for saving.
 pub fn open(db: Option<&Path>) -> Result<Store> {
-    let location = db_location(db)?;
+    let location = location(db)?;
     Store::open_at(&location).map_err(|e| UsageError(e.to_string()).into())
 }
 
@@ -39,7 +39,7 @@ pub fn open(db: Option<&Path>) -> Result<Store> {
 /// (its directory exists or can be made, the path is not a directory); a PostgreSQL database
 /// is connected to (and its schema made or brought up to date).
 pub fn check_usable(db: Option<&Path>) -> Result<()> {
-    let path = match db_location(db)? {
+    let path = match location(db)? {
         Location::File(path) => path,
         postgres @ Location::Postgres(_) => {
             return Store::open_at(&postgres)
@@ -67,7 +67,7 @@ pub fn check_usable(db: Option<&Path>) -> Result<()> {
 /// Opens the store for reading: a store file that does not exist yet is an error, not a new
 /// file.
 pub fn open_existing(db: Option<&Path>) -> Result<Store> {
-    let location = db_location(db)?;
+    let location = location(db)?;
     if let Location::File(path) = &location
         && !path.exists()
     {
@@ -209,11 +209,7 @@ pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<Option<String>> {
 fn stored_names(spec: &str, db: Option<&Path>) -> Result<(RunId, Option<String>, Option<String>)> {
     let store = open_existing(db)?;
     let id = resolve(&store, spec)?;
-    let summary = store
-        .list(&store::Filter::default())?
-        .into_iter()
-        .find(|s| s.id == id);
-    let (label, session) = summary.map_or((None, None), |s| (s.label, s.session));
+    let (label, session) = store.names(&id)?;
     Ok((id, label, session))
 }
 

@@ -26,6 +26,7 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
         until: args.until.clone(),
         session: None,
         limit: args.limit,
+        ..Filter::default()
     };
     let list = store.list(&filter)?;
     let text = match args.format {

@@ -369,7 +369,8 @@ impl MeasureRun {
 
     /// What a document from outside must satisfy before anything adds its figures up: CPU
     /// numbers within [`crate::limits::MAX_CPU`], each CPU once, and sample counts that fit
-    /// in 64 bits per CPU and for all CPUs together. [`MeasureRun::from_json`] checks it; a
+    /// in 64 bits per CPU and for all CPUs together, maxima that fit a signed 64-bit integer
+    /// (what a database column holds). [`MeasureRun::from_json`] checks it; a
     /// run built from another tool's output (`rtlab import`) must pass it too, or it would be
     /// stored and written as a result that no rtlab reads back.
     pub fn check_bounds(&self) -> Result<(), String> {
@@ -385,6 +386,12 @@ impl MeasureRun {
             }
             if !seen.insert(c.cpu) {
                 return Err(format!("CPU {} appears twice", c.cpu));
+            }
+            if i64::try_from(c.raw.max_ns).is_err() {
+                return Err(format!(
+                    "CPU {}'s maximum of {} ns is longer than any run (292 years)",
+                    c.cpu, c.raw.max_ns
+                ));
             }
             let n = c
                 .histogram

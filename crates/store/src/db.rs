@@ -176,6 +176,14 @@ impl Dialect {
         }
     }
 
+    /// The integer at top-level field `key` of the JSON text column `column`.
+    pub(crate) fn json_int(self, column: &str, key: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json_extract({column}, '$.{key}')"),
+            Dialect::Postgres => format!("(({column}::jsonb ->> '{key}')::bigint)"),
+        }
+    }
+
     /// A condition: `needle` occurs in `haystack`.
     pub(crate) fn contains(self, haystack: &str, needle: &str) -> String {
         match self {

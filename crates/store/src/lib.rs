@@ -15,6 +15,7 @@
 mod db;
 mod digest;
 mod error;
+mod fleet;
 mod id;
 mod open;
 mod path;
@@ -28,6 +29,7 @@ mod testdata;
 
 pub use db::DbError;
 pub use error::StoreError;
+pub use fleet::HostRow;
 pub use id::{MIN_PREFIX, RunId};
 pub use open::{BUSY_TIMEOUT, Location, is_postgres_address, redact};
 pub use path::{DB_FILE, default_path};

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::db::{Arg, CellError, Row};
 use crate::error::StoreError;
 use crate::id::{MIN_PREFIX, RunId, is_lower_hex};
-use crate::schema::ALL_CPUS;
+use crate::schema::{ALL_CPUS, KIND_MEASURE};
 use crate::store::{Store, parse_status};
 
 /// What [`Store::list`] keeps. Every field left `None` keeps everything.
@@ -32,8 +32,12 @@ pub struct Filter {
     pub until: Option<String>,
     /// Runs of this session (the phases of one `rtlab run`), exactly.
     pub session: Option<String>,
-    /// At most this many runs (the newest).
+    /// At most this many runs (the newest, or the oldest with `oldest_first`).
     pub limit: Option<usize>,
+    /// Oldest first instead of newest first.
+    pub oldest_first: bool,
+    /// Only wake-up latency runs: no noise runs, no OS-noise imports.
+    pub latency_only: bool,
 }
 
 /// One line of `rtlab runs`.
@@ -63,6 +67,9 @@ pub struct RunSummary {
     pub max_ns: Option<u64>,
     /// 99th percentile over all CPUs (ns), derived from the aggregate histogram.
     pub p99_ns: Option<u64>,
+    /// 99.99th percentile over all CPUs (ns), derived from the aggregate histogram: the
+    /// long-term view's second line, as OSADL draws it.
+    pub p9999_ns: Option<u64>,
     /// The load it was measured under (its spec, `cpu:60%`), if any.
     pub load: Option<String>,
     /// Whether its samples are OS noise (an oslat or osnoise import), not wake-up latency.
@@ -200,8 +207,15 @@ impl Store {
         for clause in &clauses {
             sql.push_str(clause);
         }
+        if filter.latency_only {
+            sql.push_str(&format!(
+                " AND r.kind = '{KIND_MEASURE}' AND coalesce({}, '') <> 'os-noise'",
+                dialect.json_field("r.import_json", "quantity")
+            ));
+        }
+        let order = if filter.oldest_first { "ASC" } else { "DESC" };
         sql.push_str(&format!(
-            " ORDER BY r.started_at DESC, {} DESC",
+            " ORDER BY r.started_at {order}, {} {order}",
             dialect.saved_order()
         ));
         let limit = filter.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
@@ -263,6 +277,7 @@ impl Store {
             elapsed_ns: Nanos(elapsed),
             max_ns: (raw.count > 0).then_some(raw.max_ns),
             p99_ns: percentile(&raw, &histogram, 0.99),
+            p9999_ns: percentile(&raw, &histogram, 0.9999),
             load: row.load,
             os_noise,
         })

@@ -363,6 +363,23 @@ impl Store {
         self.found(id, changed)
     }
 
+    /// A stored run's label and session.
+    pub fn names(&self, id: &RunId) -> Result<(Option<String>, Option<String>), StoreError> {
+        let row = self
+            .db
+            .query_opt(
+                "SELECT label, session FROM runs WHERE id = ?1",
+                &[Arg::Text(id.as_str())],
+            )
+            .map_err(|e| self.engine_error(e))?
+            .ok_or_else(|| StoreError::NotFound {
+                db: self.name.clone(),
+                spec: id.to_string(),
+            })?;
+        let bad = |e: crate::db::CellError| self.corrupt(id.as_str(), "label", e.why);
+        Ok((row.opt_text(0).map_err(bad)?, row.opt_text(1).map_err(bad)?))
+    }
+
     /// Removes a run and everything stored with it.
     pub fn remove(&mut self, id: &RunId) -> Result<(), StoreError> {
         let removed = self

@@ -28,6 +28,7 @@ pub mod partition;
 pub mod pmqos;
 pub mod privilege;
 pub mod process;
+pub mod random;
 mod root;
 pub mod sched;
 pub mod service;

@@ -21,6 +21,7 @@ mod pi;
 pub mod renamed;
 mod run;
 mod sched;
+mod serve;
 mod store;
 mod trace;
 mod tune;
@@ -41,6 +42,7 @@ pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 pub use pi::{PiCheckArgs, PiCommand, PiFormat};
 pub use run::RunArgs;
 pub use sched::{SchedCheckArgs, SchedCommand, SchedFormat, SchedPolicyArg};
+pub use serve::{RoleArg, ServeArgs, ServeCommand, TokenCommand};
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
 };
@@ -162,6 +164,9 @@ pub enum Command {
     /// Check that priority inheritance works here: `rtlab pi check`.
     #[command(subcommand, after_long_help = help::GROUP)]
     Pi(pi::PiCommand),
+    /// Keep a fleet's runs and serve them: pages, an HTTP API for uploads, metrics.
+    #[command(long_about = serve::SERVE_LONG, after_long_help = serve::SERVE_AFTER)]
+    Serve(Box<serve::ServeArgs>),
     /// Tune the machine for real-time CPUs: `rtlab tune plan --rt-cpus 2-7` says what to
     /// change (boot parameters, IRQs, workqueues, governors, idle states, cpusets) and why.
     #[command(subcommand, after_long_help = help::GROUP)]

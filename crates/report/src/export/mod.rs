@@ -13,10 +13,12 @@
 //! [`MeasureRun`]: rtlab_model::measure::MeasureRun
 
 pub mod csv;
+pub mod fleet_metrics;
 pub mod junit;
 pub mod openmetrics;
 
 pub use csv::{csv, csv_labelled};
+pub use fleet_metrics::{FleetFigures, fleet_openmetrics};
 pub use junit::{junit, junit_labelled, junit_passes};
 pub use openmetrics::openmetrics;
 

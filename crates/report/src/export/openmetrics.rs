@@ -64,28 +64,28 @@ pub fn openmetrics(run: &MeasureRun) -> String {
 }
 
 /// A sample's label set.
-type Labels = Vec<(&'static str, String)>;
+pub(super) type Labels = Vec<(&'static str, String)>;
 
 /// A sample's value.
 #[derive(Debug, Clone, Copy)]
-enum Value {
+pub(super) enum Value {
     Int(u64),
     Float(f64),
 }
 
 /// One gauge family and its samples, in output order.
 #[derive(Debug)]
-struct Family {
-    name: &'static str,
-    help: &'static str,
-    unit: Option<Unit>,
-    samples: Vec<(Labels, Value)>,
+pub(super) struct Family {
+    pub(super) name: &'static str,
+    pub(super) help: &'static str,
+    pub(super) unit: Option<Unit>,
+    pub(super) samples: Vec<(Labels, Value)>,
 }
 
 /// Every family of a run, encoded in order (a registry's own families live in a hash map and
 /// would come out in a different order each time).
 #[derive(Debug)]
-struct Families(Vec<Family>);
+pub(super) struct Families(pub(super) Vec<Family>);
 
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {

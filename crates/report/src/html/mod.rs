@@ -18,6 +18,7 @@
 
 mod chart;
 mod facts;
+pub mod fleet;
 mod host;
 mod noise;
 mod page;
