@@ -150,16 +150,15 @@ pub(crate) async fn host_page(
         facts.push((
             "newest audit".to_string(),
             format!(
-                "{} fail, {} warn, {} pass; RT CPUs {} ({}), with the run of {}",
+                "{} fail, {} warn, {} pass; RT CPUs {}, with the run of {}",
                 a.counts.fail,
                 a.counts.warn,
                 a.counts.pass,
                 if a.rt_cpus.cpus.is_empty() {
                     "none".to_string()
                 } else {
-                    a.rt_cpus.cpus.to_string()
+                    format!("{} ({})", a.rt_cpus.cpus, a.rt_cpus.source)
                 },
-                a.rt_cpus.source,
                 started
             ),
         ));

@@ -333,14 +333,15 @@ fn long_term(hostname: &str, runs: &[HostRun]) -> Option<String> {
             scale: Scale::Log,
             ticks: Ticks::Latency,
         },
+        // The maximum is drawn last, over the p99.99 it equals in short runs.
         lines: vec![
-            Line {
-                label: "maximum".into(),
-                segments: vec![max],
-            },
             Line {
                 label: "p99.99".into(),
                 segments: vec![p9999],
+            },
+            Line {
+                label: "maximum".into(),
+                segments: vec![max],
             },
         ],
         rules: Vec::new(),
