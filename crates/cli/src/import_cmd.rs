@@ -4,7 +4,8 @@
 //!
 //! All or nothing: every file is read and parsed before anything is saved; the first file that
 //! does not parse is the one error line (exit 2) and the store is not touched. A save that fails
-//! part way removes the runs this command already saved.
+//! part way removes the runs this command already saved. A file whose run is already stored
+//! (imported before) is said so, and its stored run is left as it was.
 
 use std::time::SystemTime;
 
@@ -51,18 +52,28 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
     let label = args.label.as_deref();
     let mut saved = Vec::with_capacity(parsed.len());
     for p in &parsed {
-        match store.save_measure(&p.run, label, None) {
-            Ok(id) => saved.push(id),
+        match store.save(&p.run, label, None) {
+            Ok(s) => saved.push(s),
             Err(e) => {
-                for id in &saved {
-                    let _ = store.remove(id);
+                // Only what this command stored is taken back: a run that was already there
+                // (the same file imported before) stays.
+                for s in saved.iter().filter(|s| s.new) {
+                    let _ = store.remove(&s.id);
                 }
                 return Err(e).with_context(|| format!("saving {}", p.file));
             }
         }
     }
     let mut text = String::new();
-    for (p, id) in parsed.iter().zip(&saved) {
+    for (p, s) in parsed.iter().zip(&saved) {
+        let id = &s.id;
+        if !s.new {
+            text.push_str(&format!(
+                "{} is already stored as run {id}; nothing new was stored\n",
+                p.file
+            ));
+            continue;
+        }
         let cpus = p.run.cpus.len();
         let what = match &p.run.noise {
             // A top table or tracer trace has no distribution: say what it does have.

@@ -131,6 +131,9 @@ fn how(ex: &Example, stage: &Path) -> How {
     if command == "inspect" {
         return How::OnThisProcess;
     }
+    if command == "serve" && sub != "token" {
+        return How::ParseOnly("serves until stopped (serve_cli.rs starts and stops it)".into());
+    }
     if command == "run" {
         if w.iter().any(|x| x == "--tuned") {
             return How::ParseOnly("tunes the machine (run_tuned_cli.rs)".into());

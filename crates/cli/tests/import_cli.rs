@@ -456,3 +456,31 @@ fn a_summary_import_shows_no_percentiles_or_stddev() {
     assert_eq!(&cells[4..11], &["-"; 7], "{table}");
     assert_eq!(cells[11], "2165.0", "{table}");
 }
+
+#[test]
+fn a_file_imported_twice_is_stored_once_and_keeps_its_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let file = fixture("machinekit792_rpi2_3.18.9-rt5.txt");
+    let first = import(&db, std::slice::from_ref(&file), Some("rpi2"));
+    assert_eq!(first.len(), 1);
+    let again = rtlab(&db)
+        .arg("import")
+        .arg(&file)
+        .args(["--label", "other"])
+        .assert()
+        .success();
+    let text = String::from_utf8(again.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains(&format!("already stored as run {}", first[0])),
+        "{text}"
+    );
+    let runs = rtlab(&db)
+        .args(["runs", "--format", "json"])
+        .assert()
+        .success();
+    let runs: serde_json::Value = serde_json::from_slice(&runs.get_output().stdout).unwrap();
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["label"], "rpi2");
+}

@@ -427,6 +427,13 @@ fn fleet_on(db: &str, dir: &Path) {
         metrics.body
     );
     assert!(metrics.body.trim_end().ends_with("# EOF"));
+    let compared = server.get(&format!(
+        "/api/v1/compare?run={}&run={}",
+        docs[0].0, docs[1].0
+    ));
+    assert_eq!(compared.status, 200, "{}", compared.body);
+    assert_eq!(compared.json()["schema"], "rtlab.compare/1");
+    assert_eq!(compared.json()["runs"].as_array().unwrap().len(), 2);
     let fleet = server.get("/api/v1/hosts").json();
     assert!(fleet["hosts"].as_array().unwrap().len() >= 2);
 

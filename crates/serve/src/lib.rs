@@ -80,6 +80,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/runs", get(api::list).post(api::upload))
         .route("/api/v1/runs/{id}", get(api::fetch))
         .route("/api/v1/hosts", get(api::hosts))
+        .route("/api/v1/compare", get(pages::compare_json))
         .route("/metrics", get(pages::metrics))
         .route("/", get(pages::fleet_page))
         .route("/hosts/{name}", get(pages::host_page))

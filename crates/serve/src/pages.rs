@@ -210,8 +210,32 @@ pub(crate) async fn compare_page(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    authorize(&state, &headers, Need::Read).await?;
-    let ids = compare_ids(query.as_deref().unwrap_or(""))?;
+    let comparison = comparison(&state, query.as_deref(), &headers).await?;
+    Ok(html(
+        StatusCode::OK,
+        report::compare::compare_html_page(&comparison),
+    ))
+}
+
+/// `GET /api/v1/compare?run=ID&run=ID`: the comparison as `rtlab compare --format json`
+/// writes it (rtlab.compare/1).
+pub(crate) async fn compare_json(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let comparison = comparison(&state, query.as_deref(), &headers).await?;
+    Ok(axum::Json(comparison).into_response())
+}
+
+/// The runs a compare query names, side by side.
+async fn comparison(
+    state: &Arc<AppState>,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<report::compare::Comparison, ApiError> {
+    authorize(state, headers, Need::Read).await?;
+    let ids = compare_ids(query.unwrap_or(""))?;
     let loaded = state
         .pool
         .with(move |s| {
@@ -224,11 +248,7 @@ pub(crate) async fn compare_page(
         .iter()
         .map(|(id, run, label)| (label.clone().unwrap_or_else(|| id.to_string()), run))
         .collect();
-    let comparison = report::compare::Comparison::new(&pairs);
-    Ok(html(
-        StatusCode::OK,
-        report::compare::compare_html_page(&comparison),
-    ))
+    Ok(report::compare::Comparison::new(&pairs))
 }
 
 /// The run ids of a compare query: `run=ID` repeated, or `runs=ID,ID`; two to
