@@ -133,6 +133,30 @@ fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[
     }
 }
 
+/// The DOM headless Chromium builds from `url` (`apt-get install chromium`; .ci/run installs
+/// it; without it the test fails, as report_browser.rs does).
+fn dump_dom(url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .stderr(Stdio::null())
+        .output()
+        .expect("chromium runs (apt-get install chromium)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// `rtlab serve token add NAME --role ROLE` on `db`: the secret.
 fn token(db: &str, name: &str, role: &str) -> String {
     let out = rtlab()
@@ -291,7 +315,7 @@ fn hostile(
 
 /// The whole acceptance on one store: many writers, everything twice, hostile uploads among
 /// them; then reading, pages, metrics, revocation, and a kill after acknowledgement.
-fn fleet_on(db: &str, dir: &Path) {
+fn fleet_on(db: &str, dir: &Path, browser: bool) {
     let docs = documents(dir);
     let push = token(db, "board-1", "push");
     let read = token(db, "grafana", "read");
@@ -407,6 +431,22 @@ fn fleet_on(db: &str, dir: &Path) {
             "{path} lost the hostname"
         );
     }
+    // In a real browser the pages hold no script element at all: the hostile hostname is text.
+    if browser {
+        for path in [
+            "/".to_string(),
+            "/hosts/%3Cscript%3Ealert%281%29%3C%2Fscript%3E".to_string(),
+            format!("/runs/{script_id}"),
+        ] {
+            let dom = dump_dom(&format!("http://{}{path}", server.addr));
+            assert!(dom.contains("</html>"), "{path}: {dom}");
+            assert!(
+                !dom.to_lowercase().contains("<script"),
+                "{path} has a script element"
+            );
+            assert!(dom.contains("&lt;script&gt;alert(1)"), "{path}: {dom}");
+        }
+    }
     // Paths that try to leave the API get 404, never a file.
     for path in [
         "/runs/..%2F..%2Fetc%2Fpasswd",
@@ -465,7 +505,7 @@ fn fleet_on(db: &str, dir: &Path) {
 fn a_fleet_on_sqlite_stores_every_good_run_once_and_refuses_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("fleet.db");
-    fleet_on(db.to_str().unwrap(), dir.path());
+    fleet_on(db.to_str().unwrap(), dir.path(), true);
 }
 
 /// A fresh database on the test PostgreSQL server, dropped afterwards.
@@ -523,7 +563,7 @@ fn a_fleet_on_postgresql_stores_every_good_run_once_and_refuses_the_rest() {
     };
     let dir = tempfile::tempdir().unwrap();
     let db = PgDatabase::create(&admin);
-    fleet_on(&db.url(), dir.path());
+    fleet_on(&db.url(), dir.path(), false);
 }
 
 /// The PostgreSQL server goes away under `rtlab serve` and comes back: uploads meanwhile get

@@ -7,7 +7,9 @@
 //! baseline's by more than the server's threshold (`--regression`, 20 % by default).
 
 use serde::Serialize;
-use store::{Filter, RunSummary, Store, StoreError};
+use std::collections::HashMap;
+
+use store::{Filter, RunId, RunSummary, Store, StoreError};
 
 /// One host's line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -47,67 +49,72 @@ pub struct AuditLine {
     pub pass: u32,
 }
 
-/// The whole fleet, regressions first, then by name.
+/// The whole fleet, regressions first, then by name: four queries, whatever the number of
+/// hosts (the aggregates, the picked runs, their summaries, their audits).
 pub(crate) fn fleet(
     store: &mut Store,
     regression_percent: u32,
 ) -> Result<Vec<FleetHost>, StoreError> {
-    let mut out = Vec::new();
-    for row in store.hosts()? {
-        let host = |extra: Filter| Filter {
-            host: Some(row.hostname.clone()),
-            limit: Some(1),
-            ..extra
-        };
-        let first = |list: Vec<RunSummary>| list.into_iter().next();
-        let last = first(store.list(&host(Filter::default()))?);
-        let latency = Filter {
-            latency_only: true,
+    let rows = store.hosts()?;
+    let picks = store.fleet_picks()?;
+    let mut wanted: Vec<RunId> = picks
+        .values()
+        .flat_map(|p| {
+            [&p.newest, &p.newest_latency, &p.oldest_latency, &p.baseline]
+                .into_iter()
+                .flatten()
+                .cloned()
+        })
+        .collect();
+    wanted.sort();
+    wanted.dedup();
+    let mut summaries: HashMap<RunId, RunSummary> = HashMap::new();
+    for chunk in wanted.chunks(store::MAX_IDS) {
+        for s in store.list(&Filter {
+            ids: Some(chunk.to_vec()),
+            limit: None,
             ..Filter::default()
-        };
-        let last_latency = first(store.list(&host(latency.clone()))?);
-        let labelled = store
-            .list(&host(Filter {
-                label: Some("baseline".into()),
-                limit: None,
-                ..latency.clone()
-            }))?
-            .into_iter()
-            .find(|r| {
-                r.label
-                    .as_deref()
-                    .is_some_and(|l| l.eq_ignore_ascii_case("baseline"))
-            });
-        let baseline = match labelled {
-            Some(b) => Some(b),
-            None => first(store.list(&host(Filter {
-                oldest_first: true,
-                ..latency
-            }))?),
-        };
+        })? {
+            summaries.insert(s.id.clone(), s);
+        }
+    }
+    let audited: Vec<RunId> = picks.values().filter_map(|p| p.audited.clone()).collect();
+    let audits: HashMap<RunId, AuditLine> = store
+        .audits(&audited)?
+        .into_iter()
+        .map(|(id, started_at, a)| {
+            (
+                id,
+                AuditLine {
+                    started_at,
+                    rt_cpus: a.rt_cpus.cpus.to_string(),
+                    fail: a.counts.fail,
+                    warn: a.counts.warn,
+                    pass: a.counts.pass,
+                },
+            )
+        })
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let p = picks.get(&row.hostname).cloned().unwrap_or_default();
+        let get = |id: &Option<RunId>| id.as_ref().and_then(|id| summaries.get(id)).cloned();
+        let last_latency = get(&p.newest_latency);
+        let baseline = get(&p.baseline).or_else(|| get(&p.oldest_latency));
         let regressions = match (&baseline, &last_latency) {
             (Some(b), Some(l)) if b.id != l.id => regressions(b, l, regression_percent),
             _ => Vec::new(),
         };
-        let audit = store
-            .last_audit(&row.hostname)?
-            .map(|(started_at, a)| AuditLine {
-                started_at,
-                rt_cpus: a.rt_cpus.cpus.to_string(),
-                fail: a.counts.fail,
-                warn: a.counts.warn,
-                pass: a.counts.pass,
-            });
         out.push(FleetHost {
+            last: get(&p.newest),
+            audit: p.audited.as_ref().and_then(|id| audits.get(id)).cloned(),
             hostname: row.hostname,
             runs: row.runs,
             not_complete: row.not_complete,
             worst_max_ns: row.worst_max_ns,
-            last,
             last_latency,
             baseline,
             regressions,
-            audit,
         });
     }
     // Hosts with a regression first (false sorts before true), then by name.

@@ -1,13 +1,19 @@
 //! What a fleet server shows first: one line per host (how many runs, how many did not
-//! complete, the worst latency maximum ever stored), and the audit summary of a host's newest
-//! audited run. Figures come from the raw all-CPU accumulators inside the database, so the
-//! overview does not read every run's histogram.
+//! complete, the worst latency maximum ever stored), the runs that matter per host (its newest,
+//! its newest and oldest latency runs, its newest labelled `baseline`, its newest audited) and
+//! the audit summary of a host's newest audited run. Figures come from the raw all-CPU
+//! accumulators inside the database and the runs are picked by window functions, so the
+//! overview costs a few queries whatever the number of hosts and runs, and decodes the
+//! histograms of the picked runs only.
+
+use std::collections::BTreeMap;
 
 use model::audit::AuditSummary;
 use serde::Serialize;
 
 use crate::db::Arg;
 use crate::error::StoreError;
+use crate::id::RunId;
 use crate::schema::{ALL_CPUS, KIND_MEASURE};
 use crate::store::Store;
 
@@ -27,14 +33,109 @@ pub struct HostRow {
     pub last_started_at: String,
 }
 
+/// The runs of one host that the fleet overview shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostPicks {
+    /// Its newest run of any kind.
+    pub newest: Option<RunId>,
+    /// Its newest latency run.
+    pub newest_latency: Option<RunId>,
+    /// Its oldest latency run.
+    pub oldest_latency: Option<RunId>,
+    /// Its newest latency run labelled `baseline` (any case).
+    pub baseline: Option<RunId>,
+    /// Its newest run with an audit summary.
+    pub audited: Option<RunId>,
+}
+
 impl Store {
+    /// Per host, the runs the fleet overview shows, in one query.
+    pub fn fleet_picks(&self) -> Result<BTreeMap<String, HostPicks>, StoreError> {
+        let d = self.db.dialect();
+        let order = "t.started_at DESC, t.o DESC";
+        let sql = format!(
+            "SELECT hostname, id,
+                    CASE WHEN newest = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN is_lat = 1 AND newest_kind = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN is_lat = 1 AND oldest_kind = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN is_lat = 1 AND is_base = 1 AND newest_base = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN audited = 1 AND newest_audit = 1 THEN 1 ELSE 0 END
+             FROM (SELECT t.hostname, t.id, t.is_lat, t.is_base, t.audited,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname ORDER BY {order}) AS newest,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat ORDER BY {order})
+                         AS newest_kind,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat
+                                        ORDER BY t.started_at ASC, t.o ASC) AS oldest_kind,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat, t.is_base
+                                        ORDER BY {order}) AS newest_base,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.audited ORDER BY {order})
+                         AS newest_audit
+                   FROM (SELECT r.hostname, r.id, r.started_at, {saved} AS o,
+                           CASE WHEN {latency} THEN 1 ELSE 0 END AS is_lat,
+                           CASE WHEN lower(coalesce(r.label, '')) = 'baseline' THEN 1 ELSE 0 END
+                               AS is_base,
+                           CASE WHEN r.audit_json IS NOT NULL THEN 1 ELSE 0 END AS audited
+                         FROM runs r) t) w
+             WHERE newest = 1 OR (is_lat = 1 AND (newest_kind = 1 OR oldest_kind = 1
+                   OR (is_base = 1 AND newest_base = 1)))
+                   OR (audited = 1 AND newest_audit = 1)",
+            saved = d.saved_order(),
+            latency = latency_condition(d),
+        );
+        let rows = self.db.query(&sql, &[]).map_err(|e| self.engine_error(e))?;
+        let mut picks: BTreeMap<String, HostPicks> = BTreeMap::new();
+        for r in rows {
+            let bad = |e: crate::db::CellError| self.corrupt("-", "fleet", e.why);
+            let host = r.text(0).map_err(bad)?;
+            let id = self.stored_id(r.text(1).map_err(bad)?)?;
+            let p = picks.entry(host).or_default();
+            let flag = |i: usize| r.int(i).map(|v| v == 1).map_err(bad);
+            for (i, slot) in [
+                (2, &mut p.newest),
+                (3, &mut p.newest_latency),
+                (4, &mut p.oldest_latency),
+                (5, &mut p.baseline),
+                (6, &mut p.audited),
+            ] {
+                if flag(i)? {
+                    *slot = Some(id.clone());
+                }
+            }
+        }
+        Ok(picks)
+    }
+
+    /// The audit summaries of `ids` (runs without one are left out).
+    pub fn audits(&self, ids: &[RunId]) -> Result<Vec<(RunId, String, AuditSummary)>, StoreError> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(crate::query::MAX_IDS) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|n| format!("?{n}")).collect();
+            let args: Vec<Arg<'_>> = chunk.iter().map(|id| Arg::Text(id.as_str())).collect();
+            let rows = self
+                .db
+                .query(
+                    &format!(
+                        "SELECT id, started_at, audit_json FROM runs
+                         WHERE audit_json IS NOT NULL AND id IN ({})",
+                        marks.join(", ")
+                    ),
+                    &args,
+                )
+                .map_err(|e| self.engine_error(e))?;
+            for r in rows {
+                let bad = |e: crate::db::CellError| self.corrupt("-", "audit_json", e.why);
+                let id = self.stored_id(r.text(0).map_err(bad)?)?;
+                let summary = self.decode(id.as_str(), "audit_json", &r.text(2).map_err(bad)?)?;
+                out.push((id, r.text(1).map_err(bad)?, summary));
+            }
+        }
+        Ok(out)
+    }
+
     /// Every host with runs, by name.
     pub fn hosts(&self) -> Result<Vec<HostRow>, StoreError> {
         let d = self.db.dialect();
-        let latency = format!(
-            "r.kind = '{KIND_MEASURE}' AND coalesce({}, '') <> 'os-noise'",
-            d.json_field("r.import_json", "quantity")
-        );
+        let latency = latency_condition(d);
         let sql = format!(
             "SELECT r.hostname, count(*),
                     sum(CASE WHEN r.status <> 'complete' THEN 1 ELSE 0 END),
@@ -86,6 +187,14 @@ impl Store {
     }
 }
 
+/// The condition on run `r` of being a wake-up latency run (not noise, not an OS-noise import).
+fn latency_condition(d: crate::db::Dialect) -> String {
+    format!(
+        "r.kind = '{KIND_MEASURE}' AND coalesce({}, '') <> 'os-noise'",
+        d.json_field("r.import_json", "quantity")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testdata::{TestStore, realistic, small};
@@ -93,14 +202,11 @@ mod tests {
     fn overview(mut store: TestStore) {
         let mut a = small("pi", "6.6-rt", "2026-01-01T00:00:00Z", &[2_000, 9_000]);
         a.status = model::measure::RunStatus::Interrupted;
+        a.audit = None;
         store.save_measure(&a, None, None).unwrap();
-        store
-            .save_measure(
-                &small("pi", "6.6-rt", "2026-01-02T00:00:00Z", &[3_000]),
-                None,
-                None,
-            )
-            .unwrap();
+        let mut b = small("pi", "6.6-rt", "2026-01-02T00:00:00Z", &[3_000]);
+        b.audit = None;
+        store.save_measure(&b, None, None).unwrap();
         store.save_measure(&realistic(), None, None).unwrap();
         let hosts = store.hosts().unwrap();
         let pi = hosts.iter().find(|h| h.hostname == "pi").unwrap();
@@ -112,6 +218,30 @@ mod tests {
         assert!(store.last_audit("pi").unwrap().is_none());
         let (_, audit) = store.last_audit(&other.hostname).unwrap().unwrap();
         assert_eq!(Some(audit), realistic().audit);
+
+        // The picks: pi's newest is the 2nd run; its oldest latency run the 1st; a run
+        // labelled baseline is picked as such.
+        let mut base = small("pi", "6.6-rt", "2026-01-01T12:00:00Z", &[2_500]);
+        base.audit = realistic().audit;
+        let base_id = store.save_measure(&base, Some("Baseline"), None).unwrap();
+        let picks = store.fleet_picks().unwrap();
+        let p = &picks["pi"];
+        let newest = store
+            .list(&crate::Filter {
+                host: Some("pi".into()),
+                limit: Some(1),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(p.newest.as_ref(), Some(&newest[0].id));
+        assert_eq!(p.newest_latency, p.newest);
+        assert_eq!(p.baseline.as_ref(), Some(&base_id));
+        assert_eq!(p.audited.as_ref(), Some(&base_id));
+        assert_ne!(p.oldest_latency, p.newest);
+        let audits = store.audits(&[base_id.clone()]).unwrap();
+        assert_eq!(audits.len(), 1);
+        assert_eq!(Some(audits[0].2.clone()), realistic().audit);
+        assert_eq!(picks.len(), 2);
     }
 
     #[test]

@@ -29,11 +29,11 @@ mod testdata;
 
 pub use db::DbError;
 pub use error::StoreError;
-pub use fleet::HostRow;
+pub use fleet::{HostPicks, HostRow};
 pub use id::{MIN_PREFIX, RunId};
 pub use open::{BUSY_TIMEOUT, Location, is_postgres_address, redact};
 pub use path::{DB_FILE, default_path};
-pub use query::{Filter, RunSummary};
+pub use query::{Filter, MAX_IDS, RunSummary};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Saved, Store};
 pub use tokens::{MAX_TOKEN_NAME, Role, TOKEN_PREFIX, TokenInfo, check_token_name};

@@ -38,7 +38,12 @@ pub struct Filter {
     pub oldest_first: bool,
     /// Only wake-up latency runs: no noise runs, no OS-noise imports.
     pub latency_only: bool,
+    /// Only these runs (at most [`MAX_IDS`]).
+    pub ids: Option<Vec<RunId>>,
 }
+
+/// The most ids one [`Filter::ids`] may hold (far below both engines' parameter limits).
+pub const MAX_IDS: usize = 10_000;
 
 /// One line of `rtlab runs`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -203,6 +208,24 @@ impl Store {
                 &|p| format!(" AND substr(r.started_at, 1, length({p})) <= {p}"),
                 &check_time("until", until)?,
             );
+        }
+        if let Some(ids) = &filter.ids {
+            if ids.len() > MAX_IDS {
+                return Err(StoreError::BadFilter {
+                    field: "ids",
+                    value: ids.len().to_string(),
+                    expected: format!("are more than {MAX_IDS} runs at once"),
+                });
+            }
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let first = texts.len() + 2;
+            let marks: Vec<String> = (first..first + ids.len())
+                .map(|n| format!("?{n}"))
+                .collect();
+            texts.extend(ids.iter().map(|id| id.as_str().to_string()));
+            clauses.push(format!(" AND r.id IN ({})", marks.join(", ")));
         }
         for clause in &clauses {
             sql.push_str(clause);
