@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(p.baseline.as_ref(), Some(&base_id));
         assert_eq!(p.audited.as_ref(), Some(&base_id));
         assert_ne!(p.oldest_latency, p.newest);
-        let audits = store.audits(&[base_id.clone()]).unwrap();
+        let audits = store.audits(std::slice::from_ref(&base_id)).unwrap();
         assert_eq!(audits.len(), 1);
         assert_eq!(Some(audits[0].2.clone()), realistic().audit);
         assert_eq!(picks.len(), 2);
