@@ -121,6 +121,11 @@ impl Queue {
             run.queued_at = old.queued_at;
             run.attempts = run.attempts.saturating_add(old.attempts);
             run.last_error = run.last_error.or(old.last_error);
+            run.run_id = run.run_id.or(old.run_id);
+            run.host = run.host.or(old.host);
+            run.started_at = run.started_at.or(old.started_at);
+            run.label = run.label.or(old.label);
+            run.session = run.session.or(old.session);
         }
         write_atomically(&path, run.to_json().as_bytes())?;
         Ok(path)
