@@ -299,7 +299,6 @@ pub fn run(args: &PushArgs) -> Result<Exit> {
             .filter_map(|e| Target::parse(&e.run.target).ok())
             .collect(),
     };
-    targets.dedup();
     targets.sort();
     targets.dedup();
     let pending = listing
