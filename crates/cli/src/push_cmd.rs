@@ -341,7 +341,7 @@ fn finish(args: &PushArgs, queue: &Queue, out: &Outcome, draining: bool) -> Resu
             text.push_str(&format!("{what}: {how} as {} on {target}\n", up.id));
         }
         if draining && out.sent.is_empty() && out.queued.is_empty() && out.refused.is_empty() {
-            text.push_str("the push queue is empty\n");
+            text.push_str("nothing is queued to send\n");
         }
         console::print_stdout(&text)?;
     }

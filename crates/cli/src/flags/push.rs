@@ -18,9 +18,9 @@ before anything is sent; a RUN that is not a result is refused (exit 2) and noth
 The server is --to URL, else $RTLAB_PUSH_URL: http://HOST[:PORT][/PREFIX]. This rtlab speaks \
 plain HTTP only: to reach a server behind TLS, open a tunnel to it (ssh -L \
 8080:localhost:8080 HOST, then --to http://localhost:8080) or push over a private lab \
-network. The token is $RTLAB_TOKEN, else the first line of --token-file PATH, which must be \
-readable by its owner only (chmod 600), as ssh wants of a key; `rtlab serve token add NAME` \
-makes one on the server.
+network. The token is the first line of --token-file PATH, which must be readable by its \
+owner only (chmod 600), as ssh wants of a key, else $RTLAB_TOKEN; `rtlab serve token add \
+NAME` makes one on the server.
 
 Uploads are idempotent: a run keeps the id it has in this machine's store, and a run the \
 server has already is answered `already stored`, not stored twice. A failure worth trying \
