@@ -25,6 +25,7 @@ struct Parsed {
 
 /// `rtlab import`.
 pub fn run(args: &ImportArgs) -> Result<Exit> {
+    let mut pusher = crate::push_cmd::prepare(&args.push)?;
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
@@ -102,5 +103,12 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         }
     }
     console::print_stdout(&text)?;
+    // Every run is saved: `--push` uploads them (or queues them), with warnings only.
+    if let Some(pusher) = pusher.as_mut() {
+        let mut console = console::Console::new(false);
+        for (p, s) in parsed.iter().zip(&saved) {
+            pusher.push(&p.run, Some(s.id.as_str()), label, None, &mut console);
+        }
+    }
     Ok(Exit::Ok)
 }

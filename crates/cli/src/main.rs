@@ -25,6 +25,8 @@ mod load_cmd;
 mod measure_cmd;
 mod noise_cmd;
 mod pi_cmd;
+mod push_cmd;
+mod push_status;
 mod report_cmd;
 mod run_cmd;
 mod run_session;
@@ -116,6 +118,7 @@ fn run() -> ExitCode {
         Command::Compare(args) => compare_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
+        Command::Push(args) => push_cmd::run(args),
         Command::Explain(args) => explain_cmd::run(args),
         Command::Trace(command) => trace_cmd::run(command, &root),
         Command::Sched(command) => sched_cmd::run(command, &root),

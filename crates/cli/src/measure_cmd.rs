@@ -28,6 +28,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let (config, env) = prepare(args, root)?;
+    let mut pusher = crate::push_cmd::prepare(&args.push)?;
     let mut console = Console::new(args.quiet);
     // The audit summary goes into the result: what a reader of the figures must know about
     // the machine. It reads, never writes, and takes milliseconds.
@@ -77,7 +78,7 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             display(args.output.as_deref())
         ));
     }
-    let json_error = keep(args, &run, &mut console);
+    let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     console::print_stdout(&output_text(args, &run)).context("writing to standard output")?;
     let exit = verdict(&run, &config, &mut console);
     // A signal that came after the measurement ended (while saving) is taken here, so it
@@ -166,7 +167,12 @@ fn stop_load(load: Option<LoadChild>) -> (Option<LoadReport>, Option<String>) {
 }
 
 /// Writes the result file and saves the run ([`crate::runs::keep`]).
-fn keep(args: &MeasureArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
+fn keep(
+    args: &MeasureArgs,
+    run: &MeasureRun,
+    push: Option<&mut crate::push_cmd::Pusher>,
+    console: &mut Console,
+) -> Option<anyhow::Error> {
     crate::runs::keep(
         run,
         &crate::runs::Keep {
@@ -176,6 +182,7 @@ fn keep(args: &MeasureArgs, run: &MeasureRun, console: &mut Console) -> Option<a
             label: args.label.as_deref(),
             session: args.session.as_deref(),
         },
+        push,
         console,
     )
 }

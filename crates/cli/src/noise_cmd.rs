@@ -21,6 +21,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let config = config_from_args(args, root)?;
     check_outputs(args)?;
+    let mut pusher = crate::push_cmd::prepare(&args.push)?;
     let env = Environment {
         root: root.clone(),
         clock: ClockChoice::Real,
@@ -45,7 +46,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
             "a checkpoint of the --output file could not be written: {e}"
         ));
     }
-    let json_error = keep(args, &run, &mut console);
+    let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     let text = match format {
         NoiseFormat::Text => crate::runs::table_text(&run),
         NoiseFormat::Json => run.to_json(),
@@ -119,7 +120,12 @@ fn check_outputs(args: &NoiseArgs) -> Result<()> {
 }
 
 /// Writes the result file and saves the run ([`crate::runs::keep`]).
-fn keep(args: &NoiseArgs, run: &MeasureRun, console: &mut Console) -> Option<anyhow::Error> {
+fn keep(
+    args: &NoiseArgs,
+    run: &MeasureRun,
+    push: Option<&mut crate::push_cmd::Pusher>,
+    console: &mut Console,
+) -> Option<anyhow::Error> {
     crate::runs::keep(
         run,
         &crate::runs::Keep {
@@ -129,6 +135,7 @@ fn keep(args: &NoiseArgs, run: &MeasureRun, console: &mut Console) -> Option<any
             label: args.label.as_deref(),
             session: args.session.as_deref(),
         },
+        push,
         console,
     )
 }

@@ -38,6 +38,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
             "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
         ))
     })?;
+    let mut pusher = crate::push_cmd::prepare(&args.push)?;
     let tuning = if args.tuned {
         Some(crate::run_tuned::prepare(args, root)?)
     } else {
@@ -75,6 +76,19 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
     // A second Ctrl-C may still be pending: taken here, it does not end the process as the
     // mask is restored.
     while signals.wait(Duration::ZERO).is_some() {}
+    // Every phase is saved by its own rtlab: `--push` uploads them all at the end (or queues
+    // them), with warnings only.
+    if let (Some(pusher), Ok(_)) = (pusher.as_mut(), &exit) {
+        for (label, run) in session.runs.iter().chain(&session.noise_runs) {
+            pusher.push(
+                run,
+                None,
+                Some(label),
+                Some(&session.id),
+                &mut session.console,
+            );
+        }
+    }
     exit
 }
 

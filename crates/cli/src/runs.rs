@@ -206,7 +206,10 @@ pub fn stored_label(spec: &str, db: Option<&Path>) -> Result<Option<String>> {
 
 /// The id, label and session (the `rtlab run` whose phase it was) of the stored run `spec`
 /// names.
-fn stored_names(spec: &str, db: Option<&Path>) -> Result<(RunId, Option<String>, Option<String>)> {
+pub fn stored_names(
+    spec: &str,
+    db: Option<&Path>,
+) -> Result<(RunId, Option<String>, Option<String>)> {
     let store = open_existing(db)?;
     let id = resolve(&store, spec)?;
     let (label, session) = store.names(&id)?;
@@ -258,6 +261,7 @@ pub struct Keep<'a> {
 pub fn keep(
     run: &MeasureRun,
     to: &Keep<'_>,
+    push: Option<&mut crate::push_cmd::Pusher>,
     console: &mut crate::console::Console,
 ) -> Option<anyhow::Error> {
     use anyhow::Context;
@@ -266,6 +270,7 @@ pub fn keep(
             .with_context(|| format!("writing the result to {}", path.display()))
             .err()
     });
+    let mut local_id = None;
     if !to.no_store {
         let what = if run.noise.is_some() {
             "noise run"
@@ -273,13 +278,21 @@ pub fn keep(
             "run"
         };
         match save(run, to.db, to.label, to.session) {
-            Ok(id) => console.note(&format!(
-                "saved as {what} {id}; `rtlab show {id}` shows it again"
-            )),
+            Ok(id) => {
+                console.note(&format!(
+                    "saved as {what} {id}; `rtlab show {id}` shows it again"
+                ));
+                local_id = Some(id.to_string());
+            }
             Err(e) => console.warn(&format!(
                 "the result was not saved in the run store: {e:#}; --no-store skips it"
             )),
         }
+    }
+    // After the run is kept here: `--push` uploads it (or queues it), never changing the
+    // command's outcome.
+    if let Some(pusher) = push {
+        pusher.push(run, local_id.as_deref(), to.label, to.session, console);
     }
     json_error
 }

@@ -122,6 +122,13 @@ fn how(ex: &Example, stage: &Path) -> How {
     if ex.shows_error() {
         return How::AsWritten;
     }
+    if (command == "push" && !w.iter().any(|x| x == "--status")) || w.iter().any(|x| x == "--push")
+    {
+        return How::ParseOnly(
+            "uploads to an rtlab serve (push_cli.rs tests the client against a scripted responder)"
+                .into(),
+        );
+    }
     if command == "tune" && matches!(sub, "apply" | "irqd" | "run" | "revert") {
         return How::ParseOnly(
             "changes the machine's tuning (tune_cli.rs runs these on a fixture tree and live)"

@@ -74,4 +74,7 @@ pub struct ImportArgs {
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,
+    /// Upload every imported run to an `rtlab serve` after saving it.
+    #[command(flatten)]
+    pub push: super::push::PushToArgs,
 }

@@ -251,6 +251,10 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "ID", hide = true, conflicts_with = "no_store")]
     pub session: Option<String>,
 
+    /// Upload the result to an `rtlab serve` after saving it.
+    #[command(flatten)]
+    pub push: super::push::PushToArgs,
+
     /// Run this load during the measurement (see `rtlab load --help` for the spec): it
     /// starts first, settles for --warmup, is stopped after the run, and what it achieved
     /// over the measured window is recorded in the result.

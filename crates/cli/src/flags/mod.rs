@@ -18,6 +18,7 @@ mod load;
 mod measure;
 mod noise;
 mod pi;
+mod push;
 pub mod renamed;
 mod run;
 mod sched;
@@ -27,6 +28,7 @@ mod trace;
 mod tune;
 mod values;
 
+pub use self::push::{PushArgs, PushToArgs};
 pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
@@ -148,6 +150,10 @@ pub enum Command {
     /// streams; rtla timerlat and osnoise hist; oslat) as stored runs, compressed or not.
     #[command(long_about = import::IMPORT_LONG, after_long_help = help::IMPORT)]
     Import(import::ImportArgs),
+    /// Upload runs to an `rtlab serve` (`--to URL`), with retry and a local queue for runs
+    /// that cannot be sent now; `--status` lists the queue.
+    #[command(long_about = self::push::PUSH_LONG, after_long_help = self::push::PUSH_AFTER)]
+    Push(self::push::PushArgs),
     /// Explain why threads woke late: from a run measured with --trace or a trace file, the
     /// timer, IRQs, softirqs and tasks that stood in the way; `irqs`, `sched` and `wakeups`
     /// analyse a whole trace.

@@ -184,4 +184,8 @@ pub struct NoiseArgs {
     /// Save the result as part of this session (set by `rtlab run`).
     #[arg(long, value_name = "ID", hide = true, conflicts_with = "no_store")]
     pub session: Option<String>,
+
+    /// Upload the result to an `rtlab serve` after saving it.
+    #[command(flatten)]
+    pub push: super::push::PushToArgs,
 }

@@ -125,4 +125,7 @@ pub struct RunArgs {
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,
+    /// Upload every phase's run to an `rtlab serve` at the end.
+    #[command(flatten)]
+    pub push: super::push::PushToArgs,
 }
