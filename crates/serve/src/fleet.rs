@@ -144,3 +144,136 @@ fn regressions(baseline: &RunSummary, last: &RunSummary, percent: u32) -> Vec<St
     }
     out
 }
+
+/// A host's audits, newest first, each with what changed against the one before it (oldest
+/// first in time): checks newly among the worst findings with their status, checks that left
+/// them, and count changes when the findings named are the same.
+pub(crate) fn audit_drift(
+    mut audits: Vec<(RunId, String, model::audit::AuditSummary)>,
+) -> Vec<report::html::fleet::AuditRow> {
+    use std::collections::BTreeMap;
+    audits.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    let findings = |a: &model::audit::AuditSummary| -> BTreeMap<String, &'static str> {
+        a.top
+            .iter()
+            .map(|i| (i.id.clone(), i.status.as_str()))
+            .collect()
+    };
+    let mut rows = Vec::with_capacity(audits.len());
+    let mut before: Option<&model::audit::AuditSummary> = None;
+    for (id, started_at, a) in &audits {
+        let changes = match before {
+            None => "first audit".to_string(),
+            Some(b) => {
+                let (old, new) = (findings(b), findings(a));
+                let mut parts = Vec::new();
+                for (check, status) in &new {
+                    match old.get(check) {
+                        Some(was) if was == status => {}
+                        Some(was) => parts.push(format!("{check} {was} → {status}")),
+                        None => parts.push(format!("new {status}: {check}")),
+                    }
+                }
+                for (check, was) in &old {
+                    if !new.contains_key(check) {
+                        parts.push(format!("gone ({was}): {check}"));
+                    }
+                }
+                if parts.is_empty()
+                    && (b.counts.fail, b.counts.warn) != (a.counts.fail, a.counts.warn)
+                {
+                    parts.push(format!(
+                        "fail {} → {}, warn {} → {}",
+                        b.counts.fail, a.counts.fail, b.counts.warn, a.counts.warn
+                    ));
+                }
+                if b.rt_cpus.cpus != a.rt_cpus.cpus {
+                    parts.push(format!("RT CPUs {} → {}", b.rt_cpus.cpus, a.rt_cpus.cpus));
+                }
+                if parts.is_empty() {
+                    "unchanged".to_string()
+                } else {
+                    parts.join("; ")
+                }
+            }
+        };
+        rows.push(report::html::fleet::AuditRow {
+            started_at: started_at.clone(),
+            run: id.to_string(),
+            fail: a.counts.fail,
+            warn: a.counts.warn,
+            pass: a.counts.pass,
+            rt_cpus: a.rt_cpus.cpus.to_string(),
+            changes,
+        });
+        before = Some(a);
+    }
+    rows.reverse();
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::audit::{AuditSummary, Status, SummaryItem};
+
+    fn audit(top: &[(&str, Status)], fail: u32) -> AuditSummary {
+        let mut a: AuditSummary = serde_json::from_value(serde_json::json!({
+            "schema": model::audit::SCHEMA,
+            "profile": "production",
+            "rt_cpus": {"cpus": "1", "source": "isolcpus"},
+            "counts": {"pass": 30, "warn": 0, "info": 0, "fail": 0, "unknown": 0, "error": 0},
+            "top": []
+        }))
+        .unwrap();
+        a.counts.fail = fail;
+        a.top = top
+            .iter()
+            .map(|(id, status)| SummaryItem {
+                id: id.to_string(),
+                status: *status,
+                summary: String::new(),
+                fix: None,
+            })
+            .collect();
+        a
+    }
+
+    #[test]
+    fn drift_names_what_changed_between_audits() {
+        let id = |t: &str| RunId::parse(t).unwrap();
+        let rows = audit_drift(vec![
+            (
+                id("00000000000c"),
+                "2026-01-03T00:00:00Z".into(),
+                audit(&[], 0),
+            ),
+            (
+                id("00000000000a"),
+                "2026-01-01T00:00:00Z".into(),
+                audit(&[("cpu.governor", Status::Warn)], 0),
+            ),
+            (
+                id("00000000000b"),
+                "2026-01-02T00:00:00Z".into(),
+                audit(
+                    &[
+                        ("cpu.governor", Status::Fail),
+                        ("kernel.preempt_rt", Status::Fail),
+                    ],
+                    2,
+                ),
+            ),
+        ]);
+        let changes: Vec<&str> = rows.iter().map(|r| r.changes.as_str()).collect();
+        assert_eq!(
+            changes,
+            [
+                "gone (fail): cpu.governor; gone (fail): kernel.preempt_rt",
+                "cpu.governor warn → fail; new fail: kernel.preempt_rt",
+                "first audit",
+            ]
+        );
+        assert_eq!(rows[0].run, "00000000000c");
+    }
+}

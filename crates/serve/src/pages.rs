@@ -18,7 +18,7 @@ use crate::AppState;
 use crate::api::{MAX_LIST, clip, run_id};
 use crate::auth::{Need, authorize};
 use crate::error::ApiError;
-use crate::fleet::{FleetHost, fleet};
+use crate::fleet::{FleetHost, audit_drift, fleet};
 
 /// Most runs shown side by side.
 const MAX_COMPARE: usize = 12;
@@ -122,15 +122,16 @@ pub(crate) async fn host_page(
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers, Need::Read).await?;
     let host = name.clone();
-    let (runs, audit) = state
+    let (runs, audits) = state
         .pool
         .with(move |s| {
             let runs = s.list(&Filter {
-                host: Some(host.clone()),
+                host: Some(host),
                 limit: Some(MAX_LIST),
                 ..Filter::default()
             })?;
-            Ok((runs, s.last_audit(&host)?))
+            let ids: Vec<RunId> = runs.iter().map(|r| r.id.clone()).collect();
+            Ok((runs, s.audits(&ids)?))
         })
         .await?;
     if runs.is_empty() {
@@ -139,6 +140,7 @@ pub(crate) async fn host_page(
             clip(&name)
         )));
     }
+    let audits = audit_drift(audits);
     let mut facts = vec![
         (
             "kernel (newest run)".to_string(),
@@ -146,27 +148,27 @@ pub(crate) async fn host_page(
         ),
         ("runs".to_string(), runs.len().to_string()),
     ];
-    if let Some((started, a)) = audit {
+    if let Some(a) = audits.first() {
         facts.push((
             "newest audit".to_string(),
             format!(
                 "{} fail, {} warn, {} pass; RT CPUs {}, with the run of {}",
-                a.counts.fail,
-                a.counts.warn,
-                a.counts.pass,
-                if a.rt_cpus.cpus.is_empty() {
-                    "none".to_string()
+                a.fail,
+                a.warn,
+                a.pass,
+                if a.rt_cpus.is_empty() {
+                    "none"
                 } else {
-                    format!("{} ({})", a.rt_cpus.cpus, a.rt_cpus.source)
+                    &a.rt_cpus
                 },
-                started
+                a.started_at
             ),
         ));
     }
     let rows: Vec<HostRun> = runs.iter().map(host_run).collect();
     Ok(html(
         StatusCode::OK,
-        report::html::fleet::host_page(&name, &facts, &rows),
+        report::html::fleet::host_page(&name, &facts, &audits, &rows),
     ))
 }
 

@@ -1,7 +1,7 @@
 //! What a fleet server shows first: one line per host (how many runs, how many did not
 //! complete, the worst latency maximum ever stored), the runs that matter per host (its newest,
 //! its newest and oldest latency runs, its newest labelled `baseline`, its newest audited) and
-//! the audit summary of a host's newest audited run. Figures come from the raw all-CPU
+//! the audit summaries of chosen runs. Figures come from the raw all-CPU
 //! accumulators inside the database and the runs are picked by window functions, so the
 //! overview costs a few queries whatever the number of hosts and runs, and decodes the
 //! histograms of the picked runs only.
@@ -164,27 +164,6 @@ impl Store {
             })
             .collect()
     }
-
-    /// The audit summary recorded with `host`'s newest audited run, with that run's start.
-    pub fn last_audit(&self, host: &str) -> Result<Option<(String, AuditSummary)>, StoreError> {
-        let row = self
-            .db
-            .query_opt(
-                &format!(
-                    "SELECT r.id, r.started_at, r.audit_json FROM runs r
-                     WHERE r.hostname = ?1 AND r.audit_json IS NOT NULL
-                     ORDER BY r.started_at DESC, {} DESC LIMIT 1",
-                    self.db.dialect().saved_order()
-                ),
-                &[Arg::Text(host)],
-            )
-            .map_err(|e| self.engine_error(e))?;
-        let Some(row) = row else { return Ok(None) };
-        let bad = |e: crate::db::CellError| self.corrupt("-", "audit_json", e.why);
-        let id = row.text(0).map_err(bad)?;
-        let summary = self.decode(&id, "audit_json", &row.text(2).map_err(bad)?)?;
-        Ok(Some((row.text(1).map_err(bad)?, summary)))
-    }
 }
 
 /// The condition on run `r` of being a wake-up latency run (not noise, not an OS-noise import).
@@ -215,9 +194,11 @@ mod tests {
         assert_eq!(pi.last_started_at, "2026-01-02T00:00:00Z");
         let other = hosts.iter().find(|h| h.hostname != "pi").unwrap();
         assert_eq!(other.worst_max_ns, Some(realistic().all.raw.max_ns));
-        assert!(store.last_audit("pi").unwrap().is_none());
-        let (_, audit) = store.last_audit(&other.hostname).unwrap().unwrap();
-        assert_eq!(Some(audit), realistic().audit);
+        let picks = store.fleet_picks().unwrap();
+        assert_eq!(picks["pi"].audited, None);
+        let audited = picks[&other.hostname].audited.clone().unwrap();
+        let audits = store.audits(&[audited]).unwrap();
+        assert_eq!(Some(audits[0].2.clone()), realistic().audit);
 
         // The picks: pi's newest is the 2nd run; its oldest latency run the 1st; a run
         // labelled baseline is picked as such.

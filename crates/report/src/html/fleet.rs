@@ -67,6 +67,26 @@ pub struct HostRun {
     pub os_noise: bool,
 }
 
+/// One audit of a host, as its page lists them: when, with which run, its counts, and what
+/// changed since the audit before it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AuditRow {
+    /// The start of the run that carries it.
+    pub started_at: String,
+    /// That run's id.
+    pub run: String,
+    /// Checks that failed, warned, passed.
+    pub fail: u32,
+    /// Checks that warned.
+    pub warn: u32,
+    /// Checks that passed.
+    pub pass: u32,
+    /// The RT CPUs it used.
+    pub rt_cpus: String,
+    /// What changed against the audit before (`new fail: x; fixed: y`), or `first audit`.
+    pub changes: String,
+}
+
 /// `text` percent-encoded for a URL path segment or query value: everything but unreserved
 /// characters (RFC 3986) is `%XX`.
 pub fn url_encode(text: &str) -> String {
@@ -118,6 +138,18 @@ struct RunCtx {
 }
 
 #[derive(Serialize)]
+struct AuditCtx {
+    started: String,
+    href: String,
+    run: String,
+    fail: u32,
+    warn: u32,
+    pass: u32,
+    rt_cpus: String,
+    changes: String,
+}
+
+#[derive(Serialize)]
 struct PageCtx {
     title: String,
     subtitle: String,
@@ -132,6 +164,7 @@ struct PageCtx {
     plot_caption: String,
     show_runs: bool,
     runs: Vec<RunCtx>,
+    audits: Vec<AuditCtx>,
 }
 
 fn us(ns: Option<u64>) -> String {
@@ -162,6 +195,7 @@ fn base(title: String, subtitle: String) -> PageCtx {
         plot_caption: String::new(),
         show_runs: false,
         runs: Vec::new(),
+        audits: Vec::new(),
     }
 }
 
@@ -207,8 +241,14 @@ pub fn fleet_page(rows: &[FleetRow], regression_percent: u32) -> String {
     page(ctx)
 }
 
-/// A host's page: `facts` (label, value), the long-term view and `runs` (newest first).
-pub fn host_page(hostname: &str, facts: &[(String, String)], runs: &[HostRun]) -> String {
+/// A host's page: `facts` (label, value), the long-term view, how its audits drifted
+/// (`audits`, newest first) and `runs` (newest first).
+pub fn host_page(
+    hostname: &str,
+    facts: &[(String, String)],
+    audits: &[AuditRow],
+    runs: &[HostRun],
+) -> String {
     let mut ctx = base(
         format!("rtlab host {hostname}"),
         format!(
@@ -231,6 +271,28 @@ pub fn host_page(hostname: &str, facts: &[(String, String)], runs: &[HostRun]) -
              Noise runs are not drawn."
             .into();
     }
+    ctx.audits = audits
+        .iter()
+        .map(|a| AuditCtx {
+            started: a
+                .started_at
+                .chars()
+                .take(19)
+                .collect::<String>()
+                .replace('T', " "),
+            href: format!("/runs/{}", url_encode(&a.run)),
+            run: a.run.clone(),
+            fail: a.fail,
+            warn: a.warn,
+            pass: a.pass,
+            rt_cpus: if a.rt_cpus.is_empty() {
+                "none".into()
+            } else {
+                a.rt_cpus.clone()
+            },
+            changes: a.changes.clone(),
+        })
+        .collect();
     ctx.show_runs = true;
     ctx.runs = runs
         .iter()
@@ -399,18 +461,26 @@ mod tests {
         let html = host_page(
             "pi<1>",
             &[("kernel".into(), "6.6-rt".into())],
+            &[AuditRow {
+                started_at: "2026-01-20T08:00:00Z".into(),
+                run: "00000000000b".into(),
+                fail: 1,
+                changes: "new fail: kernel.preempt_rt".into(),
+                ..AuditRow::default()
+            }],
             &[
                 run("00000000000b", "20", 80_000),
                 run("00000000000a", "01", 40_000),
             ],
         );
+        assert!(html.contains("new fail: kernel.preempt_rt"), "{html}");
         assert!(html.contains("<svg"), "{html}");
         assert!(html.contains("days since 2026-01-01 08:00 UTC"), "{html}");
         assert!(html.contains("pi&lt;1&gt;"));
         assert!(html.contains("href=\"&#x2f;runs&#x2f;00000000000a\""));
         assert!(html.contains("name=\"run\" value=\"00000000000b\""));
         // Without a drawable run there is no plot.
-        let empty = host_page("x", &[], &[]);
+        let empty = host_page("x", &[], &[], &[]);
         assert!(!empty.contains("<svg"));
     }
 }
