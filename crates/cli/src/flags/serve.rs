@@ -48,6 +48,21 @@ upload and read; a read token may only read (for a dashboard, where the server r
 --read-token). Names are 1 to 64 letters, digits, '-', '_' or '.', unique, revoked ones \
 included.";
 
+pub const TOKEN_ADD_AFTER: &str = "\
+EXAMPLES:
+    rtlab serve token add grafana --role read          a dashboard that only reads
+    rtlab serve token add ci-runner > ci-token         a secret kept in a file
+
+EXIT STATUS:
+    0    done: the secret is on standard output
+    2    bad input or setup error (a bad or taken name, a store that cannot be opened)";
+
+pub const TOKEN_AFTER: &str = "\
+EXIT STATUS:
+    0    done
+    2    bad input or setup error (an unknown token to revoke, a store that cannot be
+         opened)";
+
 /// `rtlab serve`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -92,7 +107,7 @@ pub struct ServeArgs {
 #[derive(Debug, Subcommand)]
 pub enum ServeCommand {
     /// Manage the tokens that may upload (and, with --read-token, read).
-    #[command(subcommand)]
+    #[command(subcommand, after_long_help = super::help::GROUP)]
     Token(TokenCommand),
 }
 
@@ -109,7 +124,7 @@ pub enum RoleArg {
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
     /// Make a token and print its secret once.
-    #[command(long_about = TOKEN_ADD_LONG)]
+    #[command(long_about = TOKEN_ADD_LONG, after_long_help = TOKEN_ADD_AFTER)]
     Add {
         /// The token's name (a board, a CI job).
         name: String,
@@ -118,12 +133,14 @@ pub enum TokenCommand {
         role: RoleArg,
     },
     /// List the tokens: names, roles, when made and revoked (never the secrets).
+    #[command(after_long_help = TOKEN_AFTER)]
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
     /// Revoke a token at once; uploads with it get 401 from then on.
+    #[command(after_long_help = TOKEN_AFTER)]
     Revoke {
         /// The token's name.
         name: String,
