@@ -246,12 +246,7 @@ pub(crate) async fn hosts(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    authorize(&state, &headers, Need::Read).await?;
-    let regression = state.config.regression_percent;
-    let fleet = state
-        .pool
-        .with(move |s| crate::fleet::fleet(s, regression))
-        .await?;
+    let fleet = crate::fleet::for_request(&state, &headers).await?;
     Ok(Json(serde_json::json!({ "schema": FLEET_SCHEMA, "hosts": fleet })).into_response())
 }
 

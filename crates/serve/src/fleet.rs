@@ -124,6 +124,17 @@ pub(crate) fn fleet(
     Ok(out)
 }
 
+/// The fleet for a request that may read: checks the token, then reads the fleet with the
+/// server's regression threshold.
+pub(crate) async fn for_request(
+    state: &std::sync::Arc<crate::AppState>,
+    headers: &axum::http::HeaderMap,
+) -> Result<Vec<FleetHost>, crate::error::ApiError> {
+    crate::auth::authorize(state, headers, crate::auth::Need::Read).await?;
+    let percent = state.config.regression_percent;
+    state.pool.with(move |s| fleet(s, percent)).await
+}
+
 /// What in `last` is worse than in `baseline` by more than `percent`.
 fn regressions(baseline: &RunSummary, last: &RunSummary, percent: u32) -> Vec<String> {
     let mut out = Vec::new();

@@ -18,7 +18,7 @@ use crate::AppState;
 use crate::api::{MAX_LIST, clip, run_id};
 use crate::auth::{Need, authorize};
 use crate::error::ApiError;
-use crate::fleet::{FleetHost, audit_drift, fleet};
+use crate::fleet::{FleetHost, audit_drift, for_request};
 
 /// Most runs shown side by side.
 const MAX_COMPARE: usize = 12;
@@ -53,13 +53,11 @@ pub(crate) async fn fleet_page(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    authorize(&state, &headers, Need::Read).await?;
-    let percent = state.config.regression_percent;
-    let hosts = state.pool.with(move |s| fleet(s, percent)).await?;
+    let hosts = for_request(&state, &headers).await?;
     let rows: Vec<FleetRow> = hosts.iter().map(fleet_row).collect();
     Ok(html(
         StatusCode::OK,
-        report::html::fleet::fleet_page(&rows, percent),
+        report::html::fleet::fleet_page(&rows, state.config.regression_percent),
     ))
 }
 
@@ -297,9 +295,7 @@ pub(crate) async fn metrics(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    authorize(&state, &headers, Need::Read).await?;
-    let percent = state.config.regression_percent;
-    let hosts = state.pool.with(move |s| fleet(s, percent)).await?;
+    let hosts = for_request(&state, &headers).await?;
     let figures: Vec<FleetFigures> = hosts
         .iter()
         .map(|h| FleetFigures {
