@@ -29,6 +29,7 @@ pub fn make_request(split: &SplitArgs, root: &Root) -> Result<tune::Request> {
             ProfileArg::Strict => TuneProfile::Strict,
         },
         rules: rules(split)?,
+        siblings: split.sibling_cpusets.into(),
     })
 }
 

@@ -455,3 +455,169 @@ fn live_the_audit_improves_after_apply_and_comes_back_after_revert() {
     );
     assert_eq!(was, back, "revert brings every verdict back");
 }
+
+/// A cpuset group another program keeps (podman's libpod_parent, docker's), spanning every
+/// CPU, with a task in a group below it: removed with its task however the test ends.
+struct Sibling {
+    dir: PathBuf,
+    sleeper: std::process::Child,
+}
+
+impl Drop for Sibling {
+    fn drop(&mut self) {
+        let _ = self.sleeper.kill();
+        let _ = self.sleeper.wait();
+        for _ in 0..50 {
+            let _ = std::fs::remove_dir(self.dir.join("inner"));
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn live_sibling_cpusets_are_confined_and_given_back() {
+    if !common::is_root() {
+        return common::live_skip("not root: the live tune test needs to write /sys");
+    }
+    let _one = common::serial();
+    let Some(last) = common::last_cpu().filter(|c| c != "0") else {
+        return common::live_skip("one CPU: nothing to isolate");
+    };
+    // The v1 cpuset hierarchy where cgroup v2 does not offer the controller (this VM).
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+    let base = PathBuf::from(if v2 {
+        "/sys/fs/cgroup"
+    } else {
+        "/sys/fs/cgroup/cpuset"
+    });
+    if !base.join("cpuset.cpus").exists() && !v2 {
+        return common::live_skip("no cpuset hierarchy mounted");
+    }
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap().trim().to_string();
+    let online = read("/sys/devices/system/cpu/online".into());
+    let mems = if v2 {
+        read(base.join("cpuset.mems.effective"))
+    } else {
+        read(base.join("cpuset.mems"))
+    };
+    let dir = base.join("rtlab-test-sibling");
+    let _ = std::fs::remove_dir(dir.join("inner"));
+    let _ = std::fs::remove_dir(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let mut sibling = Sibling {
+        dir: dir.clone(),
+        sleeper: std::process::Command::new("sleep")
+            .arg("120")
+            .spawn()
+            .unwrap(),
+    };
+    if v2 {
+        std::fs::write(dir.join("cgroup.subtree_control"), "+cpuset").unwrap();
+    }
+    for d in [dir.clone(), dir.join("inner")] {
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cpuset.cpus"), &online).unwrap();
+        std::fs::write(d.join("cpuset.mems"), &mems).unwrap();
+    }
+    let procs = if v2 { "cgroup.procs" } else { "tasks" };
+    std::fs::write(
+        dir.join("inner").join(procs),
+        sibling.sleeper.id().to_string(),
+    )
+    .unwrap();
+
+    let work = tempfile::tempdir().unwrap();
+    let journal = work.path().join("journal.jsonl");
+    let out = rtlab()
+        .args(["tune", "apply", "--rt-cpus", &last, "--yes", "--journal"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let applied = (
+        read(dir.join("cpuset.cpus")),
+        read(dir.join("inner/cpuset.cpus")),
+        std::fs::read_to_string(base.join("rtlab-rt/cpuset.cpu_exclusive")).ok(),
+        std::fs::read_to_string(base.join("rtlab-rt/cpuset.cpus.partition")).ok(),
+    );
+    let back = rtlab()
+        .args(["tune", "revert", "--journal"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let reverted = (
+        read(dir.join("cpuset.cpus")),
+        read(dir.join("inner/cpuset.cpus")),
+    );
+    let still_there =
+        std::fs::read_to_string(format!("/proc/{}/stat", sibling.sleeper.id())).is_ok();
+    let _ = sibling.sleeper.kill();
+
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "apply: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(" 0 refused"), "{stdout}");
+    let hk = {
+        let o = sys_list(&online);
+        let l: u32 = last.parse().unwrap();
+        o.into_iter().filter(|c| *c != l).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        sys_list(&applied.0),
+        hk,
+        "the sibling confined: {applied:?}"
+    );
+    assert_eq!(
+        sys_list(&applied.1),
+        hk,
+        "the group below it too: {applied:?}"
+    );
+    if v2 {
+        assert!(
+            applied.3.as_deref().unwrap_or_default().starts_with("isolated"),
+            "{applied:?}"
+        );
+    } else {
+        assert_eq!(
+            applied.2.as_deref().map(str::trim),
+            Some("1"),
+            "{applied:?}"
+        );
+    }
+    assert!(
+        back.status.success(),
+        "revert: {}{}",
+        String::from_utf8_lossy(&back.stdout),
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(
+        sys_list(&reverted.0),
+        sys_list(&online),
+        "given back: {reverted:?}"
+    );
+    assert_eq!(
+        sys_list(&reverted.1),
+        sys_list(&online),
+        "given back: {reverted:?}"
+    );
+    assert!(still_there, "the sibling's task lived through it");
+    assert!(!base.join("rtlab-rt").exists() && !base.join("rtlab-housekeeping").exists());
+}
+
+/// The CPUs of a kernel CPU list (`0-1,3`).
+fn sys_list(text: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()),
+            None => out.push(part.parse().unwrap()),
+        }
+    }
+    out
+}

@@ -13,6 +13,7 @@ pub mod cgroup;
 pub mod clock;
 pub mod counter;
 pub mod cpu;
+pub mod cpusets;
 pub mod dl_bandwidth;
 pub mod fs;
 pub mod futex;

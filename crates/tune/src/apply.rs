@@ -109,6 +109,14 @@ fn restore_value(path: &str, original: &str) -> String {
     if path.ends_with("transparent_hugepage/enabled") {
         return selected(original).to_string();
     }
+    // `root invalid (reason)` reads back; `root` is what can be written.
+    if path.ends_with("cpuset.cpus.partition") {
+        return original
+            .split_whitespace()
+            .next()
+            .unwrap_or("member")
+            .to_string();
+    }
     original.trim().to_string()
 }
 

@@ -26,6 +26,6 @@ mod threads;
 pub use apply::{apply, apply_changes};
 pub use irqd::{Irqd, Pass};
 pub use outcome::{Outcome, Standing};
-pub use plan::{PlanError, Request, housekeeping, plan, plan_irqs};
+pub use plan::{PlanError, Request, Siblings, housekeeping, plan, plan_irqs};
 pub use revert::revert;
 pub use status::{rt_group, status};

@@ -38,6 +38,7 @@ fn apply_then_revert_leaves_every_tree_as_it_was() {
                 housekeeping: None,
                 profile: TuneProfile::Strict,
                 rules: Vec::new(),
+                siblings: rtlab_tune::Siblings::Confine,
             },
         )
         .unwrap();
@@ -102,6 +103,7 @@ fn revert_skips_what_is_already_back_and_a_cut_last_line() {
             housekeeping: None,
             profile: TuneProfile::Balanced,
             rules: Vec::new(),
+            siblings: rtlab_tune::Siblings::Confine,
         },
     )
     .unwrap();

@@ -15,6 +15,7 @@ fn request(rules: &[&str]) -> Request {
         housekeeping: None,
         profile: TuneProfile::Balanced,
         rules: rules.iter().map(|r| r.parse().unwrap()).collect(),
+        siblings: rtlab_tune::Siblings::Confine,
     }
 }
 

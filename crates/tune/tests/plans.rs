@@ -14,6 +14,7 @@ fn req(rt: &str, profile: TuneProfile) -> Request {
         housekeeping: None,
         profile,
         rules: Vec::new(),
+        siblings: rtlab_tune::Siblings::Confine,
     }
 }
 
@@ -170,6 +171,7 @@ fn irq_rules_pin_irqs_and_set_their_threads_policy() {
         &root,
         &Request {
             rules: rules.clone(),
+            siblings: rtlab_tune::Siblings::Confine,
             ..req("4-7", TuneProfile::Balanced)
         },
     )

@@ -124,6 +124,13 @@ pub struct SplitArgs {
     /// A file of IRQ rules, one per line (`#` comments), read after the --irq-rule ones.
     #[arg(long, value_name = "FILE")]
     pub irq_rules_file: Option<PathBuf>,
+    /// Cpuset groups of other software (docker, podman's libpod_parent, libvirt's
+    /// machine.slice, kubepods) that overlap the RT CPUs: `confine` them to the housekeeping
+    /// CPUs while tuned (journaled, reverted), or `share` the RT CPUs with them, which leaves
+    /// the RT cpuset without exclusivity (their tasks may run there, and the RT CPUs stay in
+    /// their load balancing).
+    #[arg(long, value_enum, value_name = "HOW", default_value = "confine")]
+    pub sibling_cpusets: SiblingsArg,
 }
 
 impl SplitArgs {
@@ -136,6 +143,7 @@ impl SplitArgs {
             profile,
             irq_rules: Vec::new(),
             irq_rules_file: None,
+            sibling_cpusets: SiblingsArg::Confine,
         }
     }
 }
@@ -147,6 +155,24 @@ pub enum ProfileArg {
     Balanced,
     /// Everything for latency.
     Strict,
+}
+
+/// `--sibling-cpusets`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SiblingsArg {
+    /// Confine them to the housekeeping CPUs while tuned.
+    Confine,
+    /// Leave them; the RT cpuset is not exclusive.
+    Share,
+}
+
+impl From<SiblingsArg> for tune::Siblings {
+    fn from(a: SiblingsArg) -> tune::Siblings {
+        match a {
+            SiblingsArg::Confine => tune::Siblings::Confine,
+            SiblingsArg::Share => tune::Siblings::Share,
+        }
+    }
 }
 
 /// `--format`.

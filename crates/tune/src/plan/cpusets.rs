@@ -1,6 +1,6 @@
 //! The cpuset part of a plan: an isolated cgroup v2 partition for the RT CPUs and a
 //! housekeeping group every movable task moves to, or v1 exclusive cpusets where v2 has no
-//! cpuset controller.
+//! cpuset controller; the groups beside them are planned in [`super::siblings`].
 
 use model::CpuSet;
 use model::tune::{Action, Change};
@@ -44,6 +44,7 @@ impl Planner<'_> {
                         reason: "child cgroups get the cpuset controller".to_string(),
                     });
                 }
+                let isolated = self.siblings(base, true);
                 self.group(
                     base,
                     "rtlab-housekeeping",
@@ -55,7 +56,7 @@ impl Planner<'_> {
                     base,
                     "rtlab-rt",
                     self.rt,
-                    Some("isolated"),
+                    isolated.then_some("isolated"),
                     "an isolated partition: the RT CPUs leave the scheduler's load balancing and \
                      only tasks put there run on them",
                 );
@@ -63,6 +64,7 @@ impl Planner<'_> {
             }
             Some(false) => {
                 let base = "/sys/fs/cgroup/cpuset";
+                let exclusive = self.siblings(base, false);
                 self.group(
                     base,
                     "rtlab-housekeeping",
@@ -77,12 +79,14 @@ impl Planner<'_> {
                     None,
                     "an exclusive cpuset for the RT CPUs",
                 );
-                self.write(
-                    "cpuset",
-                    &format!("{base}/rtlab-rt/cpuset.cpu_exclusive"),
-                    "1",
-                    "no other cpuset may use the RT CPUs",
-                );
+                if exclusive {
+                    self.write(
+                        "cpuset",
+                        &format!("{base}/rtlab-rt/cpuset.cpu_exclusive"),
+                        "1",
+                        "no other cpuset may use the RT CPUs",
+                    );
+                }
                 self.write(
                     "cpuset",
                     &format!("{base}/cpuset.sched_load_balance"),

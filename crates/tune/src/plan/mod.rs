@@ -13,6 +13,9 @@ use crate::{boot, rules};
 
 mod cpusets;
 pub(crate) mod irqbalance;
+mod siblings;
+
+pub use siblings::Siblings;
 
 /// What to plan for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +28,8 @@ pub struct Request {
     pub profile: TuneProfile,
     /// IRQ rules, first match decides (`--irq-rule`).
     pub rules: Vec<IrqRule>,
+    /// Cpuset groups beside rtlab's that overlap the RT CPUs (`--sibling-cpusets`).
+    pub siblings: Siblings,
 }
 
 /// A split rtlab refuses, with the reason and the fix.
@@ -130,6 +135,7 @@ struct Planner<'a> {
     online: &'a CpuSet,
     profile: TuneProfile,
     rules: &'a [IrqRule],
+    sibling_mode: Siblings,
     changes: Vec<Change>,
     notes: Vec<String>,
 }
@@ -149,6 +155,7 @@ impl<'a> Planner<'a> {
             online,
             profile: req.profile,
             rules: &req.rules,
+            sibling_mode: req.siblings,
             changes: Vec::new(),
             notes: Vec::new(),
         }
