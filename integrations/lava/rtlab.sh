@@ -124,7 +124,7 @@ install_rtlab() {
 }
 
 case "${ITERATIONS}" in
-    "" | *[!0-9]* | 0) raise "ITERATIONS must be a whole number of at least 1, not '${ITERATIONS}'" ;;
+    "" | *[!0-9]* | 0 | 0* | ?????*) raise "ITERATIONS must be a whole number from 1 to 9999, not '${ITERATIONS}'" ;;
 esac
 
 rm -rf "${OUTPUT}"
@@ -164,23 +164,53 @@ while [ "${i}" -le "${ITERATIONS}" ]; do
     i=$((i + 1))
 done
 
-if [ -n "${runs}" ]; then
-    set --
-    [ -n "${BUDGET}" ] && set -- --budget "${BUDGET}"
-    if [ "${ITERATIONS}" -gt 2 ]; then
-        if [ -n "${BASELINE}" ]; then
-            set -- "$@" "--baseline=${BASELINE}"
-        else
-            set -- "$@" --baseline
-        fi
-    fi
-    # shellcheck disable=SC2086 # the run files have no spaces: OUTPUT is made above
-    "${RTLAB}" export ${runs} --format lava-results -o "${OUTPUT}/figures.txt" "$@"
+# export_cases NAME ARGS...: rtlab export's result-file lines, every case reported; a failed
+# export (exit 2: no verdict at all) is a failed case NAME.
+export_cases() {
+    name="$1"
+    shift
+    rm -f "${OUTPUT}/cases.txt"
+    "${RTLAB}" export "$@" --format lava-results -o "${OUTPUT}/cases.txt"
     status=$?
-    if [ -f "${OUTPUT}/figures.txt" ] && [ "${status}" -le 1 ]; then
-        report_file "${OUTPUT}/figures.txt"
+    if [ -f "${OUTPUT}/cases.txt" ] && [ "${status}" -le 1 ]; then
+        report_file "${OUTPUT}/cases.txt"
     else
-        report export fail "${status}" exit-status
+        report "${name}" fail "${status}" exit-status
+    fi
+}
+
+# Every run's figures, named iteration-N-... when there are several runs.
+set --
+[ -n "${BUDGET}" ] && set -- --budget "${BUDGET}"
+missing=0
+i=1
+while [ "${i}" -le "${ITERATIONS}" ]; do
+    if [ ! -s "${OUTPUT}/run-${i}.json" ]; then
+        missing=$((missing + 1))
+    elif [ "${ITERATIONS}" -gt 1 ]; then
+        export_cases "iteration-${i}-export" "${OUTPUT}/run-${i}.json" --prefix "iteration-${i}" "$@"
+    else
+        export_cases export "${OUTPUT}/run-${i}.json" "$@"
+    fi
+    i=$((i + 1))
+done
+
+# The repeated-runs verdict over all runs; a run without a result leaves it failed.
+if [ "${ITERATIONS}" -gt 2 ]; then
+    if [ "${missing}" -gt 0 ]; then
+        report runs-over-baseline fail
+    else
+        set -- --baseline
+        [ -n "${BASELINE}" ] && set -- "--baseline=${BASELINE}"
+        # shellcheck disable=SC2086 # the run files have no blanks: OUTPUT is made above
+        "${RTLAB}" export ${runs} "$@" --format lava-results -o "${OUTPUT}/baseline.txt"
+        status=$?
+        if [ -f "${OUTPUT}/baseline.txt" ] && [ "${status}" -le 1 ]; then
+            grep -E '^(baseline-|runs-over-baseline )' "${OUTPUT}/baseline.txt" >"${OUTPUT}/cases.txt"
+            report_file "${OUTPUT}/cases.txt"
+        else
+            report runs-over-baseline fail "${status}" exit-status
+        fi
     fi
 fi
 

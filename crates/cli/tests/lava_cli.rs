@@ -10,7 +10,8 @@
 //!
 //! rtlab.yaml is read by a reader of the subset the file uses (a block mapping of scalars under
 //! `params:`, a list of plain scalars under `run: steps:`): the workspace has no YAML library
-//! (docs/dependencies.md), and the reader fails on anything else in those sections.
+//! (the project's dependency advice rules YAML crates out), and the reader fails on anything
+//! else in those sections.
 
 mod common;
 
@@ -226,6 +227,9 @@ enum Install {
     Dist,
     /// `rtlab` on PATH, with SKIP_INSTALL=true.
     OnPath,
+    /// As `OnPath`, but the measurement labelled with this iteration's label is refused
+    /// (exit 2, no result), as one that cannot start on a board.
+    RefusingIteration(u32),
 }
 
 /// Runs the definition's steps with `values` as the job's parameters, with extra
@@ -255,6 +259,19 @@ fn run_job(values: &[(&str, &str)], install: Install, env: &[(&str, &Path)]) -> 
         }
         Install::OnPath => {
             std::os::unix::fs::symlink(&rtlab_bin, bin.join("rtlab")).unwrap();
+            values.push(("SKIP_INSTALL", "true"));
+        }
+        Install::RefusingIteration(i) => {
+            let wrapper = bin.join("rtlab");
+            std::fs::write(
+                &wrapper,
+                format!(
+                    "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = lava-iteration-{i} ] && {{ echo 'rtlab: error: refused' >&2; exit 2; }}; done\nexec {} \"$@\"\n",
+                    shell_quote(&rtlab_bin.to_string_lossy())
+                ),
+            )
+            .unwrap();
+            make_executable(&wrapper);
             values.push(("SKIP_INSTALL", "true"));
         }
     }
@@ -601,6 +618,37 @@ fn a_measurement_that_cannot_start_is_a_failed_case() {
         Some("iteration-1-measure fail 2 exit-status")
     );
     assert!(job.case("run-status").is_none());
+}
+
+#[test]
+fn a_run_missing_among_several_keeps_the_others_names_and_fails_the_baseline() {
+    let job = run_job(
+        &[
+            ("DURATION", "300ms"),
+            ("RT_CPUS", "0"),
+            ("ITERATIONS", "3"),
+            ("MEASURE_ARGS", FAKE),
+        ],
+        Install::RefusingIteration(2),
+        &[],
+    );
+    assert!(job.out.status.success(), "{}", job.log());
+    assert_eq!(
+        job.case("iteration-2-measure").as_deref(),
+        Some("iteration-2-measure fail 2 exit-status")
+    );
+    assert!(job.case("iteration-2-run-status").is_none());
+    for i in [1, 3] {
+        assert_eq!(
+            job.case(&format!("iteration-{i}-cpu0-max-latency")),
+            Some(format!("iteration-{i}-cpu0-max-latency pass 40.000 us"))
+        );
+    }
+    assert_eq!(
+        job.case("runs-over-baseline").as_deref(),
+        Some("runs-over-baseline fail")
+    );
+    assert!(job.case("baseline-max-latency").is_none());
 }
 
 fn export(args: &[&str], dir: &Path) -> Output {
