@@ -57,8 +57,9 @@ command per figure, for a LAVA test shell to run (`rtlab export last --format la
 test-definitions' send-to-lava.sh reads. The names, as test-definitions give rt-tests' figures:
 `run-status` (pass when the run can be judged, else fail), then per CPU and for `all`:
 cpuN-min-latency, -avg-, -p99-, -p99.99-, -max-latency (us), cpuN-samples, cpuN-overruns
-(count); a noise run has cpuN-max-noise, -max-period-noise (us), cpuN-noise (% of the CPU
-taken), cpuN-interruptions. Figures are reported, not gated: `pass` from a run that can be
+(count), with -response for a run with --workload and -noise for an imported oslat; a noise
+run has cpuN-max-noise, -max-period-noise (us), cpuN-noise (% of the CPU taken),
+cpuN-interruptions. Figures are reported, not gated: `pass` from a run that can be
 judged, `unknown` from one that cannot; with --budget each maximum fails above it. Several
 RUNs are named iteration-1-..., iteration-2-..., in the order given. --baseline (three or
 more RUNs) adds baseline-max-latency, the lowest maximum (or --baseline=TIME), and

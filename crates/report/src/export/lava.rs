@@ -118,10 +118,7 @@ pub fn cases(run: &MeasureRun, budget: Option<Nanos>, prefix: Option<&str>) -> V
             noise_cases(&mut out, "all", &noise.total(), judge);
         }
         None => {
-            let quantity = match run.quantity() {
-                Quantity::ResponseTime => "response",
-                _ => "latency",
-            };
+            let quantity = quantity_word(run);
             for c in &run.cpus {
                 let name = format!("cpu{}", c.cpu);
                 latency_cases(&mut out, &name, quantity, &c.stats, judge);
@@ -135,6 +132,16 @@ pub fn cases(run: &MeasureRun, budget: Option<Nanos>, prefix: Option<&str>) -> V
         }
     }
     out
+}
+
+/// What a run's loop figures are named after: `latency` (wake-up latency), `response`
+/// (response time, with `--workload`), `noise` (an imported oslat's loop gaps).
+fn quantity_word(run: &MeasureRun) -> &'static str {
+    match run.quantity() {
+        Quantity::WakeupLatency => "latency",
+        Quantity::ResponseTime => "response",
+        Quantity::OsNoise => "noise",
+    }
 }
 
 /// How a run's figures are judged.
@@ -251,7 +258,7 @@ pub struct Baseline {
     pub over: usize,
     /// Whether it passed: fewer than `runs / 2` runs over.
     pub passed: bool,
-    /// `max-noise` for noise runs, `max-latency` (`max-response`) for the others.
+    /// `max-latency`, `max-response` or `max-noise`, after the runs' quantity.
     figure: String,
 }
 
@@ -259,7 +266,8 @@ pub struct Baseline {
 pub const MIN_BASELINE_RUNS: usize = 3;
 
 /// The baseline verdict over `runs`: against `given`, else their lowest maximum. Refused for
-/// fewer than [`MIN_BASELINE_RUNS`] runs and for noise runs mixed with latency runs.
+/// fewer than [`MIN_BASELINE_RUNS`] runs and for runs of different quantities (noise and
+/// latency).
 pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, String> {
     if runs.len() < MIN_BASELINE_RUNS {
         return Err(format!(
@@ -267,12 +275,16 @@ pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, S
             runs.len()
         ));
     }
-    let noise = runs[0].noise.is_some();
-    if runs.iter().any(|r| r.noise.is_some() != noise) {
-        return Err(
-            "noise runs and latency runs measure different things and share no baseline; give runs of one kind"
-                .into(),
-        );
+    let quantity = runs[0].quantity();
+    if runs.iter().any(|r| r.quantity() != quantity) {
+        return Err(format!(
+            "the runs measure different things ({} and {}) and share no baseline; give runs of one kind",
+            quantity.describe(),
+            runs.iter()
+                .map(MeasureRun::quantity)
+                .find(|q| *q != quantity)
+                .map_or("", |q| q.describe())
+        ));
     }
     let maxima: Vec<Option<u64>> = runs.iter().map(run_max).collect();
     let baseline_ns = match given {
@@ -286,18 +298,14 @@ pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, S
             _ => true,
         })
         .count();
-    let figure = match (&runs[0].noise, runs[0].quantity()) {
-        (Some(_), _) => "max-noise",
-        (None, Quantity::ResponseTime) => "max-response",
-        (None, _) => "max-latency",
-    };
+    let figure = format!("max-{}", quantity_word(&runs[0]));
     Ok(Baseline {
         runs: runs.len(),
         baseline_ns,
         given: given.is_some(),
         over,
         passed: baseline_ns.is_some() && over < runs.len() / 2,
-        figure: figure.into(),
+        figure,
     })
 }
 

@@ -155,6 +155,34 @@ all-interruptions pass 8 count
 }
 
 #[test]
+fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
+    use rtlab_model::imported::{ImportInfo, Quantity};
+    use rtlab_model::workload::WorkloadInfo;
+    let mut oslat = testdata::two_cpus();
+    oslat.import = Some(ImportInfo {
+        quantity: Quantity::OsNoise,
+        ..ImportInfo::default()
+    });
+    let text = render(&cases(&oslat, None, None), Form::Results);
+    assert!(
+        text.contains("\ncpu1-max-noise pass 250.000 us\n"),
+        "{text}"
+    );
+    assert!(!text.contains("latency"), "{text}");
+    let mut workload = testdata::two_cpus();
+    workload.workload = Some(WorkloadInfo {
+        runtime_ns: Nanos::from_us(300),
+        deadline_ns: Nanos::from_us(500),
+        cpus: Vec::new(),
+    });
+    let text = render(&cases(&workload, None, None), Form::Results);
+    assert!(
+        text.contains("\nall-max-response pass 250.000 us\n"),
+        "{text}"
+    );
+}
+
+#[test]
 fn names_are_lava_safe_or_refused() {
     assert!(check_name("board-1_rt.v2").is_ok());
     for bad in [
@@ -264,7 +292,11 @@ fn a_baseline_of_too_few_or_mixed_runs_is_refused() {
         assert!(e.contains("at least 3 runs"), "{e}");
     }
     let runs = [with_max(5_000), noise_run(), with_max(6_000)];
-    assert!(baseline(&runs, None).unwrap_err().contains("noise runs"));
+    let e = baseline(&runs, None).unwrap_err();
+    assert!(
+        e.contains("different things (wake-up latency and OS noise)"),
+        "{e}"
+    );
     let runs = [noise_run(), noise_run(), noise_run()];
     let b = baseline(&runs, None).unwrap();
     assert_eq!(
