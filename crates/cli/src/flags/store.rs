@@ -70,7 +70,7 @@ EXAMPLES:
     rtlab export last --format junit -o rtlab.xml           per-CPU verdicts for CI
     rtlab export last --format lava --budget 100us          LAVA test cases, maxima judged
     rtlab export last --format lava-results > result.txt    lines for send-to-lava.sh
-    rtlab export vanilla.json rt.json traced.json --format lava --baseline  three runs
+    rtlab export vanilla.json rt.json traced.json --format lava --baseline   three runs
 
 EXIT STATUS:
     0    written; the runs can be judged and passed what the export judges (--budget when
