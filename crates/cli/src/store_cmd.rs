@@ -125,16 +125,26 @@ pub fn rm(args: &RmArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// `rtlab export RUN --format ...`.
+/// `rtlab export RUN... --format ...`.
 pub fn export(args: &ExportArgs) -> Result<Exit> {
     if let Some(path) = &args.output {
         sys::fs::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
-    let run = load(&args.run, args.db.db.as_deref())?;
-    let label = match std::path::Path::new(&args.run).is_file() {
+    let lava = match args.format {
+        ExportFormat::Lava => Some(report::export::lava::Form::Commands),
+        ExportFormat::LavaResults => Some(report::export::lava::Form::Results),
+        _ => None,
+    };
+    if let Some(form) = lava {
+        return export_lava(args, form);
+    }
+    check_not_lava_only(args)?;
+    let spec = &args.runs[0];
+    let run = load(spec, args.db.db.as_deref())?;
+    let label = match std::path::Path::new(spec).is_file() {
         true => None,
-        false => crate::runs::stored_label(&args.run, args.db.db.as_deref())?,
+        false => crate::runs::stored_label(spec, args.db.db.as_deref())?,
     };
     let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
     let text = match args.format {
@@ -142,25 +152,13 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
         ExportFormat::Csv => report::export::csv_labelled(&run, label.as_deref()),
         ExportFormat::Junit => report::export::junit_labelled(&run, junit_budget, label.as_deref()),
         ExportFormat::Openmetrics => report::export::openmetrics(&run),
+        ExportFormat::Lava | ExportFormat::LavaResults => unreachable!("handled above"),
     };
-    match &args.output {
-        Some(path) => sys::fs::write_atomically(path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?,
-        None => console::print_stdout(&text)?,
-    }
+    write_export(args, &text)?;
     // The export is written either way; the exit status is its verdict, so a CI step that
     // only exports still fails on a run that failed or cannot be judged.
-    let unjudged = unjudgeable_verdict(&run, &args.run);
-    let exceeded: model::CpuSet = args
-        .budget
-        .map(|b| run.exceeded(b))
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    if !exceeded.is_empty() {
-        console::Console::new(false).verdict(&format!(
-            "CPU {exceeded}: maximum latency over --budget {junit_budget}"
-        ));
+    let unjudged = unjudgeable_verdict(&run, spec);
+    if over_budget(&run, args.budget, None) {
         return Ok(Exit::VerdictFailed);
     }
     if args.format == ExportFormat::Junit && !report::export::junit_passes(&run, junit_budget) {
@@ -172,6 +170,97 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
         return Ok(Exit::VerdictFailed);
     }
     Ok(unjudged)
+}
+
+/// Several RUNs, --baseline and --prefix belong to the LAVA formats only.
+fn check_not_lava_only(args: &ExportArgs) -> Result<()> {
+    let refused = if args.runs.len() > 1 {
+        Some(format!("{} RUNs", args.runs.len()))
+    } else if args.baseline.is_some() {
+        Some("--baseline".to_string())
+    } else if args.prefix.is_some() {
+        Some("--prefix".to_string())
+    } else {
+        None
+    };
+    match refused {
+        Some(what) => Err(UsageError(format!(
+            "{what}: only --format lava and lava-results take them; export other formats one run at a time"
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// `rtlab export RUN... --format lava|lava-results`: every run's cases (named
+/// iteration-K-... when there are several), then the baseline's; exit 1 when a run cannot
+/// be judged, a maximum is over --budget or the baseline verdict fails.
+fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Exit> {
+    use report::export::lava;
+    if let Some(p) = &args.prefix {
+        lava::check_name(p).map_err(|e| UsageError(format!("--prefix {e}")))?;
+    }
+    let runs = args
+        .runs
+        .iter()
+        .map(|spec| load(spec, args.db.db.as_deref()))
+        .collect::<Result<Vec<_>>>()?;
+    let verdict = match args.baseline {
+        Some(given) => Some(lava::baseline(&runs, given).map_err(UsageError)?),
+        None => None,
+    };
+    let mut cases = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let name = match (runs.len(), &args.prefix) {
+            (1, p) => p.clone(),
+            (_, Some(p)) => Some(format!("{p}-iteration-{}", i + 1)),
+            (_, None) => Some(format!("iteration-{}", i + 1)),
+        };
+        cases.extend(lava::cases(run, args.budget, name.as_deref()));
+    }
+    if let Some(b) = &verdict {
+        cases.extend(b.cases(args.prefix.as_deref()));
+    }
+    write_export(args, &lava::render(&cases, form))?;
+    let mut exit = Exit::Ok;
+    for (run, spec) in runs.iter().zip(&args.runs) {
+        let who = (runs.len() > 1).then_some(spec.as_str());
+        let unjudged = unjudgeable_verdict(run, spec) != Exit::Ok;
+        if over_budget(run, args.budget, who) | unjudged {
+            exit = Exit::VerdictFailed;
+        }
+    }
+    if let Some(b) = verdict.filter(|b| !b.passed) {
+        console::Console::new(false).verdict(&format!("baseline: {}", b.describe()));
+        exit = Exit::VerdictFailed;
+    }
+    Ok(exit)
+}
+
+/// Writes the export to --output, else standard output.
+fn write_export(args: &ExportArgs, text: &str) -> Result<()> {
+    match &args.output {
+        Some(path) => sys::fs::write_atomically(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display())),
+        None => Ok(console::print_stdout(text)?),
+    }
+}
+
+/// Whether a CPU's maximum is over `budget` (said on standard error, after `who` when
+/// several runs are judged).
+fn over_budget(run: &MeasureRun, budget: Option<model::Nanos>, who: Option<&str>) -> bool {
+    let Some(budget) = budget else {
+        return false;
+    };
+    let exceeded: model::CpuSet = run.exceeded(budget).into_iter().collect();
+    if exceeded.is_empty() {
+        return false;
+    }
+    let who = who.map(|w| format!("{w}: ")).unwrap_or_default();
+    console::Console::new(false).verdict(&format!(
+        "{who}CPU {exceeded}: maximum latency over --budget {budget}"
+    ));
+    true
 }
 
 /// The budget JUnit test cases are judged against when --budget is not given.

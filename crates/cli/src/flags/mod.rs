@@ -134,8 +134,8 @@ pub enum Command {
     /// Delete stored runs.
     #[command(after_long_help = format!("{}\n\n{}", store::RUN_HELP, store::STORE_EXIT))]
     Rm(store::RmArgs),
-    /// Export a run as JSON, CSV, JUnit XML (per-CPU verdicts against --budget) or
-    /// OpenMetrics; exits 1 when the exported verdict fails.
+    /// Export a run as JSON, CSV, JUnit XML (per-CPU verdicts against --budget), OpenMetrics
+    /// or LAVA test cases; exits 1 when the exported verdict fails.
     #[command(after_long_help = store::export_after())]
     Export(store::ExportArgs),
     /// Compare runs side by side: per-CPU min/avg/p99.9/max by cluster, changes against the

@@ -51,13 +51,36 @@ CSV carries `status` and `judgeable` columns, OpenMetrics an `rtlab_run_judgeabl
 JUnit a first test case `run complete with samples` that is an error when the run cannot be
 judged.
 
+LAVA: --format lava prints one `lava-test-case NAME --result R --measurement V --units U`
+command per figure, for a LAVA test shell to run (`rtlab export last --format lava | sh`);
+--format lava-results prints the same cases as `NAME R V U` lines, the result file
+test-definitions' send-to-lava.sh reads. The names, as test-definitions give rt-tests' figures:
+`run-status` (pass when the run can be judged, else fail), then per CPU and for `all`:
+cpuN-min-latency, -avg-, -p99-, -p99.99-, -max-latency (us), cpuN-samples, cpuN-overruns
+(count), with -response for a run with --workload and -noise for an imported oslat; a noise
+run has cpuN-max-noise, -max-period-noise (us), cpuN-noise (% of the CPU taken),
+cpuN-interruptions. Figures are reported, not gated: `pass` from a run that can be
+judged, `unknown` from one that cannot; with --budget each maximum fails above it. Several
+RUNs are named iteration-1-..., iteration-2-..., in the order given. --baseline (three or
+more RUNs) adds baseline-max-latency, the lowest maximum (or --baseline=TIME), and
+runs-over-baseline, which fails when runs / 2 (rounded down) or more runs are over it: the rule
+of test-definitions' repeated rt-tests runs. A run that cannot be judged counts as over.
+
+EXAMPLES:
+    rtlab export last --format junit -o rtlab.xml           per-CPU verdicts for CI
+    rtlab export last --format lava --budget 100us          LAVA test cases, maxima judged
+    rtlab export last --format lava-results > result.txt    lines for send-to-lava.sh
+    rtlab export vanilla.json rt.json traced.json --format lava --baseline   three runs
+
 EXIT STATUS:
-    0    written; the run can be judged and passed what the export judges (--budget when
+    0    written; the runs can be judged and passed what the export judges (--budget when
          given; with --format junit every test case: a maximum over --budget, 100us by
-         default, or overruns fail it)
-    1    written, but the verdict failed: a CPU over --budget, a failing JUnit test case, or
-         a run no gate may pass on (unfinished, stopped at --break, a CPU without samples)
-    2    bad input: a RUN that names nothing, an unwritable --output"
+         default, or overruns fail it; with --baseline its verdict)
+    1    written, but the verdict failed: a CPU over --budget, a failing JUnit test case, a
+         failing baseline, or a run no gate may pass on (unfinished, stopped at --break, a
+         CPU without samples)
+    2    bad input: a RUN that names nothing, an unwritable --output, several RUNs,
+         --baseline or --prefix without a LAVA format, --baseline with fewer than three RUNs"
     )
 }
 
@@ -160,16 +183,32 @@ pub struct RmArgs {
 /// Options of `rtlab export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The run (see RUN below).
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    /// The run (see RUN below); several only with --format lava or lava-results.
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
     /// The format.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
     /// The latency budget each CPU's maximum is held to: the JUnit test cases' verdict
-    /// (default 100us there) and, given with any format, the exit status.
+    /// (default 100us there), the LAVA maxima's result and, given with any format, the exit
+    /// status.
     #[arg(long, value_name = "TIME", value_parser = super::values::parse_time)]
     pub budget: Option<Nanos>,
+    /// With --format lava or lava-results and three or more RUNs: the repeated-runs verdict.
+    /// The baseline is the lowest maximum of the runs, or TIME when given (--baseline=50us);
+    /// the verdict fails when runs / 2 (rounded down) or more runs exceed it.
+    #[arg(
+        long,
+        value_name = "TIME",
+        num_args = 0..=1,
+        require_equals = true,
+        value_parser = super::values::parse_time
+    )]
+    pub baseline: Option<Option<Nanos>>,
+    /// With --format lava or lava-results: put NAME- before every test case name (several
+    /// runs or tests in one LAVA job); letters, digits, '.', '_' and '-'.
+    #[arg(long, value_name = "NAME")]
+    pub prefix: Option<String>,
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -189,4 +228,9 @@ pub enum ExportFormat {
     Junit,
     /// OpenMetrics text for the node-exporter textfile collector.
     Openmetrics,
+    /// LAVA's `lava-test-case` commands, one per figure (a script for a LAVA test shell).
+    Lava,
+    /// The same test cases as result-file lines (`NAME RESULT [MEASUREMENT UNITS]`) for
+    /// test-definitions' send-to-lava.sh.
+    LavaResults,
 }

@@ -15,6 +15,7 @@
 pub mod csv;
 pub mod fleet_metrics;
 pub mod junit;
+pub mod lava;
 pub mod openmetrics;
 
 pub use csv::{csv, csv_labelled};
