@@ -181,3 +181,50 @@ fn a_cpu_cgroup_without_rt_budget_is_named_with_the_fix() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// The DaemonSet's mode: `--every` measures again and again, storing every run, until SIGTERM
+/// (what the kubelet sends a pod that is deleted), which ends it with status 130.
+#[test]
+fn every_repeats_the_run_until_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let mut child = rtlab()
+        .args([
+            "measure",
+            "--fake-clock",
+            "5us,9us",
+            "--duration",
+            "1s",
+            "--every",
+            "1s",
+        ])
+        .arg("--db")
+        .arg(&db)
+        .args(["--format", "json"])
+        // Files, not pipes: nobody reads a pipe while the runs go on.
+        .stdout(std::fs::File::create(dir.path().join("out")).unwrap())
+        .stderr(std::fs::File::create(dir.path().join("err")).unwrap())
+        .spawn()
+        .unwrap();
+    // The first run at once, the second a second after it, the third a second later.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill with our own child's pid and a valid signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = common::wait_for(&mut child, std::time::Duration::from_secs(20));
+    let err = std::fs::read_to_string(dir.path().join("err")).unwrap();
+    let out = std::fs::read(dir.path().join("out")).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    let runs = serde_json::Deserializer::from_slice(&out)
+        .into_iter::<MeasureRun>()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    assert!((2..=4).contains(&runs.len()), "{} runs: {err}", runs.len());
+    assert!(err.contains("--every 1s: the next run starts in"), "{err}");
+    let listed = rtlab().args(["runs", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.trim() == format!("{} runs", runs.len())),
+        "every run stored: {text}"
+    );
+}
