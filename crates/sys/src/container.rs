@@ -39,22 +39,26 @@ impl Container {
 }
 
 /// The container this process runs in, or `None` when no marker says it runs in one: a
-/// Kubernetes pod (a `kubepods` cgroup, or `KUBERNETES_SERVICE_HOST` in PID 1's environment)
-/// first, then podman's `/run/.containerenv`, Docker's `/.dockerenv`, `container=` in PID 1's
-/// environment (systemd's convention, set by podman, LXC and systemd-nspawn), and last a
-/// `docker`, `libpod` or `lxc` cgroup.
+/// Kubernetes pod (a `kubepods` cgroup, or `KUBERNETES_SERVICE_HOST` in its own or PID 1's
+/// environment) first, then podman's `/run/.containerenv`, Docker's `/.dockerenv`,
+/// `container=` in the environment (systemd's convention, set by podman, LXC and
+/// systemd-nspawn), and last a `docker`, `libpod` or `lxc` cgroup.
 pub fn detect(root: &Root) -> Option<Container> {
     let cgroup = root.read("/proc/self/cgroup").unwrap_or_default();
-    let environ = root
-        .read_bytes("/proc/1/environ")
+    // Its own environment first: with the host's PID namespace (hostPID), PID 1 is the
+    // host's init, while Kubernetes still gives every container KUBERNETES_SERVICE_HOST.
+    let environs: Vec<Vec<u8>> = ["/proc/self/environ", "/proc/1/environ"]
+        .iter()
+        .filter_map(|p| root.read_bytes(p).ok())
         .map(|mut b| {
             b.truncate(MAX_ENVIRON);
             b
         })
-        .unwrap_or_default();
+        .collect();
     let env_var = |name: &str| -> Option<String> {
-        environ
-            .split(|&b| b == 0)
+        environs
+            .iter()
+            .flat_map(|e| e.split(|&b| b == 0))
             .filter_map(|kv| std::str::from_utf8(kv).ok())
             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
     };
@@ -67,7 +71,7 @@ pub fn detect(root: &Root) -> Option<Container> {
     if env_var("KUBERNETES_SERVICE_HOST").is_some() {
         return Some(Container::new(
             "kubernetes",
-            "KUBERNETES_SERVICE_HOST in /proc/1/environ",
+            "KUBERNETES_SERVICE_HOST in its environment",
         ));
     }
     if root.exists("/run/.containerenv") {
@@ -77,7 +81,7 @@ pub fn detect(root: &Root) -> Option<Container> {
         return Some(Container::new("docker", "/.dockerenv exists"));
     }
     if let Some(engine) = env_var("container").and_then(|v| engine_name(&v)) {
-        return Some(Container::new(&engine, "container= in /proc/1/environ"));
+        return Some(Container::new(&engine, "container= in its environment"));
     }
     [("docker", "docker"), ("libpod", "podman"), ("lxc", "lxc")]
         .into_iter()
