@@ -90,7 +90,7 @@ fn root_without_cap_sys_nice_is_told_the_capability() {
     if !is_root() {
         return live_skip("not root: there is no CAP_SYS_NICE to drop");
     }
-    let out = Command::new(setpriv)
+    let out = Command::new(&setpriv)
         .args(["--inh-caps", "-sys_nice", "--bounding-set", "-sys_nice"])
         .arg(bin())
         .args(["measure", "--duration", "1s", "--no-store"])
@@ -111,6 +111,52 @@ fn root_without_cap_sys_nice_is_told_the_capability() {
     if std::path::Path::new("/.dockerenv").exists() {
         assert!(err.contains("--cap-add SYS_NICE"), "{err}");
     }
+    // In a pod (the kubelet gives every container KUBERNETES_SERVICE_HOST), the pod's fix.
+    let out = Command::new(setpriv)
+        .args(["--inh-caps", "-sys_nice", "--bounding-set", "-sys_nice"])
+        .arg(bin())
+        .args(["measure", "--duration", "1s", "--no-store"])
+        .env("NO_COLOR", "1")
+        .env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("in this kubernetes container (KUBERNETES_SERVICE_HOST in its environment), add CAP_SYS_NICE with `securityContext.capabilities.add: [SYS_NICE]`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pod_without_ipc_lock_is_told_the_capability() {
+    let _guard = serial();
+    let (Some(setpriv), Some(prlimit)) = (tool("setpriv"), tool("prlimit")) else {
+        return live_skip("setpriv or prlimit (util-linux) not installed");
+    };
+    if !is_root() {
+        return live_skip("not root: there is no CAP_IPC_LOCK to drop");
+    }
+    // Without CAP_IPC_LOCK and with 64 KiB of RLIMIT_MEMLOCK, mlockall cannot lock rtlab.
+    let out = Command::new(prlimit)
+        .arg("--memlock=65536:65536")
+        .arg(setpriv)
+        .args(["--inh-caps", "-ipc_lock", "--bounding-set", "-ipc_lock"])
+        .arg(bin())
+        .args(["measure", "--duration", "1s", "--no-store"])
+        .env("NO_COLOR", "1")
+        .env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("locking memory (mlockall)"), "{err}");
+    assert!(
+        err.contains("add CAP_IPC_LOCK with `securityContext.capabilities.add: [IPC_LOCK]`"),
+        "{err}"
+    );
+    assert!(err.contains("--no-mlock"), "{err}");
 }
 
 /// A cgroup v1 cpu cgroup made for one test and removed afterwards (its one process has
