@@ -1,5 +1,6 @@
 //! `rtlab measure`: turns the arguments into a [`measure::Config`], runs it with a live view
-//! and crash-safe checkpoints, prints the chosen format, and decides the exit status.
+//! and crash-safe checkpoints, prints the chosen format, and decides the exit status; with
+//! `--every`, again and again until a signal.
 
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! rtlab measure confined the way a container confines it, for real: an affinity narrower than
-//! the machine (a cpuset), CAP_SYS_NICE dropped from the capability sets, and a cgroup v1 cpu
-//! cgroup with no real-time budget (cpu.rt_runtime_us = 0). Each must be measured within, or
-//! refused with one line that names the cause and the fix. They need root (CI has it).
+//! the machine (a cpuset), CAP_SYS_NICE or CAP_IPC_LOCK dropped from the capability sets, and a
+//! cgroup v1 cpu cgroup with no real-time budget (cpu.rt_runtime_us = 0). Each must be measured
+//! within, or refused with one line that names the cause and the fix. They need root (CI has
+//! it). And `--every`, the DaemonSet's loop, stopped as a deleted pod is.
 
 mod common;
 
