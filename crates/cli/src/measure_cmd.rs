@@ -1,5 +1,6 @@
 //! `rtlab measure`: turns the arguments into a [`measure::Config`], runs it with a live view
-//! and crash-safe checkpoints, prints the chosen format, and decides the exit status.
+//! and crash-safe checkpoints, prints the chosen format, and decides the exit status; with
+//! `--every`, again and again until a signal.
 
 use std::path::Path;
 
@@ -20,9 +21,42 @@ use crate::load_child::LoadChild;
 /// How long a load runs before measuring starts, unless --warmup says otherwise.
 const DEFAULT_WARMUP: Nanos = Nanos::from_secs(2);
 
-/// Runs `rtlab measure`: prepare, start the load and let it warm up, measure, stop the load,
-/// keep the result (file, store), print it, judge it.
+/// Runs `rtlab measure`: once, or with `--every` again and again until a signal.
 pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
+    match args.every {
+        None => run_once(args, root),
+        Some(every) => repeat(args, root, every),
+    }
+}
+
+/// `--every`: a run, then a wait until `every` after its start, and again, until a signal
+/// (exit 130); each run's verdict is printed, not returned. A run that cannot start ends it
+/// with its error. Signals stay blocked throughout, so one that comes between two runs ends
+/// the wait in order instead of killing the process.
+fn repeat(args: &MeasureArgs, root: &Root, every: Nanos) -> Result<Exit> {
+    if every == Nanos::ZERO {
+        return Err(UsageError("--every 0: give the time between runs, e.g. 6h".into()).into());
+    }
+    let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let mut console = Console::new(args.quiet);
+    loop {
+        let started = std::time::Instant::now();
+        if run_once(args, root)? == Exit::Interrupted {
+            return Ok(Exit::Interrupted);
+        }
+        let left = every.to_duration().saturating_sub(started.elapsed());
+        // Shown to the second: the wait's own precision does not matter to a reader.
+        let secs = Nanos::from_secs(left.as_secs());
+        console.note(&format!("--every {every}: the next run starts in {secs}"));
+        if signals.wait(left).is_some() {
+            return Ok(Exit::Interrupted);
+        }
+    }
+}
+
+/// One run: prepare, start the load and let it warm up, measure, stop the load, keep the
+/// result (file, store, push), print it, judge it.
+fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // Blocked first, before any thread, child or slow step: from here on a signal is a
     // request for an orderly stop (the result saved and printed), never a sudden death.
     // measure::run blocks them again for itself.

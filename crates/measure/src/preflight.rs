@@ -1,8 +1,12 @@
-//! Checks made before measuring: what would make the run fail (privileges) and what changes
-//! what its numbers mean (warnings recorded in the result).
+//! Checks made before measuring: what would make the run fail (privileges, and which of them
+//! is missing: the capability, the rlimit, or the cgroup's real-time budget in a container) and
+//! what changes what its numbers mean (warnings recorded in the result).
 
 use model::host::HostInfo;
 use model::measure::{Policy, Warning};
+use sys::Root;
+use sys::container::{Container, RtGroup};
+use sys::privilege::Privileges;
 
 use crate::config::Config;
 
@@ -94,6 +98,139 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
     out
 }
 
+/// What decides whether this process may use a real-time policy, read once.
+#[derive(Clone, Debug)]
+pub struct RtAccess {
+    /// The capabilities and limits in effect.
+    pub privileges: Privileges,
+    /// The container rtlab runs in, if any.
+    pub container: Option<Container>,
+    /// The real-time budget of its cgroup v1 cpu cgroup (CONFIG_RT_GROUP_SCHED only).
+    pub rt_group: Option<RtGroup>,
+    /// `kernel.sched_rt_runtime_us`: -1 turns RT bandwidth control off, and with it the
+    /// cgroup budget check.
+    pub sched_rt_runtime_us: Option<i64>,
+}
+
+impl RtAccess {
+    /// Reads them: the process's privileges, and the rest under `root`.
+    pub fn current(root: &Root) -> RtAccess {
+        RtAccess {
+            privileges: Privileges::current(),
+            container: sys::container::detect(root),
+            rt_group: sys::container::rt_group(root),
+            sched_rt_runtime_us: root.read_value("/proc/sys/kernel/sched_rt_runtime_us"),
+        }
+    }
+
+    /// Why `command` may not run threads of `policy` at `priority`, in one line naming the
+    /// cause (no CAP_SYS_NICE and RLIMIT_RTPRIO too low, or a cgroup without real-time
+    /// budget) and the fix (for the container engine when in one); `None` when allowed.
+    pub fn refusal(&self, command: &str, policy: Policy, priority: u8) -> Option<String> {
+        if !policy.is_realtime() {
+            return None;
+        }
+        let p = &self.privileges;
+        let allowed = if policy.takes_priority() {
+            p.can_use_priority(priority)
+        } else {
+            p.euid == 0 || p.cap_sys_nice
+        };
+        let what = format!(
+            "SCHED_{} threads{}",
+            policy.as_str().to_uppercase(),
+            if policy.takes_priority() {
+                format!(" at priority {priority}")
+            } else {
+                String::new()
+            }
+        );
+        if !allowed {
+            let rtprio = p.rtprio_limit.map_or("unlimited".into(), |l| l.to_string());
+            let cause = if p.euid == 0 {
+                format!(
+                    "it runs as root, but CAP_SYS_NICE is not in its effective capabilities (CapEff in /proc/self/status) and RLIMIT_RTPRIO is {rtprio}"
+                )
+            } else {
+                format!("it has no CAP_SYS_NICE and RLIMIT_RTPRIO is {rtprio}")
+            };
+            let host_fix = if p.euid == 0 {
+                "start rtlab with CAP_SYS_NICE kept (what dropped it: `capsh --print`, a systemd unit's CapabilityBoundingSet=, setpriv), or grant it to the binary (setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtlab))"
+            } else {
+                sys::privilege::rt_fix_hint()
+            };
+            return Some(format!(
+                "{command} needs root or CAP_SYS_NICE to run {what}: {cause}; {}{host_fix}",
+                self.container_fix("SYS_NICE"),
+            ));
+        }
+        let group = self.rt_group.as_ref()?;
+        let bandwidth_on = self.sched_rt_runtime_us.is_none_or(|r| r >= 0);
+        if !policy.takes_priority() || group.rt_runtime_us != 0 || !bandwidth_on {
+            return None;
+        }
+        let dir = group.dir.display();
+        let engine_fix = match self.container.as_ref().map(|c| c.engine.as_str()) {
+            Some("docker") => {
+                "start the container with `docker run --cpu-rt-runtime=950000` (the daemon needs `--cpu-rt-runtime` too, and `--ulimit rtprio=99`), "
+            }
+            Some("podman") => "start the container with `podman run --cpu-rt-runtime=950000`, ",
+            Some("kubernetes") => {
+                "Kubernetes cannot give a pod a real-time budget: on the node, run the pod's container in a cgroup that has one, or "
+            }
+            _ => "",
+        };
+        Some(format!(
+            "{command} cannot run {what}: its cpu cgroup {dir} grants real-time tasks no time (cpu.rt_runtime_us = 0 with CONFIG_RT_GROUP_SCHED), so the kernel refuses SCHED_FIFO and SCHED_RR with EPERM even to root; {engine_fix}give the cgroup a budget (`echo 950000 > {dir}/cpu.rt_runtime_us`, its parents first), move rtlab to the root cpu cgroup, or turn RT bandwidth control off with `sysctl kernel.sched_rt_runtime_us=-1`"
+        ))
+    }
+
+    /// What to add to the container for a capability (`SYS_NICE`, `IPC_LOCK`), followed by
+    /// "or: " when not in a container (then nothing).
+    fn container_fix(&self, cap: &str) -> String {
+        let Some(c) = &self.container else {
+            return String::new();
+        };
+        let how = match c.engine.as_str() {
+            "kubernetes" => {
+                format!(" with `securityContext.capabilities.add: [{cap}]` in the pod's container")
+            }
+            engine @ ("docker" | "podman") => format!(" with `{engine} run --cap-add {cap}`"),
+            _ => " in its engine's settings".to_string(),
+        };
+        format!(
+            "in this {} container ({}), add CAP_{cap}{how}; otherwise ",
+            c.engine, c.evidence
+        )
+    }
+
+    /// The fix for a refused mlockall when the container is what withholds CAP_IPC_LOCK;
+    /// `None` outside a container or with the capability.
+    pub fn mlock_hint(&self) -> Option<String> {
+        if self.privileges.cap_ipc_lock || self.container.is_none() {
+            return None;
+        }
+        let fix = self.container_fix("IPC_LOCK");
+        Some(format!(
+            "{fix}raise RLIMIT_MEMLOCK (`--ulimit memlock=-1` for docker and podman), or pass --no-mlock"
+        ))
+    }
+
+    /// Where a container keeps `/dev/cpu_dma_latency` from rtlab, and how to give it; `None`
+    /// outside a container.
+    pub fn dma_latency_hint(&self) -> Option<String> {
+        let c = self.container.as_ref()?;
+        Some(if c.is_kubernetes() {
+            "in a Kubernetes pod, mount the host's /dev/cpu_dma_latency (a hostPath volume of type CharDevice) and run the container privileged, which lets it open devices".to_string()
+        } else {
+            format!(
+                "in a {} container, give it the device (`--device /dev/cpu_dma_latency` for docker and podman) or run it privileged",
+                c.engine
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +319,179 @@ mod tests {
         );
         assert!(w[1].message.contains("voluntary"));
         assert!(w[2].message.contains("CPUs 0-2 "), "{}", w[2].message);
+    }
+
+    fn access(f: impl Fn(&mut RtAccess)) -> RtAccess {
+        let mut a = RtAccess {
+            privileges: Privileges {
+                euid: 0,
+                cap_sys_nice: true,
+                cap_ipc_lock: true,
+                rtprio_limit: Some(0),
+                memlock_limit: Some(8 << 20),
+            },
+            container: None,
+            rt_group: None,
+            sched_rt_runtime_us: Some(950_000),
+        };
+        f(&mut a);
+        a
+    }
+
+    fn docker() -> Option<Container> {
+        Some(Container {
+            engine: "docker".into(),
+            evidence: "/.dockerenv exists".into(),
+        })
+    }
+
+    fn pod() -> Option<Container> {
+        Some(Container {
+            engine: "kubernetes".into(),
+            evidence: "kubepods in /proc/self/cgroup".into(),
+        })
+    }
+
+    fn zero_budget() -> Option<RtGroup> {
+        Some(RtGroup {
+            dir: "/sys/fs/cgroup/cpu/docker/ab12".into(),
+            rt_runtime_us: 0,
+        })
+    }
+
+    #[test]
+    fn a_capable_process_is_let_through() {
+        let a = access(|_| {});
+        assert_eq!(a.refusal("rtlab measure", Policy::Fifo, 95), None);
+        assert_eq!(a.mlock_hint(), None);
+        assert_eq!(a.dma_latency_hint(), None);
+        // A budget, or RT bandwidth control off, lets the cgroup through too.
+        let budget = access(|a| {
+            a.rt_group = Some(RtGroup {
+                dir: "/sys/fs/cgroup/cpu".into(),
+                rt_runtime_us: 950_000,
+            })
+        });
+        assert_eq!(budget.refusal("rtlab measure", Policy::Fifo, 95), None);
+        let unthrottled = access(|a| {
+            a.rt_group = zero_budget();
+            a.sched_rt_runtime_us = Some(-1);
+        });
+        assert_eq!(unthrottled.refusal("rtlab measure", Policy::Fifo, 95), None);
+        // Normal policies need nothing.
+        let nobody = access(|a| {
+            a.privileges.euid = 1000;
+            a.privileges.cap_sys_nice = false;
+            a.rt_group = zero_budget();
+        });
+        assert_eq!(nobody.refusal("rtlab measure", Policy::Other, 0), None);
+    }
+
+    #[test]
+    fn root_without_sys_nice_in_a_pod_is_told_the_security_context() {
+        let a = access(|a| {
+            a.privileges.cap_sys_nice = false;
+            a.container = pod();
+        });
+        let msg = a.refusal("rtlab measure", Policy::Fifo, 95).unwrap();
+        assert!(msg.starts_with("rtlab measure needs root or CAP_SYS_NICE to run SCHED_FIFO threads at priority 95: it runs as root, but CAP_SYS_NICE is not in its effective capabilities (CapEff"), "{msg}");
+        assert!(msg.contains("RLIMIT_RTPRIO is 0"), "{msg}");
+        assert!(msg.contains("kubepods in /proc/self/cgroup"), "{msg}");
+        assert!(
+            msg.contains("securityContext.capabilities.add: [SYS_NICE]"),
+            "{msg}"
+        );
+        assert!(msg.contains("setcap"), "{msg}");
+        assert!(!msg.contains('\n'));
+    }
+
+    #[test]
+    fn a_user_with_a_low_rtprio_limit_is_told_the_limit() {
+        let a = access(|a| {
+            a.privileges.euid = 1000;
+            a.privileges.cap_sys_nice = false;
+            a.privileges.rtprio_limit = Some(50);
+            a.container = docker();
+        });
+        assert_eq!(a.refusal("rtlab measure", Policy::Fifo, 50), None);
+        let msg = a.refusal("rtlab measure", Policy::Rr, 51).unwrap();
+        assert!(
+            msg.contains("no CAP_SYS_NICE and RLIMIT_RTPRIO is 50"),
+            "{msg}"
+        );
+        assert!(msg.contains("`docker run --cap-add SYS_NICE`"), "{msg}");
+        assert!(msg.contains("ulimit -r 99"), "{msg}");
+        // Outside a container only the host's fixes are named.
+        let host = access(|a| {
+            a.privileges.euid = 1000;
+            a.privileges.cap_sys_nice = false;
+        });
+        let msg = host.refusal("rtlab measure", Policy::Fifo, 1).unwrap();
+        assert!(!msg.contains("container"), "{msg}");
+        // SCHED_DEADLINE takes no rlimit.
+        let msg = host.refusal("rtlab measure", Policy::Deadline, 0).unwrap();
+        assert!(msg.contains("SCHED_DEADLINE threads:"), "{msg}");
+    }
+
+    #[test]
+    fn a_cgroup_without_rt_budget_is_named_with_its_fixes() {
+        let a = access(|a| {
+            a.rt_group = zero_budget();
+            a.container = docker();
+        });
+        let msg = a.refusal("rtlab measure", Policy::Fifo, 95).unwrap();
+        assert!(
+            msg.contains("cpu cgroup /sys/fs/cgroup/cpu/docker/ab12 grants real-time tasks no time (cpu.rt_runtime_us = 0"),
+            "{msg}"
+        );
+        assert!(msg.contains("--cpu-rt-runtime=950000"), "{msg}");
+        assert!(
+            msg.contains("echo 950000 > /sys/fs/cgroup/cpu/docker/ab12/cpu.rt_runtime_us"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("sysctl kernel.sched_rt_runtime_us=-1"),
+            "{msg}"
+        );
+        // The cgroup budget does not govern SCHED_DEADLINE.
+        assert_eq!(a.refusal("rtlab measure", Policy::Deadline, 0), None);
+        // A missing capability is named first: it is checked first by the kernel too.
+        let both = access(|a| {
+            a.rt_group = zero_budget();
+            a.privileges.cap_sys_nice = false;
+        });
+        let msg = both.refusal("rtlab measure", Policy::Fifo, 95).unwrap();
+        assert!(msg.contains("CAP_SYS_NICE is not in"), "{msg}");
+    }
+
+    #[test]
+    fn a_container_without_ipc_lock_or_the_device_gets_its_fix() {
+        let a = access(|a| {
+            a.privileges.cap_ipc_lock = false;
+            a.container = pod();
+        });
+        let msg = a.mlock_hint().unwrap();
+        assert!(
+            msg.contains("securityContext.capabilities.add: [IPC_LOCK]"),
+            "{msg}"
+        );
+        assert!(a.dma_latency_hint().unwrap().contains("hostPath"));
+        let d = access(|a| {
+            a.privileges.cap_ipc_lock = false;
+            a.container = docker();
+        });
+        assert!(
+            d.mlock_hint()
+                .unwrap()
+                .contains("docker run --cap-add IPC_LOCK")
+        );
+        assert!(
+            d.dma_latency_hint()
+                .unwrap()
+                .contains("--device /dev/cpu_dma_latency")
+        );
+        // Outside a container the host's own error says enough.
+        let host = access(|a| a.privileges.cap_ipc_lock = false);
+        assert_eq!(host.mlock_hint(), None);
     }
 }

@@ -192,9 +192,12 @@ fn hold_dma_latency(
     match DmaLatencyRequest::hold(&env.root, us) {
         Ok(guard) => Some(guard),
         Err(e) => {
+            let hint = preflight::RtAccess::current(&env.root)
+                .dma_latency_hint()
+                .map_or(String::new(), |h| format!("; {h}"));
             warnings.push(Warning::new(
                 "dma-latency-unavailable",
-                format!("could not hold /dev/cpu_dma_latency at {us} us ({e}): deep idle states may add their exit latency"),
+                format!("could not hold /dev/cpu_dma_latency at {us} us ({e}): deep idle states may add their exit latency{hint}"),
             ));
             None
         }
@@ -211,9 +214,16 @@ fn pin_and_lock(config: &Config, real: bool) -> Result<(), RunError> {
     }
     if real && config.mlock {
         sys::mem::single_malloc_arena();
-        sys::mem::lock_all_memory().map_err(|source| RunError::Kernel {
-            what: "locking memory (mlockall)".to_string(),
-            source,
+        sys::mem::lock_all_memory().map_err(|source| {
+            match preflight::RtAccess::current(&sys::Root::host()).mlock_hint() {
+                Some(hint) => {
+                    RunError::Setup(format!("locking memory (mlockall): {source}; {hint}"))
+                }
+                None => RunError::Kernel {
+                    what: "locking memory (mlockall)".to_string(),
+                    source,
+                },
+            }
         })?;
     }
     Ok(())
@@ -369,26 +379,10 @@ pub(crate) fn check_policy_privileges(
     policy: model::measure::Policy,
     priority: u8,
 ) -> Result<(), RunError> {
-    if !policy.is_realtime() {
-        return Ok(());
+    // What decides it (capabilities, rlimit, the cgroup's real-time budget) is read from the
+    // live host: this process's own privileges and cgroup.
+    match preflight::RtAccess::current(&sys::Root::host()).refusal(command, policy, priority) {
+        Some(why) => Err(RunError::Privileges(why)),
+        None => Ok(()),
     }
-    let privs = sys::privilege::Privileges::current();
-    let ok = if policy.takes_priority() {
-        privs.can_use_priority(priority)
-    } else {
-        privs.euid == 0 || privs.cap_sys_nice
-    };
-    if ok {
-        return Ok(());
-    }
-    Err(RunError::Privileges(format!(
-        "{command} needs root or CAP_SYS_NICE to run SCHED_{} threads{}: {}",
-        policy.as_str().to_uppercase(),
-        if policy.takes_priority() {
-            format!(" at priority {priority}")
-        } else {
-            String::new()
-        },
-        sys::privilege::rt_fix_hint()
-    )))
 }

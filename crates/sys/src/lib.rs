@@ -11,6 +11,7 @@
 
 pub mod cgroup;
 pub mod clock;
+pub mod container;
 pub mod counter;
 pub mod cpu;
 pub mod cpusets;

@@ -55,7 +55,9 @@ EXIT STATUS:
          --trace-dir); or the result file could not be written at the end (the run is still
          stored and printed)
     130  interrupted by SIGINT/SIGTERM/SIGHUP: the run stops in order whatever more signals
-         come, and its result (status \"interrupted\") is printed, written and stored";
+         come, and its result (status \"interrupted\") is printed, written and stored; with
+         --every, the status of every stop by signal (each run's verdict is printed, not
+         returned)";
 
 /// What `rtlab measure` prints to standard output at the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -191,6 +193,12 @@ pub struct MeasureArgs {
     /// makes the exit status 1.
     #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "workload", help_heading = "Workload")]
     pub deadline: Option<Nanos>,
+
+    /// Measure again and again, one run every TIME (start to start; back to back when a run
+    /// takes longer), until SIGTERM or Ctrl-C: each run is stored, pushed and judged on its
+    /// own. For a service or a Kubernetes DaemonSet; a setup error ends it (exit 2).
+    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "What to measure")]
+    pub every: Option<Nanos>,
 
     /// The latency budget: run to the end, then exit 1 if any CPU's maximum exceeded TIME.
     #[arg(long, alias = "fail-above", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
