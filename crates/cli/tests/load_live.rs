@@ -395,3 +395,60 @@ fn load_cgroup_holds_the_load_and_is_removed() {
     assert!(rtlab_cgroups().is_empty(), "{:?}", rtlab_cgroups());
     assert!(running_cmd("sleep 4646").is_empty());
 }
+
+/// A load started inside a narrower cpuset (as in a container on part of a host) places its
+/// workers on the CPUs that cpuset allows, not on every online CPU.
+#[test]
+fn a_load_in_a_narrower_cpuset_stays_on_its_cpus() {
+    let _guard = serial();
+    if !is_root() {
+        return common::live_skip("not root: the test makes a cpuset cgroup");
+    }
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+    let base = PathBuf::from(if v2 {
+        "/sys/fs/cgroup"
+    } else {
+        "/sys/fs/cgroup/cpuset"
+    });
+    if !v2 && !base.join("cpuset.cpus").exists() {
+        return common::live_skip("no cpuset hierarchy mounted");
+    }
+    if last_cpu() == 0 {
+        return common::live_skip("one CPU: no narrower cpuset to make");
+    }
+    let group = base.join("rtlab-test-narrow");
+    let _ = std::fs::remove_dir(&group);
+    std::fs::create_dir(&group).unwrap();
+    let mems = std::fs::read_to_string(base.join(if v2 {
+        "cpuset.mems.effective"
+    } else {
+        "cpuset.mems"
+    }))
+    .unwrap();
+    std::fs::write(group.join("cpuset.cpus"), "0").unwrap();
+    std::fs::write(group.join("cpuset.mems"), mems.trim()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let procs = group.join(if v2 { "cgroup.procs" } else { "tasks" });
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec \"$0\" load cpu:20% --duration 1s --format json --load-dir {}",
+            procs.display(),
+            dir.path().display()
+        ))
+        .arg(assert_cmd::cargo::cargo_bin("rtlab"))
+        .output()
+        .unwrap();
+    for _ in 0..100 {
+        if std::fs::remove_dir(&group).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: LoadReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.generators[0].cpus.to_string(), "0", "{report:?}");
+    assert_eq!(report.generators[0].tasks, 1, "{report:?}");
+    assert!(!group.exists());
+}

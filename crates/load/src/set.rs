@@ -20,7 +20,7 @@ use crate::guardian::{NAME_PREFIX, Watched, Watcher};
 pub struct LoadOptions {
     /// Where kernel files are read.
     pub root: Root,
-    /// Placement of generators without an `@CPULIST` (`--load-cpus`); `None`: every online CPU.
+    /// Placement of generators without an `@CPULIST` (`--load-cpus`); `None`: every online CPU the own cpuset allows.
     pub load_cpus: Option<CpuSet>,
     /// Directory in which the load's private directory is made (`--load-dir`).
     pub workdir_base: PathBuf,
@@ -120,7 +120,16 @@ impl LoadSet {
     pub fn start(spec: &LoadSpec, options: &LoadOptions) -> Result<LoadSet, LoadError> {
         let root = &options.root;
         let online = sys::cpu::online(root).map_err(|e| LoadError::sys("load", e))?;
-        let cpus = placements(spec, options.load_cpus.as_ref(), &online)?;
+        // In a container (or any narrower cpuset) the default is the CPUs it may use, not
+        // every online CPU of the host: workers pinned elsewhere could not start.
+        let confined = match &options.load_cpus {
+            None if root.is_host() => sys::cgroup::own_cpuset_cpus(root)
+                .map(|c| c.intersection(&online))
+                .filter(|c| !c.is_empty() && *c != online),
+            _ => None,
+        };
+        let load_cpus = options.load_cpus.as_ref().or(confined.as_ref());
+        let cpus = placements(spec, load_cpus, &online)?;
 
         // Orphaned grandchildren (a command's children) are re-parented here and reaped.
         let _ = sys::process::become_subreaper();

@@ -221,6 +221,28 @@ fn undo_enable(root: &Root, control: Option<&Path>) {
     }
 }
 
+/// The CPUs this process's cpuset cgroup lets it use (`cpuset.cpus.effective` on v2,
+/// `cpuset.effective_cpus` on v1): in a container, the CPUs the engine gave it. `None` when
+/// there is no cpuset hierarchy, the process is in none of its cgroups, or the file does not
+/// hold a CPU list.
+pub fn own_cpuset_cpus(root: &Root) -> Option<CpuSet> {
+    let (version, base, controller) = find_hierarchy(root).ok()?;
+    let rel = own_relative(root, controller).ok()??;
+    let dir = match rel.trim_matches('/') {
+        "" => base,
+        rel => base.join(rel),
+    };
+    let files: &[&str] = match version {
+        CgroupVersion::V2 => &["cpuset.cpus.effective"],
+        CgroupVersion::V1 => &["cpuset.effective_cpus", "cpuset.cpus"],
+    };
+    files.iter().find_map(|f| {
+        root.read_trimmed(dir.join(f))
+            .filter(|t| !t.is_empty())
+            .and_then(|t| CpuSet::parse_list(&t).ok())
+    })
+}
+
 /// The hierarchy to use: v2 when its root offers cpuset, else the v1 cpuset mount.
 fn find_hierarchy(root: &Root) -> Result<(CgroupVersion, PathBuf, Option<&'static str>)> {
     let mounts = mounts(root)?;
@@ -263,6 +285,28 @@ mod tests {
         std::fs::write(root.path("/proc/self/mountinfo"), mountinfo).unwrap();
         std::fs::write(root.path("/proc/self/cgroup"), self_cgroup).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn own_cpuset_cpus_are_the_cgroups_effective_ones() {
+        let (_d, root) = fake(
+            "34 30 0:30 / /cg/cpuset rw - cgroup cgroup rw,cpuset\n",
+            "3:cpuset:/docker/abc\n0::/\n",
+        );
+        std::fs::create_dir_all(root.path("/cg/cpuset/docker/abc")).unwrap();
+        std::fs::write(
+            root.path("/cg/cpuset/docker/abc/cpuset.effective_cpus"),
+            "2-3\n",
+        )
+        .unwrap();
+        assert_eq!(own_cpuset_cpus(&root), Some(CpuSet::from_cpus([2, 3])));
+        let (_d, root) = fake("35 24 0:30 / /cg rw - cgroup2 cgroup2 rw\n", "0::/\n");
+        std::fs::create_dir_all(root.path("/cg")).unwrap();
+        std::fs::write(root.path("/cg/cgroup.controllers"), "cpuset cpu\n").unwrap();
+        std::fs::write(root.path("/cg/cpuset.cpus.effective"), "0,5\n").unwrap();
+        assert_eq!(own_cpuset_cpus(&root), Some(CpuSet::from_cpus([0, 5])));
+        std::fs::write(root.path("/cg/cpuset.cpus.effective"), "junk\n").unwrap();
+        assert_eq!(own_cpuset_cpus(&root), None);
     }
 
     #[test]

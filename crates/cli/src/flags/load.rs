@@ -29,8 +29,8 @@ SPEC is a comma-separated list of generators, each NAME[:ARG...][@CPULIST]:
     cmd:\"COMMAND\"         any command line, run by /bin/sh -c in its own process group
 
 Sizes take binary units (K, M, G). @CPULIST places a generator (a CPU list like 0-1,3); \
---load-cpus places the others; by default they may use every online CPU. Quote a command \
-that contains a comma or @.
+--load-cpus places the others; by default they may use every online CPU that rtlab's cpuset \
+allows (in a container, its CPUs). Quote a command that contains a comma or @.
 
 Nothing outlives the load: threads end with rtlab, child processes get SIGKILL when rtlab \
 dies, and a small guardian process kills command process groups and removes the temporary \
@@ -102,7 +102,7 @@ pub struct LoadArgs {
 /// Placement options shared by `rtlab load` and `rtlab measure --load`.
 #[derive(Clone, Debug, Args)]
 pub struct LoadPlacementArgs {
-    /// CPUs for generators without their own @CPULIST. Default: every online CPU.
+    /// CPUs for generators without their own @CPULIST. Default: every online CPU this cpuset allows.
     #[arg(long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Load")]
     pub load_cpus: Option<CpuSpec>,
 
