@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod build;
+pub mod campaign;
 pub mod cpuset;
 pub mod explain;
 pub mod histogram;
