@@ -1,6 +1,6 @@
 //! Crash-safe result files: [`write_atomically`] replaces a file so that a reader never sees
 //! it half written and a crash (SIGKILL, power loss) leaves either the old or the new content;
-//! [`check_creatable`] reports a bad output path before a run starts rather than after it;
+//! [`try_lock`] keeps a directory to one process at a time; [`check_creatable`] reports a bad output path before a run starts rather than after it;
 //! [`filesystem`] says how much room a directory has and whether it is backed by RAM (where an
 //! io load would never reach a disk).
 //!
@@ -47,6 +47,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Takes an exclusive advisory lock (flock) on `path`, creating it, without waiting: `None`
+/// when another process holds it. The lock lasts as long as the returned file is open (and
+/// ends with the process, however it ends), so one process at a time owns what it guards.
+pub fn try_lock(path: &Path) -> Result<Option<File>> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_error(path, e)),
+    }
 }
 
 /// Checks, without creating anything, that `path` could be written: its directory exists, is a

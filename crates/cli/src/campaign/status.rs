@@ -1,0 +1,191 @@
+//! `rtlab campaign status`: where a campaign is — the step running (attempt, measured and
+//! remaining), what is done (run ids, worst latency, verdict), what is left, the boots — as
+//! lines or as the `rtlab.campaign/1` document; and the campaign's verdict at its end.
+
+use std::path::Path;
+
+use anyhow::Result;
+use model::Nanos;
+use model::campaign::{PhaseKind, Plan};
+use model::campaign_state::{
+    CampaignState, CampaignStatus, STATUS_SCHEMA, StepStatus, StepStatusDoc,
+};
+
+use super::Ctx;
+use crate::exit::Exit;
+use crate::flags::CampaignFormat;
+
+/// Prints the status of the campaign in `dir` (no lock taken: it reads a consistent state
+/// file while the campaign runs).
+pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
+    if !dir.join(super::STATE_FILE).exists() {
+        return Err(crate::exit::UsageError(format!(
+            "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
+            dir.display(),
+            super::STATE_FILE
+        ))
+        .into());
+    }
+    let (plan, state) = super::read(dir)?;
+    let doc = document(&plan, &state);
+    let text = match format {
+        CampaignFormat::Json => {
+            serde_json::to_string_pretty(&doc).expect("the status serializes") + "\n"
+        }
+        CampaignFormat::Text => text(&doc),
+    };
+    crate::console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
+/// The status document.
+pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
+    let steps: Vec<StepStatusDoc> = plan
+        .steps()
+        .iter()
+        .zip(&state.steps)
+        .map(|(step, s)| {
+            let measured: u64 = s.attempts.iter().map(|a| a.elapsed_ns).sum();
+            let max_ns = s.attempts.iter().filter_map(|a| a.max_ns).max();
+            let (kind, duration, budget) = match &plan.phases[step.phase].kind {
+                PhaseKind::Measure(m) => ("measure", Some(m.duration.get()), Some(m.budget.get())),
+                PhaseKind::RebootTest { .. } => ("reboot-test", None, None),
+            };
+            let verdict = (s.status == StepStatus::Done).then(|| {
+                let over = matches!((max_ns, budget), (Some(m), Some(b)) if m > b);
+                let bad_boot = s.checks.iter().any(|c| c.problem.is_some());
+                if over || bad_boot { "fail" } else { "pass" }.to_string()
+            });
+            StepStatusDoc {
+                label: s.label.clone(),
+                kind: kind.to_string(),
+                status: s.status,
+                duration_ns: duration,
+                measured_ns: measured,
+                remaining_ns: duration.map(|d| {
+                    if s.status == StepStatus::Done {
+                        0
+                    } else {
+                        d.saturating_sub(measured)
+                    }
+                }),
+                budget_ns: budget,
+                max_ns,
+                verdict,
+                attempts: s.attempts.clone(),
+                checks: s.checks.clone(),
+            }
+        })
+        .collect();
+    let done = steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Done)
+        .count();
+    let current = steps.iter().position(|s| s.status != StepStatus::Done);
+    CampaignStatus {
+        schema: STATUS_SCHEMA.to_string(),
+        name: state.name.clone(),
+        session: state.session.clone(),
+        status: if done == steps.len() {
+            StepStatus::Done
+        } else if steps.iter().all(|s| s.status == StepStatus::Pending) {
+            StepStatus::Pending
+        } else {
+            StepStatus::Running
+        },
+        steps_done: done,
+        steps_total: steps.len(),
+        current: current.map(|c| c + 1),
+        steps,
+        boots: state.boots.clone(),
+        reboot: state.reboot.clone(),
+        tuning_applied: state.tuning_applied,
+    }
+}
+
+/// The status as lines.
+fn text(doc: &CampaignStatus) -> String {
+    let mut out = format!(
+        "campaign {} (session {}): {} of {} steps done\n",
+        doc.name, doc.session, doc.steps_done, doc.steps_total
+    );
+    for (n, s) in doc.steps.iter().enumerate() {
+        let runs: Vec<&str> = s
+            .attempts
+            .iter()
+            .filter_map(|a| a.run_id.as_deref())
+            .collect();
+        let what = match s.status {
+            StepStatus::Pending => "pending".to_string(),
+            StepStatus::Running => format!(
+                "running, attempt {}{}",
+                s.attempts.len().max(1),
+                s.remaining_ns
+                    .map(|r| format!(", measured {}, {} left", Nanos(s.measured_ns), Nanos(r)))
+                    .unwrap_or_default()
+            ),
+            StepStatus::Done => format!("done, {}", s.verdict.as_deref().unwrap_or("")),
+        };
+        out.push_str(&format!("  {:>3}  {:<24} {what}", n + 1, s.label));
+        if let Some(max) = s.max_ns {
+            out.push_str(&format!(", max {} us", report::format_us(max)));
+        }
+        if !runs.is_empty() {
+            out.push_str(&format!(", runs {}", runs.join(" ")));
+        }
+        if s.kind == "reboot-test" && !s.checks.is_empty() {
+            out.push_str(&format!(", {} boots checked", s.checks.len()));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("boots: {}\n", doc.boots.len()));
+    for b in &doc.boots {
+        out.push_str(&format!(
+            "  {} {} {}\n",
+            b.first_seen_at, b.boot_id, b.kernel
+        ));
+    }
+    if let Some(r) = &doc.reboot {
+        out.push_str(&format!(
+            "a reboot was asked at {} after step {}\n",
+            r.at,
+            r.after_step + 1
+        ));
+    }
+    if doc.tuning_applied {
+        out.push_str("a tuning is applied (journal in the state directory)\n");
+    }
+    out
+}
+
+/// The campaign's verdict once every step is done: 0 when every step passed, 1 otherwise.
+pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
+    let doc = document(&ctx.plan, &ctx.state);
+    let failed: Vec<String> = doc
+        .steps
+        .iter()
+        .filter(|s| s.verdict.as_deref() == Some("fail"))
+        .map(|s| match (s.max_ns, s.budget_ns) {
+            (Some(m), Some(b)) => format!(
+                "{} max {} us over {} us",
+                s.label,
+                report::format_us(m),
+                report::format_us(b)
+            ),
+            _ => format!("{}: a boot check failed", s.label),
+        })
+        .collect();
+    let _ = crate::console::print_stdout(&text(&doc));
+    if failed.is_empty() {
+        ctx.console
+            .verdict(&format!("campaign {} done: every step passed", doc.name));
+        Exit::Ok
+    } else {
+        ctx.console.verdict(&format!(
+            "campaign {} done: {}",
+            doc.name,
+            failed.join(", ")
+        ));
+        Exit::VerdictFailed
+    }
+}
