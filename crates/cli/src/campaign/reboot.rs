@@ -89,7 +89,10 @@ pub(crate) fn ask(ctx: &mut Ctx<'_>, i: usize) -> Result<Exit> {
 /// The reboot test of step `i`: a check in this boot (once per boot), then a reboot until
 /// `reboots` reboots have been checked.
 pub(crate) fn test(ctx: &mut Ctx<'_>, i: usize, reboots: u32, audit: bool) -> Result<StepEnd> {
-    ctx.state.steps[i].status = StepStatus::Running;
+    if ctx.state.steps[i].status != StepStatus::Running {
+        ctx.state.steps[i].status = StepStatus::Running;
+        ctx.save()?;
+    }
     let checked = ctx.state.steps[i]
         .checks
         .iter()
