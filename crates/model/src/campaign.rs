@@ -191,9 +191,10 @@ impl Plan {
         for (i, p) in raw.phase.into_iter().enumerate() {
             let at = |key: &str, why: String| {
                 PlanError(format!(
-                    "{source}: {}phase {}: {key}: {why}",
+                    "{source}: {}phase {}: {key}: {}",
                     lines.phase(i, Some(key)),
-                    i + 1
+                    i + 1,
+                    one_line(&why)
                 ))
             };
             let phase = phase(p, budget, cpus.as_deref(), &at)?;
@@ -231,6 +232,20 @@ impl Plan {
         if steps > MAX_STEPS {
             return Err(PlanError(format!(
                 "{source}: the phases repeat to {steps} runs, more than {MAX_STEPS}; split the campaign"
+            )));
+        }
+        let mut labels: Vec<(String, usize)> = plan
+            .steps()
+            .into_iter()
+            .map(|s| (s.label, s.phase))
+            .collect();
+        labels.sort();
+        if let Some(pair) = labels.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(PlanError(format!(
+                "{source}: {}phase {}: name: its runs' label \"{}\" is another phase's too (a repeated phase labels its runs NAME#1, NAME#2 ...); rename one",
+                lines.phase(pair[1].1, Some("name")),
+                pair[1].1 + 1,
+                pair[0].0.escape_debug()
             )));
         }
         Ok(plan)
@@ -359,6 +374,19 @@ fn phase(
         }),
         reboot_after,
     })
+}
+
+/// `text` on one line: control characters (a newline in a quoted value) escaped.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 /// A name: 1 to [`MAX_NAME`] characters, none of them control characters.
@@ -561,6 +589,12 @@ audit = true
         assert!(e.contains("name: missing"), "{e}");
         let many = "[[phase]]\nname = \"x\"\nduration = \"1s\"\n".repeat(MAX_PHASES + 1);
         assert!(refused(&many).contains("more than the 256"));
+        let e = refused(
+            "[[phase]]\nname = \"a\"\nduration = \"1s\"\nrepeat = 2\n[[phase]]\nname = \"a#2\"\nduration = \"1s\"\n",
+        );
+        assert!(e.contains("label \"a#2\" is another phase's too"), "{e}");
+        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\nload = \"cpu:10%\\nx\"\n");
+        assert!(!e.contains('\n'), "{e}");
         let e = refused("bogus = 1\n[[phase]]\nname = \"a\"\nduration = \"1s\"\n");
         assert!(e.starts_with("p.toml: line 1"), "{e}");
     }
