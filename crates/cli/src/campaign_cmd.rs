@@ -22,6 +22,7 @@ pub fn run(args: &CampaignArgs, root: &Root) -> Result<Exit> {
     match &args.action {
         Some(CampaignAction::Resume { state, quiet }) => resume(state, *quiet, root),
         Some(CampaignAction::Status { state, format }) => campaign::status::run(state, *format),
+        Some(CampaignAction::Report(args)) => campaign::status::report(args),
         None => start(args, root),
     }
 }

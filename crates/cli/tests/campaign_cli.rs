@@ -553,6 +553,23 @@ fn status_says_where_the_campaign_is() {
     assert_eq!(doc["steps"][1]["budget_ns"], 10_000);
     assert_eq!(doc["steps"][0]["max_ns"], 20_000);
     assert_eq!(doc["steps"][0]["remaining_ns"], 0);
+
+    let html = dir.path().join("campaign.html");
+    let out = run(campaign(&["report", "--state"], &db)
+        .arg(&state)
+        .arg("-o")
+        .arg(&html));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg"), "the phases' plots");
+    for label in [
+        "one",
+        "two",
+        "step 1 of campaign st",
+        "step 2 of campaign st",
+    ] {
+        assert!(page.contains(label), "{label}");
+    }
 }
 
 #[test]

@@ -38,6 +38,71 @@ pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// `rtlab campaign report`: every run the campaign stored, in step order, in one HTML report
+/// (`rtlab report`'s, each run's plots), judged against the plan's budget.
+pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
+    let dir = &args.state;
+    if !dir.join(super::STATE_FILE).exists() {
+        return Err(crate::exit::UsageError(format!(
+            "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
+            dir.display(),
+            super::STATE_FILE
+        ))
+        .into());
+    }
+    let (plan, state) = super::read(dir)?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| dir.join("report.html"));
+    sys::fs::check_creatable(&output)
+        .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))?;
+    let store = crate::runs::open_existing(Some(Path::new(&state.options.db)))?;
+    let mut named = Vec::new();
+    for (k, step) in state.steps.iter().enumerate() {
+        for a in &step.attempts {
+            let Some(id) = a.run_id.as_deref() else {
+                continue;
+            };
+            let run_id = crate::runs::resolve(&store, id)?;
+            let run = store.load_measure(&run_id)?;
+            let interrupted = a.outcome != Some(model::campaign_state::Outcome::Complete);
+            named.push(crate::runs::NamedRun {
+                run,
+                name: if interrupted {
+                    format!("{} (attempt {}, interrupted)", step.label, a.n)
+                } else {
+                    step.label.clone()
+                },
+                source: format!(
+                    "step {} of campaign {}, attempt {}, run {id}",
+                    k + 1,
+                    state.name,
+                    a.n
+                ),
+                key: format!("{:03}-{}-{}", k + 1, a.n, id),
+            });
+        }
+    }
+    if named.is_empty() {
+        return Err(crate::exit::UsageError(format!(
+            "campaign {} has stored no run yet: nothing to report",
+            state.name
+        ))
+        .into());
+    }
+    let options = report::html::ReportOptions {
+        budget: Some(plan.budget),
+    };
+    crate::report_cmd::write(&named, &options, &output, None)?;
+    crate::console::print_stdout(&format!(
+        "report of {} runs: {}\n",
+        named.len(),
+        output.display()
+    ))?;
+    Ok(Exit::Ok)
+}
+
 /// The status document.
 pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
     let steps: Vec<StepStatusDoc> = plan

@@ -51,6 +51,7 @@ EXAMPLES:
     sudo rtlab campaign plan.toml --state /srv/c1 --push http://lab:8080
     sudo rtlab campaign resume --state /var/lib/rtlab/campaigns/van-vs-rt
     rtlab campaign status --state /var/lib/rtlab/campaigns/van-vs-rt --format json
+    rtlab campaign report --state /var/lib/rtlab/campaigns/van-vs-rt -o van-vs-rt.html
     sudo systemctl enable rtlab-campaign@van-vs-rt.service   resume it at every boot
 
 EXIT STATUS:
@@ -64,7 +65,7 @@ EXIT STATUS:
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CampaignArgs {
-    /// `resume` or `status` (none: run PLAN).
+    /// `resume`, `status` or `report` (none: run PLAN).
     #[command(subcommand)]
     pub action: Option<CampaignAction>,
     /// The plan to run (TOML).
@@ -112,6 +113,22 @@ pub enum CampaignAction {
         #[arg(long, value_enum, default_value = "text")]
         format: CampaignFormat,
     },
+    /// Write one HTML report over every run the campaign stored so far, in the order of its
+    /// steps (each phase's latency plots, interrupted attempts marked), judged against the
+    /// plan's budget.
+    #[command(after_long_help = CAMPAIGN_AFTER)]
+    Report(CampaignReportArgs),
+}
+
+/// `rtlab campaign report`'s options.
+#[derive(Debug, Args)]
+pub struct CampaignReportArgs {
+    /// The state directory.
+    #[arg(long, value_name = "DIR")]
+    pub state: PathBuf,
+    /// Where to write the HTML report. Default: DIR/report.html.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `rtlab campaign status --format`.

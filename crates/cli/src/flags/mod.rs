@@ -33,7 +33,7 @@ pub use self::push::{PushArgs, PushToArgs};
 pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
-pub use campaign::{CampaignAction, CampaignArgs, CampaignFormat};
+pub use campaign::{CampaignAction, CampaignArgs, CampaignFormat, CampaignReportArgs};
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
 pub use exec::ExecArgs;
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
