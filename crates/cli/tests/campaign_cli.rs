@@ -612,3 +612,77 @@ fn the_systemd_unit_verifies() {
 fn text_of(out: &Output) -> String {
     text(out)
 }
+
+#[test]
+fn a_tuned_campaign_killed_at_random_moments_leaves_the_machine_as_it_was() {
+    let _guard = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let root = bootable_root(dir.path());
+    let original = dir.path().join("original");
+    assert!(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&root)
+            .arg(&original)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let db = dir.path().join("runs.db");
+    let plan = write_plan(
+        dir.path(),
+        "name = \"tuned\"\nrt_cpus = \"1\"\ncpus = \"1\"\n\n[[phase]]\nname = \"Van\"\nduration = \"1s\"\n\n[[phase]]\nname = \"RT\"\nduration = \"1s\"\nload = \"cpu:10%\"\ntuned = true\nrepeat = 2\n",
+    );
+    let state = dir.path().join("state");
+    let mut rng = Rng::seeded();
+    let mut finished = None;
+    let mut kills = 0;
+    for round in 0..13 {
+        let mut cmd = rtlab();
+        cmd.env("RTLAB_DB", &db).arg("--root").arg(&root);
+        if round == 0 {
+            cmd.args(["campaign", "--quiet", "--fake-clock", "5us"])
+                .arg(&plan)
+                .arg("--state")
+                .arg(&state);
+        } else {
+            cmd.args(["campaign", "resume", "--quiet", "--state"])
+                .arg(&state);
+        }
+        let log = std::fs::File::create(dir.path().join("last.log")).unwrap();
+        let mut child = cmd
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        // Twelve kills at random moments, then it is left to finish.
+        let after = if round < 12 { rng.below(3000) } else { 120_000 };
+        match kill_after(&mut child, Duration::from_millis(after)) {
+            None => kills += 1,
+            Some(130) => {}
+            Some(code) => {
+                finished = Some(code);
+                break;
+            }
+        }
+    }
+    println!("{kills} kills");
+    assert_eq!(
+        finished,
+        Some(0),
+        "{}",
+        std::fs::read_to_string(dir.path().join("last.log")).unwrap()
+    );
+    let status = status_json(&state);
+    assert_eq!(status["tuning_applied"], false);
+    assert_eq!(status["steps_done"], 3);
+    // Every change the tunings made was reverted: the tree is as it was (the boot id aside,
+    // which is the same file).
+    let out = Command::new("diff")
+        .arg("-r")
+        .arg(&original)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+}

@@ -52,7 +52,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Takes an exclusive advisory lock (flock) on `path`, creating it, without waiting: `None`
 /// when another process holds it. The lock lasts as long as the returned file is open (and
 /// ends with the process, however it ends), so one process at a time owns what it guards.
-pub fn try_lock(path: &Path) -> Result<Option<File>> {
+///
+/// With `inherited`, the file stays open in the child processes this process starts (no
+/// close-on-exec): the lock is held until the last of them has ended too, so a successor
+/// cannot start while a child of a killed holder still writes.
+pub fn try_lock(path: &Path, inherited: bool) -> Result<Option<File>> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -61,7 +65,13 @@ pub fn try_lock(path: &Path) -> Result<Option<File>> {
         .open(path)
         .map_err(|e| io_error(path, e))?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
+        Ok(()) => {
+            // SAFETY: F_SETFD on a descriptor this function owns; 0 clears FD_CLOEXEC.
+            if inherited && unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+                return Err(io_error(path, io::Error::last_os_error()));
+            }
+            Ok(Some(file))
+        }
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(io_error(path, e)),
     }

@@ -46,19 +46,33 @@ pub(crate) struct Ctx<'a> {
     _lock: File,
 }
 
-/// Locks `dir` for this process: two campaigns never run one state directory at once.
+/// How long a start or resume waits for the processes of an earlier campaign in the same
+/// directory (a killed campaign's children end within moments).
+const LOCK_WAIT: Duration = Duration::from_secs(20);
+
+/// Locks `dir` for this process and its children: two campaigns never run one state
+/// directory at once, and a resume starts only once every process of a killed campaign (its
+/// measurement, a tuning being reverted) has ended.
 pub(crate) fn lock(dir: &Path) -> Result<File> {
     let path = dir.join(LOCK_FILE);
-    match sys::fs::try_lock(&path) {
-        Ok(Some(file)) => Ok(file),
-        Ok(None) => Err(UsageError(format!(
-            "another rtlab campaign is running {} (it holds {}); wait for it, or `rtlab campaign status --state {}`",
-            dir.display(),
-            path.display(),
-            dir.display()
-        ))
-        .into()),
-        Err(e) => Err(UsageError(format!("--state {}: {e}", dir.display())).into()),
+    let until = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match sys::fs::try_lock(&path, true) {
+            Ok(Some(file)) => return Ok(file),
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Ok(None) => {
+                return Err(UsageError(format!(
+                    "another rtlab campaign is running {} (it holds {}); wait for it, or `rtlab campaign status --state {}`",
+                    dir.display(),
+                    path.display(),
+                    dir.display()
+                ))
+                .into());
+            }
+            Err(e) => return Err(UsageError(format!("--state {}: {e}", dir.display())).into()),
+        }
     }
 }
 

@@ -104,7 +104,20 @@ fn attempt(
         "{}: attempt {n}, measuring for {duration}",
         ctx.steps[i].label
     ));
-    let journal = phase.tuned.then(|| ctx.journal());
+    // Measured from inside the tuning's RT cpuset (`rtlab tune run`) where it made one; where
+    // there is no cpuset controller the tuning's other changes still hold.
+    let journal = phase
+        .tuned
+        .then(|| ctx.journal())
+        .filter(|j| match tune::rt_group(j) {
+            Ok(_) => true,
+            Err(why) => {
+                ctx.console.warn(&format!(
+                    "{why}: the tuned phase measures on its CPUs without an RT cpuset"
+                ));
+                false
+            }
+        });
     let mut cmd = crate::run_session::rtlab_command(ctx.root, journal.as_deref())?;
     cmd.args([
         "measure",
