@@ -686,3 +686,63 @@ fn a_tuned_campaign_killed_at_random_moments_leaves_the_machine_as_it_was() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
 }
+
+#[test]
+fn a_real_phase_killed_midway_continues_for_what_is_left() {
+    if !common::is_root() {
+        common::live_skip("measuring needs root");
+        return;
+    }
+    let _guard = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let plan = write_plan(
+        dir.path(),
+        "name = \"real\"\ncpus = \"0\"\nbudget = \"1s\"\n[[phase]]\nname = \"Van-#1\"\nduration = \"4s\"\n",
+    );
+    let state = dir.path().join("state");
+    let mut child = campaign(&["--quiet"], &db)
+        .arg(&plan)
+        .arg("--state")
+        .arg(&state)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the measurement has checkpointed at least once (every second).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let file = state.join("step-001-attempt-1.json");
+    loop {
+        let elapsed = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["elapsed_ns"].as_u64())
+            .unwrap_or(0);
+        if elapsed >= 1_000_000_000 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no checkpoint came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = run(campaign(&["resume", "--quiet", "--state"], &db).arg(&state));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    none_left(&state);
+    let status = status_json(&state);
+    let attempts = status["steps"][0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{status:#}");
+    assert_eq!(attempts[0]["outcome"], "interrupted");
+    assert_eq!(attempts[1]["outcome"], "complete");
+    let first = attempts[0]["elapsed_ns"].as_u64().unwrap();
+    assert!(first >= 1_000_000_000 && first < 4_000_000_000, "{first}");
+    // The second attempt measured what was left, not the whole phase again.
+    assert_eq!(
+        attempts[1]["duration_ns"].as_u64().unwrap(),
+        4_000_000_000 - first
+    );
+    let runs = stored(&db);
+    let mut statuses: Vec<&str> = runs.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, ["complete", "interrupted"]);
+    assert!(runs.iter().all(|r| r["label"] == "Van-#1"));
+}
