@@ -249,17 +249,25 @@ fn save(ctx: &mut Ctx<'_>, run: &MeasureRun, label: &str) -> Result<store::Saved
     let db = Path::new(&ctx.state.options.db);
     let mut store = crate::runs::open(Some(db))?;
     let saved = store.save(run, Some(label), Some(&ctx.state.session))?;
-    if let Some(mut pusher) =
-        crate::push_cmd::prepare(&super::push_args(ctx.state.options.push.clone()))?
-    {
-        let id = saved.id.to_string();
-        pusher.push(
-            run,
-            Some(&id),
-            Some(label),
-            Some(&ctx.state.session),
-            &mut ctx.console,
-        );
+    // A push never stops the campaign: the run is stored here, and `rtlab push` sends it later.
+    match crate::push_cmd::prepare(&super::push_args(ctx.state.options.push.clone())) {
+        Ok(Some(mut pusher)) => {
+            let id = saved.id.to_string();
+            pusher.push(
+                run,
+                Some(&id),
+                Some(label),
+                Some(&ctx.state.session),
+                &mut ctx.console,
+            );
+        }
+        Ok(None) => {}
+        Err(e) => ctx.console.warn(&format!(
+            "run {} was not pushed: {e:#}; `rtlab push {} --to {}` sends it",
+            saved.id,
+            saved.id,
+            ctx.state.options.push.as_deref().unwrap_or("URL")
+        )),
     }
     Ok(saved)
 }
