@@ -165,3 +165,16 @@ fn dir_name(name: &str) -> String {
         s => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_name_becomes_a_safe_directory_name() {
+        assert_eq!(dir_name("van-vs-rt"), "van-vs-rt");
+        assert_eq!(dir_name("RT #2/busy"), "RT__2_busy");
+        assert_eq!(dir_name("../.."), "_..");
+        assert_eq!(dir_name("..."), "campaign");
+    }
+}

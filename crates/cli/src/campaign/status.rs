@@ -254,3 +254,78 @@ pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
         Exit::VerdictFailed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::campaign_state::{Attempt, Options, Outcome, STATE_SCHEMA, StepState};
+
+    fn attempt(n: u32, outcome: Outcome, elapsed_s: u64, max_us: u64) -> Attempt {
+        Attempt {
+            n,
+            started_at: "2026-11-24T00:00:00Z".into(),
+            boot_id: "b".into(),
+            duration_ns: 8 * 3600 * 1_000_000_000,
+            file: format!("step-001-attempt-{n}.json"),
+            pid: None,
+            outcome: Some(outcome),
+            run_id: Some(format!("{n:012}")),
+            elapsed_ns: elapsed_s * 1_000_000_000,
+            max_ns: Some(max_us * 1000),
+        }
+    }
+
+    #[test]
+    fn a_step_is_judged_over_all_its_attempts_and_says_what_is_left() {
+        let plan = Plan::parse(
+            "budget = \"50us\"\n[[phase]]\nname = \"RT-#2\"\nduration = \"8h\"\n[[phase]]\nname = \"idle\"\nduration = \"1h\"\n",
+            "p.toml",
+        )
+        .unwrap();
+        let state = CampaignState {
+            schema: STATE_SCHEMA.into(),
+            name: "c".into(),
+            session: "s".into(),
+            created_at: "2026-11-24T00:00:00Z".into(),
+            options: Options::default(),
+            tuning_applied: false,
+            steps: vec![
+                StepState {
+                    label: "RT-#2".into(),
+                    status: StepStatus::Done,
+                    // Killed at 7 h with a 60 us spike, then the last hour within budget.
+                    attempts: vec![
+                        attempt(1, Outcome::Interrupted, 7 * 3600, 60),
+                        attempt(2, Outcome::Complete, 3600, 20),
+                    ],
+                    checks: vec![],
+                },
+                StepState {
+                    label: "idle".into(),
+                    status: StepStatus::Running,
+                    attempts: vec![attempt(1, Outcome::Interrupted, 600, 10)],
+                    checks: vec![],
+                },
+            ],
+            boots: vec![],
+            reboot: None,
+            finished_at: None,
+        };
+        let doc = document(&plan, &state);
+        assert_eq!(doc.status, StepStatus::Running);
+        assert_eq!(
+            (doc.steps_done, doc.steps_total, doc.current),
+            (1, 2, Some(2))
+        );
+        assert_eq!(doc.steps[0].max_ns, Some(60_000));
+        assert_eq!(doc.steps[0].verdict.as_deref(), Some("fail"));
+        assert_eq!(doc.steps[1].remaining_ns, Some(3000 * 1_000_000_000));
+        assert_eq!(doc.steps[1].verdict, None);
+        let text = text(&doc);
+        assert!(text.contains("1 of 2 steps done"), "{text}");
+        assert!(
+            text.contains("running, attempt 1, measured 10m, 50m left"),
+            "{text}"
+        );
+    }
+}
