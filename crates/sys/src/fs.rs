@@ -372,6 +372,16 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_is_held_once_and_released_when_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let held = try_lock(&path, true).unwrap().expect("free at first");
+        assert!(try_lock(&path, false).unwrap().is_none(), "held");
+        drop(held);
+        assert!(try_lock(&path, false).unwrap().is_some(), "released");
+    }
+
+    #[test]
     fn creates_and_overwrites_leaving_no_temporary_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.json");
