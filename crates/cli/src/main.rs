@@ -7,6 +7,8 @@
 #![allow(unreachable_pub)]
 
 mod audit_cmd;
+mod campaign;
+mod campaign_cmd;
 mod compare_cmd;
 mod console;
 mod docs_cmd;
@@ -110,6 +112,7 @@ fn run() -> ExitCode {
         Command::Inspect(args) => inspect_cmd::run(args, &root),
         Command::Kconfig(args) => kconfig_cmd::run(args),
         Command::Run(args) => run_cmd::run(args, &root),
+        Command::Campaign(args) => campaign_cmd::run(args, &root),
         Command::Runs(args) => store_cmd::runs(args),
         Command::Show(args) => store_cmd::show(args),
         Command::Label(args) => store_cmd::label(args),

@@ -236,79 +236,26 @@ impl Session<'_> {
         self.child_result(cmd, label, placement)
     }
 
-    /// Runs one phase's child command (`rtlab measure` or `rtlab noise` printing its
-    /// document), passing signals on; its result, exit code and the signal passed on.
+    /// Runs one phase's child command ([`run_child`]).
     fn child_result(
         &mut self,
-        mut cmd: Command,
+        cmd: Command,
         label: &str,
         placement: &Placement,
     ) -> Result<PhaseResult> {
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        sys::process::die_with_parent(&mut cmd);
-        let mut child = cmd.spawn().context("starting the phase's rtlab")?;
-        let mut stdout = child.stdout.take().expect("stdout was piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stdout.read_to_string(&mut text);
-            text
-        });
-        let mut passed_on = None;
-        let status = loop {
-            if let Some(status) = child.try_wait().context("waiting for the phase's rtlab")? {
-                break status;
-            }
-            // A second signal is taken and dropped: the child is stopping already.
-            if let Some(signal) = self.signals.wait(Duration::from_millis(50))
-                && passed_on.is_none()
-            {
-                passed_on = Some(signal);
-                let _ = sys::process::signal_process(child.id(), StopSignal::Terminate);
-                self.console.verdict(&format!(
-                    "{signal}: stopping the {label} phase{}",
-                    if placement.journal.is_some() {
-                        "; the tuning is reverted after it"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-        };
-        let text = reader.join().unwrap_or_default();
-        let code = status.code();
-        match MeasureRun::from_json(&text) {
-            Ok(run) => Ok((Some(run), code, passed_on)),
-            Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
-            Err(_) => Err(UsageError(format!(
-                "the {label} phase failed (its rtlab exited {}); its message is above",
-                code.map_or("on a signal".to_string(), |c| c.to_string())
-            ))
-            .into()),
-        }
+        run_child(
+            cmd,
+            label,
+            self.signals,
+            &mut self.console,
+            placement.journal.is_some(),
+            &mut |_| Ok(()),
+        )
     }
 
-    /// This rtlab binary (with `--root` when not on the host), run through `rtlab tune run`
-    /// in the tuning's RT cpuset when `placement` has a journal.
+    /// This rtlab binary ([`rtlab_command`]).
     fn rtlab_command(&self, placement: &Placement) -> Result<Command> {
-        let root = self.root;
-        let exe = std::env::current_exe().context("finding the rtlab binary")?;
-        let mut cmd = Command::new(&exe);
-        if !root.is_host() {
-            cmd.arg("--root").arg(root.base());
-        }
-        if let Some(journal) = &placement.journal {
-            cmd.args(["tune", "run", "--journal"])
-                .arg(journal)
-                .arg("--")
-                .arg(&exe);
-            if !root.is_host() {
-                cmd.arg("--root").arg(root.base());
-            }
-        }
-        Ok(cmd)
+        rtlab_command(self.root, placement.journal.as_deref())
     }
 
     /// The `rtlab noise` command line of the noise phase (through `rtlab tune run` when placed
@@ -382,9 +329,87 @@ impl Session<'_> {
     }
 }
 
+/// This rtlab binary (with `--root` when not on the host), run through `rtlab tune run` in the
+/// RT cpuset of the tuning in `journal` when given.
+pub(crate) fn rtlab_command(root: &Root, journal: Option<&Path>) -> Result<Command> {
+    let exe = std::env::current_exe().context("finding the rtlab binary")?;
+    let mut cmd = Command::new(&exe);
+    if !root.is_host() {
+        cmd.arg("--root").arg(root.base());
+    }
+    if let Some(journal) = journal {
+        cmd.args(["tune", "run", "--journal"])
+            .arg(journal)
+            .arg("--")
+            .arg(&exe);
+        if !root.is_host() {
+            cmd.arg("--root").arg(root.base());
+        }
+    }
+    Ok(cmd)
+}
+
 /// A phase's result (none when a signal stopped it before it measured), its child's exit
 /// code, and the signal passed on to it.
-type PhaseResult = (Option<MeasureRun>, Option<i32>, Option<Signal>);
+pub(crate) type PhaseResult = (Option<MeasureRun>, Option<i32>, Option<Signal>);
+
+/// Runs one phase's child command (`rtlab measure` or `rtlab noise` printing its document)
+/// in its own process group, dying with this process, passing signals on; `spawned` hears
+/// its process id once it runs. Its result, exit code and the signal passed on.
+pub(crate) fn run_child(
+    mut cmd: Command,
+    label: &str,
+    signals: &TerminationSignals,
+    console: &mut Console,
+    tuned: bool,
+    spawned: &mut dyn FnMut(u32) -> Result<()>,
+) -> Result<PhaseResult> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    sys::process::die_with_parent(&mut cmd);
+    let mut child = cmd.spawn().context("starting the phase's rtlab")?;
+    spawned(child.id())?;
+    let mut stdout = child.stdout.take().expect("stdout was piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let mut passed_on = None;
+    let status = loop {
+        if let Some(status) = child.try_wait().context("waiting for the phase's rtlab")? {
+            break status;
+        }
+        // A second signal is taken and dropped: the child is stopping already.
+        if let Some(signal) = signals.wait(Duration::from_millis(50))
+            && passed_on.is_none()
+        {
+            passed_on = Some(signal);
+            let _ = sys::process::signal_process(child.id(), StopSignal::Terminate);
+            console.verdict(&format!(
+                "{signal}: stopping the {label} phase{}",
+                if tuned {
+                    "; the tuning is reverted after it"
+                } else {
+                    ""
+                }
+            ));
+        }
+    };
+    let text = reader.join().unwrap_or_default();
+    let code = status.code();
+    match MeasureRun::from_json(&text) {
+        Ok(run) => Ok((Some(run), code, passed_on)),
+        Err(_) if passed_on.is_some() || code == Some(130) => Ok((None, code, passed_on)),
+        Err(_) => Err(UsageError(format!(
+            "the {label} phase failed (its rtlab exited {}); its message is above",
+            code.map_or("on a signal".to_string(), |c| c.to_string())
+        ))
+        .into()),
+    }
+}
 
 /// `rtlab-report-<host>-<date>.html` in the current directory.
 fn default_report_name(first: &MeasureRun) -> PathBuf {

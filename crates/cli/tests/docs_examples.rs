@@ -138,6 +138,11 @@ fn how(ex: &Example, stage: &Path) -> How {
     if command == "inspect" {
         return How::OnThisProcess;
     }
+    if command == "campaign" {
+        return How::ParseOnly(
+            "runs a plan for hours, reboots, or reads a campaign's state directory (campaign_cli.rs runs campaigns)".into(),
+        );
+    }
     if command == "serve" && sub != "token" {
         return How::ParseOnly("serves until stopped (serve_cli.rs starts and stops it)".into());
     }

@@ -13,6 +13,8 @@
 
 pub mod audit;
 pub mod build;
+pub mod campaign;
+pub mod campaign_state;
 pub mod cpuset;
 pub mod explain;
 pub mod histogram;

@@ -1,6 +1,6 @@
 //! Crash-safe result files: [`write_atomically`] replaces a file so that a reader never sees
 //! it half written and a crash (SIGKILL, power loss) leaves either the old or the new content;
-//! [`check_creatable`] reports a bad output path before a run starts rather than after it;
+//! [`try_lock`] keeps a directory to one process at a time; [`check_creatable`] reports a bad output path before a run starts rather than after it;
 //! [`filesystem`] says how much room a directory has and whether it is backed by RAM (where an
 //! io load would never reach a disk).
 //!
@@ -47,6 +47,34 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Takes an exclusive advisory lock (flock) on `path`, creating it, without waiting: `None`
+/// when another process holds it. The lock lasts as long as the returned file is open (and
+/// ends with the process, however it ends), so one process at a time owns what it guards.
+///
+/// With `inherited`, the file stays open in the child processes this process starts (no
+/// close-on-exec): the lock is held until the last of them has ended too, so a successor
+/// cannot start while a child of a killed holder still writes.
+pub fn try_lock(path: &Path, inherited: bool) -> Result<Option<File>> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    match file.try_lock() {
+        Ok(()) => {
+            // SAFETY: F_SETFD on a descriptor this function owns; 0 clears FD_CLOEXEC.
+            if inherited && unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+                return Err(io_error(path, io::Error::last_os_error()));
+            }
+            Ok(Some(file))
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_error(path, e)),
+    }
 }
 
 /// Checks, without creating anything, that `path` could be written: its directory exists, is a
@@ -341,6 +369,16 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_lock_is_held_once_and_released_when_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let held = try_lock(&path, true).unwrap().expect("free at first");
+        assert!(try_lock(&path, false).unwrap().is_none(), "held");
+        drop(held);
+        assert!(try_lock(&path, false).unwrap().is_some(), "released");
     }
 
     #[test]

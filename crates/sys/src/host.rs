@@ -1,6 +1,6 @@
 //! [`host_info`]: the description of the machine that goes into every result (kernel,
 //! preemption model, boot command line, clock source, CPU sets and per-CPU topology), and
-//! [`kernel_config`]: the running kernel's configuration text.
+//! [`kernel_config`]: the running kernel's configuration text; [`boot`]: which boot this is.
 //!
 //! Everything is read through a [`Root`] and nothing fails: a file the kernel does not
 //! provide, or that cannot be read without privileges, leaves its field `None` or empty.
@@ -17,6 +17,21 @@ use crate::{Root, cpu};
 pub const DEBUGFS_PREEMPT: &str = "/sys/kernel/debug/sched/preempt";
 
 const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
+
+/// This boot's identity (`/proc/sys/kernel/random/boot_id`, a UUID the kernel draws at every
+/// boot) and the kernel release: how a long campaign tells that the machine rebooted. `None`
+/// when the kernel does not provide the boot id.
+pub fn boot(root: &Root) -> Option<(String, String)> {
+    let id = root
+        .read_trimmed("/proc/sys/kernel/random/boot_id")
+        .filter(|id| {
+            !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_graphic())
+        })?;
+    let kernel = root
+        .read_trimmed("/proc/sys/kernel/osrelease")
+        .unwrap_or_default();
+    Some((id, kernel))
+}
 
 /// Describes the machine under `root`. Never fails; see the module documentation.
 pub fn host_info(root: &Root) -> HostInfo {

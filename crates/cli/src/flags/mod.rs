@@ -7,6 +7,7 @@
 //! This module depends on nothing else in the binary: the commands depend on it.
 
 mod audit;
+mod campaign;
 mod compare;
 mod exec;
 mod explain;
@@ -32,6 +33,7 @@ pub use self::push::{PushArgs, PushToArgs};
 pub use audit::{
     AuditAction, AuditArgs, AuditFormat, KconfigAction, KconfigArgs, KconfigFormat, KernelBuild,
 };
+pub use campaign::{CampaignAction, CampaignArgs, CampaignFormat, CampaignReportArgs};
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
 pub use exec::ExecArgs;
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
@@ -122,6 +124,10 @@ pub enum Command {
     /// report.
     #[command(long_about = run::RUN_LONG, after_long_help = run::RUN_AFTER)]
     Run(run::RunArgs),
+    /// Run a campaign: the phases of a plan (loads, tunings, durations, reboots) over days,
+    /// resumed after a crash or reboot; `status` says where it is.
+    #[command(long_about = campaign::CAMPAIGN_LONG, after_long_help = campaign::CAMPAIGN_AFTER)]
+    Campaign(Box<campaign::CampaignArgs>),
     /// List the stored runs, newest first.
     #[command(after_long_help = store::STORE_EXIT)]
     Runs(store::RunsArgs),

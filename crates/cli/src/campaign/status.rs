@@ -1,0 +1,331 @@
+//! `rtlab campaign status`: where a campaign is — the step running (attempt, measured and
+//! remaining), what is done (run ids, worst latency, verdict), what is left, the boots — as
+//! lines or as the `rtlab.campaign/1` document; and the campaign's verdict at its end.
+
+use std::path::Path;
+
+use anyhow::Result;
+use model::Nanos;
+use model::campaign::{PhaseKind, Plan};
+use model::campaign_state::{
+    CampaignState, CampaignStatus, STATUS_SCHEMA, StepStatus, StepStatusDoc,
+};
+
+use super::Ctx;
+use crate::exit::Exit;
+use crate::flags::CampaignFormat;
+
+/// Prints the status of the campaign in `dir` (no lock taken: it reads a consistent state
+/// file while the campaign runs).
+pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
+    if !dir.join(super::STATE_FILE).exists() {
+        return Err(crate::exit::UsageError(format!(
+            "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
+            dir.display(),
+            super::STATE_FILE
+        ))
+        .into());
+    }
+    let (plan, state) = super::read(dir)?;
+    let doc = document(&plan, &state);
+    let text = match format {
+        CampaignFormat::Json => {
+            serde_json::to_string_pretty(&doc).expect("the status serializes") + "\n"
+        }
+        CampaignFormat::Text => text(&doc),
+    };
+    crate::console::print_stdout(&text)?;
+    Ok(Exit::Ok)
+}
+
+/// `rtlab campaign report`: every run the campaign stored, in step order, in one HTML report
+/// (`rtlab report`'s, each run's plots), judged against the plan's budget.
+pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
+    let dir = &args.state;
+    if !dir.join(super::STATE_FILE).exists() {
+        return Err(crate::exit::UsageError(format!(
+            "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
+            dir.display(),
+            super::STATE_FILE
+        ))
+        .into());
+    }
+    let (plan, state) = super::read(dir)?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| dir.join("report.html"));
+    sys::fs::check_creatable(&output)
+        .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))?;
+    let store = crate::runs::open_existing(Some(Path::new(&state.options.db)))?;
+    let mut named = Vec::new();
+    for (k, step) in state.steps.iter().enumerate() {
+        for a in &step.attempts {
+            let Some(id) = a.run_id.as_deref() else {
+                continue;
+            };
+            let run_id = crate::runs::resolve(&store, id)?;
+            let run = store.load_measure(&run_id)?;
+            let interrupted = a.outcome != Some(model::campaign_state::Outcome::Complete);
+            named.push(crate::runs::NamedRun {
+                run,
+                name: if interrupted {
+                    format!("{} (attempt {}, interrupted)", step.label, a.n)
+                } else {
+                    step.label.clone()
+                },
+                source: format!(
+                    "step {} of campaign {}, attempt {}, run {id}",
+                    k + 1,
+                    state.name,
+                    a.n
+                ),
+                key: format!("{:03}-{}-{}", k + 1, a.n, id),
+            });
+        }
+    }
+    if named.is_empty() {
+        return Err(crate::exit::UsageError(format!(
+            "campaign {} has stored no run yet: nothing to report",
+            state.name
+        ))
+        .into());
+    }
+    let options = report::html::ReportOptions {
+        budget: Some(plan.budget),
+    };
+    crate::report_cmd::write(&named, &options, &output, None)?;
+    crate::console::print_stdout(&format!(
+        "report of {} runs: {}\n",
+        named.len(),
+        output.display()
+    ))?;
+    Ok(Exit::Ok)
+}
+
+/// The status document.
+pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
+    let steps: Vec<StepStatusDoc> = plan
+        .steps()
+        .iter()
+        .zip(&state.steps)
+        .map(|(step, s)| {
+            let measured: u64 = s.attempts.iter().map(|a| a.elapsed_ns).sum();
+            let max_ns = s.attempts.iter().filter_map(|a| a.max_ns).max();
+            let (kind, duration, budget) = match &plan.phases[step.phase].kind {
+                PhaseKind::Measure(m) => ("measure", Some(m.duration.get()), Some(m.budget.get())),
+                PhaseKind::RebootTest { .. } => ("reboot-test", None, None),
+            };
+            let verdict = (s.status == StepStatus::Done).then(|| {
+                let over = matches!((max_ns, budget), (Some(m), Some(b)) if m > b);
+                let bad_boot = s.checks.iter().any(|c| c.problem.is_some());
+                if over || bad_boot { "fail" } else { "pass" }.to_string()
+            });
+            StepStatusDoc {
+                label: s.label.clone(),
+                kind: kind.to_string(),
+                status: s.status,
+                duration_ns: duration,
+                measured_ns: measured,
+                remaining_ns: duration.map(|d| {
+                    if s.status == StepStatus::Done {
+                        0
+                    } else {
+                        d.saturating_sub(measured)
+                    }
+                }),
+                budget_ns: budget,
+                max_ns,
+                verdict,
+                attempts: s.attempts.clone(),
+                checks: s.checks.clone(),
+            }
+        })
+        .collect();
+    let done = steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Done)
+        .count();
+    let current = steps.iter().position(|s| s.status != StepStatus::Done);
+    CampaignStatus {
+        schema: STATUS_SCHEMA.to_string(),
+        name: state.name.clone(),
+        session: state.session.clone(),
+        status: if done == steps.len() {
+            StepStatus::Done
+        } else if steps.iter().all(|s| s.status == StepStatus::Pending) {
+            StepStatus::Pending
+        } else {
+            StepStatus::Running
+        },
+        steps_done: done,
+        steps_total: steps.len(),
+        current: current.map(|c| c + 1),
+        steps,
+        boots: state.boots.clone(),
+        reboot: state.reboot.clone(),
+        tuning_applied: state.tuning_applied,
+    }
+}
+
+/// The status as lines.
+fn text(doc: &CampaignStatus) -> String {
+    let mut out = format!(
+        "campaign {} (session {}): {} of {} steps done\n",
+        doc.name, doc.session, doc.steps_done, doc.steps_total
+    );
+    for (n, s) in doc.steps.iter().enumerate() {
+        let runs: Vec<&str> = s
+            .attempts
+            .iter()
+            .filter_map(|a| a.run_id.as_deref())
+            .collect();
+        let what = match s.status {
+            StepStatus::Pending => "pending".to_string(),
+            StepStatus::Running => format!(
+                "running, attempt {}{}",
+                s.attempts.len().max(1),
+                s.remaining_ns
+                    .map(|r| format!(", measured {}, {} left", Nanos(s.measured_ns), Nanos(r)))
+                    .unwrap_or_default()
+            ),
+            StepStatus::Done => format!("done, {}", s.verdict.as_deref().unwrap_or("")),
+        };
+        out.push_str(&format!("  {:>3}  {:<24} {what}", n + 1, s.label));
+        if let Some(max) = s.max_ns {
+            out.push_str(&format!(", max {} us", report::format_us(max)));
+        }
+        if !runs.is_empty() {
+            out.push_str(&format!(", runs {}", runs.join(" ")));
+        }
+        if s.kind == "reboot-test" && !s.checks.is_empty() {
+            out.push_str(&format!(", {} boots checked", s.checks.len()));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("boots: {}\n", doc.boots.len()));
+    for b in &doc.boots {
+        out.push_str(&format!(
+            "  {} {} {}\n",
+            b.first_seen_at, b.boot_id, b.kernel
+        ));
+    }
+    if let Some(r) = &doc.reboot {
+        out.push_str(&format!(
+            "a reboot was asked at {} after step {}\n",
+            r.at,
+            r.after_step + 1
+        ));
+    }
+    if doc.tuning_applied {
+        out.push_str("a tuning is applied (journal in the state directory)\n");
+    }
+    out
+}
+
+/// The campaign's verdict once every step is done: 0 when every step passed, 1 otherwise.
+pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
+    let doc = document(&ctx.plan, &ctx.state);
+    let failed: Vec<String> = doc
+        .steps
+        .iter()
+        .filter(|s| s.verdict.as_deref() == Some("fail"))
+        .map(|s| match (s.max_ns, s.budget_ns) {
+            (Some(m), Some(b)) => format!(
+                "{} max {} us over {} us",
+                s.label,
+                report::format_us(m),
+                report::format_us(b)
+            ),
+            _ => format!("{}: a boot check failed", s.label),
+        })
+        .collect();
+    let _ = crate::console::print_stdout(&text(&doc));
+    if failed.is_empty() {
+        ctx.console
+            .verdict(&format!("campaign {} done: every step passed", doc.name));
+        Exit::Ok
+    } else {
+        ctx.console.verdict(&format!(
+            "campaign {} done: {}",
+            doc.name,
+            failed.join(", ")
+        ));
+        Exit::VerdictFailed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::campaign_state::{Attempt, Options, Outcome, STATE_SCHEMA, StepState};
+
+    fn attempt(n: u32, outcome: Outcome, elapsed_s: u64, max_us: u64) -> Attempt {
+        Attempt {
+            n,
+            started_at: "2026-11-24T00:00:00Z".into(),
+            boot_id: "b".into(),
+            duration_ns: 8 * 3600 * 1_000_000_000,
+            file: format!("step-001-attempt-{n}.json"),
+            pid: None,
+            outcome: Some(outcome),
+            run_id: Some(format!("{n:012}")),
+            elapsed_ns: elapsed_s * 1_000_000_000,
+            max_ns: Some(max_us * 1000),
+        }
+    }
+
+    #[test]
+    fn a_step_is_judged_over_all_its_attempts_and_says_what_is_left() {
+        let plan = Plan::parse(
+            "budget = \"50us\"\n[[phase]]\nname = \"RT-#2\"\nduration = \"8h\"\n[[phase]]\nname = \"idle\"\nduration = \"1h\"\n",
+            "p.toml",
+        )
+        .unwrap();
+        let state = CampaignState {
+            schema: STATE_SCHEMA.into(),
+            name: "c".into(),
+            session: "s".into(),
+            created_at: "2026-11-24T00:00:00Z".into(),
+            options: Options::default(),
+            tuning_applied: false,
+            steps: vec![
+                StepState {
+                    label: "RT-#2".into(),
+                    status: StepStatus::Done,
+                    // Killed at 7 h with a 60 us spike, then the last hour within budget.
+                    attempts: vec![
+                        attempt(1, Outcome::Interrupted, 7 * 3600, 60),
+                        attempt(2, Outcome::Complete, 3600, 20),
+                    ],
+                    checks: vec![],
+                },
+                StepState {
+                    label: "idle".into(),
+                    status: StepStatus::Running,
+                    attempts: vec![attempt(1, Outcome::Interrupted, 600, 10)],
+                    checks: vec![],
+                },
+            ],
+            boots: vec![],
+            reboot: None,
+            finished_at: None,
+        };
+        let doc = document(&plan, &state);
+        assert_eq!(doc.status, StepStatus::Running);
+        assert_eq!(
+            (doc.steps_done, doc.steps_total, doc.current),
+            (1, 2, Some(2))
+        );
+        assert_eq!(doc.steps[0].max_ns, Some(60_000));
+        assert_eq!(doc.steps[0].verdict.as_deref(), Some("fail"));
+        assert_eq!(doc.steps[1].remaining_ns, Some(3000 * 1_000_000_000));
+        assert_eq!(doc.steps[1].verdict, None);
+        let text = text(&doc);
+        assert!(text.contains("1 of 2 steps done"), "{text}");
+        assert!(
+            text.contains("running, attempt 1, measured 10m, 50m left"),
+            "{text}"
+        );
+    }
+}
