@@ -69,6 +69,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
         .collect::<Result<Vec<_>>>()?;
     let options = ReportOptions {
         budget: args.budget,
+        timeline: false,
     };
     let svgs = write(&runs, &options, &args.output, args.svg.as_deref())?;
     let mut message = format!(

@@ -176,6 +176,7 @@ impl Session<'_> {
                 .collect();
             let options = report::html::ReportOptions {
                 budget: Some(args.budget),
+                timeline: false,
             };
             crate::report_cmd::write(&named, &options, &path, None)
                 .with_context(|| format!("writing the report to {}", path.display()))?;

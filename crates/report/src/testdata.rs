@@ -136,3 +136,18 @@ pub(crate) fn above_range() -> MeasureRun {
         cpu(1, Some(8), &[4_000, 6_000], 0),
     ])
 }
+
+/// A one-CPU run started at `started_at` whose per-second series is `max_ns` with `count`
+/// samples per slot (its histogram holds one sample per slot maximum).
+pub(crate) fn run_with_series(started_at: &str, max_ns: &[u64], count: &[u64]) -> MeasureRun {
+    let samples: Vec<u64> = max_ns.iter().copied().filter(|&m| m > 0).collect();
+    let mut c = cpu(0, None, &samples, 0);
+    c.series = Series {
+        slot_ns: Nanos::from_secs(1),
+        max_ns: max_ns.to_vec(),
+        count: count.to_vec(),
+    };
+    let mut run = run_of(vec![c]);
+    run.started_at = started_at.to_string();
+    run
+}

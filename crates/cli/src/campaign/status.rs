@@ -93,6 +93,7 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
     }
     let options = report::html::ReportOptions {
         budget: Some(plan.budget),
+        timeline: true,
     };
     crate::report_cmd::write(&named, &options, &output, None)?;
     crate::console::print_stdout(&format!(

@@ -23,6 +23,7 @@ mod host;
 mod noise;
 mod page;
 mod plots;
+mod timeline;
 mod why;
 
 #[cfg(test)]
@@ -54,6 +55,9 @@ pub struct ReportRun<'a> {
 pub struct ReportOptions {
     /// The latency budget: a dashed line on every latency axis of wake-up latency runs.
     pub budget: Option<Nanos>,
+    /// The runs followed each other (a campaign's phases): add the worst case over time of
+    /// all of them on one time axis.
+    pub timeline: bool,
 }
 
 /// One plot as a standalone SVG file.

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::facts::{Fact, TableCtx, fact};
 use super::host::{cpu_kinds, environment, topology};
 use super::plots::{self, Plot};
+use super::timeline;
 use super::{HtmlReport, ReportOptions, ReportRun, SvgFile, unique_keys};
 use crate::load::{STEAL_WORTH_SHOWING, load_header_of_run, load_rows};
 use crate::table::{
@@ -165,7 +166,7 @@ fn overlays(
                 .join(", ")
         };
         notes.push(format!(
-            "These runs measured different things, so they are not drawn on one chart:              wake-up latency ({}); OS noise, the time taken from a busy loop ({}).",
+            "These runs measured different things, so they are not drawn on one chart: wake-up latency ({}); OS noise, the time taken from a busy loop ({}).",
             names(&latency),
             names(&noise)
         ));
@@ -174,6 +175,10 @@ fn overlays(
         plots::runs_exceedance(&latency, Quantity::WakeupLatency, options.budget),
         plots::runs_exceedance(&noise, Quantity::OsNoise, None),
         plots::runs_exceedance(&of(Quantity::ResponseTime), Quantity::ResponseTime, None),
+        options
+            .timeline
+            .then(|| timeline::worst_over_time(&latency, options.budget))
+            .flatten(),
     ];
     let ctxs = plots
         .into_iter()

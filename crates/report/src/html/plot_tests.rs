@@ -34,6 +34,7 @@ fn a_budget_is_drawn_on_every_latency_plot() {
         }],
         &ReportOptions {
             budget: Some(Nanos::from_us(50)),
+            timeline: false,
         },
     );
     assert_eq!(report.svg_files.len(), 3);
@@ -115,6 +116,7 @@ fn noise_runs_are_not_drawn_with_latency_runs() {
         ],
         &ReportOptions {
             budget: Some(Nanos::from_us(100)),
+            timeline: false,
         },
     );
     let overlay = file(&report, "runs-exceedance.svg");

@@ -24,7 +24,7 @@ use super::chart::{Axis, Chart, Line, Rule, Scale, Ticks, latency_tick};
 /// Most steps a max-over-time line is drawn with; longer runs merge neighbouring slots.
 const MAX_STEPS: usize = 1000;
 /// One bin: 1 us, in ns.
-const BIN_NS: u64 = 1_000;
+pub(super) const BIN_NS: u64 = 1_000;
 
 /// One plot of the report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +125,7 @@ fn runs_of_bins(
 }
 
 /// The smallest of 1, 2, 5 × 10^n at or above `value` (positive).
-fn nice_above(value: f64) -> f64 {
+pub(super) fn nice_above(value: f64) -> f64 {
     let decade = 10f64.powf(value.max(f64::MIN_POSITIVE).log10().floor());
     [1.0, 2.0, 5.0, 10.0]
         .into_iter()
@@ -135,7 +135,7 @@ fn nice_above(value: f64) -> f64 {
 }
 
 /// The power of ten at or below `value` (positive).
-fn decade_below(value: f64) -> f64 {
+pub(super) fn decade_below(value: f64) -> f64 {
     10f64.powf(value.max(f64::MIN_POSITIVE).log10().floor())
 }
 
@@ -156,7 +156,7 @@ fn latency_axis(label: String, first_k: u64, last_k: u64, budget: Option<Nanos>)
 }
 
 /// The budget as a rule on a latency axis.
-fn budget_rules(budget: Option<Nanos>, vertical: bool) -> Vec<Rule> {
+pub(super) fn budget_rules(budget: Option<Nanos>, vertical: bool) -> Vec<Rule> {
     budget
         .map(|b| Rule {
             vertical,
@@ -174,7 +174,7 @@ fn bin_span<'a>(bins: impl IntoIterator<Item = &'a Vec<(u64, u64)>>) -> Option<(
         .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
 }
 
-fn us(ns: u64) -> f64 {
+pub(super) fn us(ns: u64) -> f64 {
     ns as f64 / 1_000.0
 }
 
@@ -356,7 +356,7 @@ pub(super) fn runs_exceedance(
 
 /// How a time axis of `total` reads: seconds up to 10 minutes, minutes up to 10 hours,
 /// hours beyond; returns the unit's name and its length in ns.
-fn time_unit(total: Nanos) -> (&'static str, f64) {
+pub(super) fn time_unit(total: Nanos) -> (&'static str, f64) {
     if total.get() <= 600 * 1_000_000_000 {
         ("s", 1e9)
     } else if total.get() <= 36_000 * 1_000_000_000 {
