@@ -138,10 +138,16 @@ fn how(ex: &Example, stage: &Path) -> How {
     if command == "inspect" {
         return How::OnThisProcess;
     }
-    if command == "campaign" {
-        return How::ParseOnly(
-            "runs a plan for hours, reboots, or reads a campaign's state directory (campaign_cli.rs runs campaigns)".into(),
-        );
+    if command == "campaign" && !matches!(sub, "resume" | "status" | "report") {
+        // The staged plan.toml (two short phases) with the scripted clock; resume, status
+        // and report then act on the state directory it made in the test's directory.
+        if value_of(w, &["--state"]).is_none() {
+            return How::ParseOnly(
+                "keeps its state in /var/lib/rtlab/campaigns/NAME, outside the test's directory"
+                    .into(),
+            );
+        }
+        return How::FakeClock;
     }
     if command == "serve" && sub != "token" {
         return How::ParseOnly("serves until stopped (serve_cli.rs starts and stops it)".into());
@@ -245,8 +251,14 @@ fn run(ex: &Example, fake_clock: bool, stage: &Path, db: &Path) -> Option<String
     if fake_clock {
         cmd.args(["--fake-clock", "5us,9us,40us"]);
     }
+    // A campaign's runs go to a store of their own, so `last` stays the staged traced run.
+    let db = if ex.words.get(1).map(String::as_str) == Some("campaign") {
+        db.with_file_name("campaign-runs.db")
+    } else {
+        db.to_path_buf()
+    };
     cmd.current_dir(stage)
-        .env("RTLAB_DB", db)
+        .env("RTLAB_DB", &db)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -301,6 +313,13 @@ fn stage_files(stage: &Path, db: &Path) {
     ] {
         std::fs::copy(fixtures.join(from), stage.join(to)).unwrap();
     }
+    // The campaign the examples run: two short phases (with the scripted clock, seconds).
+    std::fs::write(
+        stage.join("plan.toml"),
+        "name = \"van-vs-rt\"\ncpus = \"0\"\n\n[[phase]]\nname = \"Van-#1-idle\"\nduration = \"1s\"\n\n\
+         [[phase]]\nname = \"Van-#2-timer\"\nduration = \"1s\"\nload = \"timer-storm:100\"\n",
+    )
+    .unwrap();
     // Two result files and two labelled runs to compare, and a traced run as `last`: made
     // with the scripted clock (no privileges, no time).
     for (file, label) in [("vanilla.json", "old-kernel"), ("rt.json", "new-kernel")] {

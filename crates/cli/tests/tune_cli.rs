@@ -580,7 +580,11 @@ fn live_sibling_cpusets_are_confined_and_given_back() {
     );
     if v2 {
         assert!(
-            applied.3.as_deref().unwrap_or_default().starts_with("isolated"),
+            applied
+                .3
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("isolated"),
             "{applied:?}"
         );
     } else {

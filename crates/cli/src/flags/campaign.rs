@@ -47,12 +47,12 @@ Run it as root.";
 
 pub const CAMPAIGN_AFTER: &str = "\
 EXAMPLES:
-    sudo rtlab campaign plan.toml                    run (or continue) the plan
-    sudo rtlab campaign plan.toml --state /srv/c1 --push http://lab:8080
-    sudo rtlab campaign resume --state /var/lib/rtlab/campaigns/van-vs-rt
-    rtlab campaign status --state /var/lib/rtlab/campaigns/van-vs-rt --format json
-    rtlab campaign report --state /var/lib/rtlab/campaigns/van-vs-rt -o van-vs-rt.html
-    sudo systemctl enable rtlab-campaign@van-vs-rt.service   resume it at every boot
+    sudo rtlab campaign plan.toml --state van-vs-rt        run (or continue) it in ./van-vs-rt
+    sudo rtlab campaign resume --state van-vs-rt           continue where it stopped
+    rtlab campaign status --state van-vs-rt --format json
+    rtlab campaign report --state van-vs-rt -o van-vs-rt.html
+    sudo rtlab campaign plan.toml --push http://lab:8080   state in /var/lib/rtlab/campaigns/NAME
+    sudo systemctl enable rtlab-campaign@van-vs-rt.service   resume that one at every boot
 
 EXIT STATUS:
     0    every phase stayed within its budget (and every reboot check passed)
@@ -60,6 +60,36 @@ EXIT STATUS:
     2    bad input (a bad plan, a state directory with another plan or a damaged state)
          or a setup error
     130  interrupted, or stopped for a reboot: `rtlab campaign resume` continues it";
+
+/// What follows the options in `rtlab campaign resume --help`.
+pub const RESUME_AFTER: &str = "\
+EXAMPLES:
+    sudo rtlab campaign resume --state van-vs-rt   continue the campaign in ./van-vs-rt
+
+EXIT STATUS:
+    0    every phase stayed within its budget (and every reboot check passed)
+    1    a phase went over its budget, or a reboot check failed
+    2    no campaign in DIR, a damaged state, or a setup error
+    130  interrupted, or stopped for a reboot: resume it again";
+
+/// What follows the options in `rtlab campaign status --help`.
+pub const STATUS_AFTER: &str = "\
+EXAMPLES:
+    rtlab campaign status --state van-vs-rt   phase k of n, what is done, what is left
+
+EXIT STATUS:
+    0    the status was printed
+    2    no campaign in DIR, or a damaged state";
+
+/// What follows the options in `rtlab campaign report --help`.
+pub const REPORT_AFTER: &str = "\
+EXAMPLES:
+    rtlab campaign report --state van-vs-rt -o van-vs-rt.html
+
+EXIT STATUS:
+    0    the report was written
+    2    no campaign in DIR, no run stored yet, a damaged state, or an output that cannot
+         be written";
 
 /// Options of `rtlab campaign`.
 #[derive(Debug, Args)]
@@ -93,7 +123,7 @@ pub struct CampaignArgs {
 #[derive(Debug, Subcommand)]
 pub enum CampaignAction {
     /// Continue the campaign in DIR where it stopped (what the systemd unit runs at boot).
-    #[command(after_long_help = CAMPAIGN_AFTER)]
+    #[command(after_long_help = RESUME_AFTER)]
     Resume {
         /// The state directory.
         #[arg(long, value_name = "DIR")]
@@ -104,7 +134,7 @@ pub enum CampaignAction {
     },
     /// Say where the campaign in DIR is: the phase running, what is done (run ids, worst
     /// latency), what is left, the boots.
-    #[command(after_long_help = CAMPAIGN_AFTER)]
+    #[command(after_long_help = STATUS_AFTER)]
     Status {
         /// The state directory.
         #[arg(long, value_name = "DIR")]
@@ -116,7 +146,7 @@ pub enum CampaignAction {
     /// Write one HTML report over every run the campaign stored so far, in the order of its
     /// steps (each phase's latency plots, interrupted attempts marked), judged against the
     /// plan's budget.
-    #[command(after_long_help = CAMPAIGN_AFTER)]
+    #[command(after_long_help = REPORT_AFTER)]
     Report(CampaignReportArgs),
 }
 
