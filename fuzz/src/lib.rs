@@ -64,9 +64,11 @@ pub fn consume(run: &MeasureRun) {
 /// that reads result files runs it.
 pub fn consume_with_html(run: &MeasureRun) {
     consume(run);
-    // With a budget, so the budget line is drawn on every latency axis too.
+    // With a budget, so the budget line is drawn on every latency axis too, and the
+    // timeline over runs (a campaign report's) asked for.
     let options = report::html::ReportOptions {
         budget: Some(Nanos::from_us(100)),
+        timeline: true,
     };
     let _ = report::html::html_report(
         &[report::html::ReportRun {
