@@ -140,7 +140,13 @@ struct RawPhase {
 impl Plan {
     /// Reads a plan from TOML `text`; `source` (the file name) starts every error.
     pub fn parse(text: &str, source: &str) -> Result<Plan, PlanError> {
-        let raw: RawPlan = toml::from_str(text).map_err(|e| PlanError(toml_error(source, &e)))?;
+        let raw: RawPlan = toml::from_str(text).map_err(|e| {
+            PlanError(crate::toml_error::one_line(
+                source,
+                &e.to_string(),
+                "campaign plan",
+            ))
+        })?;
         let lines = Lines::index(text);
         let top =
             |key: &str, why: String| PlanError(format!("{source}: {}{key}: {why}", lines.top(key)));
@@ -421,28 +427,6 @@ fn count(n: i64) -> Result<u32, String> {
         .ok()
         .filter(|n| (1..=MAX_REPEAT).contains(n))
         .ok_or_else(|| format!("{n} is outside 1 to {MAX_REPEAT}"))
-}
-
-/// toml's multi-line error (location, the line quoted, a caret, the message) as one line.
-fn toml_error(source: &str, e: &toml::de::Error) -> String {
-    let text = e.to_string();
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("not TOML");
-    let at = first
-        .strip_prefix("TOML parse error at ")
-        .map(|at| at.replace(", column ", " column "));
-    let message = text
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty() && !l.starts_with('|') && !l.contains(" | ") && *l != first)
-        .unwrap_or(first);
-    match at {
-        Some(at) => format!("{source}: {at}: {message}"),
-        None => format!("{source}: not a campaign plan: {message}"),
-    }
 }
 
 /// Where each key is in the TOML text, so a refusal can name the line.

@@ -31,6 +31,7 @@ pub mod noise;
 pub mod pi;
 pub mod sched;
 pub mod stats;
+pub mod toml_error;
 pub mod tune;
 pub mod workload;
 

@@ -66,33 +66,19 @@ pub fn parse(text: &str, source: &str) -> Result<TaskSet, TaskSetError> {
     let raw: RawSet = match form {
         Form::Json => serde_json::from_str(text)
             .map_err(|e| TaskSetError(format!("{source}: not a task set: {e}")))?,
-        Form::Toml => {
-            toml::from_str(text).map_err(|e| TaskSetError(toml_error(source, &e.to_string())))?
-        }
+        Form::Toml => toml::from_str(text).map_err(|e| {
+            TaskSetError(rtlab_model::toml_error::one_line(
+                source,
+                &e.to_string(),
+                "task set",
+            ))
+        })?,
     };
     let lines = match form {
         Form::Toml => TomlLines::index(text),
         Form::Json => TomlLines::default(),
     };
     validate(raw, source, &lines)
-}
-
-/// toml's multi-line error (location, the line quoted, a caret, the message) as one line.
-fn toml_error(source: &str, text: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("not TOML");
-    let at = first
-        .strip_prefix("TOML parse error at ")
-        .map(|at| at.replace(", column ", " column "));
-    let message = text
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty() && !l.starts_with('|') && !l.contains(" | ") && *l != first)
-        .unwrap_or(first);
-    match at {
-        Some(at) => format!("{source}: {at}: {message}"),
-        None => format!("{source}: not a task set: {message}"),
-    }
 }
 
 /// Where each `[[task]]` table starts in a TOML text, so a refusal can name the line.
