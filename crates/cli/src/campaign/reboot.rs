@@ -207,16 +207,14 @@ fn audit_exit(ctx: &Ctx<'_>) -> Result<i32> {
     }
 }
 
-/// Applies the plan's tuning (`rtlab tune apply --rt-cpus … --yes`), recorded as applied
-/// first so that a crash at any point is reverted on resume.
-pub(crate) fn apply(ctx: &mut Ctx<'_>) -> Result<()> {
-    let rt_cpus = ctx.plan.rt_cpus.clone().expect("the plan checks it");
-    ctx.state.tuning_applied = true;
-    ctx.save()?;
-    let journal = ctx.journal();
-    let status = crate::run_session::rtlab_command(ctx.root, None)?
-        .args(["tune", "apply", "--yes", "--rt-cpus", &rt_cpus, "--journal"])
-        .arg(&journal)
+/// Runs `rtlab tune ARGS --journal JOURNAL` (the campaign's journal) to its end, its output
+/// shown unless quiet.
+fn tune_child(ctx: &Ctx<'_>, args: &[&str]) -> Result<std::process::ExitStatus> {
+    crate::run_session::rtlab_command(ctx.root, None)?
+        .arg("tune")
+        .args(args)
+        .arg("--journal")
+        .arg(ctx.journal())
         .stdin(Stdio::null())
         .stdout(if ctx.quiet {
             Stdio::null()
@@ -224,7 +222,16 @@ pub(crate) fn apply(ctx: &mut Ctx<'_>) -> Result<()> {
             Stdio::inherit()
         })
         .status()
-        .context("starting rtlab tune apply")?;
+        .with_context(|| format!("starting rtlab tune {}", args[0]))
+}
+
+/// Applies the plan's tuning (`rtlab tune apply --rt-cpus … --yes`), recorded as applied
+/// first so that a crash at any point is reverted on resume.
+pub(crate) fn apply(ctx: &mut Ctx<'_>) -> Result<()> {
+    let rt_cpus = ctx.plan.rt_cpus.clone().expect("the plan checks it");
+    ctx.state.tuning_applied = true;
+    ctx.save()?;
+    let status = tune_child(ctx, &["apply", "--yes", "--rt-cpus", &rt_cpus])?;
     if !status.success() {
         revert(ctx)?;
         return Err(UsageError(format!(
@@ -242,17 +249,7 @@ pub(crate) fn revert(ctx: &mut Ctx<'_>) -> Result<()> {
     }
     let journal = ctx.journal();
     if journal.exists() {
-        let status = crate::run_session::rtlab_command(ctx.root, None)?
-            .args(["tune", "revert", "--journal"])
-            .arg(&journal)
-            .stdin(Stdio::null())
-            .stdout(if ctx.quiet {
-                Stdio::null()
-            } else {
-                Stdio::inherit()
-            })
-            .status()
-            .context("starting rtlab tune revert")?;
+        let status = tune_child(ctx, &["revert"])?;
         if !status.success() {
             return Err(UsageError(format!(
                 "rtlab tune revert --journal {} failed ({status}; its message is above); fix it and resume",
