@@ -98,7 +98,6 @@ impl Store {
         if let Some(id) = self.stored_digest(&encoded.digest)? {
             return Ok(Saved { id, new: false });
         }
-        let mut chosen = None;
         for id in ids.into_iter().take(ID_ATTEMPTS) {
             let taken = self
                 .db
@@ -108,70 +107,78 @@ impl Store {
                 )
                 .map_err(err)?
                 .is_some();
-            if !taken {
-                chosen = Some(id);
-                break;
+            if taken {
+                continue;
             }
-        }
-        let id = chosen.ok_or_else(|| StoreError::NoFreeId {
-            db: self.name.clone(),
-        })?;
-        let e = encoded;
-        let inserted = self
-            .db
-            .execute(
-                "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at,
-                     ended_at, elapsed_ns, hostname, kernel_release, arch, label, session,
-                     host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                     import_json, trace_json, build_json, noise_json, workload_json, digest)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)
-                 ON CONFLICT (digest) DO NOTHING",
-                &[
-                    Arg::Text(id.as_str()),
-                    Arg::Text(e.kind),
-                    Arg::Text(&e.schema),
-                    Arg::Text(&e.rtlab_version),
-                    Arg::Text(&e.status),
-                    Arg::Text(&e.started_at),
-                    Arg::Text(&e.ended_at),
-                    Arg::Int(e.elapsed_ns),
-                    Arg::Text(&e.hostname),
-                    Arg::Text(&e.kernel_release),
-                    Arg::Text(&e.arch),
-                    Arg::OptText(non_empty(label)),
-                    Arg::OptText(non_empty(session)),
-                    Arg::Text(&e.host),
-                    Arg::Text(&e.params),
-                    Arg::OptText(e.break_event.as_deref()),
-                    Arg::Text(&e.warnings),
-                    Arg::OptText(e.load.as_deref()),
-                    Arg::OptText(e.audit.as_deref()),
-                    Arg::OptText(e.import.as_deref()),
-                    Arg::OptText(e.trace.as_deref()),
-                    Arg::OptText(e.build.as_deref()),
-                    Arg::OptText(e.noise.as_deref()),
-                    Arg::OptText(e.workload.as_deref()),
-                    Arg::Text(&e.digest),
-                ],
-            )
-            .map_err(err)?;
-        if inserted == 0 {
-            // Another writer stored the same run between our look and our insert (PostgreSQL;
-            // SQLite's write lock rules this out).
-            drop(tx);
-            return match self.stored_digest(&encoded.digest)? {
-                Some(id) => Ok(Saved { id, new: false }),
-                None => {
-                    Err(self.corrupt(id.as_str(), "digest", "a conflict on a digest not stored"))
+            if self.insert_run(&id, encoded, label, session).map_err(err)? == 0 {
+                // Another writer stored a row between our look and our insert (PostgreSQL;
+                // SQLite's write lock rules this out): the same run, or another under this id.
+                if let Some(stored) = self.stored_digest(&encoded.digest)? {
+                    drop(tx);
+                    return Ok(Saved {
+                        id: stored,
+                        new: false,
+                    });
                 }
-            };
+                continue;
+            }
+            for cpu in &encoded.cpus {
+                self.insert_cpu(&id, cpu).map_err(err)?;
+            }
+            tx.commit().map_err(err)?;
+            return Ok(Saved { id, new: true });
         }
-        for cpu in &e.cpus {
-            self.insert_cpu(&id, cpu).map_err(err)?;
-        }
-        tx.commit().map_err(err)?;
-        Ok(Saved { id, new: true })
+        Err(StoreError::NoFreeId {
+            db: self.name.clone(),
+        })
+    }
+
+    /// Inserts the run's row under `id` unless a row with that id or digest exists (then
+    /// nothing is written and 0 is returned). The conflict target is left open on purpose:
+    /// concurrent writers of the same run meet on the primary key as often as on the digest.
+    fn insert_run(
+        &self,
+        id: &RunId,
+        e: &Encoded,
+        label: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<u64, DbError> {
+        self.db.execute(
+            "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at,
+                 ended_at, elapsed_ns, hostname, kernel_release, arch, label, session,
+                 host_json, params_json, break_json, warnings_json, load_json, audit_json,
+                 import_json, trace_json, build_json, noise_json, workload_json, digest)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)
+             ON CONFLICT DO NOTHING",
+            &[
+                Arg::Text(id.as_str()),
+                Arg::Text(e.kind),
+                Arg::Text(&e.schema),
+                Arg::Text(&e.rtlab_version),
+                Arg::Text(&e.status),
+                Arg::Text(&e.started_at),
+                Arg::Text(&e.ended_at),
+                Arg::Int(e.elapsed_ns),
+                Arg::Text(&e.hostname),
+                Arg::Text(&e.kernel_release),
+                Arg::Text(&e.arch),
+                Arg::OptText(non_empty(label)),
+                Arg::OptText(non_empty(session)),
+                Arg::Text(&e.host),
+                Arg::Text(&e.params),
+                Arg::OptText(e.break_event.as_deref()),
+                Arg::Text(&e.warnings),
+                Arg::OptText(e.load.as_deref()),
+                Arg::OptText(e.audit.as_deref()),
+                Arg::OptText(e.import.as_deref()),
+                Arg::OptText(e.trace.as_deref()),
+                Arg::OptText(e.build.as_deref()),
+                Arg::OptText(e.noise.as_deref()),
+                Arg::OptText(e.workload.as_deref()),
+                Arg::Text(&e.digest),
+            ],
+        )
     }
 
     fn insert_cpu(&self, id: &RunId, cpu: &EncodedCpu) -> Result<u64, DbError> {

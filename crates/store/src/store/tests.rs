@@ -42,7 +42,16 @@ mod postgres {
     fn many_writers_saving_the_same_runs_store_each_once() {
         let Some(store) = fresh() else { return };
         let url = store.url().unwrap();
-        many_writers(move || Store::open_postgres(&url).unwrap(), &store);
+        many_writers(move || Store::open_postgres(&url).unwrap(), &store, false);
+    }
+
+    #[test]
+    fn many_writers_saving_the_same_run_at_the_same_moment_store_it_once() {
+        for _ in 0..5 {
+            let Some(store) = fresh() else { return };
+            let url = store.url().unwrap();
+            many_writers(move || Store::open_postgres(&url).unwrap(), &store, true);
+        }
     }
 
     #[test]
@@ -100,10 +109,12 @@ mod postgres {
     }
 }
 
-/// Eight writers, each with its own connection, save the same twenty runs in different
-/// orders: every run is stored exactly once, with all its CPU rows, and every writer gets its
-/// id.
-fn many_writers(open: impl Fn() -> Store + Send + Sync + 'static, check: &Store) {
+/// Eight writers, each with its own connection, save the same twenty runs: every run is
+/// stored exactly once, with all its CPU rows, and every writer gets its id. With `lockstep`
+/// they save the runs in the same order and meet at a barrier before each, so that all eight
+/// insert the same row at the same moment (the race a fleet of `rtlab push` clients makes);
+/// otherwise each goes through the runs in its own order.
+fn many_writers(open: impl Fn() -> Store + Send + Sync + 'static, check: &Store, lockstep: bool) {
     let runs: Vec<_> = (0..20)
         .map(|i| {
             small(
@@ -114,28 +125,44 @@ fn many_writers(open: impl Fn() -> Store + Send + Sync + 'static, check: &Store)
             )
         })
         .collect();
+    const WRITERS: usize = 8;
     let open = std::sync::Arc::new(open);
     let runs = std::sync::Arc::new(runs);
-    let writers: Vec<_> = (0..8)
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(WRITERS));
+    let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let (open, runs) = (open.clone(), runs.clone());
+            let (open, runs, barrier) = (open.clone(), runs.clone(), barrier.clone());
             std::thread::spawn(move || {
                 let mut store = open();
-                let mut ids = vec![None; runs.len()];
+                // An error is kept, not unwrapped: a writer that panicked would leave the
+                // others waiting at the barrier for ever.
+                let mut ids: Vec<Option<Result<RunId, String>>> = vec![None; runs.len()];
                 for k in 0..runs.len() {
-                    let i = (k * 7 + w * 3) % runs.len();
-                    ids[i] = Some(store.save(&runs[i], None, None).unwrap().id);
+                    let i = if lockstep {
+                        barrier.wait();
+                        k
+                    } else {
+                        (k * 7 + w * 3) % runs.len()
+                    };
+                    let saved = store.save(&runs[i], None, None);
+                    ids[i] = Some(saved.map(|s| s.id).map_err(|e| format!("run {i}: {e:?}")));
                 }
                 ids
             })
         })
         .collect();
-    let all: Vec<Vec<Option<RunId>>> = writers.into_iter().map(|t| t.join().unwrap()).collect();
+    let all: Vec<Vec<RunId>> = writers
+        .into_iter()
+        .map(|t| {
+            let ids = t.join().unwrap().into_iter().map(|id| id.unwrap());
+            ids.collect::<Result<_, _>>().unwrap()
+        })
+        .collect();
     assert_eq!(check.count().unwrap(), 20);
     assert_eq!(scalar(check, "SELECT count(*) FROM run_cpus", &[]), 40);
     for i in 0..20 {
-        let first = all[0][i].clone().unwrap();
-        assert!(all.iter().all(|w| w[i].as_ref() == Some(&first)));
+        let first = all[0][i].clone();
+        assert!(all.iter().all(|w| w[i] == first));
         assert_eq!(check.load_measure(&first).unwrap(), runs[i]);
     }
 }
@@ -146,7 +173,16 @@ fn many_writers_on_one_sqlite_file_store_each_run_once() {
     let path = dir.path().join("fleet.db");
     let check = Store::open(&path).unwrap();
     let p = path.clone();
-    many_writers(move || Store::open(&p).unwrap(), &check);
+    many_writers(move || Store::open(&p).unwrap(), &check, false);
+}
+
+#[test]
+fn many_writers_saving_the_same_run_at_the_same_moment_on_one_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fleet.db");
+    let check = Store::open(&path).unwrap();
+    let p = path.clone();
+    many_writers(move || Store::open(&p).unwrap(), &check, true);
 }
 
 /// A run whose load figures are `busy` and `rate`, saved and read back.
