@@ -8,11 +8,11 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 use common::rtlab;
+use common::server::{Server, add_token, free_port};
 
 const IMPORTS: [&str; 5] = [
     "analisi_imx8mp_baseline.json",
@@ -26,47 +26,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/imports")
         .join(name)
-}
-
-/// A free loopback port (the server must come back on the same one).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `rtlab serve` on `port`, killed when dropped.
-struct Server(Child);
-
-impl Server {
-    fn start(db: &str, port: u16) -> Server {
-        let mut child = rtlab()
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--db",
-                db,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        assert!(first.contains("listening on"), "{first}");
-        std::thread::spawn(move || for _ in lines {});
-        Server(child)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The ids a server stores, read with `rtlab runs` straight from its database.
@@ -117,19 +76,11 @@ fn boards_and_server(db: &str) {
     }
     let ids = board_ids(&board);
     assert_eq!(ids.len(), IMPORTS.len());
-    let token = String::from_utf8(
-        rtlab()
-            .args(["serve", "token", "add", "board", "--db", db])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_string();
+    let token = add_token(db, "board");
     let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let server = Server::start(db, port);
+    let listen = format!("127.0.0.1:{port}");
+    let url = format!("http://{listen}");
+    let server = Server::start(db, &listen, &[]);
 
     // Eight boards push the same runs at once, each from its own process and queue.
     let pushes: Vec<Child> = (0..8)
@@ -199,7 +150,7 @@ fn boards_and_server(db: &str) {
     );
 
     // Back on the same port: the queue goes up with the next push.
-    let server = Server::start(db, port);
+    let server = Server::start(db, &listen, &[]);
     let mut drain = rtlab();
     push_env(&mut drain);
     let out = drain.args(["push", "--to", &url]).output().unwrap();

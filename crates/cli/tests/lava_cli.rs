@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::rtlab;
+use common::server::{Server, add_token, free_port};
 
 fn definition_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../integrations/lava")
@@ -470,25 +471,6 @@ fn a_given_baseline_every_run_exceeds_fails_the_verdict() {
     );
 }
 
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `rtlab serve` on `port`, killed when dropped.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn stored(db: &Path) -> Vec<serde_json::Value> {
     let out = rtlab()
         .args(["runs", "--format", "json", "--db"])
@@ -505,31 +487,13 @@ fn stored(db: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_runs_are_pushed_to_a_real_server() {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("server.db");
-    let token = rtlab()
-        .args(["serve", "token", "add", "board", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(token.status.success());
-    let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
-    let port = free_port();
-    let mut child = rtlab()
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--db"])
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    assert!(first.contains("listening on"), "{first}");
-    std::thread::spawn(move || for _ in lines {});
-    let _server = Server(child);
+    let db_arg = db.to_str().unwrap();
+    let token = add_token(db_arg, "board");
+    let server = Server::start(db_arg, "127.0.0.1:0", &[]);
     let queue = dir.path().join("queue");
-    let url = format!("http://127.0.0.1:{port}");
+    let url = server.url();
     let job = run_job(
         &[
             ("DURATION", "300ms"),

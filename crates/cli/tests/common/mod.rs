@@ -1,10 +1,13 @@
 //! Helpers every test binary of the cli shares: the rtlab binary (with the test store, no
-//! colour), one live test at a time, root or not, waiting for a child with a limit.
+//! colour), one live test at a time, root or not, waiting for a child with a limit; a real
+//! `rtlab serve` in [`server`].
 
 #![allow(
     dead_code,
     reason = "each test binary uses its own part of these helpers"
 )]
+
+pub(crate) mod server;
 
 use std::process::{Child, Command, ExitStatus};
 use std::sync::{Mutex, MutexGuard};
