@@ -7,12 +7,13 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
+use common::server::Server;
 use common::{rtlab, wait_for};
 
 /// Real files from other machines and tools (fixtures/imports/README.md says where from).
@@ -32,41 +33,20 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A running `rtlab serve`, stopped (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    addr: String,
+/// The API calls the tests make of a [`Server`].
+trait Api {
+    fn get(&self, path: &str) -> Answer;
+    fn upload(&self, token: &str, body: &[u8]) -> Answer;
 }
 
-impl Server {
-    fn start(db: &str, extra: &[&str]) -> Server {
-        let mut child = rtlab()
-            .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let first = lines.next().unwrap().unwrap();
-        let addr = first
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("serve did not say where it listens: {first}"))
-            .to_string();
-        // Keep draining its standard error so it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, addr }
-    }
-
+impl Api for Server {
     fn get(&self, path: &str) -> Answer {
-        http(&self.addr, "GET", path, &[], b"")
+        http(self.addr(), "GET", path, &[], b"")
     }
 
     fn upload(&self, token: &str, body: &[u8]) -> Answer {
         http(
-            &self.addr,
+            self.addr(),
             "POST",
             "/api/v1/runs",
             &[
@@ -75,13 +55,6 @@ impl Server {
             ],
             body,
         )
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -320,7 +293,7 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
     let push = token(db, "board-1", "push");
     let read = token(db, "grafana", "read");
     let script = with_hostname(&docs[0].1, "<script>alert(1)</script>");
-    let server = Server::start(db, &["--max-upload", "2M", "--rate", "1000"]);
+    let server = Server::start(db, "127.0.0.1:0", &["--max-upload", "2M", "--rate", "1000"]);
     let bad = hostile(&docs[0].1, &push, &read);
 
     // Eight writers upload every document twice, in different orders, each also sending
@@ -328,7 +301,7 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
     let results: Vec<Vec<(usize, u16, String)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
             .map(|w| {
-                let (docs, bad, push, addr) = (&docs, &bad, &push, &server.addr);
+                let (docs, bad, push, addr) = (&docs, &bad, &push, server.addr());
                 s.spawn(move || {
                     let mut got = Vec::new();
                     for round in 0..2 {
@@ -438,7 +411,7 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
             "/hosts/%3Cscript%3Ealert%281%29%3C%2Fscript%3E".to_string(),
             format!("/runs/{script_id}"),
         ] {
-            let dom = dump_dom(&format!("http://{}{path}", server.addr));
+            let dom = dump_dom(&format!("http://{}{path}", server.addr()));
             assert!(dom.contains("</html>"), "{path}: {dom}");
             assert!(
                 !dom.to_lowercase().contains("<script"),
@@ -492,7 +465,7 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
     assert_eq!(acked.status, 201);
     let acked_id = acked.json()["id"].as_str().unwrap().to_string();
     drop(server);
-    let again = Server::start(db, &[]);
+    let again = Server::start(db, "127.0.0.1:0", &[]);
     assert_eq!(again.get(&format!("/api/v1/runs/{acked_id}")).status, 200);
     let total = again.get("/api/v1/runs?limit=10000").json()["runs"]
         .as_array()
@@ -610,7 +583,7 @@ fn a_database_that_goes_away_gives_retryable_errors_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let docs = documents(dir.path());
     let push = token(&url, "board", "push");
-    let server = Server::start(&url, &["--rate", "1000"]);
+    let server = Server::start(&url, "127.0.0.1:0", &["--rate", "1000"]);
     assert_eq!(server.upload(&push, docs[0].1.as_bytes()).status, 201);
 
     let halt = std::process::Command::new("bash")
@@ -647,15 +620,15 @@ fn a_database_that_goes_away_gives_retryable_errors_and_loses_nothing() {
 /// SIGTERM: the server finishes and exits 0.
 fn wait_for_exit(server: &mut Server) -> Option<i32> {
     // SAFETY: kill with a valid pid and signal number has no memory effects.
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
-    wait_for(&mut server.child, Duration::from_secs(30)).code()
+    unsafe { libc::kill(server.child().id() as i32, libc::SIGTERM) };
+    wait_for(server.child(), Duration::from_secs(30)).code()
 }
 
 #[test]
 fn sigterm_stops_the_server_cleanly_and_bad_options_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let mut server = Server::start(db.to_str().unwrap(), &[]);
+    let mut server = Server::start(db.to_str().unwrap(), "127.0.0.1:0", &[]);
     assert_eq!(server.get("/").status, 200);
     assert_eq!(wait_for_exit(&mut server), Some(0));
     for (args, says) in [

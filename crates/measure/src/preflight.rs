@@ -98,6 +98,28 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
     out
 }
 
+/// A warning when rtlab runs in a container (the `in-container` code): the host facts are the
+/// container's view, and the CPUs may be shared with other containers. It is a warning, not a
+/// host field, so that results stay readable by servers and tools of earlier versions.
+pub fn container_warning(root: &Root) -> Option<Warning> {
+    sys::container::detect(root).map(|c| container_warning_for(&c))
+}
+
+fn container_warning_for(c: &Container) -> Warning {
+    let exclusive = if c.is_kubernetes() {
+        "the kubelet's static CPU manager gives a Guaranteed pod whole CPUs of its own"
+    } else {
+        "`--cpuset-cpus` for this container, and CPUs outside them for every other"
+    };
+    Warning::new(
+        "in-container",
+        format!(
+            "rtlab ran in a container ({}: {}): the CPUs, isolation and tuning in this result are what the container sees, and other containers may run on the measured CPUs unless this one has them alone ({exclusive})",
+            c.engine, c.evidence
+        ),
+    )
+}
+
 /// What decides whether this process may use a real-time policy, read once.
 #[derive(Clone, Debug)]
 pub struct RtAccess {
@@ -493,5 +515,33 @@ mod tests {
         // Outside a container the host's own error says enough.
         let host = access(|a| a.privileges.cap_ipc_lock = false);
         assert_eq!(host.mlock_hint(), None);
+    }
+
+    #[test]
+    fn a_run_in_a_container_is_marked_with_how_to_own_its_cpus() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        assert_eq!(container_warning(&root), None, "the bare host");
+        std::fs::write(root.path("/.dockerenv"), "").unwrap();
+        let w = container_warning(&root).unwrap();
+        assert_eq!(w.code, "in-container");
+        assert!(
+            w.message
+                .contains("in a container (docker: /.dockerenv exists)")
+        );
+        assert!(w.message.contains("--cpuset-cpus"), "{}", w.message);
+        std::fs::create_dir_all(root.path("/proc/self")).unwrap();
+        std::fs::write(
+            root.path("/proc/self/cgroup"),
+            "0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n",
+        )
+        .unwrap();
+        let w = container_warning(&root).unwrap();
+        assert!(
+            w.message.contains("in a container (kubernetes: kubepods"),
+            "{}",
+            w.message
+        );
+        assert!(w.message.contains("static CPU manager"), "{}", w.message);
     }
 }

@@ -168,6 +168,7 @@ fn look(
 ) -> Result<(HostInfo, Vec<Warning>), RunError> {
     let host = sys::host::host_info(&env.root);
     let mut warnings = preflight::warnings(config, &host);
+    warnings.extend(preflight::container_warning(&env.root));
     if real {
         check_privileges(config)?;
     } else {
@@ -343,6 +344,7 @@ pub fn not_started(config: &Config, env: &Environment) -> MeasureRun {
     let real = matches!(env.clock, ClockChoice::Real);
     let host = sys::host::host_info(&env.root);
     let mut warnings = preflight::warnings(config, &host);
+    warnings.extend(preflight::container_warning(&env.root));
     warnings.push(Warning::new(
         "not-started",
         "the run was interrupted before its measuring threads started: nothing was measured",

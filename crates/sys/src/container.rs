@@ -43,6 +43,12 @@ impl Container {
 /// environment) first, then podman's `/run/.containerenv`, Docker's `/.dockerenv`,
 /// `container=` in the environment (systemd's convention, set by podman, LXC and
 /// systemd-nspawn), and last a `docker`, `libpod` or `lxc` cgroup.
+///
+/// The two marker files count only in a PID namespace of its own: where the kernel's
+/// threads are visible (`kthreadd` is PID 2 of the initial namespace alone), a marker is a
+/// leftover of the container image the root file system was made from, as in virtual
+/// machines built from images. A container sharing the host's PID namespace is still found
+/// by its cgroup (on cgroup v2 with a private cgroup namespace it is not).
 pub fn detect(root: &Root) -> Option<Container> {
     let cgroup = root.read("/proc/self/cgroup").unwrap_or_default();
     // Its own environment first: with the host's PID namespace (hostPID), PID 1 is the
@@ -74,10 +80,11 @@ pub fn detect(root: &Root) -> Option<Container> {
             "KUBERNETES_SERVICE_HOST in its environment",
         ));
     }
-    if root.exists("/run/.containerenv") {
+    let own_pid_namespace = root.read_trimmed("/proc/2/comm").as_deref() != Some("kthreadd");
+    if own_pid_namespace && root.exists("/run/.containerenv") {
         return Some(Container::new("podman", "/run/.containerenv exists"));
     }
-    if root.exists("/.dockerenv") {
+    if own_pid_namespace && root.exists("/.dockerenv") {
         return Some(Container::new("docker", "/.dockerenv exists"));
     }
     if let Some(engine) = env_var("container").and_then(|v| engine_name(&v)) {
@@ -188,6 +195,39 @@ mod tests {
         assert_eq!(
             engine(&[("/proc/self/cgroup", libpod)]).as_deref(),
             Some("podman")
+        );
+    }
+
+    #[test]
+    fn a_marker_left_in_a_vm_made_from_an_image_is_not_a_container() {
+        let kthreadd: &[u8] = b"kthreadd\n";
+        let host_cgroup: &[u8] = b"9:name=systemd:/\n8:pids:/\n";
+        for marker in ["/.dockerenv", "/run/.containerenv"] {
+            assert_eq!(
+                engine(&[
+                    (marker, b""),
+                    ("/proc/2/comm", kthreadd),
+                    ("/proc/self/cgroup", host_cgroup)
+                ]),
+                None,
+                "{marker} with the kernel's threads in view"
+            );
+        }
+        // With the host's PID namespace a container is still told by its cgroup.
+        let v1: &[u8] = b"4:cpu,cpuacct:/docker/0123abcd\n";
+        assert_eq!(
+            engine(&[
+                ("/.dockerenv", b""),
+                ("/proc/2/comm", kthreadd),
+                ("/proc/self/cgroup", v1)
+            ])
+            .as_deref(),
+            Some("docker")
+        );
+        // In a PID namespace of its own PID 2 is one of the container's processes.
+        assert_eq!(
+            engine(&[("/.dockerenv", b""), ("/proc/2/comm", b"sh\n")]).as_deref(),
+            Some("docker")
         );
     }
 

@@ -41,6 +41,11 @@ impl Server {
         &self.addr
     }
 
+    /// The server's process (to signal it, or wait for it).
+    pub(crate) fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
     /// `http://HOST:PORT`, for `--to` and `--push`.
     pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)

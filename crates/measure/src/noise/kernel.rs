@@ -44,7 +44,9 @@ pub(super) fn run_kernel(
         period_us: us(config.period),
         threshold_us: us(config.threshold).max(1),
     };
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = crate::preflight::container_warning(root)
+        .into_iter()
+        .collect();
     if !config.threshold.get().is_multiple_of(1_000) {
         warnings.push(Warning::new(
             "noise-threshold-rounded",

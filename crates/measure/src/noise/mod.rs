@@ -99,6 +99,7 @@ pub fn run_noise_windows(
     let root = &env.root;
     let host = sys::host::host_info(root);
     let mut warnings = config.warnings();
+    warnings.extend(crate::preflight::container_warning(root));
     let signals = TerminationSignals::block().map_err(|source| RunError::Kernel {
         what: "blocking SIGINT/SIGTERM for an orderly stop".to_string(),
         source,
