@@ -89,13 +89,7 @@ fn text(out: &Output) -> String {
 }
 
 fn stored(db: &Path) -> Vec<serde_json::Value> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::stored_runs(db)
 }
 
 fn status_json(state: &Path) -> serde_json::Value {

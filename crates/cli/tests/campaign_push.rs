@@ -85,13 +85,8 @@ fn text(out: &Output) -> String {
 
 /// The runs a store holds: id → (label, session).
 fn runs(db: &str) -> BTreeMap<String, (String, String)> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "-n", "1000", "--db", db])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let runs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    runs.iter()
+    common::stored_runs(db)
+        .iter()
         .map(|r| {
             let field = |k: &str| r[k].as_str().unwrap_or_default().to_string();
             (field("id"), (field("label"), field("session")))

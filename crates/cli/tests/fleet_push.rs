@@ -30,32 +30,12 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The ids a server stores, read with `rtlab runs` straight from its database.
 fn stored(db: &str) -> BTreeSet<String> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "-n", "10000", "--db", db])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    runs.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_string())
-        .collect()
+    ids_in(db).into_iter().collect()
 }
 
-fn board_ids(board: &Path) -> Vec<String> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "--db"])
-        .arg(board)
-        .output()
-        .unwrap();
-    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    runs.as_array()
-        .unwrap()
+/// The ids a store holds, newest first.
+fn ids_in(db: impl AsRef<std::ffi::OsStr>) -> Vec<String> {
+    common::stored_runs(db)
         .iter()
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect()
@@ -74,7 +54,7 @@ fn boards_and_server(db: &str) {
             .unwrap();
         assert!(out.status.success());
     }
-    let ids = board_ids(&board);
+    let ids = ids_in(&board);
     assert_eq!(ids.len(), IMPORTS.len());
     let token = add_token(db, "board");
     let port = free_port();
@@ -133,7 +113,7 @@ fn boards_and_server(db: &str) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let late = board_ids(&board)
+    let late = ids_in(&board)
         .into_iter()
         .find(|id| !want.contains(id))
         .unwrap();

@@ -471,20 +471,6 @@ fn a_given_baseline_every_run_exceeds_fails_the_verdict() {
     );
 }
 
-fn stored(db: &Path) -> Vec<serde_json::Value> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
-}
-
 #[test]
 fn the_runs_are_pushed_to_a_real_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -509,7 +495,7 @@ fn the_runs_are_pushed_to_a_real_server() {
     let log = job.log();
     assert!(job.out.status.success(), "{log}");
     assert_eq!(job.case("push").as_deref(), Some("push pass"), "{log}");
-    let runs = stored(&db);
+    let runs = common::stored_runs(&db);
     assert_eq!(runs.len(), 2, "{runs:?}");
     // Two runs are reported by iteration, with no baseline (it needs three).
     assert!(job.case("iteration-2-run-status").is_some(), "{log}");

@@ -9,17 +9,7 @@ use std::path::Path;
 use common::{is_root, rtlab, serial};
 
 fn stored(db: &Path) -> Vec<serde_json::Value> {
-    let out = rtlab()
-        .args(["runs", "--format", "json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::stored_runs(db)
 }
 
 #[test]

@@ -58,6 +58,22 @@ pub(crate) fn rtlab_with_store(db: &std::path::Path) -> assert_cmd::Command {
     cmd
 }
 
+/// Every run the store `db` (a path or a PostgreSQL URL) holds, newest first, as
+/// `rtlab runs --format json` lists them.
+pub(crate) fn stored_runs(db: impl AsRef<std::ffi::OsStr>) -> Vec<serde_json::Value> {
+    let out = rtlab()
+        .args(["runs", "--format", "json", "-n", "100000", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "rtlab runs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Waits for `child` to exit, failing the test after `limit`.
 pub(crate) fn wait_for(child: &mut Child, limit: Duration) -> ExitStatus {
     let start = Instant::now();
