@@ -274,7 +274,7 @@ impl LoadSet {
                 self.watcher.release(&Watched::Cgroup(dir));
             }
         }
-        if std::fs::remove_dir_all(&self.workdir).is_ok() || !self.workdir.exists() {
+        if sys::fs::remove_tree(&self.workdir) {
             self.watcher.release(&Watched::Dir(self.workdir.clone()));
         }
         self.watcher.finish();
@@ -346,29 +346,21 @@ impl Drop for LoadSet {
 
 /// Makes the load's private directory `BASE/rtlab-load-PID-N`, mode 0700.
 fn make_workdir(base: &Path) -> Result<PathBuf, LoadError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let pid = sys::process::current_pid();
-    for n in 0..1000 {
-        let dir = base.join(format!("{NAME_PREFIX}{pid}-{n}"));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(LoadError::setup(
-                    "load",
-                    format!(
-                        "cannot make a private directory in {}: {e}; choose another with \
-                         --load-dir",
-                        base.display()
-                    ),
-                ));
-            }
-        }
+    let prefix = format!("{NAME_PREFIX}{}-", sys::process::current_pid());
+    match sys::fs::create_private_dir(base, &prefix, 1000) {
+        Ok(Some(dir)) => Ok(dir),
+        Ok(None) => Err(LoadError::setup(
+            "load",
+            format!("{} holds 1000 rtlab-load directories", base.display()),
+        )),
+        Err(e) => Err(LoadError::setup(
+            "load",
+            format!(
+                "cannot make a private directory in {}: {e}; choose another with --load-dir",
+                base.display()
+            ),
+        )),
     }
-    Err(LoadError::setup(
-        "load",
-        format!("{} holds 1000 rtlab-load directories", base.display()),
-    ))
 }
 
 #[cfg(test)]

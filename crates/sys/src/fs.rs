@@ -202,6 +202,27 @@ pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// Creates a new directory only its owner may enter (mode 0700): `BASE/PREFIXn` for the first
+/// `n` below `tries` that is not taken. `Ok(None)` when every one is.
+pub fn create_private_dir(base: &Path, prefix: &str, tries: u32) -> io::Result<Option<PathBuf>> {
+    use std::os::unix::fs::DirBuilderExt;
+    for n in 0..tries {
+        let dir = base.join(format!("{prefix}{n}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(Some(dir)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// Removes the directory `dir` rtlab made, with everything in it. True when it is gone:
+/// removed now, or absent already.
+pub fn remove_tree(dir: &Path) -> bool {
+    std::fs::remove_dir_all(dir).is_ok() || !dir.exists()
+}
+
 /// What the filesystem holding a directory offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Filesystem {
@@ -369,6 +390,24 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn private_dirs_take_the_next_free_name_and_go_whole() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        let first = create_private_dir(base.path(), "w-", 2).unwrap().unwrap();
+        let second = create_private_dir(base.path(), "w-", 2).unwrap().unwrap();
+        assert_eq!(first, base.path().join("w-0"));
+        assert_eq!(second, base.path().join("w-1"));
+        let mode = std::fs::metadata(&first).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(create_private_dir(base.path(), "w-", 2).unwrap(), None);
+        std::fs::write(first.join("f"), "x").unwrap();
+        assert!(remove_tree(&first));
+        assert!(!first.exists());
+        assert!(remove_tree(&first), "already gone counts as gone");
+        assert!(create_private_dir(&base.path().join("missing"), "w-", 2).is_err());
     }
 
     #[test]

@@ -18,15 +18,7 @@ use crate::flags::CampaignFormat;
 /// Prints the status of the campaign in `dir` (no lock taken: it reads a consistent state
 /// file while the campaign runs).
 pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
-    if !dir.join(super::STATE_FILE).exists() {
-        return Err(crate::exit::UsageError(format!(
-            "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
-            dir.display(),
-            super::STATE_FILE
-        ))
-        .into());
-    }
-    let (plan, state) = super::read(dir)?;
+    let (plan, state) = read_existing(dir)?;
     let doc = document(&plan, &state);
     let text = match format {
         CampaignFormat::Json => {
@@ -38,10 +30,9 @@ pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// `rtlab campaign report`: every run the campaign stored, in step order, in one HTML report
-/// (`rtlab report`'s, each run's plots), judged against the plan's budget.
-pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
-    let dir = &args.state;
+/// The plan and state of the campaign in `dir`; a usage error (exit 2) when none was started
+/// there.
+fn read_existing(dir: &Path) -> Result<(Plan, CampaignState)> {
     if !dir.join(super::STATE_FILE).exists() {
         return Err(crate::exit::UsageError(format!(
             "{}: no campaign here (no {}); give the --state DIR a campaign was started with",
@@ -50,7 +41,14 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
         ))
         .into());
     }
-    let (plan, state) = super::read(dir)?;
+    super::read(dir)
+}
+
+/// `rtlab campaign report`: every run the campaign stored, in step order, in one HTML report
+/// (`rtlab report`'s, each run's plots), judged against the plan's budget.
+pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
+    let dir = &args.state;
+    let (plan, state) = read_existing(dir)?;
     let output = args
         .output
         .clone()
