@@ -1,5 +1,9 @@
 //! Crash-safe result files: [`write_atomically`] replaces a file so that a reader never sees
 //! it half written and a crash (SIGKILL, power loss) leaves either the old or the new content;
+//! [`create_dir_all`], [`open_durably`] and [`rename_durably`] make new directories, new files
+//! and renames survive a power loss on filesystems without a journal (ext2, vfat, f2fs), where
+//! nothing reaches the disk unless fsynced: a new name needs its directory fsynced, a new
+//! directory its parent;
 //! [`try_lock`] keeps a directory to one process at a time; [`check_creatable`] reports a bad output path before a run starts rather than after it;
 //! [`filesystem`] says how much room a directory has and whether it is backed by RAM (where an
 //! io load would never reach a disk).
@@ -41,8 +45,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
             true => Ok(()),
             false => write_named(&tmp, path, bytes, mode),
         })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_error(path, e)))
-        .and_then(|()| sync_dir(&dir));
+        .and_then(|()| rename_durably(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -56,14 +59,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// With `inherited`, the file stays open in the child processes this process starts (no
 /// close-on-exec): the lock is held until the last of them has ended too, so a successor
 /// cannot start while a child of a killed holder still writes.
+///
+/// A lock file this call creates is made durable ([`open_durably`]): in a directory fsynced
+/// later (a state written beside it) its name would otherwise reach the disk without its inode.
 pub fn try_lock(path: &Path, inherited: bool) -> Result<Option<File>> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| io_error(path, e))?;
+    let file = open_durably(
+        path,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600),
+    )?;
     match file.try_lock() {
         Ok(()) => {
             // SAFETY: F_SETFD on a descriptor this function owns; 0 clears FD_CLOEXEC.
@@ -197,9 +204,90 @@ pub fn is_empty_dir(dir: &Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none())
 }
 
-/// Creates the user directory `dir` and its missing parents (`--trace-dir`).
-pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
+/// Creates the user directory `dir` and its missing parents (`--trace-dir`, a campaign's
+/// state directory, the tuning journal's), durably: each directory made is fsynced, then the
+/// directory its name was added to, so that after a power loss on a filesystem without a
+/// journal the new directories are there (and no name points at an inode that never reached
+/// the disk). Directories that exist already are left as they are, nothing fsynced.
+pub fn create_dir_all(dir: &Path) -> io::Result<()> {
+    create_dir_all_with(dir, &mut real_sync)
+}
+
+/// [`create_dir_all`] with its fsync given; the walk is std's (the leaf tried first, so its own
+/// error is the one reported), with each directory made synced, then its parent.
+fn create_dir_all_with(dir: &Path, sync: Syncer<'_>) -> io::Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => return made(dir, sync),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        // There already (or made meanwhile by another process, which syncs it).
+        Err(_) if dir.is_dir() => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    match dir.parent() {
+        Some(parent) => create_dir_all_with(parent, sync)?,
+        None => return Err(io::Error::other("failed to create the whole tree")),
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => made(dir, sync),
+        Err(_) if dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes the directory `dir`, just created, durable: itself, then the directory holding its
+/// name.
+fn made(dir: &Path, sync: Syncer<'_>) -> io::Result<()> {
+    sync(dir, None)?;
+    sync(&parent_of(dir), None)
+}
+
+/// Opens `path` with `options`, which create it where it is absent; a file this call creates
+/// is made durable at once: the new file and its directory are fsynced, so that its name
+/// survives a power loss on a filesystem without a journal (for a tuning journal, a lock).
+/// Opening a file that exists fsyncs nothing. Errors name the path.
+pub fn open_durably(path: &Path, options: &OpenOptions) -> Result<File> {
+    open_durably_with(path, options, &mut real_sync)
+}
+
+/// [`open_durably`] with its fsync given.
+fn open_durably_with(path: &Path, options: &OpenOptions, sync: Syncer<'_>) -> Result<File> {
+    let (dir, _) = split(path)?;
+    let mut last = None;
+    // A file removed between the two opens by another process is looked for again, a few times.
+    for _ in 0..4 {
+        match options.clone().create(false).create_new(false).open(path) {
+            Ok(file) => return Ok(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(path, e)),
+        }
+        match options.clone().create_new(true).open(path) {
+            Ok(file) => {
+                sync(path, Some(&file)).map_err(|e| io_error(path, e))?;
+                sync(&dir, None).map_err(|e| io_error(&dir, e))?;
+                return Ok(file);
+            }
+            // Made meanwhile by another process: open it.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(io_error(path, e)),
+        }
+    }
+    Err(io_error(path, last.expect("the loop ran")))
+}
+
+/// Renames `from` to `to` and fsyncs the directory (both, when they differ), so that the
+/// rename survives a power loss. A failed rename names `from`.
+pub fn rename_durably(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(|e| io_error(from, e))?;
+    let (to_dir, _) = split(to)?;
+    sync_dir(&to_dir)?;
+    let (from_dir, _) = split(from)?;
+    if from_dir != to_dir {
+        sync_dir(&from_dir)?;
+    }
+    Ok(())
 }
 
 /// Creates a new directory only its owner may enter (mode 0700): `BASE/PREFIXn` for the first
@@ -265,11 +353,7 @@ fn split(path: &Path) -> Result<(PathBuf, &std::ffi::OsStr)> {
         what: format!("writing {}", path.display()),
         why: "the path names no file".to_string(),
     })?;
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    Ok((dir, name))
+    Ok((parent_of(path), name))
 }
 
 /// Writes `bytes` into an O_TMPFILE file in `dir` and links it in as `tmp`. `Ok(false)` when
@@ -358,9 +442,30 @@ fn fill(mut file: &File, target: &Path, bytes: &[u8], mode: Option<u32>) -> Resu
 
 /// fsyncs a directory so a rename in it is durable. Filesystems that cannot (EINVAL) are let be.
 fn sync_dir(dir: &Path) -> Result<()> {
-    match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(io_error(dir, e)),
+    real_sync(dir, None).map_err(|e| io_error(dir, e))
+}
+
+/// How the durable helpers fsync: `path` as a directory, or `file` (open, named `path`).
+/// Tests pass their own to see what is synced and to make an fsync fail.
+type Syncer<'a> = &'a mut dyn FnMut(&Path, Option<&File>) -> io::Result<()>;
+
+/// fsyncs `file`, or the directory `path`; a filesystem that cannot fsync a directory
+/// (EINVAL) is let be.
+fn real_sync(path: &Path, file: Option<&File>) -> io::Result<()> {
+    if let Some(file) = file {
+        return file.sync_all();
+    }
+    match File::open(path).and_then(|d| d.sync_all()) {
+        Err(e) if e.raw_os_error() != Some(libc::EINVAL) => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// The directory holding `path` (`.` for a bare name).
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -408,6 +513,140 @@ mod tests {
         assert!(!first.exists());
         assert!(remove_tree(&first), "already gone counts as gone");
         assert!(create_private_dir(&base.path().join("missing"), "w-", 2).is_err());
+    }
+
+    /// A fsync that records what it was given (`f:` a file, `d:` a directory, relative to
+    /// `base`) and fails on the `fail`-th call (1-based; 0: never).
+    struct Recorder {
+        base: PathBuf,
+        fail: usize,
+        seen: Vec<String>,
+    }
+
+    impl Recorder {
+        fn new(base: &Path, fail: usize) -> Recorder {
+            Recorder {
+                base: base.to_path_buf(),
+                fail,
+                seen: Vec::new(),
+            }
+        }
+
+        fn sync(&mut self, path: &Path, file: Option<&File>) -> io::Result<()> {
+            let rel = path.strip_prefix(&self.base).unwrap_or(path).display();
+            let kind = if file.is_some() { "f" } else { "d" };
+            self.seen.push(format!("{kind}:{rel}"));
+            match self.seen.len() == self.fail {
+                true => Err(io::Error::from_raw_os_error(libc::EIO)),
+                false => Ok(()),
+            }
+        }
+    }
+
+    #[test]
+    fn dirs_made_are_synced_each_then_their_parent() {
+        let base = tempfile::tempdir().unwrap();
+        let leaf = base.path().join("a/b/c");
+        let mut rec = Recorder::new(base.path(), 0);
+        create_dir_all_with(&leaf, &mut |p, f| rec.sync(p, f)).unwrap();
+        assert!(leaf.is_dir());
+        assert_eq!(rec.seen, ["d:a", "d:", "d:a/b", "d:a", "d:a/b/c", "d:a/b"]);
+        // There already: nothing made, nothing synced.
+        rec.seen.clear();
+        create_dir_all_with(&leaf, &mut |p, f| rec.sync(p, f)).unwrap();
+        create_dir_all_with(base.path(), &mut |p, f| rec.sync(p, f)).unwrap();
+        assert!(rec.seen.is_empty(), "{:?}", rec.seen);
+        // The real one.
+        create_dir_all(&base.path().join("x/y")).unwrap();
+        assert!(base.path().join("x/y").is_dir());
+        create_dir_all(&base.path().join("x/y")).unwrap();
+    }
+
+    #[test]
+    fn a_failed_directory_fsync_is_an_error() {
+        let base = tempfile::tempdir().unwrap();
+        // The parent's fsync (the second) fails: the entry may not be on disk.
+        let mut rec = Recorder::new(base.path(), 2);
+        let err =
+            create_dir_all_with(&base.path().join("a/b"), &mut |p, f| rec.sync(p, f)).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO));
+        assert_eq!(rec.seen, ["d:a", "d:"], "stops at the failure");
+        // A file where a directory should be is refused, as std does.
+        std::fs::write(base.path().join("file"), "x").unwrap();
+        let err = create_dir_all(&base.path().join("file/sub")).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOTDIR), "{err}");
+        assert!(create_dir_all(&base.path().join("file")).is_err());
+    }
+
+    #[test]
+    fn a_file_created_is_synced_with_its_directory_and_an_existing_one_is_not() {
+        let base = tempfile::tempdir().unwrap();
+        let path = base.path().join("journal.jsonl");
+        let mut append = OpenOptions::new();
+        append.create(true).append(true);
+        let mut rec = Recorder::new(base.path(), 0);
+        let mut file = open_durably_with(&path, &append, &mut |p, f| rec.sync(p, f)).unwrap();
+        assert_eq!(rec.seen, ["f:journal.jsonl", "d:"]);
+        file.write_all(b"one\n").unwrap();
+        rec.seen.clear();
+        let mut file = open_durably_with(&path, &append, &mut |p, f| rec.sync(p, f)).unwrap();
+        file.write_all(b"two\n").unwrap();
+        assert!(rec.seen.is_empty(), "{:?}", rec.seen);
+        assert_eq!(std::fs::read(&path).unwrap(), b"one\ntwo\n");
+        // The options hold for an existing file too: truncate empties it.
+        let mut truncate = OpenOptions::new();
+        truncate.create(true).write(true).truncate(true);
+        open_durably(&path, &truncate).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        // The mode given is the new file's.
+        let private = base.path().join("lock");
+        open_durably(
+            &private,
+            OpenOptions::new().create(true).write(true).mode(0o600),
+        )
+        .unwrap();
+        let mode = std::fs::metadata(&private).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_failed_file_fsync_is_an_error_naming_the_path() {
+        let base = tempfile::tempdir().unwrap();
+        let path = base.path().join("new.jsonl");
+        let mut create = OpenOptions::new();
+        create.create(true).write(true);
+        for fail in [1, 2] {
+            let _ = std::fs::remove_file(&path);
+            let mut rec = Recorder::new(base.path(), fail);
+            let err = open_durably_with(&path, &create, &mut |p, f| rec.sync(p, f)).unwrap_err();
+            let shown = if fail == 1 { &path } else { base.path() };
+            assert!(
+                err.to_string().contains(&shown.display().to_string()),
+                "{err}"
+            );
+        }
+        let err = open_durably(&base.path().join("missing/new"), &create).unwrap_err();
+        assert!(err.is_not_found(), "{err}");
+    }
+
+    #[test]
+    fn renames_durably_within_and_across_directories() {
+        let base = tempfile::tempdir().unwrap();
+        let from = base.path().join("j.jsonl");
+        std::fs::write(&from, "x").unwrap();
+        let done = base.path().join("j.jsonl.reverted");
+        rename_durably(&from, &done).unwrap();
+        assert_eq!(names(base.path()), ["j.jsonl.reverted"]);
+        create_dir_all(&base.path().join("sub")).unwrap();
+        let moved = base.path().join("sub/j");
+        rename_durably(&done, &moved).unwrap();
+        assert_eq!(std::fs::read(&moved).unwrap(), b"x");
+        let err = rename_durably(&from, &done).unwrap_err();
+        assert!(err.is_not_found(), "{err}");
+        assert!(
+            err.to_string().starts_with(&from.display().to_string()),
+            "{err}"
+        );
     }
 
     #[test]

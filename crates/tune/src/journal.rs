@@ -2,6 +2,9 @@
 //! (`fsync`) *before* the step changes the machine, so that after a crash or a power loss
 //! mid-apply `tune revert` still knows every original value. A step the crash cut short is
 //! recorded but not done; revert finds its file already holding the original and skips it.
+//! The journal's directory and its name are made durable too (fsynced when created, and when
+//! renamed done), so that on a filesystem without a journal (ext2, vfat, f2fs) a power loss
+//! cannot lose the file whose lines were fsynced.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -93,15 +96,7 @@ impl Journal {
                 path.display()
             ));
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = open(path, OpenOptions::new().write(true).truncate(true))?;
         Ok(Journal {
             path: path.to_path_buf(),
             file,
@@ -111,14 +106,7 @@ impl Journal {
     /// Opens the journal at `path` to add to it (`tune irqd` adds what it changes to the
     /// tuning's journal, so one revert takes everything back); creates it when absent.
     pub fn append(path: &Path) -> Result<Journal, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = open(path, OpenOptions::new().append(true))?;
         Ok(Journal {
             path: path.to_path_buf(),
             file,
@@ -157,6 +145,15 @@ impl Journal {
             .and_then(|()| self.file.sync_all())
             .map_err(|e| format!("{}: {e}", self.path.display()))
     }
+}
+
+/// Opens the journal at `path` with `options`, creating it and its directory where absent,
+/// durably (each directory and the file made are fsynced with the directory holding them).
+fn open(path: &Path, options: &mut OpenOptions) -> Result<File, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        sys::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    sys::fs::open_durably(path, options.create(true)).map_err(|e| e.to_string())
 }
 
 /// The journal at `path` held (an exclusive `flock`) until dropped, so that `tune revert` reads
@@ -203,16 +200,42 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
-/// Marks the journal done: renamed to `<path>.reverted`, so a new apply may start.
+/// Marks the journal done: renamed to `<path>.reverted` (durably: the directory fsynced), so a
+/// new apply may start.
 pub fn close(path: &Path) -> Result<PathBuf, String> {
     let done = path.with_extension("jsonl.reverted");
-    std::fs::rename(path, &done).map_err(|e| format!("{}: {e}", path.display()))?;
+    sys::fs::rename_durably(path, &done).map_err(|e| e.to_string())?;
     Ok(done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_journal_is_made_with_its_directories_added_to_and_closed() {
+        let base = tempfile::tempdir().unwrap();
+        let path = base.path().join("var/lib/rtlab/tune-journal.jsonl");
+        let mkdir = Entry::Mkdir {
+            path: "/sys/fs/cgroup/rt".into(),
+        };
+        Journal::create(&path).unwrap().record(&mkdir).unwrap();
+        assert!(
+            Journal::create(&path)
+                .unwrap_err()
+                .contains("not been reverted")
+        );
+        let restart = Entry::Restart {
+            service: "irqbalance".into(),
+        };
+        Journal::append(&path).unwrap().record(&restart).unwrap();
+        assert_eq!(read(&path).unwrap(), [mkdir, restart]);
+        let done = close(&path).unwrap();
+        assert!(!path.exists() && done.exists());
+        // Closed, a new one may start, where it was.
+        assert!(Journal::create(&path).unwrap().is_current());
+        assert_eq!(read(&path).unwrap(), []);
+    }
 
     #[test]
     fn a_cut_last_line_is_skipped_and_a_bad_middle_line_named() {
