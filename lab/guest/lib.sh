@@ -1,0 +1,98 @@
+# Helpers for the lab's scenario steps (sourced before each step; busybox sh).
+
+# fail MESSAGE: the step fails with one line saying why.
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect WHAT ACTUAL EXPECTED
+expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
+
+# jnum KEY FILE: the first number after "KEY": in a JSON file (rtlab's JSON is one object).
+jnum() { grep -o "\"$1\": *-\?[0-9.]*" "$2" | head -n 1 | sed 's/.*: *//'; }
+
+# jstr KEY FILE: the first string value after "KEY": in a JSON file.
+jstr() { grep -o "\"$1\": *\"[^\"]*\"" "$2" | head -n 1 | sed 's/.*: *"//; s/"$//'; }
+
+# Every knob `rtlab tune` may touch, as "key<TAB>value" lines: IRQ affinities, sysctls, CPU
+# frequency and idle settings, THP, workqueue masks, the cgroup tree with its control files,
+# and for each task its cgroup, policy, priority and allowed CPUs.
+snapshot() {
+    {
+        for f in /proc/irq/default_smp_affinity /proc/irq/*/smp_affinity_list \
+            /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor \
+            /sys/devices/system/cpu/cpu*/cpuidle/state*/disable \
+            /sys/devices/system/cpu/cpu*/online \
+            /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag \
+            /sys/devices/virtual/workqueue/cpumask /sys/bus/workqueue/devices/*/cpumask \
+            /proc/sys/kernel/* /proc/sys/vm/*; do
+            [ -f "$f" ] && [ -r "$f" ] || continue
+            case "$f" in */random*|*/ns_last_pid|*/drop_caches|*/compact_memory|*/stat_refresh|*/tainted) continue ;; esac
+            printf '%s\t%s\n' "$f" "$(cat "$f" 2>/dev/null | tr '\n' ' ')"
+        done
+        find /sys/fs/cgroup -type d | sort | while read -r d; do
+            printf '%s\tdir\n' "$d"
+            for f in cgroup.subtree_control cgroup.type cpuset.cpus cpuset.mems cpuset.cpus.partition \
+                cpuset.cpu_exclusive cpuset.mem_exclusive cpuset.sched_load_balance cpuset.cpus.exclusive \
+                cpu.rt_runtime_us; do
+                [ -f "$d/$f" ] && printf '%s\t%s\n' "$d/$f" "$(cat "$d/$f" 2>/dev/null | tr '\n' ' ')"
+            done
+        done
+        for p in /proc/[0-9]*; do
+            pid=${p#/proc/}
+            st=$(cat "$p/stat" 2>/dev/null) || continue
+            rest=${st##*) }
+            set -- $rest
+            shift 37
+            prio=$1 policy=$2
+            cg=$(tr '\n' ' ' <"$p/cgroup" 2>/dev/null)
+            cpus=$(sed -n 's/^Cpus_allowed_list:\t*//p' "$p/status" 2>/dev/null)
+            printf 'task %s (%s)\tpolicy=%s prio=%s cpus=%s cgroup=%s\n' "$pid" "$(cat "$p/comm" 2>/dev/null)" "$policy" "$prio" "$cpus" "$cg"
+        done
+    } >"$1"
+}
+
+# same_state BEFORE AFTER: fails, listing what differs, unless every knob of BEFORE reads the
+# same in AFTER (tasks that ended or started in between are not compared).
+same_state() {
+    awk -F '\t' '
+        NR == FNR { before[$1] = $2; next }
+        { after[$1] = $2 }
+        END {
+            n = 0
+            for (k in before) {
+                if (k ~ /^task / && !(k in after)) continue
+                if (!(k in after)) { print "gone: " k " (was " before[k] ")"; n++; continue }
+                if (before[k] != after[k]) { print "changed: " k ": " before[k] " -> " after[k]; n++ }
+            }
+            # A new IRQ is a device that came (hot-plug), not a knob left behind.
+            for (k in after) if (!(k in before) && k !~ /^task / && k !~ /^\/proc\/irq\/[0-9]/) { print "new: " k " = " after[k]; n++ }
+            exit n > 0
+        }' "$1" "$2" || fail "the machine is not as it was (above)"
+}
+
+# irq_thread_prio NAME-PATTERN: "policy prio" of the first irq/ thread whose comm matches.
+irq_thread_prio() {
+    for p in /proc/[0-9]*; do
+        c=$(cat "$p/comm" 2>/dev/null)
+        case "$c" in irq/*) ;; *) continue ;; esac
+        echo "$c" | grep -q -- "$1" || continue
+        rest=$(cat "$p/stat"); rest=${rest##*) }
+        set -- $rest; shift 37
+        echo "$2 $1"
+        return 0
+    done
+    return 1
+}
+
+# hog CPU PRIO BUSY_LOOPS SLEEP_US: a SCHED_FIFO shell loop on CPU that spins BUSY_LOOPS
+# iterations and sleeps SLEEP_US, for ever (kill it with `kill $!`). Its comm is `lab-hog`.
+hog() {
+    cat >/tmp/lab-hog <<HOG
+#!/bin/sh
+while :; do i=0; while [ \$i -lt $3 ]; do i=\$((i + 1)); done; usleep $4; done
+HOG
+    chmod +x /tmp/lab-hog
+    # After `rtlab tune apply` this shell is in the housekeeping cpuset: the hog joins the RT one.
+    rt=""
+    for d in /sys/fs/cgroup/rtlab-rt /sys/fs/cgroup/cpuset/rtlab-rt; do [ -d "$d" ] && rt=$d; done
+    sh -c "[ -z '$rt' ] || echo \$\$ >'$rt/cgroup.procs' 2>/dev/null || echo \$\$ >'$rt/tasks'; exec taskset -c '$1' chrt -f '$2' /tmp/lab-hog" &
+}

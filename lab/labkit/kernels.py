@@ -1,0 +1,221 @@
+"""Debian kernels for the lab: resolved, downloaded and unpacked into the cache.
+
+This module owns the private apt (its own sources list, lists and cache per suite, so the host
+is never upgraded), the resolution of a (meta)package to the kernel image it depends on, the
+download of that image and of busybox-static for the same suite and architecture, and the
+unpacked trees the initramfs is built from. Everything lands under the cache directory and is
+reused while the archive serves the same versions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import LabError
+
+# The archive the host's apt uses, so the lab asks the mirror this machine is set up for.
+HOST_SOURCES = [Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list")]
+# Lists younger than this are used as they are.
+LISTS_MAX_AGE_S = 24 * 3600
+
+
+@dataclass
+class KernelSpec:
+    """One [[kernel]] of kernels.toml."""
+
+    name: str
+    suite: str
+    arch: str
+    package: str
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Kernel:
+    """A kernel unpacked in the cache, ready to boot."""
+
+    spec: KernelSpec
+    version: str  # the package version, e.g. 6.12.57-1
+    release: str  # the kernel release, e.g. 6.12.57+deb13-rt-amd64
+    tree: Path  # the unpacked package
+    busybox: Path
+
+    @property
+    def vmlinuz(self) -> Path:
+        return self.tree / "boot" / f"vmlinuz-{self.release}"
+
+    @property
+    def config(self) -> Path:
+        return self.tree / "boot" / f"config-{self.release}"
+
+    @property
+    def modules(self) -> Path:
+        for base in ("lib", "usr/lib"):
+            if (self.tree / base / "modules" / self.release).is_dir():
+                return self.tree / base / "modules" / self.release
+        return self.tree / "lib" / "modules" / self.release
+
+
+def load_specs(path: Path) -> list[KernelSpec]:
+    import tomllib
+
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    specs = []
+    for k in doc.get("kernel", []):
+        name = k.get("name", "?")
+        unknown = set(k) - {"name", "suite", "arch", "package", "tags"}
+        if unknown:
+            raise LabError(f"{path}: kernel {name}: unknown key(s) {sorted(unknown)}")
+        for key in ("name", "suite", "arch", "package"):
+            if key not in k:
+                raise LabError(f"{path}: kernel {name}: '{key}' is missing")
+        if k["arch"] not in ("amd64", "arm64"):
+            raise LabError(f"{path}: kernel {name}: arch '{k['arch']}' (the lab boots amd64 and arm64)")
+        specs.append(KernelSpec(name, k["suite"], k["arch"], k["package"], list(k.get("tags", []))))
+    return specs
+
+
+def host_mirror() -> str:
+    """The Debian mirror of the host's apt sources (the first URI that is not a security one)."""
+    for src in HOST_SOURCES:
+        if not src.exists():
+            continue
+        for m in re.finditer(r"(?:URIs:\s*|^deb\s+(?:\[[^]]*\]\s+)?)(\S+)", src.read_text(), re.M):
+            uri = m.group(1)
+            if "security" not in uri and uri.startswith(("http://", "https://", "file:")):
+                return uri.rstrip("/")
+    raise LabError("no Debian mirror in the host's apt sources; pass --mirror URL")
+
+
+class Archive:
+    """A private apt for one suite, both architectures, under cache/apt/SUITE."""
+
+    def __init__(self, cache: Path, suite: str, mirror: str, log):
+        self.dir = cache / "apt" / suite
+        self.suite = suite
+        self.mirror = mirror
+        self.log = log
+        for d in ("lists/partial", "cache/archives/partial", "etc"):
+            (self.dir / d).mkdir(parents=True, exist_ok=True)
+        self.sources = self.dir / "etc" / "sources.sources"
+        keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+        text = (
+            f"Types: deb\nURIs: {mirror}\nSuites: {suite}\nComponents: main\n"
+            f"Architectures: amd64 arm64\nSigned-By: {keyring}\n"
+        )
+        if not self.sources.exists() or self.sources.read_text() != text:
+            self.sources.write_text(text)
+            stamp = self.dir / "updated"
+            if stamp.exists():
+                stamp.unlink()
+
+    def _opts(self) -> list[str]:
+        return [
+            "-o", f"Dir::Etc::sourcelist={self.sources}",
+            "-o", "Dir::Etc::sourceparts=-",
+            "-o", f"Dir::State::Lists={self.dir / 'lists'}",
+            "-o", f"Dir::Cache={self.dir / 'cache'}",
+            "-o", "Dir::State::status=/dev/null",
+            "-o", "APT::Architectures::=amd64",
+            "-o", "APT::Architectures::=arm64",
+            "-o", "Debug::NoLocking=1",
+        ]  # fmt: skip
+
+    def update(self) -> None:
+        stamp = self.dir / "updated"
+        if stamp.exists() and time.time() - stamp.stat().st_mtime < LISTS_MAX_AGE_S:
+            return
+        self.log(f"apt update ({self.suite}, {self.mirror})")
+        r = subprocess.run(["apt-get", *self._opts(), "-q", "update"], capture_output=True, text=True)
+        if r.returncode != 0 or "Err:" in r.stdout:
+            raise LabError(f"apt update of {self.suite} failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+        stamp.touch()
+
+    def show(self, package: str, arch: str) -> dict[str, str]:
+        r = subprocess.run(
+            ["apt-cache", *self._opts(), "show", "--no-all-versions", f"{package}:{arch}"],
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0 or not r.stdout.strip():
+            raise LabError(f"{package}:{arch} is not in Debian {self.suite} (apt-cache show found nothing)")
+        fields: dict[str, str] = {}
+        for line in r.stdout.split("\n\n")[0].splitlines():
+            if ":" in line and not line.startswith(" "):
+                k, v = line.split(":", 1)
+                fields[k] = v.strip()
+        return fields
+
+    def download(self, package: str, arch: str, version: str, into: Path) -> Path:
+        into.mkdir(parents=True, exist_ok=True)
+        name = f"{package}_{version.replace(':', '%3a')}_{arch}.deb"
+        deb = into / name
+        if deb.exists():
+            return deb
+        self.log(f"downloading {package}:{arch} {version} ({self.suite})")
+        r = subprocess.run(
+            ["apt-get", *self._opts(), "-q", "download", f"{package}:{arch}={version}"],
+            cwd=into,
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0 or not deb.exists():
+            raise LabError(f"downloading {package}:{arch}={version} from {self.suite} failed: {r.stderr.strip()}")
+        return deb
+
+
+def _image_package(archive: Archive, package: str, arch: str) -> tuple[str, str]:
+    """(package, version) of the kernel image a metapackage depends on, or the package itself."""
+    fields = archive.show(package, arch)
+    if package.startswith("linux-image-") and re.match(r"linux-image-\d", package):
+        return package, fields["Version"]
+    for dep in fields.get("Depends", "").split(","):
+        m = re.match(r"\s*(linux-image-\d\S*)", dep)
+        if m:
+            image = m.group(1)
+            return image, archive.show(image, arch)["Version"]
+    raise LabError(f"{package}:{arch} in {archive.suite} depends on no linux-image package")
+
+
+def _unpack(deb: Path, dest: Path) -> None:
+    if (dest / ".unpacked").exists():
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise LabError(f"unpacking {deb.name}: {r.stderr.strip()}")
+    (dest / ".unpacked").touch()
+
+
+def fetch(spec: KernelSpec, cache: Path, mirror: str, log) -> Kernel:
+    """The kernel of `spec`, downloaded and unpacked (reused from the cache when there)."""
+    archive = Archive(cache, spec.suite, mirror, log)
+    archive.update()
+    image, version = _image_package(archive, spec.package, spec.arch)
+    release = image.removeprefix("linux-image-").removesuffix("-unsigned")
+    debs = cache / "debs"
+    tree = cache / "kernels" / f"{image}_{version}"
+    _unpack(archive.download(image, spec.arch, version, debs), tree)
+    if not (tree / "boot" / f"vmlinuz-{release}").exists():
+        raise LabError(f"{image} {version} holds no boot/vmlinuz-{release}")
+    bb_version = archive.show("busybox-static", spec.arch)["Version"]
+    bb_tree = cache / "busybox" / f"{spec.arch}_{bb_version.replace(':', '%3a')}"
+    _unpack(archive.download("busybox-static", spec.arch, bb_version, debs), bb_tree)
+    busybox = next((p for p in (bb_tree / "bin/busybox", bb_tree / "usr/bin/busybox") if p.exists()), None)
+    if busybox is None:
+        raise LabError(f"busybox-static {bb_version} ({spec.arch}) holds no bin/busybox")
+    return Kernel(spec, version, release, tree, busybox)
+
+
+def default_cache() -> Path:
+    env = os.environ.get("RTLAB_LAB_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rtlab-lab"

@@ -1,0 +1,255 @@
+"""Scenarios: TOML files of steps with their expected outcomes, run on one booted kernel.
+
+This module owns the scenario format (checked key by key: an unknown key or a step of no known
+kind is refused with its file), choosing the kernels a scenario runs on (by tag), and running
+one scenario on one kernel: a fresh VM with the scenario's CPUs, memory, command line and state
+disk, its steps in order, each judged by its exit status and what it printed. A step's failure
+ends the scenario; the outcome names the step and why.
+
+Step kinds:
+  run = "script"       a shell script in the guest (LAB_* variables set); judged by `exit`
+                       (default 0), `contains`, `lacks` and `matches` (regular expressions)
+  monitor = "command"  a QEMU monitor command ({hotplug_bus} filled in); judged by `contains`
+                       and `lacks` on its answer
+  reset = true         a hard reset (the monitor's system_reset), then the next boot
+  boot = true          waits for the next boot (the guest rebooted itself)
+  console = "regex"    waits for the console to print a match (e.g. a boot hook's end line)
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import vm as vmmod
+from .errors import LabError
+from .kernels import Kernel
+
+SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "cgroup", "files", "step"}
+STEP_KEYS = {"name", "run", "monitor", "reset", "boot", "console", "timeout", "exit", "contains",
+             "lacks", "matches", "sleep"}  # fmt: skip
+KINDS = ("run", "monitor", "reset", "boot", "console")
+
+
+def parse_duration(text: str | int | float, where: str) -> float:
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", str(text).strip())
+    if not m:
+        raise LabError(f"{where}: '{text}' is not a duration (e.g. 90s, 5m)")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]
+
+
+@dataclass
+class Step:
+    kind: str
+    arg: str
+    name: str
+    timeout: float
+    exit: int | None = 0
+    contains: list[str] = field(default_factory=list)
+    lacks: list[str] = field(default_factory=list)
+    matches: list[str] = field(default_factory=list)
+    sleep: float = 0.0
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: Path
+    description: str
+    kernels: list[str]
+    cpus: int
+    memory_mb: int
+    cmdline: str
+    disk: str | None
+    cgroup: str
+    steps: list[Step]
+    files: list[str] = field(default_factory=list)  # "KERNEL:config": /lab/files/KERNEL.config
+
+    def applies_to(self, kernel_tags: list[str], kernel_name: str) -> bool:
+        if not self.kernels:
+            return True
+        return any(t in kernel_tags or t == kernel_name for t in self.kernels)
+
+
+def _step(raw: dict, where: str) -> Step:
+    unknown = set(raw) - STEP_KEYS
+    if unknown:
+        raise LabError(f"{where}: unknown key(s) {sorted(unknown)}")
+    kinds = [k for k in KINDS if k in raw]
+    if len(kinds) != 1:
+        raise LabError(f"{where}: a step has exactly one of {', '.join(KINDS)} (found {kinds or 'none'})")
+    kind = kinds[0]
+    default_timeout = {"run": 120, "monitor": 10, "reset": 180, "boot": 300, "console": 600}[kind]
+    arg = raw[kind]
+    if kind in ("reset", "boot") and arg is not True:
+        raise LabError(f"{where}: '{kind}' takes true")
+    for key in ("contains", "lacks", "matches"):
+        if not isinstance(raw.get(key, []), list):
+            raise LabError(f"{where}: '{key}' is a list of strings")
+    for pattern in raw.get("matches", []):
+        try:
+            re.compile(pattern, re.M)
+        except re.error as e:
+            raise LabError(f"{where}: matches '{pattern}': {e}") from None
+    name = raw.get("name") or (str(arg).strip().splitlines() or [kind])[0][:60]
+    return Step(
+        kind=kind,
+        arg="" if arg is True else str(arg),
+        name=name,
+        timeout=parse_duration(raw.get("timeout", default_timeout), where),
+        exit=raw.get("exit", 0) if kind == "run" else None,
+        contains=list(raw.get("contains", [])),
+        lacks=list(raw.get("lacks", [])),
+        matches=list(raw.get("matches", [])),
+        sleep=parse_duration(raw.get("sleep", 0), where),
+    )
+
+
+def load(path: Path) -> Scenario:
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise LabError(f"{path}: {e}") from None
+    unknown = set(doc) - SCENARIO_KEYS
+    if unknown:
+        raise LabError(f"{path}: unknown key(s) {sorted(unknown)}")
+    steps = [_step(s, f"{path}: step {i + 1}") for i, s in enumerate(doc.get("step", []))]
+    if not steps:
+        raise LabError(f"{path}: no [[step]]")
+    files = list(doc.get("files", []))
+    for f in files:
+        if not re.fullmatch(r"[\w.-]+:config", f):
+            raise LabError(f"{path}: files entry '{f}' (KERNEL:config)")
+    cgroup = doc.get("cgroup", "v2")
+    if cgroup not in ("v1", "v2"):
+        raise LabError(f"{path}: cgroup '{cgroup}' (v1 or v2)")
+    cpus = int(doc.get("cpus", 2))
+    if not 1 <= cpus <= 16:
+        raise LabError(f"{path}: cpus {cpus} (1 to 16)")
+    return Scenario(
+        name=path.stem,
+        path=path,
+        description=doc.get("description", ""),
+        kernels=list(doc.get("kernels", [])),
+        cpus=cpus,
+        memory_mb=int(doc.get("memory", 1024)),
+        cmdline=doc.get("cmdline", ""),
+        disk=doc.get("disk"),
+        cgroup=cgroup,
+        steps=steps,
+        files=files,
+    )
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    seconds: float
+    detail: str = ""  # the failed step and why, or empty
+    steps_done: int = 0
+
+
+def _judge(step: Step, status: int | None, out: str) -> str | None:
+    """Why the step failed, or None."""
+    if step.exit is not None and status != step.exit:
+        return f"exit status {status}, expected {step.exit}"
+    for s in step.contains:
+        if s not in out:
+            return f"output lacks '{s}'"
+    for s in step.lacks:
+        if s in out:
+            return f"output has '{s}'"
+    for p in step.matches:
+        if not re.search(p, out, re.M):
+            return f"output does not match /{p}/"
+    return None
+
+
+def _env(kernel: Kernel, sc: Scenario) -> str:
+    rt = "1" if "rt" in kernel.spec.tags else "0"
+    return (
+        f"export LAB_KERNEL='{kernel.spec.name}' LAB_ARCH={kernel.spec.arch} LAB_RT={rt} "
+        f"LAB_CPUS={sc.cpus} LAB_CGROUP={sc.cgroup} LAB_DISK='{sc.disk or ''}'\n"
+        ". /lab/lib.sh\n"
+    )
+
+
+def _short(out: str, limit: int = 600) -> str:
+    out = out.strip()
+    return out if len(out) <= limit else "…" + out[-limit:]
+
+
+def _with_files(initrd: Path, files: dict[str, bytes], workdir: Path) -> Path:
+    """`initrd` followed by a second archive holding `files` under /lab/files (the kernel
+    unpacks concatenated archives in turn)."""
+    if not files:
+        return initrd
+    from .initramfs import Cpio
+
+    c = Cpio()
+    c.dir("lab/files")
+    for name, data in sorted(files.items()):
+        c.file(f"lab/files/{name}", data)
+    out = workdir / "initramfs.cpio"
+    out.write_bytes(initrd.read_bytes() + c.finish())
+    return out
+
+
+def run(sc: Scenario, kernel: Kernel, initrd: Path, workdir: Path, accel: str,
+        files: dict[str, bytes] | None = None) -> Outcome:  # fmt: skip
+    """Runs `sc` on `kernel` in a fresh VM; the console and every step go to workdir/log."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    initrd = _with_files(initrd, files or {}, workdir)
+    disk = None
+    if sc.disk:
+        disk = workdir / "state.img"
+        vmmod.make_disk(disk, sc.disk)
+    cmdline = " ".join(
+        filter(None, ["loglevel=4", f"lab.disk={sc.disk}" if sc.disk else "",
+                      "lab.cgroup=v1" if sc.cgroup == "v1" else "", sc.cmdline])  # fmt: skip
+    )
+    machine = vmmod.Machine(kernel.spec.arch, kernel.vmlinuz, initrd, cmdline, sc.cpus, sc.memory_mb, disk, accel)
+    start = time.monotonic()
+    done = 0
+    log = workdir / "log"
+    with vmmod.Vm(machine, workdir, log) as v:
+        try:
+            v.wait_ready()
+            for i, step in enumerate(sc.steps):
+                v.note(f"step {i + 1}: {step.kind}: {step.name}")
+                why = _run_step(v, step, kernel, sc)
+                if why:
+                    return Outcome(False, time.monotonic() - start, f"step {i + 1} ({step.name}): {why}", done)
+                done += 1
+                if step.sleep:
+                    time.sleep(step.sleep)
+        except LabError as e:
+            return Outcome(False, time.monotonic() - start, f"step {done + 1}: {e}", done)
+    return Outcome(True, time.monotonic() - start, "", done)
+
+
+def _run_step(v: vmmod.Vm, step: Step, kernel: Kernel, sc: Scenario) -> str | None:
+    if step.kind == "run":
+        status, out = v.run(_env(kernel, sc) + step.arg, step.timeout)
+        v.note(f"exit status {status}")
+        why = _judge(step, status, out)
+        return f"{why}\n{_short(out)}" if why else None
+    if step.kind == "monitor":
+        answer = v.monitor(step.arg.replace("{hotplug_bus}", vmmod.hotplug_bus(kernel.spec.arch)))
+        return _judge(step, None, answer)
+    if step.kind == "reset":
+        v.monitor("system_reset")
+        v.wait_ready(step.timeout)
+        return None
+    if step.kind == "boot":
+        v.wait_ready(step.timeout)
+        return None
+    # console
+    v.wait_for(re.compile(step.arg.encode()), step.timeout, f"waiting for /{step.arg}/")
+    return None
