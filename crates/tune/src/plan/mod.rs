@@ -504,7 +504,27 @@ pub(crate) fn equivalent(path: &str, a: &str, b: &str) -> bool {
     if path.ends_with("transparent_hugepage/enabled") {
         return selected(a) == selected(b);
     }
+    if path.ends_with("cgroup.subtree_control") {
+        return controls_match(a, b) || controls_match(b, a);
+    }
     false
+}
+
+/// Whether the controllers a v2 `cgroup.subtree_control` reads (`cpuset cpu io`) are what a
+/// write of `+ctl`/`-ctl` words asked for: the file never reads back the `+`/`-` written.
+fn controls_match(read: &str, written: &str) -> bool {
+    let enabled: Vec<&str> = read.split_whitespace().collect();
+    let words: Vec<&str> = written.split_whitespace().collect();
+    !words.is_empty()
+        && words.iter().all(|w| {
+            if let Some(c) = w.strip_prefix('+') {
+                enabled.contains(&c)
+            } else if let Some(c) = w.strip_prefix('-') {
+                !enabled.contains(&c)
+            } else {
+                false
+            }
+        })
 }
 
 /// The bracketed word of a choice file (`always [madvise] never` → `madvise`), else the text.
@@ -523,5 +543,29 @@ fn hex_mask(text: &str) -> String {
         "0".to_string()
     } else {
         trimmed
+    }
+}
+
+#[cfg(test)]
+mod subtree_control_tests {
+    use super::equivalent;
+
+    const PATH: &str = "/sys/fs/cgroup/cgroup.subtree_control";
+
+    // Seen on Debian's 6.1-rt and 6.12-rt kernels (cgroup v2): `+cpuset` written, `cpuset` read.
+    #[test]
+    fn an_enabled_controller_reads_back_without_its_plus() {
+        assert!(equivalent(PATH, "cpuset", "+cpuset"));
+        assert!(equivalent(PATH, "cpuset cpu io memory pids", "+cpuset"));
+        assert!(!equivalent(PATH, "cpu io memory", "+cpuset"));
+    }
+
+    #[test]
+    fn a_disabled_controller_is_absent_from_the_list() {
+        assert!(equivalent(PATH, "", "-cpuset"));
+        assert!(equivalent(PATH, "cpu memory", "-cpuset"));
+        assert!(!equivalent(PATH, "cpuset", "-cpuset"));
+        // Words without a sign are a list, compared as read.
+        assert!(!equivalent(PATH, "cpu", "cpuset"));
     }
 }
