@@ -19,7 +19,7 @@ pub fn run(command: &TuneCommand, root: &Root) -> Result<Exit> {
     match command {
         TuneCommand::Plan(args) => plan(args, root),
         TuneCommand::Apply(args) => apply(args, root),
-        TuneCommand::Revert(args) => revert(args, root),
+        TuneCommand::Revert(args) => revert(&args.journal, root),
         TuneCommand::Status(args) => status(args, root),
         TuneCommand::Run(args) => run_in(args, root),
         TuneCommand::Irqd(args) => crate::irqd_cmd::run(args, root),

@@ -42,7 +42,7 @@ pub enum TuneCommand {
     Apply(ApplyArgs),
     /// Put back everything the journal records, newest first: tasks, files, cgroups.
     #[command(after_long_help = super::help::TUNE_REVERT)]
-    Revert(JournalArgs),
+    Revert(RevertArgs),
     /// Show what the journal applied and whether each file still holds it.
     #[command(after_long_help = super::help::TUNE_STATUS)]
     Status(JournalArgs),
@@ -82,6 +82,18 @@ pub struct ApplyArgs {
     /// plan.
     #[arg(long, value_name = "N", hide = true)]
     pub crash_after: Option<usize>,
+}
+
+/// Options of `rtlab tune revert`.
+#[derive(Debug, Args)]
+pub struct RevertArgs {
+    /// The journal to revert.
+    #[command(flatten)]
+    pub journal: JournalArgs,
+    /// Revert without asking. Revert never asks (it only puts back what was there); the flag
+    /// is taken so that a script says `--yes` to apply and revert alike.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// Where the journal is.
@@ -233,4 +245,35 @@ pub struct IrqdArgs {
     /// Print a systemd unit running irqd with these options, and exit.
     #[arg(long)]
     pub unit: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cli, Command, parse};
+    use super::TuneCommand;
+
+    fn tune(words: &[&str]) -> TuneCommand {
+        let args: Vec<std::ffi::OsString> = std::iter::once("rtlab")
+            .chain(std::iter::once("tune"))
+            .chain(words.iter().copied())
+            .map(Into::into)
+            .collect();
+        match parse(&args).unwrap_or_else(|e| panic!("{words:?}: {e}")) {
+            Cli {
+                command: Command::Tune(t),
+                ..
+            } => t,
+            _ => panic!("not a tune command"),
+        }
+    }
+
+    // Issue #26: a script said `--yes` to apply and had `revert --yes` refused.
+    #[test]
+    fn apply_and_revert_both_take_yes() {
+        assert!(
+            matches!(tune(&["apply", "--rt-cpus", "1", "--yes"]), TuneCommand::Apply(a) if a.yes)
+        );
+        assert!(matches!(tune(&["revert", "--yes"]), TuneCommand::Revert(r) if r.yes));
+        assert!(matches!(tune(&["revert"]), TuneCommand::Revert(r) if !r.yes));
+    }
 }
