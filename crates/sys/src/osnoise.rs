@@ -62,20 +62,33 @@ pub struct OsnoiseTracer {
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map(|t| t.trim().to_string())
+    std::fs::File::open(path)
+        .and_then(|mut f| crate::root::read_text(&mut f))
+        .map(|t| {
+            t.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+                .to_string()
+        })
         .map_err(|e| Error::from_io(path, e))
 }
 
 /// Writes a tracefs file, which must exist (tracefs makes every control file; one that is
 /// missing means the kernel lacks the feature, never a file to create).
+///
+/// `osnoise/cpus` gets a NUL after the list: some kernels copy the bytes written into a
+/// buffer they do not terminate and parse the list up to a NUL (a newline does not end it), so
+/// the NUL inside the count keeps whatever follows on the kernel's stack out of the list.
+/// (Reading that file back needs a buffer larger than its text: `root::read_text`.)
 fn write(path: &Path, value: &str) -> Result<()> {
     use std::io::Write;
+    let mut bytes = value.as_bytes().to_vec();
+    if path.ends_with("osnoise/cpus") {
+        bytes.push(0);
+    }
     std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)
         .open(path)
-        .and_then(|mut f| f.write_all(value.as_bytes()))
+        .and_then(|mut f| f.write_all(&bytes))
         .map_err(|e| Error::from_io(path, e))
 }
 
@@ -307,6 +320,21 @@ mod tests {
         t.stop().unwrap();
         t.restore().unwrap();
         assert_eq!(snapshot(dir.path()), before);
+    }
+
+    // Some kernels parse osnoise/cpus from an unterminated buffer: the list goes with its NUL,
+    // also when restored.
+    #[test]
+    fn the_cpu_list_is_written_with_its_terminating_nul() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = top(dir.path(), "nop");
+        let t = OsnoiseTracer::start(&fs, &settings()).unwrap();
+        let raw = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
+        assert_eq!(raw("osnoise/cpus"), b"1-2\0");
+        assert_eq!(raw("osnoise/runtime_us"), b"900000");
+        t.stop().unwrap();
+        t.restore().unwrap();
+        assert_eq!(raw("osnoise/cpus"), b"0-3\0");
     }
 
     #[test]

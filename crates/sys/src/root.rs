@@ -2,7 +2,7 @@
 //! always with the path.
 
 use std::collections::BTreeSet;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -230,11 +230,9 @@ impl Root {
     pub fn read(&self, path: impl AsRef<Path>) -> Result<String> {
         self.note(&path);
         let full = self.path(&path);
-        let mut text = String::new();
         std::fs::File::open(&full)
-            .and_then(|mut f| f.read_to_string(&mut text))
-            .map_err(|e| Error::from_io(&full, e))?;
-        Ok(text)
+            .and_then(|mut f| read_text(&mut f))
+            .map_err(|e| Error::from_io(&full, e))
     }
 
     /// Reads a file, mapping "not found" to `None`.
@@ -339,6 +337,28 @@ impl Root {
         names.sort();
         Ok(names)
     }
+}
+
+/// The bytes a kernel pseudo-file gives, read until EOF in 16 KiB reads, as text.
+///
+/// `read_to_string` starts with a 32-byte probe and then reads into whatever the buffer has
+/// left; some kernel files refuse a read whose buffer is not larger than their whole text
+/// (`osnoise/cpus` answers EINVAL: `len >= count`), so every read here offers 16 KiB, and short
+/// reads are taken until EOF. Invalid UTF-8 is an `InvalidData` error, as with
+/// `read_to_string`.
+pub(crate) fn read_text(file: &mut std::fs::File) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut chunk = vec![0u8; 16 * 1024];
+    let mut bytes = Vec::new();
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]
