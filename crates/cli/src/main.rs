@@ -30,6 +30,7 @@ mod pi_cmd;
 mod push_cmd;
 mod push_status;
 mod report_cmd;
+mod rt_placement;
 mod run_cmd;
 mod run_session;
 mod run_tuned;

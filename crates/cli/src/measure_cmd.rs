@@ -61,7 +61,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // request for an orderly stop (the result saved and printed), never a sudden death.
     // measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
-    let (config, env) = prepare(args, root)?;
+    let (config, env, placed) = prepare(args, root)?;
     let mut pusher = crate::push_cmd::prepare(&args.push)?;
     let mut console = Console::new(args.quiet);
     // The audit summary goes into the result: what a reader of the figures must know about
@@ -73,7 +73,14 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     )
     .ok()
     .map(|r| r.summary());
-    let (mut load, stopped_early) = start_load(args, root, &mut console, &signals)?;
+    let load_join = args.load_join.clone().or_else(|| {
+        placed
+            .as_ref()
+            .and_then(|p| p.housekeeping.clone())
+            .filter(|_| !args.placement.load_cgroup && args.placement.load_cpus.is_none())
+    });
+    let (mut load, stopped_early) =
+        start_load(args, load_join.as_deref(), root, &mut console, &signals)?;
     let mut observer = CliObserver {
         console: &mut console,
         json: args.output.as_deref(),
@@ -105,6 +112,9 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     }
     run.load = load_report;
     run.audit = audit_summary;
+    if let Some(p) = &placed {
+        run.warnings.push(p.warning());
+    }
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
@@ -125,14 +135,24 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
 }
 
 /// Everything checked before anything starts: the clock, the configuration, privileges,
-/// the outputs, the load options.
-fn prepare(args: &MeasureArgs, root: &Root) -> Result<(Config, Environment)> {
+/// the outputs, the load options; on a tuned machine, the RT cpuset joined
+/// ([`crate::rt_placement`]).
+fn prepare(
+    args: &MeasureArgs,
+    root: &Root,
+) -> Result<(Config, Environment, Option<crate::rt_placement::Placed>)> {
     let fake = args
         .fake_clock
         .as_deref()
         .map(FakeScript::parse)
         .transpose()
         .map_err(UsageError)?;
+    let placed = if fake.is_none() {
+        let online = sys::cpu::online(root).context("reading the online CPUs")?;
+        crate::rt_placement::place(root, args.cpus.as_ref(), &online)?
+    } else {
+        None
+    };
     let config = config_from_args(args, root, fake.is_some())?;
     if fake.is_none() {
         measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
@@ -152,13 +172,14 @@ fn prepare(args: &MeasureArgs, root: &Root) -> Result<(Config, Environment)> {
         root: root.clone(),
         clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
     };
-    Ok((config, env))
+    Ok((config, env, placed))
 }
 
 /// Starts `--load` and lets it warm up; returns it, and the signal that ended the warm-up
 /// early, if one did.
 fn start_load(
     args: &MeasureArgs,
+    load_join: Option<&str>,
     root: &Root,
     console: &mut Console,
     signals: &TerminationSignals,
@@ -166,7 +187,7 @@ fn start_load(
     let Some(spec) = &args.load else {
         return Ok((None, None));
     };
-    let child = LoadChild::start(spec, &args.placement, args.load_join.as_deref(), root)?;
+    let child = LoadChild::start(spec, &args.placement, load_join, root)?;
     let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
     console.note(&format!(
         "load {} running{}; warming up for {warmup}",

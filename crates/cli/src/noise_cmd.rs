@@ -19,6 +19,8 @@ use crate::flags::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 /// Runs `rtlab noise`.
 pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
+    let online = sys::cpu::online(root).context("reading the online CPUs")?;
+    let placed = crate::rt_placement::place(root, args.cpus.as_ref(), &online)?;
     let config = config_from_args(args, root)?;
     check_outputs(args)?;
     let mut pusher = crate::push_cmd::prepare(&args.push)?;
@@ -39,7 +41,10 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     };
     let measured = measure::noise::run_noise(&config, &env, &mut observer);
     let checkpoint_error = observer.checkpoint_error.take();
-    let run = measured.map_err(|e| UsageError(e.to_string()))?;
+    let mut run = measured.map_err(|e| UsageError(e.to_string()))?;
+    if let Some(p) = &placed {
+        run.warnings.push(p.warning());
+    }
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(

@@ -121,12 +121,16 @@ pub fn run_noise_windows(
         None
     };
     // The main thread wakes every 100 ms and builds checkpoints: off the measured CPUs, as
-    // oslat keeps its own, unless there is no other CPU or --main-cpu says where.
+    // oslat keeps its own, unless there is no other CPU or --main-cpu says where. Only CPUs
+    // this process may use count: in the RT cpuset of a tuned machine (or a container's) the
+    // others are out of reach, and the main thread then shares the measured CPUs.
     let main = config.main_cpus.clone().or_else(|| {
+        let allowed = sys::sched::affinity().ok();
         let others: model::CpuSet = sys::cpu::online(root)
             .ok()?
             .iter()
             .filter(|c| !config.cpus.contains(*c))
+            .filter(|c| allowed.as_ref().is_none_or(|a| a.contains(*c)))
             .collect();
         (!others.is_empty()).then_some(others)
     });

@@ -1,0 +1,111 @@
+//! Where `measure` and `noise` put their real-time threads on a tuned machine: after `rtlab
+//! tune apply` every task (this shell too) sits in the housekeeping cpuset, so a measurement
+//! started from it would measure a housekeeping CPU, or be refused the RT CPUs. With no
+//! `--cpus`, or with CPUs that all lie in the RT cpuset the tuning made, the process joins that
+//! cpuset before any thread starts (threads and children follow it) and the result says so; a
+//! load it starts is sent back to the housekeeping cpuset. Untuned machines, fixture roots and
+//! scripted clocks are left alone.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use model::measure::Warning;
+use model::{CpuSet, CpuSpec};
+use sys::Root;
+
+/// The warning code a result carries when its CPUs were chosen by the tuning.
+pub const TUNED_CODE: &str = "tuned-rt-cpus";
+
+/// The RT cpuset this process joined (or was already in), for the result and the load.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    /// The RT cpuset's directory.
+    pub group: String,
+    /// Its CPUs.
+    pub cpus: CpuSet,
+    /// The housekeeping cpuset beside it, where a load goes; `None` when there is none.
+    pub housekeeping: Option<String>,
+    /// Whether `--cpus` was left out, so the tuning chose the CPUs.
+    pub chosen_by_tuning: bool,
+}
+
+impl Placed {
+    /// The note for the result: which CPUs were measured and why.
+    pub fn warning(&self) -> Warning {
+        let why = if self.chosen_by_tuning {
+            format!(
+                "the machine is tuned (rtlab tune apply): measured its RT CPUs {} from inside the RT cpuset {}; --cpus picks other CPUs",
+                self.cpus, self.group
+            )
+        } else {
+            format!(
+                "the machine is tuned (rtlab tune apply): measured from inside the RT cpuset {} (CPUs {})",
+                self.group, self.cpus
+            )
+        };
+        Warning::new(TUNED_CODE, why)
+    }
+}
+
+/// The RT cpuset the tuning journal names, with its CPUs, when it is still there.
+fn tuned_rt_cpuset(root: &Root, journal: &Path) -> Option<(String, CpuSet)> {
+    if !journal.exists() {
+        return None;
+    }
+    let group = tune::rt_group(journal).ok()?;
+    if !root.exists(&group) {
+        return None;
+    }
+    let cpus = sys::launch::cgroup_cpus(root, &group).filter(|c| !c.is_empty())?;
+    Some((group, cpus))
+}
+
+/// Joins the RT cpuset of a tuning when `spec` (the `--cpus` given, or `None`) asks for RT
+/// CPUs; `Ok(None)` when the machine is not tuned or the CPUs asked for are not all RT CPUs.
+/// `online` resolves a CPU list without the process's own affinity (which is what changes).
+pub fn place(root: &Root, spec: Option<&CpuSpec>, online: &CpuSet) -> Result<Option<Placed>> {
+    place_with_journal(root, spec, online, Path::new(tune::journal::DEFAULT_PATH))
+}
+
+fn place_with_journal(
+    root: &Root,
+    spec: Option<&CpuSpec>,
+    online: &CpuSet,
+    journal: &Path,
+) -> Result<Option<Placed>> {
+    if !root.is_host() {
+        return Ok(None);
+    }
+    let Some((group, cpus)) = tuned_rt_cpuset(root, journal) else {
+        return Ok(None);
+    };
+    let chosen_by_tuning = match spec {
+        None => true,
+        Some(spec) => {
+            let Ok(asked) = spec.resolve(online, online, online) else {
+                return Ok(None);
+            };
+            if asked.is_empty() || !asked.is_subset(&cpus) {
+                return Ok(None);
+            }
+            false
+        }
+    };
+    let dir = PathBuf::from(&group);
+    let here = sys::cgroup::own_cgroup(root, &dir).ok().flatten();
+    if here.as_deref() != Some(dir.as_path()) {
+        sys::cgroup::move_process(root, &dir, std::process::id())
+            .with_context(|| format!("joining the RT cpuset {group} that rtlab tune apply made"))?;
+    }
+    let housekeeping = dir
+        .parent()
+        .map(|p| p.join("rtlab-housekeeping"))
+        .filter(|p| root.exists(p.join("cgroup.procs")) || root.exists(p.join("tasks")))
+        .map(|p| p.display().to_string());
+    Ok(Some(Placed {
+        group,
+        cpus,
+        housekeeping,
+        chosen_by_tuning,
+    }))
+}
