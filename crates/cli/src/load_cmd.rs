@@ -36,10 +36,20 @@ pub fn options(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> R
         })
         .transpose()?;
     load::placements(spec, load_cpus.as_ref(), &online).map_err(|e| UsageError(e.to_string()))?;
-    let workdir_base = placement
-        .load_dir
-        .clone()
-        .unwrap_or_else(|| LoadOptions::host().workdir_base);
+    // The default, /var/tmp, is on disk where an io load must write; a minimal board image
+    // (busybox, an initramfs) may have none, and a load without io needs no disk (issue #26).
+    let needs_disk = spec
+        .generators
+        .iter()
+        .any(|g| matches!(g.kind, model::load::GeneratorKind::Io { .. }));
+    let workdir_base = placement.load_dir.clone().unwrap_or_else(|| {
+        let base = LoadOptions::host().workdir_base;
+        if base.is_dir() || needs_disk {
+            base
+        } else {
+            std::env::temp_dir()
+        }
+    });
     if !workdir_base.is_dir() {
         return Err(UsageError(format!(
             "--load-dir {}: not a directory; give an existing directory on a disk",
