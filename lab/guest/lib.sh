@@ -45,6 +45,9 @@ snapshot() {
             prio=$1 policy=$2
             cg=$(tr '\n' ' ' <"$p/cgroup" 2>/dev/null)
             cpus=$(sed -n 's/^Cpus_allowed_list:\t*//p' "$p/status" 2>/dev/null)
+            # An IRQ thread's CPUs follow its IRQ's effective affinity (the kernel sets them),
+            # which the IRQ's smp_affinity_list above already holds.
+            case "$(cat "$p/comm" 2>/dev/null)" in irq/*) cpus=irq ;; esac
             printf 'task %s (%s)\tpolicy=%s prio=%s cpus=%s cgroup=%s\n' "$pid" "$(cat "$p/comm" 2>/dev/null)" "$policy" "$prio" "$cpus" "$cg"
         done
     } >"$1"
@@ -83,16 +86,33 @@ irq_thread_prio() {
     return 1
 }
 
-# hog CPU PRIO BUSY_LOOPS SLEEP_US: a SCHED_FIFO shell loop on CPU that spins BUSY_LOOPS
-# iterations and sleeps SLEEP_US, for ever (kill it with `kill $!`). Its comm is `lab-hog`.
+# hog CPU PRIO BUSY_LOOPS SLEEP_US: a SCHED_FIFO shell loop (started by `rtlab exec`) on CPU that spins BUSY_LOOPS
+# iterations and sleeps SLEEP_US, for ever (`unhog` ends it). Its comm is `lab-hog`.
 hog() {
     cat >/tmp/lab-hog <<HOG
 #!/bin/sh
 while :; do i=0; while [ \$i -lt $3 ]; do i=\$((i + 1)); done; usleep $4; done
 HOG
     chmod +x /tmp/lab-hog
-    # After `rtlab tune apply` this shell is in the housekeeping cpuset: the hog joins the RT one.
-    rt=""
-    for d in /sys/fs/cgroup/rtlab-rt /sys/fs/cgroup/cpuset/rtlab-rt; do [ -d "$d" ] && rt=$d; done
-    sh -c "[ -z '$rt' ] || echo \$\$ >'$rt/cgroup.procs' 2>/dev/null || echo \$\$ >'$rt/tasks'; exec taskset -c '$1' chrt -f '$2' /tmp/lab-hog" &
+    # rtlab exec sets the policy and the CPU, and joins the RT cpuset after `tune apply`
+    # (busybox has no chrt).
+    rtlab exec --fifo "$2" --cpus "$1" -- /tmp/lab-hog &
+    echo $! >/tmp/lab-hog.pid
+    sleep 1
+    for p in /proc/[0-9]*; do
+        [ "$(cat "$p/comm" 2>/dev/null)" = lab-hog ] || continue
+        echo "hog: pid ${p#/proc/}, $(grep Cpus_allowed_list "$p/status")"
+        return 0
+    done
+    fail "the hog did not start"
+}
+
+unhog() { kill "$(cat /tmp/lab-hog.pid)" 2>/dev/null; rm -f /tmp/lab-hog.pid; }
+
+# measured_cpus FILE: the CPUs of the last table in rtlab's text output (`CPU samples ...`).
+measured_cpus() {
+    awk '/^ *CPU +samples/ { n = 0; delete cpus; t = 1; next }
+         t && $1 ~ /^[0-9]+$/ { cpus[n++] = $1 }
+         t && $1 == "all" { t = 0 }
+         END { for (i = 0; i < n; i++) printf "%s%s", (i ? " " : ""), cpus[i]; print "" }' "$1"
 }

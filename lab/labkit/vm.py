@@ -63,6 +63,12 @@ def qemu_command(m: Machine, monitor: Path) -> list[str]:
         # A PCIe root port to hot-plug into (the virt machine's root bus takes no hot-plug).
         cmd += ["-device", "pcie-root-port,id=hp,bus=pcie.0,chassis=1,slot=1"]
         console = "ttyAMA0"
+    # x86 under multi-threaded TCG: the kernel's live code patching (static keys flipped when
+    # trace events are switched on, through an int3 breakpoint) oopsed ("Oops: int3" in
+    # handle_softirqs, 6.12-rt) when one vCPU ran the patched code while another wrote it.
+    # One TCG thread for all vCPUs keeps the patching coherent, as on hardware.
+    if accel == "tcg" and m.arch == "amd64":
+        accel = "tcg,thread=single"
     cmd += ["-accel", accel, "-smp", str(m.cpus), "-m", str(m.memory_mb)]
     cmd += ["-kernel", str(m.kernel), "-initrd", str(m.initrd)]
     cmd += ["-append", f"console={console} {m.cmdline}".strip()]
