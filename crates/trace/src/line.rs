@@ -77,14 +77,20 @@ pub struct Flags {
 }
 
 impl Flags {
-    /// Decodes the flags column (4 or 5 characters); `None` when it is not one.
+    /// Decodes the flags column; `None` when it is not one. Four or five characters on
+    /// mainline kernels (`d..2.`: irqs-off/BH, need-resched, hardirq/softirq, preempt-depth,
+    /// migrate-disable), seven on PREEMPT_RT kernels of the out-of-tree patch (6.1-rt:
+    /// `dn.h2..`, with need-resched-lazy after need-resched and preempt-lazy-depth after
+    /// preempt-depth; found in the lab, issue #26).
     pub fn parse(text: &str) -> Option<Flags> {
         let b = text.as_bytes();
-        if !(4..=5).contains(&b.len()) {
-            return None;
-        }
+        let (irqs, resched, lazy, context, depth, rest) = match b.len() {
+            4 | 5 => (b[0], b[1], None, b[2], b[3], &b[4..]),
+            7 => (b[0], b[1], Some(b[2]), b[3], b[4], &b[5..]),
+            _ => return None,
+        };
         let mut f = Flags::default();
-        match b[0] {
+        match irqs {
             b'd' => f.irqs_off = true,
             b'D' => {
                 f.irqs_off = true;
@@ -94,12 +100,11 @@ impl Flags {
             b'.' | b'X' => {}
             _ => return None,
         }
-        match b[1] {
-            b'N' | b'n' | b'p' | b'L' | b'l' | b'B' | b'b' => f.need_resched = true,
-            b'.' => {}
-            _ => return None,
+        f.need_resched = need_resched(resched)?;
+        if let Some(c) = lazy {
+            need_resched(c)?;
         }
-        match b[2] {
+        match context {
             b'h' => f.hardirq = true,
             b's' => f.softirq = true,
             b'H' => {
@@ -110,18 +115,26 @@ impl Flags {
             b'.' => {}
             _ => return None,
         }
-        f.preempt_depth = match b[3] {
+        f.preempt_depth = match depth {
             b'.' => 0,
             c @ b'0'..=b'9' => c - b'0',
             c @ b'a'..=b'f' => c - b'a' + 10,
             _ => return None,
         };
-        if let Some(&c) = b.get(4)
-            && !(c == b'.' || c.is_ascii_hexdigit())
-        {
+        // The depths and counts after it: preempt-lazy-depth, migrate-disable.
+        if !rest.iter().all(|&c| c == b'.' || c.is_ascii_hexdigit()) {
             return None;
         }
         Some(f)
+    }
+}
+
+/// Whether a need-resched character says a reschedule is pending; `None` when it is none.
+fn need_resched(c: u8) -> Option<bool> {
+    match c {
+        b'N' | b'n' | b'p' | b'L' | b'l' | b'B' | b'b' => Some(true),
+        b'.' => Some(false),
+        _ => None,
     }
 }
 

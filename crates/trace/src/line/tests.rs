@@ -34,6 +34,43 @@ fn kernel_trace_line_with_five_flag_columns() {
     assert!(f.irqs_off && f.hardirq && f.need_resched);
 }
 
+// Debian's 6.1-rt (the out-of-tree PREEMPT_RT patch) prints seven flag columns: need-resched-lazy
+// and preempt-lazy-depth beside the mainline ones. Lines from the lab's trace (issue #26), where
+// none was read and no spike was explained.
+#[test]
+fn rt_patch_trace_line_with_seven_flag_columns() {
+    let e =
+        ev("         rtlab/1-156     [001] dn.h2..     8.368158: local_timer_entry: vector=236");
+    assert_eq!((e.task, e.pid, e.cpu), ("rtlab/1", 156, 1));
+    assert_eq!(e.ts_ns, 8_368_158_000);
+    assert_eq!(e.name, "local_timer_entry");
+    let f = e.flags.unwrap();
+    assert!(f.irqs_off && f.need_resched && f.hardirq && !f.softirq);
+    assert_eq!(f.preempt_depth, 2);
+    let e = ev(
+        "          <idle>-0       [001] d...2..     8.288970: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ksoftirqd/1 next_pid=29 next_prio=120",
+    );
+    let f = e.flags.unwrap();
+    assert!(f.irqs_off && !f.need_resched && !f.hardirq);
+    assert_eq!(f.preempt_depth, 2);
+    assert!(
+        matches!(
+            parse(
+                "  app-7 [000] .Lsh1.1 1.000000: sched_waking: comm=a pid=1 prio=120 target_cpu=000"
+            ),
+            Line::Malformed(_)
+        ),
+        "a word of seven characters that is no flags column is not taken for one"
+    );
+    let f = Flags::parse("..L.3.2").unwrap();
+    assert!(!f.need_resched);
+    assert_eq!(f.preempt_depth, 3);
+    assert!(
+        Flags::parse("d..2.1").is_none(),
+        "six columns are no known layout"
+    );
+}
+
 #[test]
 fn documentation_trace_pipe_with_four_flag_columns() {
     let e = ev(
