@@ -447,7 +447,14 @@ fn the_kernel_engine_reads_the_osnoise_tracer_and_restores_its_options() {
     let dir = tempfile::tempdir().unwrap();
     let root = osnoise_tree(dir.path());
     let tracing = root.join("sys/kernel/tracing");
-    let read = |n: &str| std::fs::read_to_string(tracing.join(n)).unwrap();
+    // As the kernel reads them back: a fixture file also keeps the NUL that ends the CPU list
+    // written to osnoise/cpus (sys::osnoise), which the kernel's file does not print.
+    let read = |n: &str| {
+        std::fs::read_to_string(tracing.join(n))
+            .unwrap()
+            .trim_end_matches('\0')
+            .to_string()
+    };
     let before: Vec<String> = [
         "current_tracer",
         "tracing_thresh",
