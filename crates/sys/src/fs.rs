@@ -25,13 +25,13 @@ use crate::{Error, Result};
 ///
 /// The content goes into an unnamed file (`O_TMPFILE`) in the target's directory, is written
 /// and fsynced, linked in as the hidden `.{file}.rtlab-{pid}.tmp` (linkat from
-/// `/proc/self/fd/N`), the file system is synced (`syncfs`), the name renamed over `path`, and
-/// the directory is fsynced so the new name survives a power loss. The sync puts the
-/// allocation bitmaps holding the new file's inode on disk before any name refers to it, which
-/// no fsync promises on a file system without a journal: ext2 came back from a power cut with
-/// a campaign's files' inodes marked free, and the next file made there failed with EIO
-/// ("doubly allocated"; found by the lab, issue #26). Atomic writes are results, checkpoints
-/// (every 10 s at most) and state, so the sync costs nothing that matters. Where the filesystem has no `O_TMPFILE`, or `/proc` is absent, the
+/// `/proc/self/fd/N`), renamed over `path`, and the directory is fsynced so the new name
+/// survives a power loss. On a file system without a journal (ext2, FAT, exFAT) the whole file
+/// system is synced (`syncfs`) before the rename: that puts the allocation bitmaps holding the
+/// new file's inode on disk before any name refers to it, which no fsync promises there. ext2
+/// came back from a power cut with a campaign's files' inodes marked free, and the next file
+/// made there failed with EIO ("doubly allocated"; found by the lab, issue #26). Journalled
+/// file systems are not synced: a sync there would flush everything else dirty on them. Where the filesystem has no `O_TMPFILE`, or `/proc` is absent, the
 /// hidden name is created directly instead. A replaced file keeps its permission bits; on any
 /// error the hidden name is removed. The hidden name is per process: one writer per path at a
 /// time (rtlab's checkpoints are written by one thread).
@@ -50,12 +50,59 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
             true => Ok(()),
             false => write_named(&tmp, path, bytes, mode),
         })
-        .and_then(|()| sync_filesystem(&dir))
+        .and_then(|()| match unjournalled(&dir) {
+            true => sync_filesystem(&dir),
+            false => Ok(()),
+        })
         .and_then(|()| rename_durably(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Whether the file system holding `dir` keeps no journal, so that its allocation bitmaps reach
+/// the disk only with a sync: FAT and exFAT by their statfs magic; the ext family (one magic)
+/// when its mount says `ext2`. Unknown: `false`.
+fn unjournalled(dir: &Path) -> bool {
+    const EXT_MAGIC: i64 = 0xEF53;
+    const MSDOS_MAGIC: i64 = 0x4d44;
+    const EXFAT_MAGIC: i64 = 0x2011_BAB0;
+    match statfs_magic(dir) {
+        Some(MSDOS_MAGIC | EXFAT_MAGIC) => true,
+        Some(EXT_MAGIC) => mount_fstype(dir).is_some_and(|t| t == "ext2"),
+        _ => false,
+    }
+}
+
+/// The file system type (`f_type`) statfs gives for `dir`.
+fn statfs_magic(dir: &Path) -> Option<i64> {
+    let c_dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statfs is valid storage for the kernel to fill.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c_dir` is a valid NUL-terminated path and `st` valid, writable storage.
+    if unsafe { libc::statfs(c_dir.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
+    Some(st.f_type as i64)
+}
+
+/// The type of the mount holding `dir` (`ext2`, `ext4`), from this process's mountinfo (the
+/// mount point nearest `dir`; `\040` escapes are read back as spaces).
+fn mount_fstype(dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let text = crate::Root::host().read("/proc/self/mountinfo").ok()?;
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let point = left.split(' ').nth(4)?.replace("\\040", " ");
+            let fstype = right.split(' ').next()?;
+            dir.starts_with(&point)
+                .then(|| (point.len(), fstype.to_string()))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, fstype)| fstype)
 }
 
 /// Writes every dirty inode and block of the file system that holds `dir` to disk (`syncfs`),
@@ -504,6 +551,15 @@ fn io_error(path: &Path, e: io::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_mount_of_a_directory_is_found_and_a_journalled_one_is_not_synced() {
+        // `/` is mounted as something; /proc is proc (no statfs magic of a journal-less disk).
+        assert!(mount_fstype(Path::new("/")).is_some());
+        assert_eq!(mount_fstype(Path::new("/proc")).as_deref(), Some("proc"));
+        assert!(!unjournalled(Path::new("/proc")));
+        assert!(!unjournalled(Path::new("/no/such/dir")));
+    }
 
     #[test]
     fn an_atomic_write_replaces_the_file_and_syncs_its_file_system() {
