@@ -50,8 +50,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
             true => Ok(()),
             false => write_named(&tmp, path, bytes, mode),
         })
-        .and_then(|()| match unjournalled(&dir) {
-            true => sync_filesystem(&dir),
+        .and_then(|()| match crate::fs_sync::unjournalled(&dir) {
+            true => crate::fs_sync::sync_filesystem(&dir),
             false => Ok(()),
         })
         .and_then(|()| rename_durably(&tmp, path));
@@ -59,62 +59,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
-}
-
-/// Whether the file system holding `dir` keeps no journal, so that its allocation bitmaps reach
-/// the disk only with a sync: FAT and exFAT by their statfs magic; the ext family (one magic)
-/// when its mount says `ext2`. Unknown: `false`.
-fn unjournalled(dir: &Path) -> bool {
-    const EXT_MAGIC: i64 = 0xEF53;
-    const MSDOS_MAGIC: i64 = 0x4d44;
-    const EXFAT_MAGIC: i64 = 0x2011_BAB0;
-    match statfs_magic(dir) {
-        Some(MSDOS_MAGIC | EXFAT_MAGIC) => true,
-        Some(EXT_MAGIC) => mount_fstype(dir).is_some_and(|t| t == "ext2"),
-        _ => false,
-    }
-}
-
-/// The file system type (`f_type`) statfs gives for `dir`.
-fn statfs_magic(dir: &Path) -> Option<i64> {
-    let c_dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: an all-zero statfs is valid storage for the kernel to fill.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_dir` is a valid NUL-terminated path and `st` valid, writable storage.
-    if unsafe { libc::statfs(c_dir.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
-    Some(st.f_type as i64)
-}
-
-/// The type of the mount holding `dir` (`ext2`, `ext4`), from this process's mountinfo (the
-/// mount point nearest `dir`; `\040` escapes are read back as spaces).
-fn mount_fstype(dir: &Path) -> Option<String> {
-    let dir = std::fs::canonicalize(dir).ok()?;
-    let text = crate::Root::host().read("/proc/self/mountinfo").ok()?;
-    text.lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let point = left.split(' ').nth(4)?.replace("\\040", " ");
-            let fstype = right.split(' ').next()?;
-            dir.starts_with(&point)
-                .then(|| (point.len(), fstype.to_string()))
-        })
-        .max_by_key(|(len, _)| *len)
-        .map(|(_, fstype)| fstype)
-}
-
-/// Writes every dirty inode and block of the file system that holds `dir` to disk (`syncfs`),
-/// allocation bitmaps included, which no fsync of a file or directory promises on ext2.
-pub fn sync_filesystem(dir: &Path) -> Result<()> {
-    let file = File::open(dir).map_err(|e| Error::from_io(dir, e))?;
-    // SAFETY: syncfs takes a file descriptor we own for the duration of the call.
-    let rc = unsafe { libc::syncfs(file.as_raw_fd()) };
-    if rc != 0 {
-        return Err(Error::from_io(dir, io::Error::last_os_error()));
-    }
-    Ok(())
 }
 
 /// Takes an exclusive advisory lock (flock) on `path`, creating it, without waiting: `None`
@@ -553,15 +497,6 @@ fn io_error(path: &Path, e: io::Error) -> Error {
 mod tests {
 
     #[test]
-    fn the_mount_of_a_directory_is_found_and_a_journalled_one_is_not_synced() {
-        // `/` is mounted as something; /proc is proc (no statfs magic of a journal-less disk).
-        assert!(mount_fstype(Path::new("/")).is_some());
-        assert_eq!(mount_fstype(Path::new("/proc")).as_deref(), Some("proc"));
-        assert!(!unjournalled(Path::new("/proc")));
-        assert!(!unjournalled(Path::new("/no/such/dir")));
-    }
-
-    #[test]
     fn an_atomic_write_replaces_the_file_and_syncs_its_file_system() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.json");
@@ -570,7 +505,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         // Nothing hidden is left beside it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        let e = sync_filesystem(&dir.path().join("gone")).unwrap_err();
+        let e = crate::fs_sync::sync_filesystem(&dir.path().join("gone")).unwrap_err();
         assert!(e.to_string().contains("gone"), "{e}");
     }
 

@@ -17,6 +17,7 @@ pub mod cpu;
 pub mod cpusets;
 pub mod dl_bandwidth;
 pub mod fs;
+mod fs_sync;
 pub mod futex;
 pub mod host;
 pub mod hwlat;
