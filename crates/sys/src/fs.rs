@@ -333,16 +333,7 @@ pub struct Filesystem {
 pub fn filesystem(dir: &Path) -> Result<Filesystem> {
     const TMPFS_MAGIC: i64 = 0x0102_1994;
     const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    let c_dir = CString::new(dir.as_os_str().as_bytes()).map_err(|_| Error::Unsupported {
-        what: format!("statfs {}", dir.display()),
-        why: "the path contains a NUL byte".to_string(),
-    })?;
-    // SAFETY: an all-zero statfs is valid storage for the kernel to fill.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_dir` is a valid NUL-terminated path and `st` valid, writable storage.
-    if unsafe { libc::statfs(c_dir.as_ptr(), &mut st) } != 0 {
-        return Err(io_error(dir, io::Error::last_os_error()));
-    }
+    let st = crate::fs_sync::statfs(dir).map_err(|e| io_error(dir, e))?;
     let fragment = if st.f_frsize > 0 {
         st.f_frsize
     } else {

@@ -28,15 +28,22 @@ pub(crate) fn unjournalled(dir: &Path) -> bool {
 
 /// The file system type (`f_type`) statfs gives for `dir`.
 fn statfs_magic(dir: &Path) -> Option<i64> {
-    let c_dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
+    statfs(dir).ok().map(|st| st.f_type as i64)
+}
+
+/// What statfs(2) says of the file system holding `dir` (also `fs::filesystem`'s source);
+/// errors are the system's, for the caller to name (a path with a NUL byte: `InvalidInput`).
+pub(crate) fn statfs(dir: &Path) -> io::Result<libc::statfs> {
+    let c_dir = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path contains a NUL byte"))?;
     // SAFETY: an all-zero statfs is valid storage for the kernel to fill.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c_dir` is a valid NUL-terminated path and `st` valid, writable storage.
     if unsafe { libc::statfs(c_dir.as_ptr(), &mut st) } != 0 {
-        return None;
+        return Err(io::Error::last_os_error());
     }
-    #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
-    Some(st.f_type as i64)
+    Ok(st)
 }
 
 /// The type of the mount holding `dir` (`ext2`, `ext4`), from this process's mountinfo (the
