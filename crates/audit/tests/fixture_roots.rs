@@ -6,7 +6,6 @@ use audit::{Options, Selection};
 use model::CpuSet;
 use model::audit::{AuditReport, Status};
 use report::audit::{AuditStyle, audit_table};
-use rtlab_audit as audit;
 
 fn audit(name: &str, options: &Options) -> AuditReport {
     let root = testkit::fixture_root(name);

@@ -3,7 +3,6 @@
 
 use audit::{Options, Selection};
 use model::audit::{AuditReport, Status};
-use rtlab_audit as audit;
 use sys::Root;
 
 fn live() -> AuditReport {

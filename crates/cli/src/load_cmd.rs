@@ -222,7 +222,7 @@ fn control_channel() -> mpsc::Receiver<Control> {
 }
 
 /// Runs the hidden `rtlab guardian`: waits for its input to end, then cleans up whatever is
-/// still registered (see `rtlab_load::guardian`).
+/// still registered (see `load::guardian`).
 pub fn guardian(root: &Root) -> Result<Exit> {
     // Ctrl-C and `kill` of rtlab must not take the guardian along before it has cleaned up;
     // it ends when its input does.

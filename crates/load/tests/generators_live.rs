@@ -9,9 +9,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use load::{LoadOptions, LoadSet};
 use model::CpuSet;
 use model::load::{GeneratorReport, LoadReport, LoadSpec};
-use rtlab_load::{LoadOptions, LoadSet};
 use sys::Root;
 use sys::parse::interrupts;
 use sys::parse::stat;

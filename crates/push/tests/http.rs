@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rtlab_push::{Class, Client, Target, Token, Uploaded};
+use push::{Class, Client, Target, Token, Uploaded};
 
 /// What the responder read: the request line, the headers (lower-case names) and the body.
 #[derive(Debug)]

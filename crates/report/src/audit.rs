@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::audit::{AuditReport, AuditSummary, Finding, Group, Status};
+use model::audit::{AuditReport, AuditSummary, Finding, Group, Status};
 
 /// How much of each finding the terminal table shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -212,8 +212,8 @@ pub fn audit_markdown(report: &AuditReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::CpuSet;
-    use rtlab_model::audit::{Counts, Evidence, Fix, Profile, RtCpus, SCHEMA, Severity};
+    use model::CpuSet;
+    use model::audit::{Counts, Evidence, Fix, Profile, RtCpus, SCHEMA, Severity};
 
     fn finding(id: &str, group: Group, status: Status, summary: &str) -> Finding {
         Finding {

@@ -29,9 +29,9 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::histogram::{RANGE_END_NS, bucket_bounds, bucket_index};
-use rtlab_model::measure::{CpuResult, MeasureRun};
-use rtlab_model::stats::Accumulator;
+use model::histogram::{RANGE_END_NS, bucket_bounds, bucket_index};
+use model::measure::{CpuResult, MeasureRun};
+use model::stats::Accumulator;
 
 /// `# /dev/cpu_dma_latency set to 0us`, when the run held a `/dev/cpu_dma_latency` request.
 pub fn dma_latency_line(run: &MeasureRun) -> Option<String> {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::explain::{ExplainDoc, Explanation, TraceCapture};
+use model::explain::{ExplainDoc, Explanation, TraceCapture};
 
 /// Text width the stories wrap at.
 const WIDTH: usize = 96;

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::Nanos;
-use rtlab_model::explain::{
+use model::Nanos;
+use model::explain::{
     CpuRow, HandlerFix, HandlerRow, SOFTIRQ_CONTEXT, StatsRows, StatsTally, TaskRow, TraceStats,
 };
 
@@ -229,7 +229,7 @@ fn wakeups(rows: &[CpuRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::explain::{STATS_SCHEMA, TraceSummary};
+    use model::explain::{STATS_SCHEMA, TraceSummary};
 
     fn handler(name: &str, max_us: u64) -> HandlerRow {
         HandlerRow {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use rtlab_model::hwlat::{HwlatEngine, HwlatRun, HwlatSample};
+use model::hwlat::{HwlatEngine, HwlatRun, HwlatSample};
 
 fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)

@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::audit::{Finding, Status};
-use rtlab_model::inspect::{Inspection, KernelThreads, RunDelaySource, ThreadReport};
+use model::audit::{Finding, Status};
+use model::inspect::{Inspection, KernelThreads, RunDelaySource, ThreadReport};
 
 use crate::audit::status_label;
 use crate::table::{align, format_us};
@@ -195,9 +195,9 @@ pub fn inspect_table(i: &Inspection, paint: &dyn Fn(Status, &str) -> String) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::CpuSet;
-    use rtlab_model::audit::{Counts, Evidence, Fix, Group, RtCpus, Severity};
-    use rtlab_model::inspect::{FutexSeen, SCHEMA};
+    use model::CpuSet;
+    use model::audit::{Counts, Evidence, Fix, Group, RtCpus, Severity};
+    use model::inspect::{FutexSeen, SCHEMA};
 
     fn sample() -> Inspection {
         let thread = ThreadReport {

@@ -6,7 +6,7 @@
 //! long title, is cut there, since a wrapped line would break the caller's cursor movement).
 //! Lines carry no ANSI escapes and no newline: the caller moves the cursor and prints them.
 
-use rtlab_model::measure::{CpuProgress, Progress};
+use model::measure::{CpuProgress, Progress};
 
 use crate::table::{format_opt_us, format_opt_us_f64};
 
@@ -84,8 +84,8 @@ fn cpu_line(c: &CpuProgress) -> String {
 mod tests {
     use super::*;
     use crate::testdata;
-    use rtlab_model::Nanos;
-    use rtlab_model::measure::MeasureRun;
+    use model::Nanos;
+    use model::measure::MeasureRun;
 
     /// A progress view of a finished run, as the measure room would publish it.
     fn progress_of(run: &MeasureRun, elapsed: Nanos, planned: Nanos) -> Progress {

@@ -7,10 +7,10 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::Nanos;
-use rtlab_model::load::LoadReport;
-use rtlab_model::load::spec::format_bytes;
-use rtlab_model::measure::RunStatus;
+use model::Nanos;
+use model::load::LoadReport;
+use model::load::spec::format_bytes;
+use model::measure::RunStatus;
 
 /// `1234.5` as `1.2k`, `2_500_000` as `2.50M`; below 1000 with one decimal.
 pub fn format_rate(per_sec: f64) -> String {
@@ -186,9 +186,9 @@ pub fn load_live_line(report: &LoadReport) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rtlab_model::CpuSet;
-    use rtlab_model::load::GeneratorReport;
-    use rtlab_model::load::report::{CpuBusy, LOAD_SCHEMA};
+    use model::CpuSet;
+    use model::load::GeneratorReport;
+    use model::load::report::{CpuBusy, LOAD_SCHEMA};
 
     use super::*;
 

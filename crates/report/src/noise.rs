@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use rtlab_model::measure::MeasureRun;
-use rtlab_model::noise::{NoiseCpu, NoiseInfo, Source};
+use model::measure::MeasureRun;
+use model::noise::{NoiseCpu, NoiseInfo, Source};
 
 /// Culprits shown per CPU in the table.
 const SHOWN_CULPRITS: usize = 5;
@@ -132,7 +132,7 @@ fn culprits(out: &mut String, noise: &NoiseInfo) {
 pub fn oslat(run: &MeasureRun) -> String {
     let mut out = String::new();
     let cpus: Vec<_> = run.cpus.iter().collect();
-    let join = |f: &dyn Fn(&rtlab_model::measure::CpuResult) -> String| {
+    let join = |f: &dyn Fn(&model::measure::CpuResult) -> String| {
         cpus.iter().map(|c| f(c)).collect::<Vec<_>>().join(" ")
     };
     let mhz = run

@@ -1,8 +1,8 @@
 //! The text of `rtlab pi check`: the verdict in a sentence, then one row per inversion group
 //! of each run (the PI run, then the plain-lock control), with the high thread's waits in µs.
 
-use rtlab_model::Nanos;
-use rtlab_model::pi::{PiCheck, PiRun, PiVerdict};
+use model::Nanos;
+use model::pi::{PiCheck, PiRun, PiVerdict};
 
 use crate::table::format_us;
 
@@ -75,7 +75,7 @@ fn rows(run: &PiRun, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use rtlab_model::pi::{PI_SCHEMA, PiGroup, PiLockKind, PiPriorities};
+    use model::pi::{PI_SCHEMA, PiGroup, PiLockKind, PiPriorities};
 
     use super::*;
 

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use rtlab_model::Nanos;
-use rtlab_model::sched::{PolicyAnalysis, SchedPolicy, SchedReport, Task, Verdict};
+use model::Nanos;
+use model::sched::{PolicyAnalysis, SchedPolicy, SchedReport, Task, Verdict};
 
 /// The report as text.
 pub fn table(report: &SchedReport) -> String {

@@ -9,10 +9,10 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::host::HostInfo;
-use rtlab_model::imported::Quantity;
-use rtlab_model::measure::{BreakEvent, MeasureParams, MeasureRun, Policy};
-use rtlab_model::stats::LatencyStats;
+use model::host::HostInfo;
+use model::imported::Quantity;
+use model::measure::{BreakEvent, MeasureParams, MeasureRun, Policy};
+use model::stats::LatencyStats;
 
 /// Microseconds with one decimal, rounded half up: `12345` ns is `12.3`, `12350` is `12.4`.
 pub fn format_us(ns: u64) -> String {
@@ -309,7 +309,7 @@ all        7  12.3  54.9    81.7  14.1  250.0  250.0  250.0   250.0    250.0  25
         run.params.dma_latency_us = None;
         run.params.mlock = false;
         run.params.clock = "fake".to_string();
-        run.elapsed_ns = rtlab_model::Nanos(499_950_000);
+        run.elapsed_ns = model::Nanos(499_950_000);
         let header = measure_table(&run).lines().next().unwrap().to_string();
         assert_eq!(
             header,

@@ -2,14 +2,14 @@
 //! constructors (`cpu_result`, `aggregate`, `Accumulator::record`, `Histogram::record`), so a
 //! test sees exactly what a real run would hand over.
 
-use rtlab_model::histogram::RANGE_END_NS;
-use rtlab_model::host::HostInfo;
-use rtlab_model::measure::{
+use model::histogram::RANGE_END_NS;
+use model::host::HostInfo;
+use model::measure::{
     BreakEvent, CpuResult, MeasureParams, MeasureRun, Policy, RunStatus, SCHEMA, Series, Spike,
     Warning, aggregate, cpu_result,
 };
-use rtlab_model::stats::Accumulator;
-use rtlab_model::{CpuSet, Histogram, Nanos};
+use model::stats::Accumulator;
+use model::{CpuSet, Histogram, Nanos};
 
 /// One CPU fed with `samples` (ns) in order, sample `i` taken at cycle `i`, plus `overruns`.
 /// Every sample is kept as a spike (worst first), as a run with a large `--spikes` would.

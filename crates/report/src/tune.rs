@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use rtlab_model::tune::{Action, Change, TunePlan};
+use model::tune::{Action, Change, TunePlan};
 
 use crate::explain::wrap;
 

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use rtlab_model::Nanos;
-use rtlab_model::workload::WorkloadInfo;
+use model::Nanos;
+use model::workload::WorkloadInfo;
 
 use crate::table::align_right;
 

@@ -15,8 +15,8 @@
 //! Admission only promises that the reservations fit; whether each task then meets its
 //! deadline is the EDF analysis of the reservations (see `edf`).
 
-use rtlab_model::CpuSet;
-use rtlab_model::sched::{BW_SHIFT, DeadlineBandwidth, Task, Test, Verdict, bandwidth};
+use model::CpuSet;
+use model::sched::{BW_SHIFT, DeadlineBandwidth, Task, Test, Verdict, bandwidth};
 
 /// The shortest runtime the kernel accepts, ns (`1 << DL_SCALE`).
 const MIN_RUNTIME_NS: u64 = 1 << 10;
@@ -217,7 +217,7 @@ fn domain_test(tasks: &[Task], bw: &DeadlineBandwidth, domain: &CpuSet, is_defau
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::Nanos;
+    use model::Nanos;
 
     fn task(name: &str, runtime_us: u64, period_us: u64, cpu: Option<u32>) -> Task {
         Task {

@@ -3,10 +3,10 @@
 //! with `--workload` that is the wake-up latency its workload section keeps, not the response
 //! time its histogram holds.
 
-use rtlab_model::Nanos;
-use rtlab_model::measure::MeasureRun;
-use rtlab_model::noise::NOISE_SCHEMA;
-use rtlab_model::sched::TaskSet;
+use model::Nanos;
+use model::measure::MeasureRun;
+use model::noise::NOISE_SCHEMA;
+use model::sched::TaskSet;
 
 use crate::TaskSetError;
 

@@ -16,7 +16,7 @@ pub mod jitter;
 mod partition;
 pub mod taskset;
 
-use rtlab_model::sched::{
+use model::sched::{
     DeadlineBandwidth, Partition, PolicyAnalysis, SCHED_SCHEMA, SchedPolicy, SchedReport, Task,
     TaskResult, TaskSet, TaskVerdict, Test, Verdict,
 };

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use rtlab_model::Nanos;
-use rtlab_model::sched::{
+use model::Nanos;
+use model::sched::{
     DemandFailure, Placed, PolicyAnalysis, SchedPolicy, Suggestion, Task, TaskVerdict, Test,
     Verdict,
 };

@@ -8,10 +8,10 @@
 
 use std::collections::HashSet;
 
-use rtlab_model::Nanos;
-use rtlab_model::limits::MAX_CPU;
-use rtlab_model::nanos::parse_nanos;
-use rtlab_model::sched::{MAX_TASK_TIME, MAX_TASKS, SchedPolicy, Task, TaskSet};
+use model::Nanos;
+use model::limits::MAX_CPU;
+use model::nanos::parse_nanos;
+use model::sched::{MAX_TASK_TIME, MAX_TASKS, SchedPolicy, Task, TaskSet};
 use serde::Deserialize;
 
 /// Why a task set was refused: one line naming where and what, and how to fix it.
@@ -67,7 +67,7 @@ pub fn parse(text: &str, source: &str) -> Result<TaskSet, TaskSetError> {
         Form::Json => serde_json::from_str(text)
             .map_err(|e| TaskSetError(format!("{source}: not a task set: {e}")))?,
         Form::Toml => toml::from_str(text).map_err(|e| {
-            TaskSetError(rtlab_model::toml_error::one_line(
+            TaskSetError(model::toml_error::one_line(
                 source,
                 &e.to_string(),
                 "task set",

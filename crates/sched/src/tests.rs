@@ -1,7 +1,7 @@
 //! Whole task sets through `check`: the verdict per policy, response times, suggestions.
 
-use rtlab_model::CpuSet;
-use rtlab_model::sched::{DeadlineBandwidth, SchedPolicy, Verdict};
+use model::CpuSet;
+use model::sched::{DeadlineBandwidth, SchedPolicy, Verdict};
 
 use super::*;
 

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rtlab_model::CpuSet;
+use model::CpuSet;
 
 use crate::parse::cgroup::{CgroupMount, cgroup_mounts, process_cgroup};
 use crate::{Error, Result, Root};

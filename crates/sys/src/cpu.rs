@@ -8,8 +8,8 @@
 //! only the `possible` list is required. Nothing here changes CPU state (hotplug, frequency
 //! and isolation knobs belong to the rooms that tune).
 
-use rtlab_model::CpuSet;
-use rtlab_model::host::CpuInfo;
+use model::CpuSet;
+use model::host::CpuInfo;
 
 use crate::parse::cpuinfo::Cpuinfo;
 use crate::parse::stat::{CpuTimes, per_cpu_times};

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rtlab_model::CpuSet;
+use model::CpuSet;
 
 use crate::{Error, Result, Root};
 

@@ -4,9 +4,9 @@
 //! (`fair_server`, Linux 6.12+) reserves, the deadline tasks already running, and the
 //! kernel's period limits. Nothing is changed.
 
-use rtlab_model::CpuSet;
-use rtlab_model::measure::Policy;
-use rtlab_model::sched::{DeadlineBandwidth, bandwidth as to_ratio};
+use model::CpuSet;
+use model::measure::Policy;
+use model::sched::{DeadlineBandwidth, bandwidth as to_ratio};
 
 use crate::{Error, Result, Root, cpu, partition, tasks};
 

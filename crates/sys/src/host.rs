@@ -8,7 +8,7 @@
 
 use std::io::Read;
 
-use rtlab_model::host::HostInfo;
+use model::host::HostInfo;
 
 use crate::parse::{cmdline, cpuinfo, preempt};
 use crate::{Root, cpu};
@@ -128,12 +128,12 @@ fn kernel_config_source_for(root: &Root, release: &str) -> Option<(String, Strin
 
 /// Reads a kernel config file given by a person (not a kernel path): plain text, or gzip
 /// (a copy of `/proc/config.gz`) recognised by its magic bytes, bounded before and after
-/// unpacking by [`rtlab_model::limits::MAX_KCONFIG_BYTES`]. Refused, with one line saying why: a
+/// unpacking by [`model::limits::MAX_KCONFIG_BYTES`]. Refused, with one line saying why: a
 /// directory, a file too large, text that is not UTF-8, and text with no `CONFIG_` option in
 /// it (an empty file, a binary, the wrong file) — a config that cannot be read must not
 /// make every check that reads it look like a pass.
 pub fn read_config_file(path: &std::path::Path) -> Result<String, String> {
-    let limit = rtlab_model::limits::MAX_KCONFIG_BYTES;
+    let limit = model::limits::MAX_KCONFIG_BYTES;
     let bytes = crate::fs::read_input(path, limit)?;
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         gunzip_bounded(&bytes, limit).map_err(|e| format!("a damaged gzip file ({e})"))?
@@ -169,7 +169,7 @@ fn gunzip_bounded(bytes: &[u8], limit: u64) -> std::io::Result<String> {
 fn read_gzip(root: &Root, path: &str) -> Option<String> {
     root.note(path);
     let bytes = std::fs::read(root.path(path)).ok()?;
-    gunzip_bounded(&bytes, rtlab_model::limits::MAX_KCONFIG_BYTES).ok()
+    gunzip_bounded(&bytes, model::limits::MAX_KCONFIG_BYTES).ok()
 }
 
 /// What [`host_info`] concludes about preemption.
@@ -243,7 +243,7 @@ fn preemption(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_model::CpuSet;
+    use model::CpuSet;
 
     fn fixture(name: &str) -> Root {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

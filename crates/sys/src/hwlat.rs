@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use rtlab_model::CpuSet;
+use model::CpuSet;
 
 use crate::tracefs::Tracefs;
 use crate::{Error, Result, Root};

@@ -7,7 +7,7 @@
 //! kernel-managed queue interrupts) is a judgement left to the caller; this module reports
 //! what the files say.
 
-use rtlab_model::CpuSet;
+use model::CpuSet;
 
 use crate::parse::interrupts;
 use crate::parse::irq::parse_description;

@@ -19,7 +19,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use rtlab_model::CpuSet;
+use model::CpuSet;
 
 use crate::mem::SharedCounters;
 use crate::sched::PreparedPolicy;

@@ -125,7 +125,7 @@ mod tests {
         // SAFETY: getuid has no preconditions.
         assert_eq!(p.euid == 0, unsafe { libc::geteuid() } == 0);
         let fifo_ok = std::thread::spawn(|| {
-            let params = crate::sched::SchedParams::new(rtlab_model::measure::Policy::Fifo, 1);
+            let params = crate::sched::SchedParams::new(model::measure::Policy::Fifo, 1);
             crate::sched::set_current_thread_policy(&params).is_ok()
         })
         .join()

@@ -12,8 +12,8 @@
 
 use std::io::Read;
 
-use rtlab_model::CpuSet;
-use rtlab_model::measure::Policy;
+use model::CpuSet;
+use model::measure::Policy;
 
 use crate::parse::task::{
     PF_KTHREAD, PF_NO_SETAFFINITY, PF_WQ_WORKER, cmdline_args, environ, parse_stat, status_field,

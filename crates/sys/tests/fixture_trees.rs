@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rtlab_sys as sys;
 use sys::Root;
 
 fn roots() -> Vec<(String, Root)> {

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use rtlab_model::CpuSet;
-use rtlab_sys::Root;
+use model::CpuSet;
+use sys::Root;
 use tempfile::TempDir;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";

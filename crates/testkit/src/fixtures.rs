@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use rtlab_sys::Root;
+use sys::Root;
 
 /// `<workspace>/fixtures/roots`.
 pub fn fixtures_dir() -> PathBuf {

@@ -1,11 +1,11 @@
-//! Tests of `rtlab_sys::host` and `rtlab_sys::cpu` over builder-made and captured trees. They
+//! Tests of `sys::host` and `sys::cpu` over builder-made and captured trees. They
 //! live here because `rtlab-sys` cannot use [`FakeRoot`](crate::FakeRoot) in its own unit
 //! tests (the test build of a crate is a different crate from the one testkit links).
 
 use std::collections::BTreeMap;
 
-use rtlab_model::host::{CpuInfo, HostInfo};
-use rtlab_sys::host::{host_info, kernel_config};
+use model::host::{CpuInfo, HostInfo};
+use sys::host::{host_info, kernel_config};
 
 use crate::{FakeRoot, fixture_names, fixture_root};
 

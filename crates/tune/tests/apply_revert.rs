@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use model::tune::TuneProfile;
-use rtlab_tune::{Request, apply, plan, revert, status};
 use sys::Root;
 use testkit::{copy_tree, fixtures_dir, tree_contents};
+use tune::{Request, apply, plan, revert, status};
 
 fn tree(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     tree_contents(dir)
@@ -38,7 +38,7 @@ fn apply_then_revert_leaves_every_tree_as_it_was() {
                 housekeeping: None,
                 profile: TuneProfile::Strict,
                 rules: Vec::new(),
-                siblings: rtlab_tune::Siblings::Confine,
+                siblings: tune::Siblings::Confine,
             },
         )
         .unwrap();
@@ -103,7 +103,7 @@ fn revert_skips_what_is_already_back_and_a_cut_last_line() {
             housekeeping: None,
             profile: TuneProfile::Balanced,
             rules: Vec::new(),
-            siblings: rtlab_tune::Siblings::Confine,
+            siblings: tune::Siblings::Confine,
         },
     )
     .unwrap();

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use model::tune::TuneProfile;
-use rtlab_tune::{Irqd, Pass, Request, apply, plan, revert};
 use testkit::{copy_tree, tree_contents};
+use tune::{Irqd, Pass, Request, apply, plan, revert};
 
 fn request(rules: &[&str]) -> Request {
     Request {
@@ -15,7 +15,7 @@ fn request(rules: &[&str]) -> Request {
         housekeeping: None,
         profile: TuneProfile::Balanced,
         rules: rules.iter().map(|r| r.parse().unwrap()).collect(),
-        siblings: rtlab_tune::Siblings::Confine,
+        siblings: tune::Siblings::Confine,
     }
 }
 

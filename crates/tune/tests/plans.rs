@@ -5,8 +5,8 @@
 
 use model::CpuSet;
 use model::tune::{Action, TuneProfile};
-use rtlab_tune::{PlanError, Request, plan};
 use testkit::fixture_root;
+use tune::{PlanError, Request, plan};
 
 fn req(rt: &str, profile: TuneProfile) -> Request {
     Request {
@@ -14,7 +14,7 @@ fn req(rt: &str, profile: TuneProfile) -> Request {
         housekeeping: None,
         profile,
         rules: Vec::new(),
-        siblings: rtlab_tune::Siblings::Confine,
+        siblings: tune::Siblings::Confine,
     }
 }
 
@@ -171,7 +171,7 @@ fn irq_rules_pin_irqs_and_set_their_threads_policy() {
         &root,
         &Request {
             rules: rules.clone(),
-            siblings: rtlab_tune::Siblings::Confine,
+            siblings: tune::Siblings::Confine,
             ..req("4-7", TuneProfile::Balanced)
         },
     )

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use model::CpuSet;
 use model::tune::{Action, Change, TuneProfile};
-use rtlab_tune::{Request, Siblings, apply, plan, revert};
 use sys::Root;
 use testkit::{copy_tree, fixtures_dir, tree_contents};
+use tune::{Request, Siblings, apply, plan, revert};
 
 const V1: &str = "/sys/fs/cgroup/cpuset";
 

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use rtlab_model::host::{CpuInfo, HostInfo};
+use model::host::{CpuInfo, HostInfo};
 
 /// A group of columns: CPUs of one kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

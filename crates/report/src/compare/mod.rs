@@ -26,8 +26,8 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-use rtlab_model::imported::Quantity;
-use rtlab_model::measure::MeasureRun;
+use model::imported::Quantity;
+use model::measure::MeasureRun;
 
 pub use clusters::{Cluster, cpu_kind_name};
 pub use html::{compare_html, compare_html_page};

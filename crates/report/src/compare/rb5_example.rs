@@ -15,10 +15,10 @@
 //! average so that the mean is the talk's average (or as near as a minimum equal to the
 //! average allows).
 
-use rtlab_model::Histogram;
-use rtlab_model::host::{CpuInfo, HostInfo};
-use rtlab_model::measure::{CpuResult, MeasureRun, Series, aggregate, cpu_result};
-use rtlab_model::stats::Accumulator;
+use model::Histogram;
+use model::host::{CpuInfo, HostInfo};
+use model::measure::{CpuResult, MeasureRun, Series, aggregate, cpu_result};
+use model::stats::Accumulator;
 
 use crate::testdata;
 

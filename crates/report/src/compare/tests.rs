@@ -328,16 +328,16 @@ fn deltas_round_to_whole_percent() {
 
 #[test]
 fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
-    use rtlab_model::imported::{ImportInfo, Quantity};
-    use rtlab_model::load::LoadReport;
+    use model::imported::{ImportInfo, Quantity};
+    use model::load::LoadReport;
     let latency = testdata::two_cpus();
     let mut loaded = testdata::two_cpus();
     loaded.load = Some(LoadReport {
-        schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+        schema: model::load::report::LOAD_SCHEMA.into(),
         build: None,
         spec: "cpu:100%".into(),
-        window_ns: rtlab_model::Nanos::from_secs(60),
-        warmup_ns: rtlab_model::Nanos::ZERO,
+        window_ns: model::Nanos::from_secs(60),
+        warmup_ns: model::Nanos::ZERO,
         status: "complete".into(),
         cgroup: None,
         generators: Vec::new(),

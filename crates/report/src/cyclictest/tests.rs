@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::testdata;
+use model::Nanos;
 use proptest::prelude::*;
-use rtlab_model::Nanos;
 
 /// A CPU whose samples reproduce one thread of a real cyclictest run: `rows` as
 /// (microsecond, count), `listed` the overflow cycles cyclictest printed, `overflows` their

@@ -25,8 +25,8 @@
 //! altered to defuse spreadsheet formulas (a hostname starting with `=`): the export is data,
 //! and kernel hostnames cannot normally contain such text.
 
-use rtlab_model::measure::MeasureRun;
-use rtlab_model::stats::LatencyStats;
+use model::measure::MeasureRun;
+use model::stats::LatencyStats;
 
 /// The header row, in column order.
 pub const HEADER: [&str; 20] = [
@@ -172,12 +172,12 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
     #[test]
     fn label_and_load_tell_runs_apart() {
         let mut run = testdata::two_cpus();
-        run.load = Some(rtlab_model::load::LoadReport {
-            schema: rtlab_model::load::report::LOAD_SCHEMA.into(),
+        run.load = Some(model::load::LoadReport {
+            schema: model::load::report::LOAD_SCHEMA.into(),
             build: None,
             spec: "cpu:100%,timer-storm".into(),
-            window_ns: rtlab_model::Nanos::from_secs(1),
-            warmup_ns: rtlab_model::Nanos::ZERO,
+            window_ns: model::Nanos::from_secs(1),
+            warmup_ns: model::Nanos::ZERO,
             status: "complete".into(),
             cgroup: None,
             generators: Vec::new(),
@@ -191,8 +191,7 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
                 "{row}"
             );
         }
-        let xml =
-            crate::export::junit_labelled(&run, rtlab_model::Nanos::from_us(100), Some("idle"));
+        let xml = crate::export::junit_labelled(&run, model::Nanos::from_us(100), Some("idle"));
         assert!(
             xml.contains("<testsuite name=\"rtlab measure rt-box: idle\""),
             "{xml}"

@@ -38,10 +38,10 @@
 
 use std::io;
 
+use model::Nanos;
+use model::measure::{CpuResult, MeasureRun};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
-use rtlab_model::Nanos;
-use rtlab_model::measure::{CpuResult, MeasureRun};
 
 use crate::table::{format_opt_us, format_us};
 

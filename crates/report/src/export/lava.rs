@@ -28,11 +28,11 @@
 //! Pure: runs in, text out. Names are LAVA-safe (`[A-Za-z0-9._-]`), so neither form needs
 //! quoting; the caller checks a prefix with [`check_name`].
 
-use rtlab_model::Nanos;
-use rtlab_model::imported::Quantity;
-use rtlab_model::measure::MeasureRun;
-use rtlab_model::noise::NoiseCpu;
-use rtlab_model::stats::LatencyStats;
+use model::Nanos;
+use model::imported::Quantity;
+use model::measure::MeasureRun;
+use model::noise::NoiseCpu;
+use model::stats::LatencyStats;
 
 /// A LAVA test case result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

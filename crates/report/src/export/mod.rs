@@ -10,7 +10,7 @@
 //! text goes are the caller's business. Every figure comes from the run's derived statistics
 //! (`cpus[].stats`, `all.stats`), so the exports agree with `rtlab measure`'s table.
 //!
-//! [`MeasureRun`]: rtlab_model::measure::MeasureRun
+//! [`MeasureRun`]: model::measure::MeasureRun
 
 pub mod csv;
 pub mod fleet_metrics;

@@ -41,13 +41,13 @@
 //! `TextParser` (prometheus/common 0.73, every family a gauge with its HELP) and with the
 //! Python client's strict OpenMetrics parser.
 
+use model::measure::MeasureRun;
+use model::stats::LatencyStats;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
-use rtlab_model::measure::MeasureRun;
-use rtlab_model::stats::LatencyStats;
 
 use super::{ns_to_secs, parse_utc, unix_secs};
 
@@ -245,10 +245,10 @@ fn families(run: &MeasureRun) -> Vec<Family> {
 /// A noise run's figures in place of the latency families: rtla osnoise's columns per CPU,
 /// interruptions by main cause (a `source` label), steal time.
 fn noise_families(
-    noise: &rtlab_model::noise::NoiseInfo,
+    noise: &model::noise::NoiseInfo,
     cpu_labels: &dyn Fn(u32) -> Labels,
 ) -> Vec<Family> {
-    use rtlab_model::noise::{NoiseCpu, Source};
+    use model::noise::{NoiseCpu, Source};
     let seconds = |name, help, f: fn(&NoiseCpu) -> Option<u64>| Family {
         name,
         help,
@@ -626,15 +626,15 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
 
     #[test]
     fn a_noise_run_exports_its_osnoise_columns_not_latencies() {
-        use rtlab_model::noise::{Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource};
+        use model::noise::{Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource};
         let mut run = testdata::two_cpus();
         run.schema = NOISE_SCHEMA.into();
         run.noise = Some(NoiseInfo {
             engine: Engine::User,
             counter: "tsc".into(),
-            threshold_ns: rtlab_model::Nanos::from_us(1),
-            runtime_ns: rtlab_model::Nanos::SECOND,
-            period_ns: rtlab_model::Nanos::SECOND,
+            threshold_ns: model::Nanos::from_us(1),
+            runtime_ns: model::Nanos::SECOND,
+            period_ns: model::Nanos::SECOND,
             attribution: "trace".into(),
             cpus: vec![NoiseCpu {
                 cpu: 0,

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use rtlab_model::CpuSet;
-use rtlab_model::host::{CpuInfo, HostInfo};
+use model::CpuSet;
+use model::host::{CpuInfo, HostInfo};
 
 use super::facts::{Fact, TableCtx, fact};
 use crate::table::{or_unknown, preempt_text};

@@ -31,8 +31,8 @@ mod plot_tests;
 #[cfg(test)]
 mod tests;
 
-use rtlab_model::Nanos;
-use rtlab_model::measure::MeasureRun;
+use model::Nanos;
+use model::measure::MeasureRun;
 
 /// A run to report on, with what names it.
 #[derive(Clone, Copy, Debug)]

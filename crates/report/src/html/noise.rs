@@ -1,7 +1,7 @@
 //! The report's "OS noise" section: a noise run's per-CPU table with rtla osnoise's columns
 //! and its attribution — the named culprits per CPU — as the template's context.
 
-use rtlab_model::noise::{NoiseInfo, Source};
+use model::noise::{NoiseInfo, Source};
 use serde::Serialize;
 
 use super::facts::TableCtx;

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
-use rtlab_model::imported::Quantity;
-use rtlab_model::load::LoadReport;
-use rtlab_model::measure::{MeasureRun, RunStatus};
-use rtlab_model::{CpuSet, audit::AuditSummary};
+use model::imported::Quantity;
+use model::load::LoadReport;
+use model::measure::{MeasureRun, RunStatus};
+use model::{CpuSet, audit::AuditSummary};
 use serde::Serialize;
 
 use super::facts::{Fact, TableCtx, fact};

@@ -2,7 +2,7 @@
 //! latency axis, the budget line, noise runs kept off the latency chart, and the load of an
 //! interrupted run.
 
-use rtlab_model::Nanos;
+use model::Nanos;
 
 use super::tests::{data_lines, file, full_run, has_text, names, one};
 use super::*;
@@ -11,7 +11,7 @@ use crate::testdata;
 #[test]
 fn an_interrupted_runs_load_does_not_read_complete() {
     let mut run = full_run();
-    run.status = rtlab_model::measure::RunStatus::Interrupted;
+    run.status = model::measure::RunStatus::Interrupted;
     let page = one(&run, "RT-#1").page;
     assert!(
         page.contains("load cpu:60% (stopped early with the interrupted run): 3.0 s"),
@@ -89,7 +89,7 @@ fn a_long_tail_keeps_the_body_in_one_microsecond_bins() {
 
 #[test]
 fn noise_runs_are_not_drawn_with_latency_runs() {
-    use rtlab_model::imported::{ImportInfo, Quantity};
+    use model::imported::{ImportInfo, Quantity};
     let latency = [full_run(), testdata::two_cpus()];
     let mut noise = testdata::two_cpus();
     noise.import = Some(ImportInfo {

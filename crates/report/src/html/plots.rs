@@ -15,9 +15,9 @@
 //! titled and labelled as noise; the caller keeps noise and latency runs on separate
 //! comparison charts. Everything here is pure: data in, [`Plot`]s (SVG text) out.
 
-use rtlab_model::imported::Quantity;
-use rtlab_model::measure::{MeasureRun, Series};
-use rtlab_model::{Histogram, Nanos};
+use model::imported::Quantity;
+use model::measure::{MeasureRun, Series};
+use model::{Histogram, Nanos};
 
 use super::chart::{Axis, Chart, Line, Rule, Scale, Ticks, latency_tick};
 

@@ -2,13 +2,13 @@
 //! line per CPU with its axis labels, that hostile names are escaped, and that the page asks
 //! for nothing outside itself.
 
-use rtlab_model::audit::{AuditSummary, Counts, Profile, RtCpus, SCHEMA as AUDIT_SCHEMA};
-use rtlab_model::audit::{Status, SummaryItem};
-use rtlab_model::host::CpuInfo;
-use rtlab_model::load::report::{CpuBusy, LOAD_SCHEMA};
-use rtlab_model::load::{GeneratorReport, LoadReport};
-use rtlab_model::measure::{MeasureRun, Series, Warning, aggregate};
-use rtlab_model::{CpuSet, Nanos};
+use model::audit::{AuditSummary, Counts, Profile, RtCpus, SCHEMA as AUDIT_SCHEMA};
+use model::audit::{Status, SummaryItem};
+use model::host::CpuInfo;
+use model::load::report::{CpuBusy, LOAD_SCHEMA};
+use model::load::{GeneratorReport, LoadReport};
+use model::measure::{MeasureRun, Series, Warning, aggregate};
+use model::{CpuSet, Nanos};
 
 use super::*;
 use crate::testdata;
@@ -285,7 +285,7 @@ fn a_run_without_series_load_or_audit_leaves_those_sections_out() {
 fn the_rtlab_fact_names_the_build_when_the_run_records_it() {
     let mut run = testdata::two_cpus();
     assert!(one(&run, "r").page.contains("<dt>rtlab</dt><dd>0.1.0</dd>"));
-    run.build = Some(rtlab_model::build::Build {
+    run.build = Some(model::build::Build {
         version: "0.1.0".into(),
         commit: None,
         target: "armv7-unknown-linux-musleabihf".into(),
@@ -512,7 +512,7 @@ fn sixty_four_cpus_get_sixty_four_lines_and_a_legend_in_columns() {
 
 #[test]
 fn a_traced_run_tells_why_its_spikes_happened() {
-    use rtlab_model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
+    use model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
     let mut run = full_run();
     let page = one(&run, "plain").page;
     assert!(!page.contains("Why the spikes happened"));
@@ -565,9 +565,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
 
 #[test]
 fn a_noise_run_has_its_osnoise_columns_and_culprits_escaped() {
-    use rtlab_model::noise::{
-        Culprit, Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource, Source,
-    };
+    use model::noise::{Culprit, Engine, NOISE_SCHEMA, NoiseCpu, NoiseInfo, PerSource, Source};
     let mut run = testdata::two_cpus();
     run.schema = NOISE_SCHEMA.into();
     run.noise = Some(NoiseInfo {

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use rtlab_model::Nanos;
-use rtlab_model::imported::Quantity;
-use rtlab_model::measure::MeasureRun;
+use model::Nanos;
+use model::imported::Quantity;
+use model::measure::MeasureRun;
 
 use super::chart::{Axis, Chart, Line, Scale, Ticks};
 use super::plots::{BIN_NS, Plot, budget_rules, decade_below, nice_above, quantity, time_unit, us};

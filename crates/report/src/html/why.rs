@@ -21,7 +21,7 @@ pub(super) struct SpikeCtx {
     caveats: Vec<String>,
 }
 
-pub(super) fn why_ctx(t: &rtlab_model::explain::TraceCapture) -> WhyCtx {
+pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
     let spikes = t
         .explanations
         .iter()

@@ -1,7 +1,7 @@
 use std::ffi::OsString;
 
-use rtlab_model::measure::Policy;
-use rtlab_model::{CpuSet, Nanos};
+use model::measure::Policy;
+use model::{CpuSet, Nanos};
 
 use super::*;
 use crate::process::reap;

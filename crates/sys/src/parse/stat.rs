@@ -78,7 +78,7 @@ const CPU_LINE: &str =
 /// the other counters (`intr`, `ctxt`, ...) are passed over; missing trailing fields (old
 /// kernels) read as zero and fields past the eighth (guest time, already inside `user` and
 /// `nice`) are not read. A `cpuN` line with a field that is not a number, a CPU number beyond
-/// [`rtlab_model::cpuset::MAX_CPU`] or ticks adding up past 64 bits is a [`LineError`].
+/// [`model::cpuset::MAX_CPU`] or ticks adding up past 64 bits is a [`LineError`].
 pub fn per_cpu_times(text: &str) -> Result<Vec<(u32, CpuTimes)>, LineError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -98,7 +98,7 @@ pub fn per_cpu_times(text: &str) -> Result<Vec<(u32, CpuTimes)>, LineError> {
 /// One `cpuN` line after its `cpu` prefix: `N` and the tick fields.
 fn cpu_line<'a>(cpu: &str, mut fields: impl Iterator<Item = &'a str>) -> Option<(u32, CpuTimes)> {
     let cpu: u32 = cpu.parse().ok()?;
-    if cpu > rtlab_model::cpuset::MAX_CPU {
+    if cpu > model::cpuset::MAX_CPU {
         return None;
     }
     let mut v = [0u64; 8];

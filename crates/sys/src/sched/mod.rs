@@ -10,8 +10,8 @@
 use std::io;
 use std::path::PathBuf;
 
-use rtlab_model::measure::Policy;
-use rtlab_model::{CpuSet, Nanos};
+use model::measure::Policy;
+use model::{CpuSet, Nanos};
 
 use crate::{Error, Result, Root};
 

@@ -5,8 +5,8 @@
 use std::io;
 use std::path::PathBuf;
 
-use rtlab_model::CpuSet;
-use rtlab_model::measure::Policy;
+use model::CpuSet;
+use model::measure::Policy;
 
 use super::{
     RT_FIX, SCHED_ATTR_SIZE, SCHED_DEADLINE, SchedAttr, SchedParams, call_error, check_deadline,

@@ -189,7 +189,7 @@ fn cpu_without_samples_is_an_error() {
 #[test]
 fn an_unfinished_run_without_samples_is_an_error_not_an_empty_suite() {
     let mut run = testdata::two_cpus();
-    run.status = rtlab_model::measure::RunStatus::Running;
+    run.status = model::measure::RunStatus::Running;
     run.cpus.clear();
     let xml = junit(&run, Nanos::from_us(100));
     let elements = parse(&xml);

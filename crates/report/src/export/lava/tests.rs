@@ -2,8 +2,8 @@
 //! noise runs, names, and the baseline rule.
 use super::*;
 use crate::testdata;
-use rtlab_model::measure::RunStatus;
-use rtlab_model::noise::{NOISE_SCHEMA, NoiseInfo};
+use model::measure::RunStatus;
+use model::noise::{NOISE_SCHEMA, NoiseInfo};
 
 #[test]
 fn every_figure_of_a_run_is_a_reported_case() {
@@ -156,8 +156,8 @@ all-interruptions pass 8 count
 
 #[test]
 fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
-    use rtlab_model::imported::{ImportInfo, Quantity};
-    use rtlab_model::workload::WorkloadInfo;
+    use model::imported::{ImportInfo, Quantity};
+    use model::workload::WorkloadInfo;
     let mut oslat = testdata::two_cpus();
     oslat.import = Some(ImportInfo {
         quantity: Quantity::OsNoise,
