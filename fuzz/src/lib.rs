@@ -46,7 +46,7 @@ pub fn consume(run: &MeasureRun) {
             c.series.clone(),
         );
     }
-    let _ = run.exceeded(Nanos::from_us(100));
+    let _ = model::gate::Gate::new(Some(Nanos::from_us(100))).judge(run);
     let _ = report::measure_table(run);
     let _ = report::cyclictest::summary(run);
     let _ = report::cyclictest::dma_latency_line(run);

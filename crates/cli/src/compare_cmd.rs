@@ -56,10 +56,9 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     // A comparison with a run that measured nothing, or did not finish, proves nothing:
     // it fails whether or not a threshold was given.
     for (label, run) in &pairs {
-        if let Some(why) = run.unjudgeable() {
-            console.verdict(&format!("{label}: cannot be judged: {why}"));
-            failed = true;
-        }
+        let verdict = model::gate::Gate::new(None).judge(run);
+        crate::verdict::say(&mut console, &verdict, Some(label), false);
+        failed |= !verdict.passed();
     }
     if let Some(v) = verdict.filter(|v| !v.passed) {
         for line in v.messages() {

@@ -42,14 +42,9 @@ pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
         HwlatFormat::Hwlatdetect => report::hwlat::hwlatdetect(&run),
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    let over = run.over_hardlimit();
-    if over > 0 {
-        console.verdict(&format!(
-            "--hardlimit {}: {over} sample{} reached it (the worst {} us)",
-            run.params.hardlimit_ns.unwrap_or_default(),
-            if over == 1 { "" } else { "s" },
-            run.max_ns() / 1000
-        ));
+    let verdict = model::gate::judge_hwlat(&run);
+    crate::verdict::say(&mut console, &verdict, None, false);
+    if !verdict.passed() {
         return Ok(Exit::VerdictFailed);
     }
     Ok(match run.status {

@@ -41,6 +41,7 @@ mod store_cmd;
 mod trace_cmd;
 mod tune_cmd;
 mod tuning;
+mod verdict;
 
 // The build script's profile reading, tested with the binary's unit tests.
 #[cfg(test)]

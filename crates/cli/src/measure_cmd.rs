@@ -88,6 +88,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         checkpoint_error: None,
         load: load.as_mut(),
         audit: audit_summary.clone(),
+        budget: args.budget,
         shown_warnings: &args.shown_warnings,
     };
     let measured = match stopped_early {
@@ -112,6 +113,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     }
     run.load = load_report;
     run.audit = audit_summary;
+    run.params.budget_ns = args.budget;
     if let Some(p) = &placed {
         run.warnings.push(p.warning());
     }
@@ -124,7 +126,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     }
     let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     console::print_stdout(&output_text(args, &run)).context("writing to standard output")?;
-    let exit = verdict(&run, &config, &mut console);
+    let exit = verdict(&run, args.budget, &mut console);
     // A signal that came after the measurement ended (while saving) is taken here, so it
     // cannot end the process between this and the exit status.
     let _ = signals.wait(std::time::Duration::ZERO);
@@ -281,8 +283,8 @@ fn check_outputs(args: &MeasureArgs) -> Result<()> {
     Ok(())
 }
 
-/// Exit status from the finished run.
-fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
+/// Exit status from the finished run: the gate's verdict (with the `--break` event told first).
+fn verdict(run: &MeasureRun, budget: Option<Nanos>, console: &mut Console) -> Exit {
     if let Some(event) = &run.break_event {
         console.verdict(&format!(
             "--break: CPU {} woke {} late at cycle {}{}",
@@ -296,43 +298,13 @@ fn verdict(run: &MeasureRun, config: &Config, console: &mut Console) -> Exit {
             }
         ));
     }
-    let mut failed = run.status == RunStatus::BrokeThreshold;
-    // A finished run with a CPU that measured nothing is no pass (an interrupted one exits
-    // 130 either way).
-    if run.status == RunStatus::Complete
-        && let Some(why) = run.unjudgeable()
-    {
-        console.verdict(&format!("the run cannot be judged: {why}"));
-        failed = true;
-    }
-    if let Some(limit) = config.fail_above {
-        for cpu in run
-            .cpus
-            .iter()
-            .filter(|c| c.raw.count > 0 && c.raw.max_ns > limit.get())
-        {
-            console.verdict(&format!(
-                "CPU {}: max latency {} exceeds --budget {limit}",
-                cpu.cpu,
-                us(cpu.raw.max_ns)
-            ));
-            failed = true;
-        }
-    }
-    if let Some(w) = &run.workload {
-        for c in w.cpus.iter().filter(|c| c.misses > 0) {
-            console.verdict(&format!(
-                "CPU {}: {} of {} jobs missed the deadline {} ({} late start, {} long execution, {} both)",
-                c.cpu, c.misses, c.jobs, w.deadline_ns, c.late_start, c.long_execution, c.both
-            ));
-            failed = true;
-        }
-    }
-    match (failed, run.status) {
-        (true, _) => Exit::VerdictFailed,
-        (false, RunStatus::Interrupted) => Exit::Interrupted,
-        _ => Exit::Ok,
-    }
+    let verdict = model::gate::Gate::new(budget).judge(run);
+    // Interrupted, what it measured may not be judgeable, and that is no news; broken, the
+    // --break line above said why it cannot be judged.
+    let interrupted = run.status == RunStatus::Interrupted;
+    let told = interrupted || run.status == RunStatus::BrokeThreshold;
+    crate::verdict::say(console, &verdict, None, told);
+    crate::verdict::live_exit(&verdict, run.status == RunStatus::Interrupted)
 }
 
 /// Load placement flags mean nothing without a load; --load-join needs a cgroup.
@@ -393,7 +365,6 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         no_mlock: args.no_mlock,
         dma_latency_us: Some(args.dma_latency.0),
         break_threshold: args.break_threshold,
-        fail_above: args.budget,
         spikes: Some(args.spikes),
         checkpoint: Some(args.checkpoint),
         trace: args.trace.then(|| measure::TraceOptions {
@@ -430,6 +401,8 @@ struct CliObserver<'a> {
     load: Option<&'a mut LoadChild>,
     /// The audit summary, recorded in checkpoints too.
     audit: Option<model::audit::AuditSummary>,
+    /// `--budget`, recorded in checkpoints too.
+    budget: Option<Nanos>,
     /// Warning codes not to print again (`--shown-warnings`).
     shown_warnings: &'a [String],
 }
@@ -495,11 +468,12 @@ impl Observer for CliObserver<'_> {
 
     fn checkpoint(&mut self, run: &MeasureRun) {
         let Some(path) = self.json else { return };
-        let with_extras = MeasureRun {
+        let mut with_extras = MeasureRun {
             load: self.load.as_deref().map(|l| l.initial.clone()),
             audit: self.audit.clone(),
             ..run.clone()
         };
+        with_extras.params.budget_ns = self.budget;
         let run = &with_extras;
         if let Err(e) = write_result(path, run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));

@@ -42,6 +42,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let measured = measure::noise::run_noise(&config, &env, &mut observer);
     let checkpoint_error = observer.checkpoint_error.take();
     let mut run = measured.map_err(|e| UsageError(e.to_string()))?;
+    run.params.budget_ns = args.budget;
     if let Some(p) = &placed {
         run.warnings.push(p.warning());
     }
@@ -152,28 +153,10 @@ fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
 
 /// Exit status: 1 over --budget or for a run that cannot be judged, 130 when interrupted.
 fn verdict(run: &MeasureRun, budget: Option<model::Nanos>, console: &mut Console) -> Exit {
-    let mut failed = false;
-    if run.status == RunStatus::Complete
-        && let Some(why) = run.unjudgeable()
-    {
-        console.verdict(&format!("the run cannot be judged: {why}"));
-        failed = true;
-    }
-    if let Some(limit) = budget {
-        let over = run.exceeded(limit);
-        if !over.is_empty() {
-            console.verdict(&format!(
-                "--budget {limit}: the longest interruption exceeded it on CPU {}",
-                CpuSet::from_cpus(over)
-            ));
-            failed = true;
-        }
-    }
-    match (failed, run.status) {
-        (true, _) => Exit::VerdictFailed,
-        (false, RunStatus::Interrupted) => Exit::Interrupted,
-        _ => Exit::Ok,
-    }
+    let verdict = model::gate::Gate::new(budget).judge(run);
+    let interrupted = run.status == RunStatus::Interrupted;
+    crate::verdict::say(console, &verdict, None, interrupted);
+    crate::verdict::live_exit(&verdict, interrupted)
 }
 
 /// Progress on the terminal, checkpoints to the result file.

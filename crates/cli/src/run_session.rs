@@ -145,12 +145,15 @@ impl Session<'_> {
 
         let mut over = Vec::new();
         let mut unjudged = Vec::new();
+        let gate = model::gate::Gate::new(Some(args.budget));
         for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
-            if let Some(why) = run.unjudgeable() {
-                unjudged.push(format!("{label}: {why}"));
-            } else if let Some(max) = run.all.stats.max_ns
-                && max > args.budget.get()
+            let verdict = gate.judge(run);
+            if let Some(model::gate::Reason::Unjudgeable { why }) =
+                verdict.reasons.iter().find(|r| r.is_unjudgeable())
             {
+                unjudged.push(format!("{label}: {why}"));
+            } else if !verdict.passed() {
+                let max = run.all.stats.max_ns.unwrap_or_default();
                 over.push(format!("{label} max {} us", report::format_us(max)));
             }
         }

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
+use model::gate::{DEFAULT_BUDGET, Gate};
 use model::measure::MeasureRun;
 use store::Filter;
 
@@ -88,18 +89,14 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
         ShowFormat::Text => crate::runs::table_text(&run),
     };
     console::print_stdout(&text)?;
-    Ok(unjudgeable_verdict(&run, &args.run))
+    Ok(judged(&run, &Gate::new(None), Some(&args.run)))
 }
 
-/// Exit 1, with the reason on standard error, for a run no gate may pass on; else exit 0.
-fn unjudgeable_verdict(run: &MeasureRun, spec: &str) -> Exit {
-    match run.unjudgeable() {
-        Some(why) => {
-            console::Console::new(false).verdict(&format!("{spec}: cannot be judged: {why}"));
-            Exit::VerdictFailed
-        }
-        None => Exit::Ok,
-    }
+/// The gate's verdict on a run read back, its reasons on standard error after `who`.
+fn judged(run: &MeasureRun, gate: &Gate, who: Option<&str>) -> Exit {
+    let verdict = gate.judge(run);
+    crate::verdict::say(&mut console::Console::new(false), &verdict, who, false);
+    crate::verdict::stored_exit(&verdict)
 }
 
 /// `rtlab label RUN LABEL`.
@@ -146,7 +143,13 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
         true => None,
         false => crate::runs::stored_label(spec, args.db.db.as_deref())?,
     };
+    // A JUnit document judges every CPU, against 100us when no --budget is given; the exit
+    // status is the same gate's.
     let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+    let gate = match args.format {
+        ExportFormat::Junit => Gate::new(Some(junit_budget)),
+        _ => Gate::new(args.budget),
+    };
     let text = match args.format {
         ExportFormat::Json => run.to_json(),
         ExportFormat::Csv => report::export::csv_labelled(&run, label.as_deref()),
@@ -157,19 +160,7 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
     write_export(args, &text)?;
     // The export is written either way; the exit status is its verdict, so a CI step that
     // only exports still fails on a run that failed or cannot be judged.
-    let unjudged = unjudgeable_verdict(&run, spec);
-    if over_budget(&run, args.budget, None) {
-        return Ok(Exit::VerdictFailed);
-    }
-    if args.format == ExportFormat::Junit && !report::export::junit_passes(&run, junit_budget) {
-        if unjudged == Exit::Ok {
-            console::Console::new(false).verdict(&format!(
-                "the JUnit document has failing test cases (a maximum over {junit_budget}, or overruns)"
-            ));
-        }
-        return Ok(Exit::VerdictFailed);
-    }
-    Ok(unjudged)
+    Ok(judged(&run, &gate, Some(spec)))
 }
 
 /// Several RUNs, --baseline and --prefix belong to the LAVA formats only.
@@ -209,6 +200,7 @@ fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Ex
         Some(given) => Some(lava::baseline(&runs, given).map_err(UsageError)?),
         None => None,
     };
+    let gate = Gate::new(args.budget);
     let mut cases = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let name = match (runs.len(), &args.prefix) {
@@ -216,7 +208,7 @@ fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Ex
             (_, Some(p)) => Some(format!("{p}-iteration-{}", i + 1)),
             (_, None) => Some(format!("iteration-{}", i + 1)),
         };
-        cases.extend(lava::cases(run, args.budget, name.as_deref()));
+        cases.extend(lava::cases(run, &gate, name.as_deref()));
     }
     if let Some(b) = &verdict {
         cases.extend(b.cases(args.prefix.as_deref()));
@@ -224,9 +216,7 @@ fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Ex
     write_export(args, &lava::render(&cases, form))?;
     let mut exit = Exit::Ok;
     for (run, spec) in runs.iter().zip(&args.runs) {
-        let who = (runs.len() > 1).then_some(spec.as_str());
-        let unjudged = unjudgeable_verdict(run, spec) != Exit::Ok;
-        if over_budget(run, args.budget, who) | unjudged {
+        if judged(run, &gate, Some(spec)) != Exit::Ok {
             exit = Exit::VerdictFailed;
         }
     }
@@ -245,23 +235,3 @@ fn write_export(args: &ExportArgs, text: &str) -> Result<()> {
         None => Ok(console::print_stdout(text)?),
     }
 }
-
-/// Whether a CPU's maximum is over `budget` (said on standard error, after `who` when
-/// several runs are judged).
-fn over_budget(run: &MeasureRun, budget: Option<model::Nanos>, who: Option<&str>) -> bool {
-    let Some(budget) = budget else {
-        return false;
-    };
-    let exceeded: model::CpuSet = run.exceeded(budget).into_iter().collect();
-    if exceeded.is_empty() {
-        return false;
-    }
-    let who = who.map(|w| format!("{w}: ")).unwrap_or_default();
-    console::Console::new(false).verdict(&format!(
-        "{who}CPU {exceeded}: maximum latency over --budget {budget}"
-    ));
-    true
-}
-
-/// The budget JUnit test cases are judged against when --budget is not given.
-const DEFAULT_BUDGET: model::Nanos = model::Nanos::from_us(100);

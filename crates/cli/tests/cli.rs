@@ -83,6 +83,46 @@ fn late_wake_ups_become_overruns() {
     assert_eq!(s.max_ns, Some(3_500_000));
 }
 
+/// Issue #27: one gate. A run whose maximum is within --budget but that missed periods fails
+/// `measure --budget`, its JUnit export and its plain export alike, and records its budget.
+#[test]
+fn measure_and_its_exports_give_one_verdict_on_a_run_with_overruns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let out = out.to_str().unwrap();
+    let measure = |budget: &str, code: i32| {
+        rtlab()
+            .args(["measure", "--quiet", "--cpus", "0", "--interval", "1ms"])
+            .args(["--cycles", "10", "--fake-clock", "5us,1500us,9us"])
+            .args(["--budget", budget, "-o", out])
+            .assert()
+            .code(code)
+    };
+    measure("2ms", 1).stderr(predicate::str::contains(
+        "CPU 0: 2 overruns (missed periods) under --budget 2ms",
+    ));
+    let run = MeasureRun::from_json(&std::fs::read_to_string(out).unwrap()).unwrap();
+    assert_eq!(run.params.budget_ns, Some(model::Nanos::from_ms(2)));
+    for format in ["junit", "json", "csv", "openmetrics"] {
+        rtlab()
+            .args(["export", out, "--format", format, "--budget", "2ms"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("CPU 0: 2 overruns"));
+    }
+    // Without a budget nothing is judged but whether the run can be (JUnit's is 100us).
+    rtlab()
+        .args(["export", out, "--format", "csv"])
+        .assert()
+        .code(0);
+    rtlab()
+        .args(["export", out, "--format", "junit"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("exceeds --budget 100us"));
+    measure("1ms", 1).stderr(predicate::str::contains("max latency 1500.0us exceeds"));
+}
+
 #[test]
 fn fail_above_exits_1_and_names_the_cpu() {
     rtlab()

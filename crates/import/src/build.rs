@@ -150,7 +150,7 @@ pub(crate) fn neutral_params(cpus: &CpuSet) -> MeasureParams {
         thread_stack_bytes: 0,
         dma_latency_us: None,
         break_ns: None,
-        fail_above_ns: None,
+        budget_ns: None,
         spikes: 0,
         checkpoint_ns: None,
         clock: "monotonic".to_string(),

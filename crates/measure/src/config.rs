@@ -56,8 +56,6 @@ pub struct Config {
     pub dma_latency_us: Option<u32>,
     /// Stop at the first sample above this.
     pub break_threshold: Option<Nanos>,
-    /// Fail (exit 1) when any CPU's maximum is above this.
-    pub fail_above: Option<Nanos>,
     /// Worst samples kept per CPU.
     pub spikes: u32,
     /// Interval between checkpoints of the result file.
@@ -110,8 +108,6 @@ pub struct Request {
     pub dma_latency_us: Option<Option<u32>>,
     /// `--break`.
     pub break_threshold: Option<Nanos>,
-    /// `--fail-above`.
-    pub fail_above: Option<Nanos>,
     /// `--spikes`.
     pub spikes: Option<u32>,
     /// `--checkpoint`.
@@ -347,7 +343,6 @@ impl Config {
             mlock: !req.no_mlock,
             dma_latency_us: req.dma_latency_us.unwrap_or(Some(0)),
             break_threshold: req.break_threshold,
-            fail_above: req.fail_above,
             spikes,
             checkpoint: Some(checkpoint),
             stack_bytes: DEFAULT_STACK_BYTES,

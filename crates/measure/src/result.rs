@@ -48,7 +48,8 @@ pub(crate) fn params(config: &Config, dma_latency_us: Option<u32>, fake: bool) -
         thread_stack_bytes: config.stack_bytes as u64,
         dma_latency_us,
         break_ns: config.break_threshold,
-        fail_above_ns: config.fail_above,
+        // The budget is the command's (`rtlab measure --budget`), which records it.
+        budget_ns: None,
         spikes: config.spikes,
         checkpoint_ns: config.checkpoint,
         clock: if fake { "fake" } else { "monotonic" }.to_string(),

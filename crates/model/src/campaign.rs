@@ -24,8 +24,6 @@ pub const MAX_REPEAT: u32 = 100;
 pub const MAX_PLAN_BYTES: u64 = 1 << 20;
 /// The shortest phase: `rtlab measure` checkpoints every second at the most.
 pub const MIN_PHASE: Nanos = Nanos::from_secs(1);
-/// The budget when the plan gives none (as `rtlab run`'s).
-pub const DEFAULT_BUDGET: Nanos = Nanos::from_us(100);
 
 /// A campaign plan, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,7 +154,7 @@ impl Plan {
         };
         let budget = match &raw.budget {
             Some(b) => time(b).map_err(|why| top("budget", why))?,
-            None => DEFAULT_BUDGET,
+            None => crate::gate::DEFAULT_BUDGET,
         };
         let interval = raw
             .interval

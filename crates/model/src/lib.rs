@@ -5,7 +5,7 @@
 //! from it ([`stats`]), the serialized result of a measurement ([`measure`]), whose JSON
 //! form is the versioned schema `rtlab.measure/1`, and of an audit ([`audit`], `rtlab.audit/2`),
 //! of a noise run ([`noise`], `rtlab.noise/1`), of a schedulability check ([`sched`], `rtlab.sched/1`) and of a hardware-latency run ([`hwlat`],
-//! `rtlab.hwlat/1`), the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
+//! `rtlab.hwlat/1`), whether a run passes ([`gate`]: the one budget rule), the bounds on everything that comes from outside ([`limits`]), and which rtlab binary wrote
 //! a result ([`build`], the one fact set process-wide).
 //!
 //! It must not touch the kernel, the clock, the file system or the terminal: every other room
@@ -17,6 +17,7 @@ pub mod campaign;
 pub mod campaign_state;
 pub mod cpuset;
 pub mod explain;
+pub mod gate;
 pub mod histogram;
 pub mod host;
 pub mod hwlat;

@@ -131,8 +131,10 @@ pub struct MeasureParams {
     pub dma_latency_us: Option<u32>,
     /// `--break` threshold.
     pub break_ns: Option<Nanos>,
-    /// `--fail-above` threshold.
-    pub fail_above_ns: Option<Nanos>,
+    /// `--budget`: the budget the run was judged against ([`crate::gate`]), if any. Documents
+    /// written before issue #27 call it `fail_above_ns`.
+    #[serde(alias = "fail_above_ns")]
+    pub budget_ns: Option<Nanos>,
     /// Worst samples kept per CPU.
     pub spikes: u32,
     /// Interval between result-file checkpoints, when a file was written.
@@ -503,24 +505,6 @@ impl MeasureRun {
         } else {
             None
         }
-    }
-
-    /// Whether any CPU's maximum exceeded `threshold`.
-    /// For a noise run: whether any CPU's longest single interruption exceeded it.
-    pub fn exceeded(&self, threshold: Nanos) -> Vec<u32> {
-        if let Some(noise) = &self.noise {
-            return noise
-                .cpus
-                .iter()
-                .filter(|c| c.runtime_ns > 0 && c.max_single_ns > threshold.get())
-                .map(|c| c.cpu)
-                .collect();
-        }
-        self.cpus
-            .iter()
-            .filter(|c| c.raw.count > 0 && c.raw.max_ns > threshold.get())
-            .map(|c| c.cpu)
-            .collect()
     }
 }
 

@@ -61,7 +61,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         thread_stack_bytes: 8 << 20,
         dma_latency_us: Some(0),
         break_ns: None,
-        fail_above_ns: None,
+        budget_ns: None,
         spikes: 20,
         checkpoint_ns: None,
         clock: "monotonic".to_string(),

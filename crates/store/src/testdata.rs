@@ -218,7 +218,7 @@ pub(crate) fn realistic() -> MeasureRun {
         thread_stack_bytes: 1 << 20,
         dma_latency_us: Some(0),
         break_ns: Some(Nanos::MILLISECOND),
-        fail_above_ns: Some(Nanos::from_us(200)),
+        budget_ns: Some(Nanos::from_us(200)),
         spikes: SPIKES as u32,
         checkpoint_ns: Some(Nanos::from_secs(5)),
         clock: "monotonic".to_string(),

@@ -8,8 +8,9 @@ use anyhow::Result;
 use model::Nanos;
 use model::campaign::{PhaseKind, Plan};
 use model::campaign_state::{
-    CampaignState, CampaignStatus, STATUS_SCHEMA, StepStatus, StepStatusDoc,
+    Attempt, CampaignState, CampaignStatus, STATUS_SCHEMA, StepStatus, StepStatusDoc,
 };
+use model::gate::Gate;
 
 use super::Ctx;
 use crate::exit::Exit;
@@ -116,7 +117,7 @@ pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
                 PhaseKind::RebootTest { .. } => ("reboot-test", None, None),
             };
             let verdict = (s.status == StepStatus::Done).then(|| {
-                let over = matches!((max_ns, budget), (Some(m), Some(b)) if m > b);
+                let over = over_budget(budget, max_ns, &s.attempts);
                 let bad_boot = s.checks.iter().any(|c| c.problem.is_some());
                 if over || bad_boot { "fail" } else { "pass" }.to_string()
             });
@@ -222,6 +223,30 @@ fn text(doc: &CampaignStatus) -> String {
     out
 }
 
+/// Whether a measured step fails the gate ([`model::gate`]) on what its attempts stored: its
+/// maximum over the budget, missed periods, or no maximum at all (it measured nothing).
+fn over_budget(budget: Option<u64>, max_ns: Option<u64>, attempts: &[Attempt]) -> bool {
+    let gate = Gate::new(budget.map(Nanos));
+    let overruns = attempts.iter().map(|a| a.overruns).sum();
+    budget.is_some() && (max_ns.is_none_or(|m| gate.over(m)) || gate.overruns_fail(overruns))
+}
+
+/// Why a step failed, in words.
+fn failure(s: &StepStatusDoc) -> String {
+    let overruns: u64 = s.attempts.iter().map(|a| a.overruns).sum();
+    match (s.max_ns, s.budget_ns) {
+        (Some(m), Some(b)) if Gate::new(Some(Nanos(b))).over(m) || overruns == 0 => format!(
+            "{} max {} us over {} us",
+            s.label,
+            report::format_us(m),
+            report::format_us(b)
+        ),
+        (Some(_), Some(_)) => format!("{}: {overruns} missed periods (overruns)", s.label),
+        (None, Some(_)) => format!("{}: nothing was measured", s.label),
+        _ => format!("{}: a boot check failed", s.label),
+    }
+}
+
 /// The campaign's verdict once every step is done: 0 when every step passed, 1 otherwise.
 pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
     let doc = document(&ctx.plan, &ctx.state);
@@ -229,15 +254,7 @@ pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
         .steps
         .iter()
         .filter(|s| s.verdict.as_deref() == Some("fail"))
-        .map(|s| match (s.max_ns, s.budget_ns) {
-            (Some(m), Some(b)) => format!(
-                "{} max {} us over {} us",
-                s.label,
-                report::format_us(m),
-                report::format_us(b)
-            ),
-            _ => format!("{}: a boot check failed", s.label),
-        })
+        .map(failure)
         .collect();
     let _ = crate::console::print_stdout(&text(&doc));
     if failed.is_empty() {
@@ -257,7 +274,7 @@ pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use model::campaign_state::{Attempt, Options, Outcome, STATE_SCHEMA, StepState};
+    use model::campaign_state::{Options, Outcome, STATE_SCHEMA, StepState};
 
     fn attempt(n: u32, outcome: Outcome, elapsed_s: u64, max_us: u64) -> Attempt {
         Attempt {
@@ -271,6 +288,53 @@ mod tests {
             run_id: Some(format!("{n:012}")),
             elapsed_ns: elapsed_s * 1_000_000_000,
             max_ns: Some(max_us * 1000),
+            overruns: 0,
+        }
+    }
+
+    #[test]
+    fn a_step_within_budget_fails_the_gate_on_missed_periods_or_on_nothing_measured() {
+        let plan = Plan::parse(
+            "budget = \"50us\"\n[[phase]]\nname = \"a\"\nduration = \"1h\"\n",
+            "p.toml",
+        )
+        .unwrap();
+        let step = |attempts: Vec<Attempt>| StepState {
+            label: "a".into(),
+            status: StepStatus::Done,
+            attempts,
+            checks: vec![],
+        };
+        let mut missed = attempt(2, Outcome::Complete, 1800, 20);
+        missed.overruns = 3;
+        let mut empty = attempt(1, Outcome::Complete, 3600, 0);
+        empty.max_ns = None;
+        for (attempts, verdict, words) in [
+            (vec![attempt(1, Outcome::Complete, 3600, 50)], "pass", ""),
+            (
+                vec![attempt(1, Outcome::Interrupted, 1800, 20), missed],
+                "fail",
+                "a: 3 missed periods (overruns)",
+            ),
+            (vec![empty], "fail", "a: nothing was measured"),
+        ] {
+            let state = CampaignState {
+                schema: STATE_SCHEMA.into(),
+                name: "c".into(),
+                session: "s".into(),
+                created_at: "2026-11-24T00:00:00Z".into(),
+                options: Options::default(),
+                tuning_applied: false,
+                steps: vec![step(attempts)],
+                boots: vec![],
+                reboot: None,
+                finished_at: None,
+            };
+            let doc = document(&plan, &state);
+            assert_eq!(doc.steps[0].verdict.as_deref(), Some(verdict));
+            if verdict == "fail" {
+                assert_eq!(failure(&doc.steps[0]), words);
+            }
         }
     }
 

@@ -60,7 +60,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "20s")]
     pub phase: Nanos,
     /// The latency budget: a phase whose worst wake-up is later fails the evaluation.
-    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "100us")]
+    #[arg(long, value_name = "TIME", value_parser = parse_time,
+          default_value_t = model::gate::DEFAULT_BUDGET)]
     pub budget: Nanos,
     /// CPUs to measure (as for `rtlab measure --cpus`). Default: every CPU rtlab may run on.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec_text)]

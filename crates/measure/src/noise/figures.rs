@@ -37,7 +37,7 @@ pub(super) fn params(config: &NoiseConfig, clock: &str) -> MeasureParams {
         thread_stack_bytes: config.stack_bytes as u64,
         dma_latency_us: None,
         break_ns: None,
-        fail_above_ns: None,
+        budget_ns: None,
         spikes: config.spikes,
         checkpoint_ns: config.checkpoint,
         clock: clock.to_string(),

@@ -39,6 +39,7 @@
 use std::io;
 
 use model::Nanos;
+use model::gate::{Gate, Reason};
 use model::measure::{CpuResult, MeasureRun};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
@@ -46,8 +47,9 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 use crate::table::{format_opt_us, format_us};
 
 /// The run as a JUnit XML document (UTF-8, with an XML declaration, two-space indentation,
-/// ending with a newline): one test case per CPU, failing when the CPU's maximum latency
-/// exceeds `budget` or it had overruns, erroring when it has no samples.
+/// ending with a newline): one test case per CPU, failing where the gate ([`model::gate`])
+/// fails the CPU against `budget` (its maximum latency is over it, or it had overruns),
+/// erroring when it has no samples.
 pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
     junit_labelled(run, budget, None)
 }
@@ -61,8 +63,9 @@ pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> S
             message,
         },
     };
+    let gate = Gate::new(Some(budget));
     let verdicts: Vec<Verdict> = std::iter::once(whole)
-        .chain(run.cpus.iter().map(|c| verdict(c, budget)))
+        .chain(run.cpus.iter().map(|c| verdict(c, &gate)))
         .collect();
     let failures = verdicts
         .iter()
@@ -94,14 +97,22 @@ pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> S
     String::from_utf8(bytes).expect("every piece written is a str")
 }
 
-/// Whether the JUnit document for `run` against `budget` would have no failure and no error:
-/// the verdict a CI system reads from it, for the exit status of the command that wrote it.
-pub fn junit_passes(run: &MeasureRun, budget: Nanos) -> bool {
-    run.unjudgeable().is_none()
-        && run
-            .cpus
-            .iter()
-            .all(|c| matches!(verdict(c, budget), Verdict::Pass))
+/// A CPU's reason in a failure's message: `max 412.3us > budget 100us`, `2 overruns (missed
+/// periods)`.
+fn reason_text(reason: &Reason) -> Option<String> {
+    match reason {
+        Reason::OverBudget { ns, budget, .. } => {
+            Some(format!("max {}us > budget {budget}", format_us(*ns)))
+        }
+        Reason::Overruns { overruns, .. } => {
+            let plural = if *overruns == 1 { "" } else { "s" };
+            Some(format!(
+                "{} (missed period{plural})",
+                counted(*overruns, "overrun")
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// What a CPU's test case reports.
@@ -118,7 +129,7 @@ enum Verdict {
     },
 }
 
-fn verdict(c: &CpuResult, budget: Nanos) -> Verdict {
+fn verdict(c: &CpuResult, gate: &Gate) -> Verdict {
     let s = &c.stats;
     let Some(max) = s.max_ns.filter(|_| s.count > 0) else {
         return Verdict::Error {
@@ -126,24 +137,18 @@ fn verdict(c: &CpuResult, budget: Nanos) -> Verdict {
             message: format!("no samples measured on CPU {}", c.cpu),
         };
     };
-    let over_budget = max > budget.get();
-    let mut reasons = Vec::new();
-    if over_budget {
-        reasons.push(format!("max {}us > budget {budget}", format_us(max)));
-    }
-    if s.overruns > 0 {
-        let plural = if s.overruns == 1 { "" } else { "s" };
-        reasons.push(format!(
-            "{} (missed period{plural})",
-            counted(s.overruns, "overrun")
-        ));
-    }
+    let reasons = gate.judge_cpu(c);
     if reasons.is_empty() {
         return Verdict::Pass;
     }
+    let over_budget = reasons
+        .iter()
+        .any(|r| matches!(r, Reason::OverBudget { .. }));
+    let message: Vec<String> = reasons.iter().filter_map(reason_text).collect();
+    let budget = gate.budget.unwrap_or_default();
     Verdict::Failure {
         kind: if over_budget { "latency" } else { "overrun" },
-        message: reasons.join("; "),
+        message: message.join("; "),
         details: format!(
             "CPU {cpu}: {count}, {overruns}\n\
              p99 {p99}us, p99.9 {p99_9}us, p99.99 {p99_99}us, max {max}us (budget {budget})",

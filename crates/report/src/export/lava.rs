@@ -13,9 +13,10 @@
 //!   ([`MeasureRun::unjudgeable`] is `None`), `unknown` when it cannot (its figures stop early
 //!   or a CPU measured nothing), never `pass` then;
 //! * with a budget, each CPU's maximum (for a noise run: its longest single interruption, as
-//!   `--budget` judges it everywhere) and the `all-` maximum are `fail` above it (even in a run
-//!   that cannot be judged: what it measured is already over), `pass` at or below it in a run
-//!   that can be judged, `unknown` in one that cannot;
+//!   `--budget` judges it everywhere: [`model::gate`]) and the `all-` maximum are `fail` above
+//!   it (even in a run that cannot be judged: what it measured is already over), `pass` at or
+//!   below it in a run that can be judged, `unknown` in one that cannot; and an `overruns`
+//!   count above zero is `fail` too (a missed period fails the gate);
 //! * `run-status` is `pass` when the run can be judged and `fail` when not.
 //!
 //! Baseline ([`baseline`]): of at least three runs, the lowest maximum is the baseline, a run
@@ -29,6 +30,7 @@
 //! quoting; the caller checks a prefix with [`check_name`].
 
 use model::Nanos;
+use model::gate::Gate;
 use model::imported::Quantity;
 use model::measure::MeasureRun;
 use model::noise::NoiseCpu;
@@ -96,9 +98,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The cases of one run, every name after `prefix` (and a `-`) when given; `budget` judges
-/// each maximum.
-pub fn cases(run: &MeasureRun, budget: Option<Nanos>, prefix: Option<&str>) -> Vec<Case> {
+/// The cases of one run, every name after `prefix` (and a `-`) when given; `gate` judges each
+/// maximum (and, under a budget, the overruns).
+pub fn cases(run: &MeasureRun, gate: &Gate, prefix: Option<&str>) -> Vec<Case> {
     let judgeable = run.unjudgeable().is_none();
     let mut out = Vec::new();
     out.push(Case {
@@ -110,7 +112,10 @@ pub fn cases(run: &MeasureRun, budget: Option<Nanos>, prefix: Option<&str>) -> V
         },
         measurement: None,
     });
-    let judge = Judge { judgeable, budget };
+    let judge = Judge {
+        judgeable,
+        gate: *gate,
+    };
     match &run.noise {
         Some(noise) => {
             for c in &noise.cpus {
@@ -149,7 +154,7 @@ fn quantity_word(run: &MeasureRun) -> &'static str {
 #[derive(Clone, Copy)]
 struct Judge {
     judgeable: bool,
-    budget: Option<Nanos>,
+    gate: Gate,
 }
 
 impl Judge {
@@ -164,10 +169,19 @@ impl Judge {
 
     /// A maximum's result: against the budget when there is one.
     fn maximum(self, ns: Option<u64>) -> Outcome {
-        match (self.budget, ns) {
-            (Some(b), Some(ns)) if ns > b.get() => Outcome::Fail,
-            (_, None) => Outcome::Unknown,
+        match ns {
+            Some(ns) if self.gate.over(ns) => Outcome::Fail,
+            None => Outcome::Unknown,
             _ => self.reported(),
+        }
+    }
+
+    /// An overrun count's result: under a budget, missed periods fail.
+    fn overruns(self, n: u64) -> Outcome {
+        if self.gate.overruns_fail(n) {
+            Outcome::Fail
+        } else {
+            self.reported()
         }
     }
 }
@@ -192,8 +206,8 @@ fn latency_cases(out: &mut Vec<Case>, who: &str, quantity: &str, s: &LatencyStat
         }
     }
     figure(out, "max", s.max_ns.map(us), j.maximum(s.max_ns));
-    count(out, who, "samples", s.count, j);
-    count(out, who, "overruns", s.overruns, j);
+    count(out, who, "samples", s.count, j.reported());
+    count(out, who, "overruns", s.overruns, j.overruns(s.overruns));
 }
 
 fn noise_cases(out: &mut Vec<Case>, who: &str, c: &NoiseCpu, j: Judge) {
@@ -224,13 +238,13 @@ fn noise_cases(out: &mut Vec<Case>, who: &str, c: &NoiseCpu, j: Judge) {
         },
         measurement: share.map(|p| (p, "%")),
     });
-    count(out, who, "interruptions", c.interruptions, j);
+    count(out, who, "interruptions", c.interruptions, j.reported());
 }
 
-fn count(out: &mut Vec<Case>, who: &str, what: &str, n: u64, j: Judge) {
+fn count(out: &mut Vec<Case>, who: &str, what: &str, n: u64, outcome: Outcome) {
     out.push(Case {
         name: format!("{who}-{what}"),
-        outcome: j.reported(),
+        outcome,
         measurement: Some((n.to_string(), "count")),
     });
 }
@@ -295,7 +309,7 @@ pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, S
     let over = maxima
         .iter()
         .filter(|m| match (m, baseline_ns) {
-            (Some(m), Some(b)) => *m > b,
+            (Some(m), Some(b)) => Gate::new(Some(Nanos(b))).over(*m),
             _ => true,
         })
         .count();

@@ -20,7 +20,7 @@ pub mod openmetrics;
 
 pub use csv::{csv, csv_labelled};
 pub use fleet_metrics::{FleetFigures, fleet_openmetrics};
-pub use junit::{junit, junit_labelled, junit_passes};
+pub use junit::{junit, junit_labelled};
 pub use openmetrics::openmetrics;
 
 use std::time::{SystemTime, UNIX_EPOCH};

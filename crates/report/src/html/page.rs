@@ -382,8 +382,8 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
     if let Some(b) = p.break_ns {
         params.push_str(&format!(", break at {b}"));
     }
-    if let Some(f) = p.fail_above_ns {
-        params.push_str(&format!(", fail above {f}"));
+    if let Some(b) = p.budget_ns {
+        params.push_str(&format!(", budget {b}"));
     }
     facts.push(fact("Parameters", params));
     facts.push(fact(

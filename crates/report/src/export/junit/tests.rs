@@ -147,7 +147,9 @@ fn verdicts() {
     let run = testdata::two_cpus();
     let cpu1 = &run.cpus[1];
     // CPU 1 is within a 300us budget but had an overrun.
-    let Verdict::Failure { kind, message, .. } = verdict(cpu1, Nanos::from_us(300)) else {
+    let Verdict::Failure { kind, message, .. } =
+        verdict(cpu1, &Gate::new(Some(Nanos::from_us(300))))
+    else {
         panic!("an overrun fails");
     };
     assert_eq!(
@@ -156,10 +158,12 @@ fn verdicts() {
     );
     // A maximum equal to the budget passes.
     assert!(matches!(
-        verdict(&run.cpus[0], Nanos::from_us(66)),
+        verdict(&run.cpus[0], &Gate::new(Some(Nanos::from_us(66)))),
         Verdict::Pass
     ));
-    let Verdict::Failure { kind, message, .. } = verdict(&run.cpus[0], Nanos(65_999)) else {
+    let Verdict::Failure { kind, message, .. } =
+        verdict(&run.cpus[0], &Gate::new(Some(Nanos(65_999))))
+    else {
         panic!("over budget fails");
     };
     assert_eq!(

@@ -7,7 +7,10 @@ use model::noise::{NOISE_SCHEMA, NoiseInfo};
 
 #[test]
 fn every_figure_of_a_run_is_a_reported_case() {
-    let text = render(&cases(&testdata::two_cpus(), None, None), Form::Commands);
+    let text = render(
+        &cases(&testdata::two_cpus(), &Gate::new(None), None),
+        Form::Commands,
+    );
     let expected = "\
 lava-test-case run-status --result pass
 lava-test-case cpu0-min-latency --result pass --measurement 12.345 --units us
@@ -39,7 +42,7 @@ lava-test-case all-overruns --result pass --measurement 1 --units count
 #[test]
 fn the_result_file_form_has_the_same_cases() {
     let run = testdata::two_cpus();
-    let text = render(&cases(&run, None, Some("idle")), Form::Results);
+    let text = render(&cases(&run, &Gate::new(None), Some("idle")), Form::Results);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "idle-run-status pass");
     assert_eq!(lines[5], "idle-cpu0-max-latency pass 66.000 us");
@@ -50,7 +53,10 @@ fn the_result_file_form_has_the_same_cases() {
 #[test]
 fn a_budget_fails_each_maximum_over_it_and_passes_one_equal_to_it() {
     let run = testdata::two_cpus();
-    let text = render(&cases(&run, Some(Nanos::from_us(66)), None), Form::Results);
+    let text = render(
+        &cases(&run, &Gate::new(Some(Nanos::from_us(66))), None),
+        Form::Results,
+    );
     assert!(
         text.contains("\ncpu0-max-latency pass 66.000 us\n"),
         "{text}"
@@ -73,7 +79,10 @@ fn a_budget_fails_each_maximum_over_it_and_passes_one_equal_to_it() {
 #[test]
 fn a_run_that_cannot_be_judged_never_passes() {
     let run = testdata::one_empty_cpu();
-    let text = render(&cases(&run, Some(Nanos::from_us(100)), None), Form::Results);
+    let text = render(
+        &cases(&run, &Gate::new(Some(Nanos::from_us(100))), None),
+        Form::Results,
+    );
     assert!(text.starts_with("run-status fail\n"), "{text}");
     assert!(
         text.contains("\ncpu0-max-latency unknown 3.000 us\n"),
@@ -87,7 +96,7 @@ fn a_run_that_cannot_be_judged_never_passes() {
     // A spike over the budget in a run cut short is still a failure.
     let broken = testdata::two_cpus_broken();
     let text = render(
-        &cases(&broken, Some(Nanos::from_us(200)), None),
+        &cases(&broken, &Gate::new(Some(Nanos::from_us(200))), None),
         Form::Results,
     );
     assert!(text.starts_with("run-status fail\n"), "{text}");
@@ -133,7 +142,7 @@ fn noise_run() -> MeasureRun {
 #[test]
 fn a_noise_run_has_noise_figures_not_latencies() {
     let text = render(
-        &cases(&noise_run(), Some(Nanos::from_us(10)), None),
+        &cases(&noise_run(), &Gate::new(Some(Nanos::from_us(10))), None),
         Form::Results,
     );
     let expected = "\
@@ -163,7 +172,7 @@ fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
         quantity: Quantity::OsNoise,
         ..ImportInfo::default()
     });
-    let text = render(&cases(&oslat, None, None), Form::Results);
+    let text = render(&cases(&oslat, &Gate::new(None), None), Form::Results);
     assert!(
         text.contains("\ncpu1-max-noise pass 250.000 us\n"),
         "{text}"
@@ -175,7 +184,7 @@ fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
         deadline_ns: Nanos::from_us(500),
         cpus: Vec::new(),
     });
-    let text = render(&cases(&workload, None, None), Form::Results);
+    let text = render(&cases(&workload, &Gate::new(None), None), Form::Results);
     assert!(
         text.contains("\nall-max-response pass 250.000 us\n"),
         "{text}"
@@ -196,7 +205,7 @@ fn names_are_lava_safe_or_refused() {
         let e = check_name(bad).unwrap_err();
         assert!(!e.contains('\n'), "{e}");
     }
-    for case in cases(&testdata::two_cpus(), None, Some("p")) {
+    for case in cases(&testdata::two_cpus(), &Gate::new(None), Some("p")) {
         assert!(check_name(&case.name).is_ok(), "{}", case.name);
     }
 }

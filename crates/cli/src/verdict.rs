@@ -1,0 +1,128 @@
+//! A run's verdict on the command line: the gate's reasons ([`model::gate`]) in words on
+//! standard error, and the exit status they mean. No command judges a run itself.
+
+use model::gate::{Reason, Verdict, Worst};
+
+use crate::console::Console;
+use crate::exit::Exit;
+
+/// The exit status of a run this process measured: 1 for a failed criterion; 130 when the
+/// run was interrupted (what it measured may not be judgeable, and that is no verdict); 1
+/// when it cannot be judged; else 0.
+pub fn live_exit(verdict: &Verdict, interrupted: bool) -> Exit {
+    if verdict.failures().next().is_some() {
+        Exit::VerdictFailed
+    } else if interrupted {
+        Exit::Interrupted
+    } else {
+        stored_exit(verdict)
+    }
+}
+
+/// The exit status of a run read back (a file, the store): 1 unless it passed.
+pub fn stored_exit(verdict: &Verdict) -> Exit {
+    if verdict.passed() {
+        Exit::Ok
+    } else {
+        Exit::VerdictFailed
+    }
+}
+
+/// Says every reason against the run, one line each, after `who` (a run's name when several
+/// are judged); with `unjudgeable_told`, not that the run cannot be judged (said already, or
+/// no news: a run this process measured was stopped).
+pub fn say(console: &mut Console, verdict: &Verdict, who: Option<&str>, unjudgeable_told: bool) {
+    for reason in &verdict.reasons {
+        if unjudgeable_told && reason.is_unjudgeable() {
+            continue;
+        }
+        let line = words(reason);
+        match who {
+            Some(who) => console.verdict(&format!("{who}: {line}")),
+            None => console.verdict(&line),
+        }
+    }
+}
+
+/// One reason in words.
+pub fn words(reason: &Reason) -> String {
+    match reason {
+        Reason::Unjudgeable { why } => format!("the run cannot be judged: {why}"),
+        Reason::OverBudget {
+            cpu,
+            worst,
+            ns,
+            budget,
+        } => {
+            let what = match worst {
+                Worst::Maximum => "max latency",
+                Worst::Interruption => "longest interruption",
+            };
+            format!("CPU {cpu}: {what} {} exceeds --budget {budget}", us(*ns))
+        }
+        Reason::Overruns {
+            cpu,
+            overruns,
+            budget,
+        } => format!(
+            "CPU {cpu}: {overruns} overrun{} (missed periods) under --budget {budget}",
+            if *overruns == 1 { "" } else { "s" }
+        ),
+        Reason::DeadlineMissed {
+            cpu,
+            misses,
+            jobs,
+            late_start,
+            long_execution,
+            both,
+            deadline,
+        } => format!(
+            "CPU {cpu}: {misses} of {jobs} jobs missed the deadline {deadline} ({late_start} late start, {long_execution} long execution, {both} both)"
+        ),
+        Reason::HardLimit {
+            samples,
+            worst_ns,
+            limit,
+        } => format!(
+            "--hardlimit {limit}: {samples} sample{} reached it (the worst {} us)",
+            if *samples == 1 { "" } else { "s" },
+            worst_ns / 1000
+        ),
+    }
+}
+
+/// Nanoseconds as microseconds with one decimal and the unit: `250.0us`.
+fn us(ns: u64) -> String {
+    format!("{}us", report::format_us(ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::Nanos;
+
+    #[test]
+    fn an_interrupted_run_exits_130_unless_a_criterion_failed() {
+        let unjudgeable = Verdict {
+            reasons: vec![Reason::Unjudgeable { why: "x".into() }],
+        };
+        assert_eq!(live_exit(&unjudgeable, true), Exit::Interrupted);
+        assert_eq!(live_exit(&unjudgeable, false), Exit::VerdictFailed);
+        assert_eq!(stored_exit(&unjudgeable), Exit::VerdictFailed);
+        let over = Verdict {
+            reasons: vec![Reason::OverBudget {
+                cpu: 1,
+                worst: Worst::Maximum,
+                ns: 250_000,
+                budget: Nanos::from_us(100),
+            }],
+        };
+        assert_eq!(live_exit(&over, true), Exit::VerdictFailed);
+        assert_eq!(
+            words(&over.reasons[0]),
+            "CPU 1: max latency 250.0us exceeds --budget 100us"
+        );
+        assert_eq!(live_exit(&Verdict::default(), true), Exit::Interrupted);
+        assert_eq!(live_exit(&Verdict::default(), false), Exit::Ok);
+    }
+}

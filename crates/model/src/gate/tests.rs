@@ -1,0 +1,158 @@
+//! The gate against a real result document written before #27 (`fail_above_ns`, two CPUs,
+//! maxima 40 us, no overruns), changed field by field.
+
+use super::*;
+use crate::measure::RunStatus;
+
+const BEFORE_27: &str = include_str!("run-before-27.json");
+
+fn run() -> MeasureRun {
+    MeasureRun::from_json(BEFORE_27).expect("a document written before #27 reads")
+}
+
+fn us(n: u64) -> Option<Nanos> {
+    Some(Nanos::from_us(n))
+}
+
+#[test]
+fn an_old_document_reads_and_its_budget_is_written_by_its_one_name() {
+    let mut r = run();
+    assert_eq!(r.params.budget_ns, None);
+    r.params.budget_ns = us(50);
+    let json = r.to_json();
+    assert!(json.contains("\"budget_ns\": 50000"), "{json}");
+    assert!(!json.contains("fail_above"), "{json}");
+    let old = BEFORE_27.replace("\"fail_above_ns\": null", "\"fail_above_ns\": 50000");
+    assert_eq!(
+        MeasureRun::from_json(&old).unwrap().params.budget_ns,
+        us(50)
+    );
+}
+
+#[test]
+fn a_maximum_equal_to_the_budget_passes_and_one_above_fails_per_cpu() {
+    let r = run();
+    assert!(Gate::new(us(40)).judge(&r).passed());
+    assert!(Gate::new(None).judge(&r).passed());
+    let v = Gate::new(Some(Nanos(39_999))).judge(&r);
+    assert!(v.judgeable());
+    let cpus: Vec<u32> = v
+        .reasons
+        .iter()
+        .map(|reason| match reason {
+            Reason::OverBudget { cpu, worst, ns, .. } => {
+                assert_eq!((*worst, *ns), (Worst::Maximum, 40_000));
+                *cpu
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(cpus, [0, 1]);
+}
+
+#[test]
+fn overruns_fail_under_a_budget_only() {
+    let mut r = run();
+    r.cpus[1].raw.overruns = 2;
+    assert!(Gate::new(None).judge(&r).passed());
+    let v = Gate::new(us(100)).judge(&r);
+    assert_eq!(
+        v.reasons,
+        [Reason::Overruns {
+            cpu: 1,
+            overruns: 2,
+            budget: Nanos::from_us(100)
+        }]
+    );
+}
+
+#[test]
+fn a_run_that_cannot_be_judged_never_passes_even_without_a_budget() {
+    let mut r = run();
+    r.status = RunStatus::Running;
+    let v = Gate::new(None).judge(&r);
+    assert!(!v.passed() && !v.judgeable(), "{v:?}");
+    assert_eq!(v.failures().count(), 0);
+
+    let mut r = run();
+    r.status = RunStatus::BrokeThreshold;
+    let v = Gate::new(None).judge(&r);
+    assert!(matches!(&v.reasons[..], [Reason::Unjudgeable { why }] if why.contains("--break")));
+
+    let mut r = run();
+    r.cpus[1].raw.count = 0;
+    let v = Gate::new(us(10)).judge(&r);
+    assert_eq!(
+        v.reasons[0],
+        Reason::Unjudgeable {
+            why: "CPU 1 has no samples".into()
+        }
+    );
+    // The CPU without samples is not also "over": only CPU 0's maximum is.
+    assert!(matches!(v.reasons[1], Reason::OverBudget { cpu: 0, .. }));
+    assert_eq!(v.reasons.len(), 2);
+}
+
+#[test]
+fn an_interrupted_run_with_samples_is_judged_on_what_it_measured() {
+    let mut r = run();
+    r.status = RunStatus::Interrupted;
+    assert!(Gate::new(us(40)).judge(&r).passed());
+}
+
+#[test]
+fn a_noise_run_is_judged_on_its_longest_single_interruption() {
+    let mut r = run();
+    let cpu = |cpu: u32, runtime_ns: u64, max_single_ns: u64| {
+        serde_json::json!({"cpu": cpu, "runtime_ns": runtime_ns, "noise_ns": 900,
+            "interruptions": 3, "max_single_ns": max_single_ns, "max_period_noise_ns": 900})
+    };
+    r.noise = Some(
+        serde_json::from_value(serde_json::json!({
+            "engine": "user", "counter": "tsc", "threshold_ns": 1000, "runtime_ns": 1000000,
+            "period_ns": 1000000, "attribution": "none",
+            "cpus": [cpu(0, 5_000_000, 20_000), cpu(1, 5_000_000, 60_000)]
+        }))
+        .unwrap(),
+    );
+    // The loop figures (maxima 40 us) are not what a noise run is held to.
+    let v = Gate::new(us(50)).judge(&r);
+    assert_eq!(
+        v.reasons,
+        [Reason::OverBudget {
+            cpu: 1,
+            worst: Worst::Interruption,
+            ns: 60_000,
+            budget: Nanos::from_us(50)
+        }]
+    );
+}
+
+#[test]
+fn a_workload_deadline_miss_fails_without_a_budget() {
+    let mut r = run();
+    r.workload = Some(crate::workload::WorkloadInfo {
+        runtime_ns: Nanos::from_us(100),
+        deadline_ns: Nanos::MILLISECOND,
+        cpus: vec![crate::workload::WorkloadCpu {
+            cpu: 0,
+            jobs: 7,
+            misses: 2,
+            late_start: 2,
+            ..Default::default()
+        }],
+    });
+    let v = Gate::new(None).judge(&r);
+    assert!(
+        matches!(
+            v.reasons[..],
+            [Reason::DeadlineMissed {
+                cpu: 0,
+                misses: 2,
+                jobs: 7,
+                ..
+            }]
+        ),
+        "{v:?}"
+    );
+}
