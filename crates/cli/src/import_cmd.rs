@@ -25,7 +25,7 @@ struct Parsed {
 
 /// `rtlab import`.
 pub fn run(args: &ImportArgs) -> Result<Exit> {
-    let mut pusher = crate::push_cmd::prepare(&args.push)?;
+    let mut pusher = crate::push_to::prepare(&args.push)?;
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();

@@ -29,6 +29,7 @@ mod noise_cmd;
 mod pi_cmd;
 mod push_cmd;
 mod push_status;
+mod push_to;
 mod report_cmd;
 mod rt_placement;
 mod run_cmd;

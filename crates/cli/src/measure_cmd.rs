@@ -62,7 +62,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let (config, env, placed) = prepare(args, root)?;
-    let mut pusher = crate::push_cmd::prepare(&args.push)?;
+    let mut pusher = crate::push_to::prepare(&args.push)?;
     let mut console = Console::new(args.quiet);
     // The audit summary goes into the result: what a reader of the figures must know about
     // the machine. It reads, never writes, and takes milliseconds.
@@ -227,7 +227,7 @@ fn stop_load(load: Option<LoadChild>) -> (Option<LoadReport>, Option<String>) {
 fn keep(
     args: &MeasureArgs,
     run: &MeasureRun,
-    push: Option<&mut crate::push_cmd::Pusher>,
+    push: Option<&mut crate::push_to::Pusher>,
     console: &mut Console,
 ) -> Option<anyhow::Error> {
     crate::runs::keep(

@@ -23,7 +23,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let placed = crate::rt_placement::place(root, args.cpus.as_ref(), &online)?;
     let config = config_from_args(args, root)?;
     check_outputs(args)?;
-    let mut pusher = crate::push_cmd::prepare(&args.push)?;
+    let mut pusher = crate::push_to::prepare(&args.push)?;
     let env = Environment {
         root: root.clone(),
         clock: ClockChoice::Real,
@@ -129,7 +129,7 @@ fn check_outputs(args: &NoiseArgs) -> Result<()> {
 fn keep(
     args: &NoiseArgs,
     run: &MeasureRun,
-    push: Option<&mut crate::push_cmd::Pusher>,
+    push: Option<&mut crate::push_to::Pusher>,
     console: &mut Console,
 ) -> Option<anyhow::Error> {
     crate::runs::keep(

@@ -38,7 +38,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
             "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
         ))
     })?;
-    let mut pusher = crate::push_cmd::prepare(&args.push)?;
+    let mut pusher = crate::push_to::prepare(&args.push)?;
     let tuning = if args.tuned {
         Some(crate::run_tuned::prepare(args, root)?)
     } else {

@@ -261,7 +261,7 @@ pub struct Keep<'a> {
 pub fn keep(
     run: &MeasureRun,
     to: &Keep<'_>,
-    push: Option<&mut crate::push_cmd::Pusher>,
+    push: Option<&mut crate::push_to::Pusher>,
     console: &mut crate::console::Console,
 ) -> Option<anyhow::Error> {
     use anyhow::Context;

@@ -252,7 +252,7 @@ fn save(ctx: &mut Ctx<'_>, run: &MeasureRun, label: &str) -> Result<store::Saved
     let mut store = crate::runs::open(Some(db))?;
     let saved = store.save(run, Some(label), Some(&ctx.state.session))?;
     // A push never stops the campaign: the run is stored here, and `rtlab push` sends it later.
-    match crate::push_cmd::prepare(&super::push_args(ctx.state.options.push.clone())) {
+    match crate::push_to::prepare(&super::push_args(ctx.state.options.push.clone())) {
         Ok(Some(mut pusher)) => {
             let id = saved.id.to_string();
             pusher.push(
