@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use model::campaign::{MAX_PLAN_BYTES, Plan};
+use anyhow::Result;
+use model::campaign::Plan;
 use model::campaign_state::{CampaignState, Options, STATE_SCHEMA, StepState, StepStatus};
 use sys::Root;
 
@@ -31,43 +31,67 @@ pub fn run(args: &CampaignArgs, root: &Root) -> Result<Exit> {
 /// when it was started with the same plan.
 fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
     let path = args.plan.as_deref().expect("clap requires PLAN");
-    let plan = read_plan(path)?;
+    let file = campaign::read_plan(path)?;
     let dir = match &args.state {
         Some(dir) => dir.clone(),
-        None => Path::new(STATE_BASE).join(dir_name(&plan.name)),
+        None => Path::new(STATE_BASE).join(dir_name(&file.plan.name)),
     };
     sys::fs::create_dir_all(&dir)
         .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
     let lock = campaign::lock(&dir)?;
     if dir.join(STATE_FILE).exists() {
-        let before = read_plan(&dir.join(PLAN_FILE))?;
-        if before != plan {
-            return Err(UsageError(format!(
-                "{} holds a campaign started with another plan ({}); give another --state DIR, or `rtlab campaign resume --state {}` to finish that one",
-                dir.display(),
-                dir.join(PLAN_FILE).display(),
-                dir.display()
-            ))
-            .into());
-        }
-        if args.db.is_some() || args.push.is_some() {
-            return Err(UsageError(format!(
-                "{} holds this campaign already, with its own store and push settings; continue it without --db and --push",
-                dir.display()
-            ))
-            .into());
-        }
+        check_same_campaign(args, &dir, &file.plan)?;
         let mut ctx = Ctx::open(&dir, root, args.quiet, lock)?;
         ctx.note(&format!("continuing the campaign in {}", dir.display()));
         return campaign::drive(ctx);
     }
+    let options = new_options(args)?;
+    // The text kept is the text that was checked: the plan stored is the plan that runs.
+    sys::fs::write_atomically(&dir.join(PLAN_FILE), file.text.as_bytes())
+        .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
+    campaign::write_state(&dir, &new_state(&file.plan, options))?;
+    let mut ctx = Ctx::open(&dir, root, args.quiet, lock)?;
+    if reboots(&file.plan) {
+        let name = dir_name(&file.plan.name);
+        ctx.note(&format!(
+            "this campaign reboots: it continues at boot only with `systemctl enable rtlab-campaign@{name}.service` (state in {STATE_BASE}/{name}), or by `rtlab campaign resume --state {}`",
+            dir.display()
+        ));
+    }
+    campaign::drive(ctx)
+}
+
+/// A state directory that holds a campaign already is continued only with the plan it was
+/// started with, and with its own store and push settings.
+fn check_same_campaign(args: &CampaignArgs, dir: &Path, plan: &Plan) -> Result<()> {
+    let before = campaign::read_plan(&dir.join(PLAN_FILE))?.plan;
+    if before != *plan {
+        return Err(UsageError(format!(
+            "{} holds a campaign started with another plan ({}); give another --state DIR, or `rtlab campaign resume --state {}` to finish that one",
+            dir.display(),
+            dir.join(PLAN_FILE).display(),
+            dir.display()
+        ))
+        .into());
+    }
+    if args.db.is_some() || args.push.is_some() {
+        return Err(UsageError(format!(
+            "{} holds this campaign already, with its own store and push settings; continue it without --db and --push",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// A new campaign's options, its store and push checked before anything is written.
+fn new_options(args: &CampaignArgs) -> Result<Options> {
     crate::runs::check_usable(args.db.as_deref()).map_err(|e| {
         UsageError(format!(
             "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
         ))
     })?;
-    let push_args = campaign::push_args(args.push.clone());
-    crate::push_cmd::prepare(&push_args)?;
+    crate::push_to::prepare(&campaign::push_args(args.push.clone()))?;
     let db = match crate::runs::location(args.db.as_deref())? {
         store::Location::File(p) => std::path::absolute(&p)
             .unwrap_or(p)
@@ -75,11 +99,17 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
             .into_owned(),
         store::Location::Postgres(url) => url,
     };
-    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    sys::fs::write_atomically(&dir.join(PLAN_FILE), &text)
-        .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
+    Ok(Options {
+        db,
+        push: args.push.clone(),
+        fake_clock: args.fake_clock.clone(),
+    })
+}
+
+/// The state of a campaign not started yet: every step pending.
+fn new_state(plan: &Plan, options: Options) -> CampaignState {
     let now = campaign::now();
-    let state = CampaignState {
+    CampaignState {
         schema: STATE_SCHEMA.to_string(),
         name: plan.name.clone(),
         session: format!(
@@ -88,11 +118,7 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
             now.replace([':', '-'], "")
         ),
         created_at: now,
-        options: Options {
-            db,
-            push: args.push.clone(),
-            fake_clock: args.fake_clock.clone(),
-        },
+        options,
         tuning_applied: false,
         steps: plan
             .steps()
@@ -107,23 +133,15 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
         boots: Vec::new(),
         reboot: None,
         finished_at: None,
-    };
-    campaign::write_state(&dir, &state)?;
-    let mut ctx = Ctx::open(&dir, root, args.quiet, lock)?;
-    if plan.reboot_between
+    }
+}
+
+/// Whether the plan reboots the machine.
+fn reboots(plan: &Plan) -> bool {
+    plan.reboot_between
         || plan.phases.iter().any(|p| {
             p.reboot_after || matches!(p.kind, model::campaign::PhaseKind::RebootTest { .. })
         })
-    {
-        ctx.note(&format!(
-            "this campaign reboots: it continues at boot only with `systemctl enable rtlab-campaign@{}.service` (state in {}/{}), or by `rtlab campaign resume --state {}`",
-            dir_name(&plan.name),
-            STATE_BASE,
-            dir_name(&plan.name),
-            dir.display()
-        ));
-    }
-    campaign::drive(ctx)
 }
 
 /// `rtlab campaign resume --state DIR`.
@@ -139,13 +157,6 @@ fn resume(dir: &Path, quiet: bool, root: &Root) -> Result<Exit> {
     let lock = campaign::lock(dir)?;
     let ctx = Ctx::open(dir, root, quiet, lock)?;
     campaign::drive(ctx)
-}
-
-/// Reads and checks a plan file.
-pub(crate) fn read_plan(path: &Path) -> Result<Plan> {
-    let text = sys::fs::read_input_text(path, MAX_PLAN_BYTES)
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-    Plan::parse(&text, &path.display().to_string()).map_err(|e| UsageError(e.0).into())
 }
 
 /// A plan name as a directory name: letters, digits, `-`, `_` and `.`; others become `_`.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use model::campaign::{PhaseKind, Plan, Step};
+use model::campaign::{MAX_PLAN_BYTES, PhaseKind, Plan, Step};
 use model::campaign_state::{Boot, CampaignState, MAX_BOOTS, MAX_STATE_BYTES, StepStatus};
 use sys::Root;
 use sys::signals::TerminationSignals;
@@ -85,9 +85,26 @@ pub(crate) fn write_state(dir: &Path, state: &CampaignState) -> Result<()> {
         .with_context(|| format!("writing the campaign state {}", path.display()))
 }
 
+/// A plan file as read once: the plan checked and the text it was checked from (what the state
+/// directory keeps, so the stored plan is the plan that runs).
+pub(crate) struct PlanFile {
+    /// The plan.
+    pub plan: Plan,
+    /// Its text.
+    pub text: String,
+}
+
+/// Reads (bounded) and checks a plan file.
+pub(crate) fn read_plan(path: &Path) -> Result<PlanFile> {
+    let text = sys::fs::read_input_text(path, MAX_PLAN_BYTES)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let plan = Plan::parse(&text, &path.display().to_string()).map_err(|e| UsageError(e.0))?;
+    Ok(PlanFile { plan, text })
+}
+
 /// Reads the state and the plan of `dir`, checking that they belong together.
 pub(crate) fn read(dir: &Path) -> Result<(Plan, CampaignState)> {
-    let plan = crate::campaign_cmd::read_plan(&dir.join(PLAN_FILE))?;
+    let plan = read_plan(&dir.join(PLAN_FILE))?.plan;
     let path = dir.join(STATE_FILE);
     let text = sys::fs::read_input_text(&path, MAX_STATE_BYTES)
         .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
