@@ -57,7 +57,7 @@ pub fn capture(
     dest: &Path,
     options: &Options,
 ) -> Result<CaptureSummary, CaptureError> {
-    if dest.exists() && !sys::fs::is_empty_dir(dest) {
+    if dest.exists() && !files::is_empty_dir(dest) {
         return Err(CaptureError::NotEmpty(dest.to_path_buf()));
     }
     let recording = source.recording();

@@ -64,7 +64,7 @@ impl Source {
     /// log check. Bytes that are not UTF-8 are replaced, as `/dev/kmsg` text may hold them.
     /// The error is one line, without the path.
     pub fn kernel_log_file(path: &Path) -> Result<Source, String> {
-        let bytes = sys::fs::read_input(path, model::limits::MAX_KERNEL_LOG_BYTES)?;
+        let bytes = files::read_input(path, model::limits::MAX_KERNEL_LOG_BYTES)?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err("it is empty: a saved kernel log holds the kernel's messages (`dmesg > FILE`, `journalctl -k > FILE`)".to_string());
         }

@@ -36,7 +36,7 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
         Some(dir) => dir.clone(),
         None => Path::new(STATE_BASE).join(dir_name(&file.plan.name)),
     };
-    sys::fs::create_dir_all(&dir)
+    files::create_dir_all(&dir)
         .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
     let lock = campaign::lock(&dir)?;
     if dir.join(STATE_FILE).exists() {
@@ -47,7 +47,7 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
     }
     let options = new_options(args)?;
     // The text kept is the text that was checked: the plan stored is the plan that runs.
-    sys::fs::write_atomically(&dir.join(PLAN_FILE), file.text.as_bytes())
+    files::write_atomically(&dir.join(PLAN_FILE), file.text.as_bytes())
         .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
     campaign::write_state(&dir, &new_state(&file.plan, options))?;
     let mut ctx = Ctx::open(&dir, root, args.quiet, lock)?;

@@ -51,13 +51,13 @@ pub fn help(path: &[String]) -> Result<Exit> {
 /// Writes `rtlab.1` and `rtlab-<command>[-<subcommand>...].1` for every visible command and
 /// subcommand at any depth (`rtlab-tune-apply.1`) into `dir`.
 pub fn man_pages(dir: &Path) -> Result<Vec<String>> {
-    sys::fs::check_dir_creatable(dir)
+    files::check_dir_creatable(dir)
         .map_err(|e| UsageError(format!("--output {}: {e}", dir.display())))?;
-    sys::fs::create_dir_all(dir).map_err(|e| {
+    files::create_dir_all(dir).map_err(|e| {
         UsageError(format!(
             "--output {}: {}",
             dir.display(),
-            sys::fs::plain_io(&e)
+            files::plain_io(&e)
         ))
     })?;
     let mut cmd = flags::command();

@@ -63,7 +63,7 @@ fn looks_like_json(path: &Path) -> Result<bool> {
     let mut head = [0u8; 256];
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| UsageError(format!("{}: {}", path.display(), sys::fs::plain_io(&e))))?;
+        .map_err(|e| UsageError(format!("{}: {}", path.display(), files::plain_io(&e))))?;
     Ok(head[..n]
         .iter()
         .find(|b| !b.is_ascii_whitespace())

@@ -21,7 +21,7 @@ use crate::flags::{Analysis, ExplainFormat};
 /// Opens a trace file for one streaming pass.
 pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
     let file = File::open(path)
-        .map_err(|e| UsageError(format!("{}: {}", path.display(), sys::fs::plain_io(&e))))?;
+        .map_err(|e| UsageError(format!("{}: {}", path.display(), files::plain_io(&e))))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(UsageError(format!(
             "{}: it is a directory; name a trace file",
@@ -31,7 +31,7 @@ pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let head = std::io::BufRead::fill_buf(&mut reader)
-        .map_err(|e| UsageError(format!("{}: {}", path.display(), sys::fs::plain_io(&e))))?;
+        .map_err(|e| UsageError(format!("{}: {}", path.display(), files::plain_io(&e))))?;
     if trace::is_trace_cmd_data(head) {
         return Err(UsageError(format!(
             "{0}: this is a trace-cmd recording (trace.dat), not trace text; run `trace-cmd report {0} > trace.txt` and give trace.txt to rtlab",

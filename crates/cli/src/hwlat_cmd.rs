@@ -17,7 +17,7 @@ use crate::flags::{HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
     let mut console = Console::new(args.quiet);
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let mut run = match &args.from {
@@ -28,7 +28,7 @@ pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
         run.params.hardlimit_ns = args.hardlimit;
     }
     if let Some(path) = &args.output {
-        sys::fs::write_atomically(path, run.to_json().as_bytes())
+        files::write_atomically(path, run.to_json().as_bytes())
             .with_context(|| format!("writing the result to {}", path.display()))?;
     }
     let format = if args.json {
@@ -93,7 +93,7 @@ fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<Hwlat
 /// A hwlatdetect report or a hwlat tracer trace from a file, as a result.
 fn read_from(path: &std::path::Path) -> Result<HwlatRun> {
     let name = path.display().to_string();
-    let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+    let bytes = files::read_input(path, model::limits::MAX_IMPORT_BYTES)
         .map_err(|e| UsageError(format!("--from {name}: {e}")))?;
     let bytes = import::decompress(&name, &bytes, model::limits::MAX_IMPORT_BYTES)
         .map_err(|e| UsageError(format!("--from {e}")))?

@@ -31,7 +31,7 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         let name = path.display().to_string();
         // A compressed file is read up to the same bound; its decompressed size is bounded
         // again by the import room.
-        let bytes = sys::fs::read_input(path, model::limits::MAX_IMPORT_BYTES)
+        let bytes = files::read_input(path, model::limits::MAX_IMPORT_BYTES)
             .map_err(|e| UsageError(format!("{name}: {e}")))?;
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())

@@ -78,7 +78,7 @@ pub fn options(spec: &LoadSpec, placement: &LoadPlacementArgs, root: &Root) -> R
 pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     let options = options(&args.spec, &args.placement, root)?;
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     // Before any thread or child exists, so all of them inherit the blocked mask.
@@ -169,7 +169,7 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     if let Some(path) = &args.output {
-        sys::fs::write_atomically(path, report.to_json().as_bytes())
+        files::write_atomically(path, report.to_json().as_bytes())
             .with_context(|| format!("writing the load report to {}", path.display()))?;
     }
     let text = match args.format {

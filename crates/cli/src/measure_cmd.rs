@@ -266,11 +266,11 @@ fn output_text(args: &MeasureArgs, run: &MeasureRun) -> String {
 /// trace directory, so a bad path costs a second, not the whole run.
 fn check_outputs(args: &MeasureArgs) -> Result<()> {
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     if let Some(dir) = &args.trace_dir {
-        sys::fs::check_dir_creatable(dir)
+        files::check_dir_creatable(dir)
             .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
     }
     if !args.no_store {
@@ -379,7 +379,7 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
 }
 
 fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
-    sys::fs::write_atomically(path, run.to_json().as_bytes())?;
+    files::write_atomically(path, run.to_json().as_bytes())?;
     Ok(())
 }
 

@@ -112,7 +112,7 @@ fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
 /// Checks the result file and the store before anything is measured.
 fn check_outputs(args: &NoiseArgs) -> Result<()> {
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     if !args.no_store {
@@ -147,7 +147,7 @@ fn keep(
 }
 
 fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
-    sys::fs::write_atomically(path, run.to_json().as_bytes())?;
+    files::write_atomically(path, run.to_json().as_bytes())?;
     Ok(())
 }
 

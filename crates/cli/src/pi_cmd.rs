@@ -23,7 +23,7 @@ pub fn run(command: &PiCommand, root: &Root) -> Result<Exit> {
 fn check(args: &PiCheckArgs, root: &Root) -> Result<Exit> {
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let allowed = sys::sched::affinity().context("reading this process's CPU affinity")?;
@@ -65,7 +65,7 @@ fn check(args: &PiCheckArgs, root: &Root) -> Result<Exit> {
         Err(why) => return Err(UsageError(format!("pi check: {why}")).into()),
     };
     if let Some(path) = &args.output {
-        sys::fs::write_atomically(path, (result.to_json() + "\n").as_bytes())
+        files::write_atomically(path, (result.to_json() + "\n").as_bytes())
             .with_context(|| format!("writing the result to {}", path.display()))?;
     }
     let format = if args.json {

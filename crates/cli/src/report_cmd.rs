@@ -38,19 +38,19 @@ pub fn write(
             .map_err(|e| UsageError(format!("--svg {}: {e}", dir.display())))?;
         for file in &report.svg_files {
             let path = dir.join(&file.name);
-            sys::fs::write_atomically(&path, file.svg.as_bytes())
+            files::write_atomically(&path, file.svg.as_bytes())
                 .with_context(|| format!("writing {}", path.display()))?;
             written += 1;
         }
     }
-    sys::fs::write_atomically(output, report.page.as_bytes())
+    files::write_atomically(output, report.page.as_bytes())
         .with_context(|| format!("writing {}", output.display()))?;
     Ok(written)
 }
 
 /// `rtlab report`.
 pub fn run(args: &ReportArgs) -> Result<Exit> {
-    sys::fs::check_creatable(&args.output)
+    files::check_creatable(&args.output)
         .map_err(|e| UsageError(format!("--output {}: {e}", args.output.display())))?;
     if let Some(dir) = &args.svg
         && dir.exists()

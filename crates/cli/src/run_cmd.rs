@@ -24,10 +24,10 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
     // Every output is checked before the first phase: the store every phase saves into, and
     // the report (named after the host and date in the current directory unless -o).
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     } else if !args.no_report {
-        sys::fs::check_creatable(Path::new("rtlab-report.html")).map_err(|e| {
+        files::check_creatable(Path::new("rtlab-report.html")).map_err(|e| {
             UsageError(format!(
                 "the report goes into the current directory, which cannot be written ({e}); give -o FILE or --no-report"
             ))

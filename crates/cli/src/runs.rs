@@ -58,8 +58,8 @@ pub fn check_usable(db: Option<&Path>) -> Result<()> {
             .map_err(|e| UsageError(e.to_string()).into());
     }
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => sys::fs::check_dir_creatable(parent),
-        None => sys::fs::check_creatable(&path),
+        Some(parent) => files::check_dir_creatable(parent),
+        None => files::check_creatable(&path),
     }
     .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
@@ -99,7 +99,7 @@ pub fn save(
 pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
     let path = Path::new(spec);
     if path.exists() {
-        let text = sys::fs::read_input_text(path, model::limits::MAX_RESULT_BYTES)
+        let text = files::read_input_text(path, model::limits::MAX_RESULT_BYTES)
             .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
         return MeasureRun::from_json(&text)
             .map_err(|e| UsageError(format!("{}: {e}", path.display())).into());
@@ -266,7 +266,7 @@ pub fn keep(
 ) -> Option<anyhow::Error> {
     use anyhow::Context;
     let json_error = to.output.and_then(|path| {
-        sys::fs::write_atomically(path, run.to_json().as_bytes())
+        files::write_atomically(path, run.to_json().as_bytes())
             .with_context(|| format!("writing the result to {}", path.display()))
             .err()
     });

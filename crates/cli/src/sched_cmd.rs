@@ -20,11 +20,11 @@ pub fn run(command: &SchedCommand, root: &Root) -> Result<Exit> {
 
 fn check(args: &SchedCheckArgs, root: &Root) -> Result<Exit> {
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let name = args.taskset.display().to_string();
-    let text = sys::fs::read_input_text(&args.taskset, model::sched::MAX_TASKSET_BYTES)
+    let text = files::read_input_text(&args.taskset, model::sched::MAX_TASKSET_BYTES)
         .map_err(|e| UsageError(format!("{name}: {e}")))?;
     let mut set = sched::parse(&text, &name).map_err(|e| UsageError(e.0))?;
     let mut notes = Vec::new();
@@ -49,7 +49,7 @@ fn check(args: &SchedCheckArgs, root: &Root) -> Result<Exit> {
     report.notes.extend(notes);
     let json = serde_json::to_string_pretty(&report).context("serializing the report")? + "\n";
     if let Some(path) = &args.output {
-        sys::fs::write_atomically(path, json.as_bytes())
+        files::write_atomically(path, json.as_bytes())
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     let format = if args.json {

@@ -125,7 +125,7 @@ pub fn rm(args: &RmArgs) -> Result<Exit> {
 /// `rtlab export RUN... --format ...`.
 pub fn export(args: &ExportArgs) -> Result<Exit> {
     if let Some(path) = &args.output {
-        sys::fs::check_creatable(path)
+        files::check_creatable(path)
             .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
     }
     let lava = match args.format {
@@ -230,7 +230,7 @@ fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Ex
 /// Writes the export to --output, else standard output.
 fn write_export(args: &ExportArgs, text: &str) -> Result<()> {
     match &args.output {
-        Some(path) => sys::fs::write_atomically(path, text.as_bytes())
+        Some(path) => files::write_atomically(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display())),
         None => Ok(console::print_stdout(text)?),
     }

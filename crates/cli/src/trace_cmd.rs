@@ -24,7 +24,7 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
     if args.duration.get() == 0 {
         return Err(UsageError("--duration 0 records nothing; give e.g. 10s".to_string()).into());
     }
-    sys::fs::check_creatable(&args.output)
+    files::check_creatable(&args.output)
         .map_err(|e| UsageError(format!("-o {}: {e}", args.output.display())))?;
     let possible = sys::cpu::possible(root)?;
     let online = sys::cpu::online(root)?;
@@ -64,7 +64,7 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
         UsageError(format!(
             "-o {}: {}",
             args.output.display(),
-            sys::fs::plain_io(&e)
+            files::plain_io(&e)
         ))
     })?;
     // A signal that came while the trace was written is taken here, not at the exit.

@@ -37,7 +37,7 @@ pub fn make_request(split: &SplitArgs, root: &Root) -> Result<tune::Request> {
 pub fn rules(split: &SplitArgs) -> Result<Vec<IrqRule>> {
     let mut rules = split.irq_rules.clone();
     if let Some(path) = &split.irq_rules_file {
-        let text = sys::fs::read_input_text(path, model::limits::MAX_RULES_BYTES)
+        let text = files::read_input_text(path, model::limits::MAX_RULES_BYTES)
             .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;
         let more = model::irq_rule::parse_rules(&text)
             .map_err(|e| UsageError(format!("--irq-rules-file {}: {e}", path.display())))?;

@@ -274,7 +274,7 @@ impl LoadSet {
                 self.watcher.release(&Watched::Cgroup(dir));
             }
         }
-        if sys::fs::remove_tree(&self.workdir) {
+        if files::remove_tree(&self.workdir) {
             self.watcher.release(&Watched::Dir(self.workdir.clone()));
         }
         self.watcher.finish();
@@ -347,7 +347,7 @@ impl Drop for LoadSet {
 /// Makes the load's private directory `BASE/rtlab-load-PID-N`, mode 0700.
 fn make_workdir(base: &Path) -> Result<PathBuf, LoadError> {
     let prefix = format!("{NAME_PREFIX}{}-", sys::process::current_pid());
-    match sys::fs::create_private_dir(base, &prefix, 1000) {
+    match files::create_private_dir(base, &prefix, 1000) {
         Ok(Some(dir)) => Ok(dir),
         Ok(None) => Err(LoadError::setup(
             "load",

@@ -535,6 +535,6 @@ fn keep(instance: &Instance, dir: &std::path::Path, run: &MeasureRun) -> std::io
         .take(15)
         .collect();
     let path = dir.join(format!("rtlab-trace-{}-{stamp}.txt", run.host.hostname));
-    sys::fs::create_dir_all(dir)?;
+    files::create_dir_all(dir)?;
     instance.copy_trace(&path).map(|_| path)
 }

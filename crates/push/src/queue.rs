@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::client::Uploaded;
@@ -115,7 +115,7 @@ impl Queue {
     /// Queues `run`; the same run already queued for the same server keeps its place and
     /// first-queued time, and adds this try's attempts and error. Returns the file.
     pub fn enqueue(&self, mut run: QueuedRun) -> Result<PathBuf, QueueError> {
-        fs::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
+        files::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
         let path = self.dir.join(run.file_name());
         if let Ok(old) = read_file(&path) {
             run.queued_at = old.queued_at;
@@ -179,20 +179,17 @@ impl Queue {
     pub fn refuse(&self, entry: &mut Entry, failed: &Failed) -> Result<PathBuf, QueueError> {
         self.record_failure(entry, failed)?;
         let dir = self.dir.join(REFUSED_DIR);
-        fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+        files::create_dir_all(&dir).map_err(io_error(&dir))?;
         let to = dir.join(entry.run.file_name());
-        fs::rename(&entry.path, &to).map_err(io_error(&entry.path))?;
-        sync_dir(&self.dir)?;
+        files::rename_durably(&entry.path, &to).map_err(file_error)?;
         Ok(to)
     }
 
     /// Removes a run the server acknowledged.
     pub fn remove(&self, entry: &Entry) -> Result<(), QueueError> {
-        match fs::remove_file(&entry.path) {
-            Ok(()) => sync_dir(&self.dir),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error(&entry.path)(e)),
-        }
+        files::remove_durably(&entry.path)
+            .map(|_| ())
+            .map_err(file_error)
     }
 
     /// Sends every run queued for `target`, oldest first, with `send` (one run, retries
@@ -259,41 +256,31 @@ pub fn read_file(path: &Path) -> Result<QueuedRun, String> {
     QueuedRun::from_json(&text)
 }
 
-/// Writes `bytes` to `path` so that a crash leaves the old file or the new one: a hidden
-/// temporary file in the same directory, written and fsynced, renamed over `path`, and the
-/// directory fsynced. The file is readable by its owner only (a run names its machine).
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), QueueError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map_or_else(OsString::new, OsString::from);
-    let mut hidden = OsString::from(".");
-    hidden.push(name);
-    hidden.push(format!(".{}.tmp", std::process::id()));
-    let tmp = dir.join(hidden);
-    let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io_error(&tmp))?;
-        file.write_all(bytes).map_err(io_error(&tmp))?;
-        file.sync_all().map_err(io_error(&tmp))?;
-        fs::rename(&tmp, path).map_err(io_error(path))?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+/// A failure of the file library on a queue file, as the queue reports it.
+fn file_error(e: files::Error) -> QueueError {
+    use std::io::{Error, ErrorKind};
+    let (path, source) = match e {
+        files::Error::NotFound { path } => (path, Error::from(ErrorKind::NotFound)),
+        files::Error::PermissionDenied { path, fix } => (
+            path,
+            Error::new(
+                ErrorKind::PermissionDenied,
+                format!("permission denied; {fix}"),
+            ),
+        ),
+        files::Error::Unsupported { what, why } => (PathBuf::from(what), Error::other(why)),
+        files::Error::Io { path, source } => (path, source),
+    };
+    QueueError {
+        path: path.display().to_string(),
+        source,
     }
-    result
 }
 
-/// fsync of a directory, so a rename or removal in it is on disk.
-fn sync_dir(dir: &Path) -> Result<(), QueueError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_error(dir))
+/// Writes `bytes` to `path` so that a crash leaves the old file or the new one, readable by
+/// its owner only (a run names its machine).
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), QueueError> {
+    files::write_private(path, bytes).map_err(file_error)
 }
 
 #[cfg(test)]

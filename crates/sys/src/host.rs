@@ -134,7 +134,7 @@ fn kernel_config_source_for(root: &Root, release: &str) -> Option<(String, Strin
 /// make every check that reads it look like a pass.
 pub fn read_config_file(path: &std::path::Path) -> Result<String, String> {
     let limit = model::limits::MAX_KCONFIG_BYTES;
-    let bytes = crate::fs::read_input(path, limit)?;
+    let bytes = files::read_input(path, limit)?;
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         gunzip_bounded(&bytes, limit).map_err(|e| format!("a damaged gzip file ({e})"))?
     } else {

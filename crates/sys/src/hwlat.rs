@@ -147,7 +147,7 @@ impl HwlatTracer {
 
     /// The samples so far: the top-level `trace` text, read up to `limit` bytes.
     pub fn read_trace(&self, limit: u64) -> std::result::Result<String, String> {
-        crate::fs::read_input_text(&self.fs.dir().join("trace"), limit)
+        files::read_input_text(&self.fs.dir().join("trace"), limit)
     }
 
     /// Stops the tracer and restores every saved setting.

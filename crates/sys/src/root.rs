@@ -100,6 +100,19 @@ impl Error {
     }
 }
 
+/// A failure with one of rtlab's own files, where a kernel-side error is expected (the same
+/// variants, the same words).
+impl From<files::Error> for Error {
+    fn from(e: files::Error) -> Error {
+        match e {
+            files::Error::NotFound { path } => Error::NotFound { path },
+            files::Error::PermissionDenied { path, fix } => Error::PermissionDenied { path, fix },
+            files::Error::Unsupported { what, why } => Error::Unsupported { what, why },
+            files::Error::Io { path, source } => Error::Io { path, source },
+        }
+    }
+}
+
 /// What a kernel path names, as [`Root::kind`] sees it (symbolic links followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {

@@ -151,9 +151,9 @@ impl Journal {
 /// durably (each directory and the file made are fsynced with the directory holding them).
 fn open(path: &Path, options: &mut OpenOptions) -> Result<File, String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        sys::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        files::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    sys::fs::open_durably(path, options.create(true)).map_err(|e| e.to_string())
+    files::open_durably(path, options.create(true)).map_err(|e| e.to_string())
 }
 
 /// The journal at `path` held (an exclusive `flock`) until dropped, so that `tune revert` reads
@@ -204,7 +204,7 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
 /// new apply may start.
 pub fn close(path: &Path) -> Result<PathBuf, String> {
     let done = path.with_extension("jsonl.reverted");
-    sys::fs::rename_durably(path, &done).map_err(|e| e.to_string())?;
+    files::rename_durably(path, &done).map_err(|e| e.to_string())?;
     Ok(done)
 }
 

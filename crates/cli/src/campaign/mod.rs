@@ -57,7 +57,7 @@ pub(crate) fn lock(dir: &Path) -> Result<File> {
     let path = dir.join(LOCK_FILE);
     let until = std::time::Instant::now() + LOCK_WAIT;
     loop {
-        match sys::fs::try_lock(&path, true) {
+        match files::try_lock(&path, true) {
             Ok(Some(file)) => return Ok(file),
             Ok(None) if std::time::Instant::now() < until => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -81,7 +81,7 @@ pub(crate) fn lock(dir: &Path) -> Result<File> {
 /// before it are then on disk as well.
 pub(crate) fn write_state(dir: &Path, state: &CampaignState) -> Result<()> {
     let path = dir.join(STATE_FILE);
-    sys::fs::write_atomically(&path, state.to_json().as_bytes())
+    files::write_atomically(&path, state.to_json().as_bytes())
         .with_context(|| format!("writing the campaign state {}", path.display()))
 }
 
@@ -96,7 +96,7 @@ pub(crate) struct PlanFile {
 
 /// Reads (bounded) and checks a plan file.
 pub(crate) fn read_plan(path: &Path) -> Result<PlanFile> {
-    let text = sys::fs::read_input_text(path, MAX_PLAN_BYTES)
+    let text = files::read_input_text(path, MAX_PLAN_BYTES)
         .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
     let plan = Plan::parse(&text, &path.display().to_string()).map_err(|e| UsageError(e.0))?;
     Ok(PlanFile { plan, text })
@@ -106,7 +106,7 @@ pub(crate) fn read_plan(path: &Path) -> Result<PlanFile> {
 pub(crate) fn read(dir: &Path) -> Result<(Plan, CampaignState)> {
     let plan = read_plan(&dir.join(PLAN_FILE))?.plan;
     let path = dir.join(STATE_FILE);
-    let text = sys::fs::read_input_text(&path, MAX_STATE_BYTES)
+    let text = files::read_input_text(&path, MAX_STATE_BYTES)
         .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
     let damaged = |why: String| {
         UsageError(format!(

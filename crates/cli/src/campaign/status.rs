@@ -54,7 +54,7 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
         .output
         .clone()
         .unwrap_or_else(|| dir.join("report.html"));
-    sys::fs::check_creatable(&output)
+    files::check_creatable(&output)
         .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))?;
     let store = crate::runs::open_existing(Some(Path::new(&state.options.db)))?;
     let mut named = Vec::new();

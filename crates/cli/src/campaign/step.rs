@@ -276,7 +276,7 @@ fn save(ctx: &mut Ctx<'_>, run: &MeasureRun, label: &str) -> Result<store::Saved
 
 /// The result document in `path`, or none (missing: killed before its first checkpoint).
 fn read_run(path: &Path) -> Option<MeasureRun> {
-    let text = sys::fs::read_input_text(path, MAX_RESULT_BYTES).ok()?;
+    let text = files::read_input_text(path, MAX_RESULT_BYTES).ok()?;
     MeasureRun::from_json(&text).ok()
 }
 

@@ -59,7 +59,8 @@ impl IoLoad {
 impl Generator for IoLoad {
     fn start(&mut self, ctx: &StartContext<'_>) -> Result<(), LoadError> {
         self.cpus = ctx.cpus.clone();
-        let fs = sys::fs::filesystem(ctx.workdir).map_err(|e| LoadError::sys(&self.item, e))?;
+        let fs =
+            files::filesystem(ctx.workdir).map_err(|e| LoadError::sys(&self.item, e.into()))?;
         self.in_memory = fs.in_memory;
         let needed = self.bytes * u64::from(self.workers_wanted);
         if needed + SPACE_MARGIN > fs.available_bytes {
