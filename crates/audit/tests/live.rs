@@ -45,6 +45,8 @@ fn this_machine_is_audited_by_every_check() {
             .find(|f| f.id == "log.soft_lockup")
             .unwrap();
         assert_ne!(f.status, Status::Unknown, "{}", f.summary);
+    } else {
+        testkit::live::skip("not root: the kernel log (log.soft_lockup) was not checked");
     }
 }
 

@@ -364,10 +364,12 @@ fn load_cgroup_holds_the_load_and_is_removed() {
     let v2_cpuset = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
         .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpuset"));
     if !v2_cpuset && !Path::new("/sys/fs/cgroup/cpuset/cgroup.procs").exists() {
-        eprintln!("no cpuset cgroup hierarchy here: testing the refusal instead");
         let out = cmd.output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("--load-cgroup"), "{}", stderr(&out));
+        testkit::live::skip(
+            "no cpuset cgroup hierarchy here: only the refusal of --load-cgroup was checked",
+        );
         return;
     }
     let mut child = cmd

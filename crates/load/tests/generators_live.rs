@@ -1,6 +1,7 @@
 //! Live tests of every generator on this machine: real threads, processes, sockets, files
-//! and timers, checked from outside through `/proc/stat` and `/proc/interrupts` where the
-//! issue asks for it, and through the load's own report otherwise. Nothing here is mocked.
+//! and timers, checked from outside through `/proc/stat` and `/proc/interrupts` (read and
+//! parsed by the tests themselves) where the issue asks for it, and through the load's own
+//! report otherwise. Nothing here is mocked.
 //!
 //! The tests read CPU busy shares, so they run one at a time, and each places its load on the
 //! last online CPU where it can.
@@ -36,17 +37,58 @@ fn options(dir: &Path) -> LoadOptions {
 /// Runs `spec` for `secs` seconds (after `warmup`), returns the report and the private
 /// directory it used.
 fn run(spec: &str, warmup: Duration, secs: f64, dir: &Path) -> (LoadReport, std::path::PathBuf) {
-    let spec = LoadSpec::parse(spec).unwrap();
-    let mut set = LoadSet::start(&spec, &options(dir)).unwrap();
-    std::thread::sleep(warmup);
-    set.mark();
-    std::thread::sleep(Duration::from_secs_f64(secs));
-    let workdir = set.workdir().to_path_buf();
-    let report = set.stop("complete");
-    assert!(!workdir.exists(), "the private directory was not removed");
+    let (report, workdir, _) = run_watching(spec, warmup, secs, dir, None);
     (report, workdir)
 }
 
+/// [`run`], and how busy `cpu` was over the measured window as this test reads it from
+/// `/proc/stat` itself (not the load's own figure).
+fn run_watching(
+    spec: &str,
+    warmup: Duration,
+    secs: f64,
+    dir: &Path,
+    cpu: Option<u32>,
+) -> (LoadReport, std::path::PathBuf, f64) {
+    let spec = LoadSpec::parse(spec).unwrap();
+    let mut set = LoadSet::start(&spec, &options(dir)).unwrap();
+    std::thread::sleep(warmup);
+    let before = cpu.map(proc_stat_ticks);
+    set.mark();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let after = cpu.map(proc_stat_ticks);
+    let workdir = set.workdir().to_path_buf();
+    let report = set.stop("complete");
+    assert!(!workdir.exists(), "the private directory was not removed");
+    let busy = match (before, after) {
+        (Some((busy0, total0)), Some((busy1, total1))) => {
+            100.0 * (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64
+        }
+        _ => f64::NAN,
+    };
+    (report, workdir, busy)
+}
+
+/// The busy and total ticks of `cpu` in `/proc/stat` (busy: all but idle and iowait; guest
+/// time is in user already), read and parsed here, independently of the code under test.
+fn proc_stat_ticks(cpu: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap();
+    let name = format!("cpu{cpu}");
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name.as_str()))
+        .unwrap_or_else(|| panic!("no {name} line in /proc/stat"));
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let total: u64 = ticks.iter().sum();
+    (total - ticks[3] - ticks[4], total)
+}
+
+/// The load's own busy share of `cpu`, from its report.
 fn busy_of(report: &LoadReport, cpu: u32) -> f64 {
     report
         .cpu_busy
@@ -56,7 +98,6 @@ fn busy_of(report: &LoadReport, cpu: u32) -> f64 {
         .busy_percent
 }
 
-/// Processes (zombies included) whose parent is this test process.
 fn children_of_this_process() -> Vec<u32> {
     let me = std::process::id();
     std::fs::read_dir("/proc")
@@ -85,14 +126,23 @@ fn cpu_60_percent_reads_60_plus_minus_7_in_proc_stat() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let cpu = last_cpu();
-    let (report, _) = run(
+    let (report, _, busy) = run_watching(
         &format!("cpu:60%@{cpu}"),
         Duration::from_millis(300),
         4.0,
         dir.path(),
+        Some(cpu),
     );
-    let busy = busy_of(&report, cpu);
-    assert!((53.0..=67.0).contains(&busy), "busy {busy}%: {report:?}");
+    assert!(
+        (53.0..=67.0).contains(&busy),
+        "/proc/stat: busy {busy}%: {report:?}"
+    );
+    // The report's own figure agrees with what /proc/stat said.
+    let reported = busy_of(&report, cpu);
+    assert!(
+        (reported - busy).abs() <= 3.0,
+        "reported {reported}%, /proc/stat {busy}%"
+    );
     let g = only(&report);
     assert_eq!(g.tasks, 1);
     assert_eq!(g.cpus, CpuSet::from_cpus([cpu]));
@@ -110,14 +160,15 @@ fn cpu_100_percent_saturates_its_cpu() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let cpu = last_cpu();
-    let (report, _) = run(
+    let (report, _, busy) = run_watching(
         &format!("cpu:100%@{cpu}"),
         Duration::from_millis(200),
         3.0,
         dir.path(),
+        Some(cpu),
     );
-    let busy = busy_of(&report, cpu);
-    assert!(busy >= 95.0, "busy {busy}%");
+    assert!(busy >= 95.0, "/proc/stat: busy {busy}%");
+    assert!(busy_of(&report, cpu) >= 95.0, "{report:?}");
     assert!(only(&report).cpu_share_percent >= 95.0, "{report:?}");
 }
 

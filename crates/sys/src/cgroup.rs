@@ -453,13 +453,13 @@ mod tests {
     fn live_cgroup_holds_a_child_and_is_removed() {
         let root = Root::host();
         if crate::privilege::Privileges::current().euid != 0 {
-            return crate::live_skip("not root: creating a cpuset cgroup needs root");
+            return testkit::live::skip("not root: creating a cpuset cgroup needs root");
         }
         let name = format!("rtlab-load-test-{}", crate::process::current_pid());
         let cg = match CpusetCgroup::create(&root, &name, &CpuSet::from_cpus([0])) {
             Ok(cg) => cg,
             Err(e @ Error::Unsupported { .. }) => {
-                return crate::live_skip(&format!("no cpuset cgroup here: {e}"));
+                return testkit::live::skip(&format!("no cpuset cgroup here: {e}"));
             }
             Err(e) => panic!("{e}"),
         };

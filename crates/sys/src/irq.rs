@@ -384,7 +384,7 @@ LOC:      10196       7429       8542       8229   Local timer interrupts
     fn reads_this_host() {
         let root = Root::host();
         let Ok(t) = irq_table(&root) else {
-            return crate::live_skip("no /proc/irq here");
+            return testkit::live::skip("no /proc/irq here");
         };
         for irq in &t.irqs {
             if let Some(eff) = &irq.effective {

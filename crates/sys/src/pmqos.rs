@@ -111,7 +111,7 @@ mod tests {
         let root = Root::host();
         let before = match DmaLatencyRequest::current_us(&root) {
             Err(e) if e.is_not_found() => {
-                return crate::live_skip(&format!(
+                return testkit::live::skip(&format!(
                     "{e}: this kernel has no CPU latency QoS device"
                 ));
             }

@@ -374,7 +374,7 @@ mod tests {
         let root = Root::host();
         let started = std::time::Instant::now();
         let Ok(tasks) = all_threads(&root) else {
-            return crate::live_skip("no /proc here");
+            return testkit::live::skip("no /proc here");
         };
         let elapsed = started.elapsed();
         assert!(tasks.len() > 10, "{} threads", tasks.len());

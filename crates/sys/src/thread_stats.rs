@@ -233,7 +233,7 @@ mod tests {
         let root = Root::host();
         let me = std::process::id();
         let Ok(ids) = thread_ids(&root, me) else {
-            return crate::live_skip("no /proc here");
+            return testkit::live::skip("no /proc here");
         };
         assert!(ids.contains(&me));
         let p = process_status(&root, me).unwrap();

@@ -337,7 +337,7 @@ mod tests {
     fn live_instance_is_private_and_removed() {
         let root = crate::Root::host();
         let Some(top) = Tracefs::find(&root) else {
-            return crate::live_skip("tracefs is not mounted here (.ci/run mounts it)");
+            return testkit::live::skip("tracefs is not mounted here (.ci/run mounts it)");
         };
         let was_on = top.is_on().unwrap();
         let inst = Instance::create(&top).unwrap();

@@ -290,7 +290,7 @@ mod tests {
             };
             let err = std::io::Error::last_os_error();
             if rc != 0 && err.raw_os_error() == Some(libc::ENODEV) {
-                crate::live_skip(&format!("this kernel has no tracefs ({err})"));
+                testkit::live::skip(&format!("this kernel has no tracefs ({err})"));
                 return None;
             }
             assert_eq!(rc, 0, "{}: {err}", mount_hint());

@@ -7,9 +7,19 @@
 //! root and tracefs provided) it panics instead, so a missing install step or a feature CI
 //! lost shows as a failure.
 
-/// Whether the tests run under CI: `CI` is set to anything but empty, `0` or `false`.
+/// Whether the tests run under CI: `CI` is set to anything but empty, `0`, `false` or `no`.
 pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "FALSE" | "no"))
+    ci_from(std::env::var("CI").ok().as_deref())
+}
+
+/// The rule of [`in_ci`] on the variable's value (`None`: unset).
+fn ci_from(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no"
+        )
+    })
 }
 
 /// Whether the tests run as root.
@@ -67,9 +77,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ci_is_read_from_the_environment() {
-        // Only reads: the variable is the process's, shared with other tests.
-        let expected = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-        assert_eq!(in_ci(), expected);
+    fn ci_is_any_value_but_empty_zero_false_or_no() {
+        for (value, ci) in [
+            (None, false),
+            (Some(""), false),
+            (Some(" "), false),
+            (Some("0"), false),
+            (Some("false"), false),
+            (Some("FALSE"), false),
+            (Some("False"), false),
+            (Some("no"), false),
+            (Some("true"), true),
+            (Some("1"), true),
+            (Some("yes"), true),
+            (Some("gitlab"), true),
+        ] {
+            assert_eq!(ci_from(value), ci, "CI={value:?}");
+        }
     }
 }

@@ -221,7 +221,7 @@ Err:          0
     #[test]
     fn reads_this_host() {
         let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {
-            return crate::live_skip("no /proc/interrupts here");
+            return testkit::live::skip("no /proc/interrupts here");
         };
         let irqs = parse(&text).unwrap();
         assert!(!irqs.cpus.is_empty());

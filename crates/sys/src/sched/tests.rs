@@ -163,7 +163,7 @@ fn deadline_on_an_unpinned_thread_is_admitted() {
 #[test]
 fn deadline_on_a_pinned_thread_is_refused_with_the_root_domain_explained() {
     if online().len() < 2 {
-        return crate::live_skip("one CPU online: pinning cannot narrow the root domain");
+        return testkit::live::skip("one CPU online: pinning cannot narrow the root domain");
     }
     let _one = DEADLINE.lock().unwrap_or_else(|e| e.into_inner());
     let err = on_new_thread(|| {
