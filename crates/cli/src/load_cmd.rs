@@ -87,6 +87,36 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     let mut console = Console::new(args.quiet || args.control);
 
     let mut set = LoadSet::start(&args.spec, &options).map_err(|e| UsageError(e.to_string()))?;
+    announce(args, &set, &mut console)?;
+    let status = drive(args, &mut set, control.as_ref(), &signals, &mut console);
+    console.clear_live();
+    let report = set.stop(status);
+
+    if args.control {
+        console::print_stdout(&(report.to_json() + "\n")).context("writing to standard output")?;
+        return Ok(Exit::Ok);
+    }
+    if let Some(path) = &args.output {
+        files::write_atomically(path, report.to_json().as_bytes())
+            .with_context(|| format!("writing the load report to {}", path.display()))?;
+    }
+    let text = match args.format {
+        LoadFormat::Text => report::load::load_table(&report),
+        LoadFormat::Json => report.to_json() + "\n",
+    };
+    console::print_stdout(&text).context("writing to standard output")?;
+    // A signal that came while stopping is taken here, not at the exit.
+    let _ = signals.wait(Duration::ZERO);
+    Ok(if status == "interrupted" {
+        Exit::Interrupted
+    } else {
+        Exit::Ok
+    })
+}
+
+/// Says what runs: the `ready` line of the control protocol, else each generator (and, on a
+/// terminal, how to stop it).
+fn announce(args: &LoadArgs, set: &LoadSet, console: &mut Console) -> Result<()> {
     if args.control {
         let ready = format!("ready {}\n", one_line(&set.report()));
         console::print_stdout(&ready).context("writing to standard output")?;
@@ -103,7 +133,19 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
             ));
         }
     }
+    Ok(())
+}
 
+/// Runs the load until its duration is over, a signal (alone) or the control channel (driven
+/// by `measure`) stops it, opening the reporting window after the warm-up or when told;
+/// returns the status: `complete` or `interrupted`.
+fn drive(
+    args: &LoadArgs,
+    set: &mut LoadSet,
+    control: Option<&mpsc::Receiver<Control>>,
+    signals: &TerminationSignals,
+    console: &mut Console,
+) -> &'static str {
     let started = Instant::now();
     let warmup = args.warmup.to_duration();
     let mut marked = warmup.is_zero();
@@ -116,7 +158,7 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
         // taken and ignored there: the measuring rtlab decides when the load ends (a
         // process-group signal meant for it must not stop the load under its measurement),
         // and its end, or its death, closes the channel. Alone, the signals are waited on.
-        let (signal, message) = match &control {
+        let (signal, message) = match control {
             Some(rx) => {
                 let message = match rx.recv_timeout(TICK) {
                     Ok(m) => Some(m),
@@ -161,29 +203,7 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
             )]);
         }
     }
-    console.clear_live();
-    let report = set.stop(status);
-
-    if args.control {
-        console::print_stdout(&(report.to_json() + "\n")).context("writing to standard output")?;
-        return Ok(Exit::Ok);
-    }
-    if let Some(path) = &args.output {
-        files::write_atomically(path, report.to_json().as_bytes())
-            .with_context(|| format!("writing the load report to {}", path.display()))?;
-    }
-    let text = match args.format {
-        LoadFormat::Text => report::load::load_table(&report),
-        LoadFormat::Json => report.to_json() + "\n",
-    };
-    console::print_stdout(&text).context("writing to standard output")?;
-    // A signal that came while stopping is taken here, not at the exit.
-    let _ = signals.wait(Duration::ZERO);
-    Ok(if status == "interrupted" {
-        Exit::Interrupted
-    } else {
-        Exit::Ok
-    })
+    status
 }
 
 /// A report as one JSON line (for the control protocol).

@@ -142,48 +142,9 @@ impl Session<'_> {
         for (label, run) in &self.noise_runs {
             console::print_stdout(&format!("\n{label}: {}", report::noise::table(run)))?;
         }
-
-        let mut over = Vec::new();
-        let mut unjudged = Vec::new();
-        let gate = model::gate::Gate::new(Some(args.budget));
-        for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
-            let verdict = gate.judge(run);
-            if let Some(model::gate::Reason::Unjudgeable { why }) =
-                verdict.reasons.iter().find(|r| r.is_unjudgeable())
-            {
-                unjudged.push(format!("{label}: {why}"));
-            } else if !verdict.passed() {
-                let max = run.all.stats.max_ns.unwrap_or_default();
-                over.push(format!("{label} max {} us", report::format_us(max)));
-            }
-        }
+        let (over, unjudged) = self.judge(judged);
         if !args.no_report {
-            let path = match &args.output {
-                Some(p) => p.clone(),
-                None => default_report_name(&self.runs[0].1),
-            };
-            let session = &self.id;
-            let named: Vec<crate::runs::NamedRun> = self
-                .runs
-                .iter()
-                .chain(&self.noise_runs)
-                .map(|(label, run)| crate::runs::NamedRun {
-                    run: run.clone(),
-                    name: label.clone(),
-                    source: format!("phase \"{label}\" of session {session}"),
-                    key: label
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                        .collect(),
-                })
-                .collect();
-            let options = report::html::ReportOptions {
-                budget: Some(args.budget),
-                timeline: false,
-            };
-            crate::report_cmd::write(&named, &options, &path, None)
-                .with_context(|| format!("writing the report to {}", path.display()))?;
-            self.console.verdict(&format!("report: {}", path.display()));
+            self.write_report()?;
         }
         if self.stopped.is_some() {
             return Ok(Exit::Interrupted);
@@ -218,6 +179,60 @@ impl Session<'_> {
             ));
             Ok(Exit::VerdictFailed)
         }
+    }
+}
+
+impl Session<'_> {
+    /// The phases `judged` accepts, through the gate against --budget: those over it (with
+    /// their maximum) and those that cannot be judged (with why).
+    fn judge(&self, judged: &dyn Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
+        let gate = model::gate::Gate::new(Some(self.args.budget));
+        let mut over = Vec::new();
+        let mut unjudged = Vec::new();
+        for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
+            let verdict = gate.judge(run);
+            if let Some(model::gate::Reason::Unjudgeable { why }) =
+                verdict.reasons.iter().find(|r| r.is_unjudgeable())
+            {
+                unjudged.push(format!("{label}: {why}"));
+            } else if !verdict.passed() {
+                let max = run.all.stats.max_ns.unwrap_or_default();
+                over.push(format!("{label} max {} us", report::format_us(max)));
+            }
+        }
+        (over, unjudged)
+    }
+
+    /// Writes the HTML report of every phase (--output, else the default name).
+    fn write_report(&mut self) -> Result<()> {
+        let args = self.args;
+        let path = match &args.output {
+            Some(p) => p.clone(),
+            None => default_report_name(&self.runs[0].1),
+        };
+        let session = &self.id;
+        let named: Vec<crate::runs::NamedRun> = self
+            .runs
+            .iter()
+            .chain(&self.noise_runs)
+            .map(|(label, run)| crate::runs::NamedRun {
+                run: run.clone(),
+                name: label.clone(),
+                source: format!("phase \"{label}\" of session {session}"),
+                key: label
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect(),
+            })
+            .collect();
+        let options = report::html::ReportOptions {
+            budget: Some(args.budget),
+            timeline: false,
+        };
+        crate::report_cmd::write(&named, &options, &path, None)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+        self.console.verdict(&format!("report: {}", path.display()));
+        Ok(())
     }
 }
 

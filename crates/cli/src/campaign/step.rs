@@ -6,7 +6,8 @@
 //! the rest of its duration as a new attempt. On resume an attempt marked running is settled
 //! from its file the same way, so a kill at any moment neither loses nor repeats a run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -105,55 +106,8 @@ fn attempt(
         "{}: attempt {n}, measuring for {duration}",
         ctx.steps[i].label
     ));
-    // Measured from inside the tuning's RT cpuset (`rtlab tune run`) where it made one; where
-    // there is no cpuset controller the tuning's other changes still hold.
-    let journal = phase
-        .tuned
-        .then(|| ctx.journal())
-        .filter(|j| match tune::rt_group(j) {
-            Ok(_) => true,
-            Err(why) => {
-                ctx.console.warn(&format!(
-                    "{why}: the tuned phase measures on its CPUs without an RT cpuset"
-                ));
-                false
-            }
-        });
-    let mut cmd = crate::run_session::rtlab_command(ctx.root, journal.as_deref())?;
-    cmd.args([
-        "measure",
-        "--format",
-        "json",
-        "--no-store",
-        "--checkpoint",
-        "1s",
-    ])
-    .arg("--duration")
-    .arg(duration.to_string())
-    .arg("--output")
-    .arg(&path);
-    if let Some(cpus) = &phase.cpus {
-        cmd.args(["--cpus", cpus]);
-    }
-    if let Some(interval) = ctx.plan.interval {
-        cmd.arg("--interval").arg(interval.to_string());
-    }
-    if let Some(load) = &phase.load {
-        cmd.args(["--load", load]);
-        if let Some(j) = &journal
-            && let Ok(rt) = tune::rt_group(j)
-            && let Some((parent, _)) = rt.rsplit_once('/')
-        {
-            cmd.arg("--load-join")
-                .arg(format!("{parent}/rtlab-housekeeping"));
-        }
-    }
-    if let Some(script) = &ctx.state.options.fake_clock {
-        cmd.args(["--fake-clock", script]);
-    }
-    if ctx.quiet {
-        cmd.arg("--quiet");
-    }
+    let journal = tuned_journal(ctx, phase);
+    let cmd = measure_command(ctx, phase, duration, &path, journal.as_deref())?;
     let signals = ctx.signals.take().expect("blocked in drive");
     let label = ctx.steps[i].label.clone();
     let result = {
@@ -183,6 +137,70 @@ fn attempt(
     };
     settle(ctx, i)?;
     Ok(stopped)
+}
+
+/// The journal of the tuning a tuned phase measures under, when it made an RT cpuset to
+/// measure in (`rtlab tune run`); where there is no cpuset controller the tuning's other
+/// changes still hold, and the phase measures on its CPUs without one.
+fn tuned_journal(ctx: &mut Ctx<'_>, phase: &MeasurePhase) -> Option<PathBuf> {
+    phase
+        .tuned
+        .then(|| ctx.journal())
+        .filter(|j| match tune::rt_group(j) {
+            Ok(_) => true,
+            Err(why) => {
+                ctx.console.warn(&format!(
+                    "{why}: the tuned phase measures on its CPUs without an RT cpuset"
+                ));
+                false
+            }
+        })
+}
+
+/// The child `rtlab measure` of one attempt, writing its result (and checkpoints) to `path`.
+fn measure_command(
+    ctx: &Ctx<'_>,
+    phase: &MeasurePhase,
+    duration: Nanos,
+    path: &Path,
+    journal: Option<&Path>,
+) -> Result<Command> {
+    let mut cmd = crate::run_session::rtlab_command(ctx.root, journal)?;
+    cmd.args([
+        "measure",
+        "--format",
+        "json",
+        "--no-store",
+        "--checkpoint",
+        "1s",
+    ])
+    .arg("--duration")
+    .arg(duration.to_string())
+    .arg("--output")
+    .arg(path);
+    if let Some(cpus) = &phase.cpus {
+        cmd.args(["--cpus", cpus]);
+    }
+    if let Some(interval) = ctx.plan.interval {
+        cmd.arg("--interval").arg(interval.to_string());
+    }
+    if let Some(load) = &phase.load {
+        cmd.args(["--load", load]);
+        if let Some(j) = journal
+            && let Ok(rt) = tune::rt_group(j)
+            && let Some((parent, _)) = rt.rsplit_once('/')
+        {
+            cmd.arg("--load-join")
+                .arg(format!("{parent}/rtlab-housekeeping"));
+        }
+    }
+    if let Some(script) = &ctx.state.options.fake_clock {
+        cmd.args(["--fake-clock", script]);
+    }
+    if ctx.quiet {
+        cmd.arg("--quiet");
+    }
+    Ok(cmd)
 }
 
 /// Settles step `i`'s last attempt if it is not settled: its measuring process gone, its

@@ -146,99 +146,24 @@ impl Plan {
             ))
         })?;
         let lines = Lines::index(text);
-        let top =
-            |key: &str, why: String| PlanError(format!("{source}: {}{key}: {why}", lines.top(key)));
-        let name = match raw.name {
-            Some(n) => check_name(&n).map_err(|why| top("name", why))?,
-            None => "campaign".to_string(),
-        };
-        let budget = match &raw.budget {
-            Some(b) => time(b).map_err(|why| top("budget", why))?,
-            None => crate::gate::DEFAULT_BUDGET,
-        };
-        let interval = raw
-            .interval
-            .as_deref()
-            .map(time)
-            .transpose()
-            .map_err(|why| top("interval", why))?;
-        let cpus = raw
-            .cpus
-            .map(|c| cpu_spec(&c))
-            .transpose()
-            .map_err(|why| top("cpus", why))?;
-        let rt_cpus = raw
-            .rt_cpus
-            .map(|c| cpu_spec(&c))
-            .transpose()
-            .map_err(|why| top("rt_cpus", why))?;
-        if let Some(cmd) = &raw.reboot_command
-            && (cmd.trim().is_empty() || cmd.len() > 4096 || cmd.contains('\0'))
-        {
-            return Err(top(
-                "reboot_command",
-                "must be a shell command of at most 4096 bytes".into(),
-            ));
-        }
-        if raw.phase.is_empty() {
-            return Err(PlanError(format!(
-                "{source}: the plan has no phase; add at least one [[phase]] with a name and a duration"
-            )));
-        }
-        if raw.phase.len() > MAX_PHASES {
-            return Err(PlanError(format!(
-                "{source}: {} phases, more than the {MAX_PHASES} a plan may have; split the campaign",
-                raw.phase.len()
-            )));
-        }
-        let mut phases = Vec::with_capacity(raw.phase.len());
-        for (i, p) in raw.phase.into_iter().enumerate() {
-            let at = |key: &str, why: String| {
-                PlanError(format!(
-                    "{source}: {}phase {}: {key}: {}",
-                    lines.phase(i, Some(key)),
-                    i + 1,
-                    one_line(&why)
-                ))
-            };
-            let phase = phase(p, budget, cpus.as_deref(), &at)?;
-            if phases.iter().any(|q: &Phase| q.name == phase.name) {
-                return Err(at(
-                    "name",
-                    format!(
-                        "\"{}\" names an earlier phase too; every phase needs its own name (it labels the runs)",
-                        phase.name
-                    ),
-                ));
-            }
-            if let PhaseKind::Measure(m) = &phase.kind
-                && m.tuned
-                && rt_cpus.is_none()
-            {
-                return Err(at(
-                    "tuned",
-                    "a tuned phase needs the top-level rt_cpus (the CPUs to tune, e.g. rt_cpus = \"2-3\")".into(),
-                ));
-            }
-            phases.push(phase);
-        }
-        let plan = Plan {
-            name,
-            cpus,
-            budget,
-            interval,
-            rt_cpus,
-            reboot_between: raw.reboot_between.unwrap_or(false),
-            reboot_command: raw.reboot_command,
-            phases,
-        };
-        let steps: usize = plan.phases.iter().map(Phase::steps).sum();
+        let mut plan = top_level(&raw, source, &lines)?;
+        plan.reboot_between = raw.reboot_between.unwrap_or(false);
+        plan.reboot_command = raw.reboot_command;
+        plan.phases = phases(raw.phase, &plan, source, &lines)?;
+        plan.check_steps(source, &lines)?;
+        Ok(plan)
+    }
+
+    /// The steps are few enough, and their labels distinct (a repeated phase's `NAME#k` may be
+    /// another phase's name).
+    fn check_steps(&self, source: &str, lines: &Lines) -> Result<(), PlanError> {
+        let steps: usize = self.phases.iter().map(Phase::steps).sum();
         if steps > MAX_STEPS {
             return Err(PlanError(format!(
                 "{source}: the phases repeat to {steps} runs, more than {MAX_STEPS}; split the campaign"
             )));
         }
-        let mut labels: Vec<(String, usize)> = plan
+        let mut labels: Vec<(String, usize)> = self
             .steps()
             .into_iter()
             .map(|s| (s.label, s.phase))
@@ -252,7 +177,7 @@ impl Plan {
                 pair[0].0.escape_debug()
             )));
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// The steps the plan runs, in order.
@@ -289,6 +214,105 @@ impl Phase {
     }
 }
 
+/// The plan's top-level keys, checked (no phase yet).
+fn top_level(raw: &RawPlan, source: &str, lines: &Lines) -> Result<Plan, PlanError> {
+    let top =
+        |key: &str, why: String| PlanError(format!("{source}: {}{key}: {why}", lines.top(key)));
+    let name = match &raw.name {
+        Some(n) => check_name(n).map_err(|why| top("name", why))?,
+        None => "campaign".to_string(),
+    };
+    let budget = match &raw.budget {
+        Some(b) => time(b).map_err(|why| top("budget", why))?,
+        None => crate::gate::DEFAULT_BUDGET,
+    };
+    let interval = raw
+        .interval
+        .as_deref()
+        .map(time)
+        .transpose()
+        .map_err(|why| top("interval", why))?;
+    let cpu_list = |key: &str, given: &Option<String>| {
+        given
+            .as_deref()
+            .map(cpu_spec)
+            .transpose()
+            .map_err(|why| top(key, why))
+    };
+    let cpus = cpu_list("cpus", &raw.cpus)?;
+    let rt_cpus = cpu_list("rt_cpus", &raw.rt_cpus)?;
+    if let Some(cmd) = &raw.reboot_command
+        && (cmd.trim().is_empty() || cmd.len() > 4096 || cmd.contains('\0'))
+    {
+        return Err(top(
+            "reboot_command",
+            "must be a shell command of at most 4096 bytes".into(),
+        ));
+    }
+    Ok(Plan {
+        name,
+        cpus,
+        budget,
+        interval,
+        rt_cpus,
+        reboot_between: false,
+        reboot_command: None,
+        phases: Vec::new(),
+    })
+}
+
+/// The `[[phase]]` tables, checked, with what they inherit from `plan`'s top level.
+fn phases(
+    raw: Vec<RawPhase>,
+    plan: &Plan,
+    source: &str,
+    lines: &Lines,
+) -> Result<Vec<Phase>, PlanError> {
+    if raw.is_empty() {
+        return Err(PlanError(format!(
+            "{source}: the plan has no phase; add at least one [[phase]] with a name and a duration"
+        )));
+    }
+    if raw.len() > MAX_PHASES {
+        return Err(PlanError(format!(
+            "{source}: {} phases, more than the {MAX_PHASES} a plan may have; split the campaign",
+            raw.len()
+        )));
+    }
+    let mut phases = Vec::with_capacity(raw.len());
+    for (i, p) in raw.into_iter().enumerate() {
+        let at = |key: &str, why: String| {
+            PlanError(format!(
+                "{source}: {}phase {}: {key}: {}",
+                lines.phase(i, Some(key)),
+                i + 1,
+                one_line(&why)
+            ))
+        };
+        let phase = phase(p, plan.budget, plan.cpus.as_deref(), &at)?;
+        if phases.iter().any(|q: &Phase| q.name == phase.name) {
+            return Err(at(
+                "name",
+                format!(
+                    "\"{}\" names an earlier phase too; every phase needs its own name (it labels the runs)",
+                    phase.name
+                ),
+            ));
+        }
+        if let PhaseKind::Measure(m) = &phase.kind
+            && m.tuned
+            && plan.rt_cpus.is_none()
+        {
+            return Err(at(
+                "tuned",
+                "a tuned phase needs the top-level rt_cpus (the CPUs to tune, e.g. rt_cpus = \"2-3\")".into(),
+            ));
+        }
+        phases.push(phase);
+    }
+    Ok(phases)
+}
+
 /// One raw phase, checked.
 fn phase(
     p: RawPhase,
@@ -305,33 +329,54 @@ fn phase(
         )),
     };
     let reboot_after = p.reboot_after.unwrap_or(false);
-    if let Some(reboots) = p.reboots {
-        for (key, given) in [
-            ("duration", p.duration.is_some()),
-            ("load", p.load.is_some()),
-            ("tuned", p.tuned.is_some()),
-            ("cpus", p.cpus.is_some()),
-            ("budget", p.budget.is_some()),
-            ("repeat", p.repeat.is_some()),
-        ] {
-            if given {
-                return Err(at(
-                    key,
-                    "a reboot test (reboots = N) measures nothing; give it in a phase of its own"
-                        .into(),
-                ));
-            }
+    let kind = match p.reboots {
+        Some(reboots) => reboot_test(&p, reboots, at)?,
+        None => PhaseKind::Measure(measure_phase(p, budget, cpus, at)?),
+    };
+    Ok(Phase {
+        name,
+        kind,
+        reboot_after,
+    })
+}
+
+/// A reboot test's phase (`reboots = N`), which measures nothing.
+fn reboot_test(
+    p: &RawPhase,
+    reboots: i64,
+    at: &dyn Fn(&str, String) -> PlanError,
+) -> Result<PhaseKind, PlanError> {
+    for (key, given) in [
+        ("duration", p.duration.is_some()),
+        ("load", p.load.is_some()),
+        ("tuned", p.tuned.is_some()),
+        ("cpus", p.cpus.is_some()),
+        ("budget", p.budget.is_some()),
+        ("repeat", p.repeat.is_some()),
+    ] {
+        if given {
+            return Err(at(
+                key,
+                "a reboot test (reboots = N) measures nothing; give it in a phase of its own"
+                    .into(),
+            ));
         }
-        let reboots = count(reboots).map_err(|why| at("reboots", why))?;
-        return Ok(Phase {
-            name,
-            kind: PhaseKind::RebootTest {
-                reboots,
-                audit: p.audit.unwrap_or(false),
-            },
-            reboot_after,
-        });
     }
+    let reboots = count(reboots).map_err(|why| at("reboots", why))?;
+    Ok(PhaseKind::RebootTest {
+        reboots,
+        audit: p.audit.unwrap_or(false),
+    })
+}
+
+/// A measuring phase: its duration, load, CPUs, budget and repeats (the CPUs and the budget
+/// inherited from the plan when not given).
+fn measure_phase(
+    p: RawPhase,
+    budget: Nanos,
+    cpus: Option<&str>,
+    at: &dyn Fn(&str, String) -> PlanError,
+) -> Result<MeasurePhase, PlanError> {
     if p.audit.is_some() {
         return Err(at(
             "audit",
@@ -366,17 +411,13 @@ fn phase(
         Some(r) => count(r).map_err(|why| at("repeat", why))?,
         None => 1,
     };
-    Ok(Phase {
-        name,
-        kind: PhaseKind::Measure(MeasurePhase {
-            duration,
-            load: p.load,
-            tuned: p.tuned.unwrap_or(false),
-            cpus,
-            budget,
-            repeat,
-        }),
-        reboot_after,
+    Ok(MeasurePhase {
+        duration,
+        load: p.load,
+        tuned: p.tuned.unwrap_or(false),
+        cpus,
+        budget,
+        repeat,
     })
 }
 
@@ -480,104 +521,4 @@ impl Lines {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = r#"
-name = "van-vs-rt"
-budget = "150us"
-rt_cpus = "1"
-reboot_command = "true"
-
-[[phase]]
-name = "Van-#1"
-duration = "8h"
-
-[[phase]]
-name = "RT-#2-busy"
-duration = "2s"
-load = "cpu:60%"
-tuned = true
-repeat = 2
-budget = "50us"
-reboot_after = true
-
-[[phase]]
-name = "reboots"
-reboots = 3
-audit = true
-"#;
-
-    #[test]
-    fn a_plan_reads_with_its_defaults_and_steps() {
-        let plan = Plan::parse(GOOD, "plan.toml").unwrap();
-        assert_eq!(plan.name, "van-vs-rt");
-        assert_eq!(plan.budget, Nanos::from_us(150));
-        let PhaseKind::Measure(m) = &plan.phases[1].kind else {
-            panic!("a measuring phase")
-        };
-        assert_eq!(m.budget, Nanos::from_us(50));
-        assert_eq!(m.repeat, 2);
-        assert!(m.tuned);
-        let PhaseKind::Measure(first) = &plan.phases[0].kind else {
-            panic!("a measuring phase")
-        };
-        assert_eq!(first.budget, Nanos::from_us(150));
-        let steps = plan.steps();
-        let labels: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            ["Van-#1", "RT-#2-busy#1", "RT-#2-busy#2", "reboots"]
-        );
-        let reboots: Vec<bool> = steps.iter().map(|s| s.reboot_after).collect();
-        assert_eq!(reboots, [false, false, true, false]);
-        assert_eq!(
-            plan.phases[2].kind,
-            PhaseKind::RebootTest {
-                reboots: 3,
-                audit: true
-            }
-        );
-    }
-
-    fn refused(text: &str) -> String {
-        Plan::parse(text, "p.toml").unwrap_err().0
-    }
-
-    #[test]
-    fn bad_plans_are_refused_with_file_line_and_key() {
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\nloda = \"cpu\"\n");
-        assert!(e.starts_with("p.toml: line 4"), "{e}");
-        assert!(e.contains("loda"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"8 parsecs\"\n");
-        assert!(e.starts_with("p.toml: line 3: phase 1: duration:"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\nload = \"cpu:160%\"\n");
-        assert!(e.starts_with("p.toml: line 4: phase 1: load:"), "{e}");
-        let e = refused("");
-        assert!(e.contains("no phase"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\ntuned = true\n");
-        assert!(e.contains("rt_cpus"), "{e}");
-        let e = refused(
-            "[[phase]]\nname = \"a\"\nduration = \"1s\"\n[[phase]]\nname = \"a\"\nduration = \"1s\"\n",
-        );
-        assert!(e.contains("line 5: phase 2: name"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nreboots = 2\nduration = \"1s\"\n");
-        assert!(e.contains("duration: a reboot test"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\nrepeat = 0\n");
-        assert!(e.contains("repeat: 0 is outside"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"500ms\"\n");
-        assert!(e.contains("outside 1s"), "{e}");
-        let e = refused("budget = \"1s\"\n[[phase]]\nduration = \"1s\"\n");
-        assert!(e.contains("name: missing"), "{e}");
-        let many = "[[phase]]\nname = \"x\"\nduration = \"1s\"\n".repeat(MAX_PHASES + 1);
-        assert!(refused(&many).contains("more than the 256"));
-        let e = refused(
-            "[[phase]]\nname = \"a\"\nduration = \"1s\"\nrepeat = 2\n[[phase]]\nname = \"a#2\"\nduration = \"1s\"\n",
-        );
-        assert!(e.contains("label \"a#2\" is another phase's too"), "{e}");
-        let e = refused("[[phase]]\nname = \"a\"\nduration = \"1s\"\nload = \"cpu:10%\\nx\"\n");
-        assert!(!e.contains('\n'), "{e}");
-        let e = refused("bogus = 1\n[[phase]]\nname = \"a\"\nduration = \"1s\"\n");
-        assert!(e.starts_with("p.toml: line 1"), "{e}");
-    }
-}
+mod tests;
