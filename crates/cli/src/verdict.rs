@@ -60,14 +60,6 @@ pub fn words(reason: &Reason) -> String {
             };
             format!("CPU {cpu}: {what} {} exceeds --budget {budget}", us(*ns))
         }
-        Reason::Overruns {
-            cpu,
-            overruns,
-            budget,
-        } => format!(
-            "CPU {cpu}: {overruns} overrun{} (missed periods) under --budget {budget}",
-            if *overruns == 1 { "" } else { "s" }
-        ),
         Reason::DeadlineMissed {
             cpu,
             misses,

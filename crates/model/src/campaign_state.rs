@@ -121,14 +121,6 @@ pub struct Attempt {
     pub elapsed_ns: u64,
     /// Its worst latency over all CPUs (ns).
     pub max_ns: Option<u64>,
-    /// Its missed periods over all CPUs (absent in states written before issue #27, and when
-    /// none).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub overruns: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// A boot the campaign ran in.

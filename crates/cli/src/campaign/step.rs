@@ -99,7 +99,6 @@ fn attempt(
         run_id: None,
         elapsed_ns: 0,
         max_ns: None,
-        overruns: 0,
     });
     ctx.save()?;
     ctx.note(&format!(
@@ -250,7 +249,6 @@ pub(crate) fn settle(ctx: &mut Ctx<'_>, i: usize) -> Result<()> {
     last.run_id = Some(saved.id.to_string());
     last.elapsed_ns = run.elapsed_ns.get();
     last.max_ns = run.all.stats.max_ns;
-    last.overruns = run.all.stats.overruns;
     if outcome == Outcome::Complete {
         ctx.state.steps[i].status = StepStatus::Done;
     }

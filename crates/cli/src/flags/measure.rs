@@ -48,9 +48,9 @@ CYCLICTEST EQUIVALENTS:
     cyclictest -h 400 -q                     rtlab measure --format cyclictest --histogram 400us
 
 EXIT STATUS:
-    0    every CPU's maximum within --budget, with no missed period (or no budget given)
-    1    --budget exceeded or a period missed under it, --break fired, a --workload job
-         missed its deadline, or a CPU measured no samples
+    0    every CPU's maximum within --budget (or no budget given)
+    1    --budget exceeded, --break fired, a --workload job missed its deadline, or a CPU
+         measured no samples
     2    bad input or setup error, found before measuring (privileges, --output, --db,
          --trace-dir); or the result file could not be written at the end (the run is still
          stored and printed)
@@ -200,8 +200,8 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "What to measure")]
     pub every: Option<Nanos>,
 
-    /// The latency budget: run to the end, then exit 1 if any CPU's maximum exceeded TIME or
-    /// a CPU missed a period (an overrun). Recorded in the result as `params.budget_ns`.
+    /// The latency budget: run to the end, then exit 1 if any CPU's maximum exceeded TIME.
+    /// Recorded in the result as `params.budget_ns`.
     #[arg(long, alias = "fail-above", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
     pub budget: Option<Nanos>,
 

@@ -75,7 +75,7 @@ EXAMPLES:
 EXIT STATUS:
     0    written; the runs can be judged and passed what the export judges (--budget when
          given; with --format junit every test case: a maximum over --budget, 100us by
-         default, or overruns fail it; with --baseline its verdict)
+         default, fails it; with --baseline its verdict)
     1    written, but the verdict failed: a CPU over --budget, a failing JUnit test case, a
          failing baseline, or a run no gate may pass on (unfinished, stopped at --break, a
          CPU without samples)

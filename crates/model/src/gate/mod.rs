@@ -7,8 +7,9 @@
 //!   `--break`, or measured nothing on some CPU) never passes;
 //! * with a budget, a CPU fails when its worst figure is greater than the budget (equal
 //!   passes): the maximum wake-up latency (or response time), or for a noise run the longest
-//!   single interruption; and a CPU that missed periods (overruns: it woke after its next
-//!   deadline) fails too, whatever its maximum;
+//!   single interruption. A missed period (an overrun: the thread woke after its next
+//!   deadline) is no failure of its own: its late sample is in the maximum, over the budget
+//!   whenever the budget is shorter than the period;
 //! * a `--workload` job that missed its deadline fails the run;
 //! * a hardware-latency run fails when a sample reached its `--hardlimit`.
 //!
@@ -40,11 +41,6 @@ impl Gate {
     pub fn over(&self, ns: u64) -> bool {
         self.budget.is_some_and(|b| ns > b.get())
     }
-
-    /// Whether `overruns` missed periods fail (under a budget, any does).
-    pub fn overruns_fail(&self, overruns: u64) -> bool {
-        self.budget.is_some() && overruns > 0
-    }
 }
 
 /// Which figure of a CPU was over the budget.
@@ -73,15 +69,6 @@ pub enum Reason {
         /// Its value.
         ns: u64,
         /// The budget.
-        budget: Nanos,
-    },
-    /// A CPU missed periods.
-    Overruns {
-        /// The CPU.
-        cpu: u32,
-        /// How many.
-        overruns: u64,
-        /// The budget in force.
         budget: Nanos,
     },
     /// A `--workload` job missed its deadline on a CPU.
@@ -179,28 +166,15 @@ impl Gate {
         Verdict { reasons }
     }
 
-    /// One CPU of a latency (or response-time) run: its maximum and its overruns.
-    pub fn judge_cpu(&self, c: &CpuResult) -> Vec<Reason> {
-        let mut out = Vec::new();
-        let Some(budget) = self.budget else {
-            return out;
-        };
-        if c.raw.count > 0 && self.over(c.raw.max_ns) {
-            out.push(Reason::OverBudget {
-                cpu: c.cpu,
-                worst: Worst::Maximum,
-                ns: c.raw.max_ns,
-                budget,
-            });
-        }
-        if self.overruns_fail(c.raw.overruns) {
-            out.push(Reason::Overruns {
-                cpu: c.cpu,
-                overruns: c.raw.overruns,
-                budget,
-            });
-        }
-        out
+    /// One CPU of a latency (or response-time) run: its maximum.
+    pub fn judge_cpu(&self, c: &CpuResult) -> Option<Reason> {
+        let budget = self.budget?;
+        (c.raw.count > 0 && self.over(c.raw.max_ns)).then_some(Reason::OverBudget {
+            cpu: c.cpu,
+            worst: Worst::Maximum,
+            ns: c.raw.max_ns,
+            budget,
+        })
     }
 
     /// One CPU of a noise run: its longest single interruption.

@@ -51,19 +51,11 @@ fn a_maximum_equal_to_the_budget_passes_and_one_above_fails_per_cpu() {
 }
 
 #[test]
-fn overruns_fail_under_a_budget_only() {
+fn missed_periods_are_no_failure_of_their_own_their_late_sample_is() {
     let mut r = run();
     r.cpus[1].raw.overruns = 2;
-    assert!(Gate::new(None).judge(&r).passed());
-    let v = Gate::new(us(100)).judge(&r);
-    assert_eq!(
-        v.reasons,
-        [Reason::Overruns {
-            cpu: 1,
-            overruns: 2,
-            budget: Nanos::from_us(100)
-        }]
-    );
+    assert!(Gate::new(us(40)).judge(&r).passed());
+    assert!(!Gate::new(us(39)).judge(&r).passed());
 }
 
 #[test]

@@ -16,12 +16,10 @@
 //! * no samples at all: an `<error type="no-samples">` (the budget could not be checked, which
 //!   a gate must not read as a pass);
 //! * maximum above the budget: a `<failure type="latency">`, message `max 412.3us > budget
-//!   100us`; a maximum equal to the budget passes;
-//! * overruns (missed periods: the thread woke after its next deadline, so at least one period
-//!   had no sample and the maximum alone understates what happened): a failure of type
-//!   `overrun`, message `2 overruns (missed periods)`. When the maximum failed too, the one
-//!   `<failure>` (the schema allows one per test case) keeps type `latency` and its message
-//!   names both.
+//!   100us`; a maximum equal to the budget passes. This is the gate's rule ([`model::gate`]),
+//!   the same as `rtlab measure --budget`'s: overruns (missed periods) fail no test case of
+//!   their own, their late samples are in the maximum (issue #27; before it, a CPU with
+//!   overruns failed with type `overrun` even within the budget).
 //!
 //! The failure's text gives the CPU's sample count, overruns and its tail (p99, p99.9,
 //! p99.99, max). Latencies are printed in microseconds with one decimal, as `rtlab measure`
@@ -41,6 +39,7 @@ use std::io;
 use model::Nanos;
 use model::gate::{Gate, Reason};
 use model::measure::{CpuResult, MeasureRun};
+use model::noise::NoiseCpu;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
@@ -48,7 +47,7 @@ use crate::table::{format_opt_us, format_us};
 
 /// The run as a JUnit XML document (UTF-8, with an XML declaration, two-space indentation,
 /// ending with a newline): one test case per CPU, failing where the gate ([`model::gate`])
-/// fails the CPU against `budget` (its maximum latency is over it, or it had overruns),
+/// fails the CPU against `budget` (its maximum latency is over it),
 /// erroring when it has no samples.
 pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
     junit_labelled(run, budget, None)
@@ -65,7 +64,11 @@ pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> S
     };
     let gate = Gate::new(Some(budget));
     let verdicts: Vec<Verdict> = std::iter::once(whole)
-        .chain(run.cpus.iter().map(|c| verdict(c, &gate)))
+        .chain(
+            run.cpus
+                .iter()
+                .map(|c| verdict(c, noise_cpu(run, c.cpu), &gate)),
+        )
         .collect();
     let failures = verdicts
         .iter()
@@ -97,22 +100,18 @@ pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> S
     String::from_utf8(bytes).expect("every piece written is a str")
 }
 
-/// A CPU's reason in a failure's message: `max 412.3us > budget 100us`, `2 overruns (missed
-/// periods)`.
-fn reason_text(reason: &Reason) -> Option<String> {
-    match reason {
-        Reason::OverBudget { ns, budget, .. } => {
-            Some(format!("max {}us > budget {budget}", format_us(*ns)))
-        }
-        Reason::Overruns { overruns, .. } => {
-            let plural = if *overruns == 1 { "" } else { "s" };
-            Some(format!(
-                "{} (missed period{plural})",
-                counted(*overruns, "overrun")
-            ))
-        }
-        _ => None,
+/// A failure's message: `max 412.3us > budget 100us`, and the CPU's missed periods when it had
+/// any (`; 2 overruns (missed periods)`).
+fn failure_message(max: u64, budget: Nanos, overruns: u64) -> String {
+    let mut message = format!("max {}us > budget {budget}", format_us(max));
+    if overruns > 0 {
+        let plural = if overruns == 1 { "" } else { "s" };
+        message.push_str(&format!(
+            "; {} (missed period{plural})",
+            counted(overruns, "overrun")
+        ));
     }
+    message
 }
 
 /// What a CPU's test case reports.
@@ -129,7 +128,14 @@ enum Verdict {
     },
 }
 
-fn verdict(c: &CpuResult, gate: &Gate) -> Verdict {
+/// A noise run's figures of `cpu`, which the gate holds it to.
+fn noise_cpu(run: &MeasureRun, cpu: u32) -> Option<&NoiseCpu> {
+    run.noise.as_ref()?.cpus.iter().find(|n| n.cpu == cpu)
+}
+
+/// A CPU's test case: the gate's verdict on its maximum (a noise run's CPU: its longest
+/// interruption, `noise`).
+fn verdict(c: &CpuResult, noise: Option<&NoiseCpu>, gate: &Gate) -> Verdict {
     let s = &c.stats;
     let Some(max) = s.max_ns.filter(|_| s.count > 0) else {
         return Verdict::Error {
@@ -137,18 +143,16 @@ fn verdict(c: &CpuResult, gate: &Gate) -> Verdict {
             message: format!("no samples measured on CPU {}", c.cpu),
         };
     };
-    let reasons = gate.judge_cpu(c);
-    if reasons.is_empty() {
+    let reason = match noise {
+        Some(n) => gate.judge_noise_cpu(n),
+        None => gate.judge_cpu(c),
+    };
+    let Some(Reason::OverBudget { ns, budget, .. }) = reason else {
         return Verdict::Pass;
-    }
-    let over_budget = reasons
-        .iter()
-        .any(|r| matches!(r, Reason::OverBudget { .. }));
-    let message: Vec<String> = reasons.iter().filter_map(reason_text).collect();
-    let budget = gate.budget.unwrap_or_default();
+    };
     Verdict::Failure {
-        kind: if over_budget { "latency" } else { "overrun" },
-        message: message.join("; "),
+        kind: "latency",
+        message: failure_message(ns, budget, s.overruns),
         details: format!(
             "CPU {cpu}: {count}, {overruns}\n\
              p99 {p99}us, p99.9 {p99_9}us, p99.99 {p99_99}us, max {max}us (budget {budget})",

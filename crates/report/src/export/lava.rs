@@ -15,8 +15,7 @@
 //! * with a budget, each CPU's maximum (for a noise run: its longest single interruption, as
 //!   `--budget` judges it everywhere: [`model::gate`]) and the `all-` maximum are `fail` above
 //!   it (even in a run that cannot be judged: what it measured is already over), `pass` at or
-//!   below it in a run that can be judged, `unknown` in one that cannot; and an `overruns`
-//!   count above zero is `fail` too (a missed period fails the gate);
+//!   below it in a run that can be judged, `unknown` in one that cannot;
 //! * `run-status` is `pass` when the run can be judged and `fail` when not.
 //!
 //! Baseline ([`baseline`]): of at least three runs, the lowest maximum is the baseline, a run
@@ -99,7 +98,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The cases of one run, every name after `prefix` (and a `-`) when given; `gate` judges each
-/// maximum (and, under a budget, the overruns).
+/// maximum.
 pub fn cases(run: &MeasureRun, gate: &Gate, prefix: Option<&str>) -> Vec<Case> {
     let judgeable = run.unjudgeable().is_none();
     let mut out = Vec::new();
@@ -175,15 +174,6 @@ impl Judge {
             _ => self.reported(),
         }
     }
-
-    /// An overrun count's result: under a budget, missed periods fail.
-    fn overruns(self, n: u64) -> Outcome {
-        if self.gate.overruns_fail(n) {
-            Outcome::Fail
-        } else {
-            self.reported()
-        }
-    }
 }
 
 fn latency_cases(out: &mut Vec<Case>, who: &str, quantity: &str, s: &LatencyStats, j: Judge) {
@@ -207,7 +197,7 @@ fn latency_cases(out: &mut Vec<Case>, who: &str, quantity: &str, s: &LatencyStat
     }
     figure(out, "max", s.max_ns.map(us), j.maximum(s.max_ns));
     count(out, who, "samples", s.count, j.reported());
-    count(out, who, "overruns", s.overruns, j.overruns(s.overruns));
+    count(out, who, "overruns", s.overruns, j.reported());
 }
 
 fn noise_cases(out: &mut Vec<Case>, who: &str, c: &NoiseCpu, j: Judge) {

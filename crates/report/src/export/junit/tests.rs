@@ -114,7 +114,7 @@ p99 250.0us, p99.9 250.0us, p99.99 250.0us, max 250.0us (budget 100us)</failure>
 #[test]
 fn parses_back_and_counts_match() {
     let run = testdata::two_cpus_broken();
-    for (budget, failures) in [(Nanos::from_us(10), 2), (Nanos::from_us(300), 1)] {
+    for (budget, failures) in [(Nanos::from_us(10), 2), (Nanos::from_us(300), 0)] {
         let xml = junit(&run, budget);
         let elements = parse(&xml);
         let suites = named(&elements, "testsuite");
@@ -146,23 +146,19 @@ fn parses_back_and_counts_match() {
 fn verdicts() {
     let run = testdata::two_cpus();
     let cpu1 = &run.cpus[1];
-    // CPU 1 is within a 300us budget but had an overrun.
-    let Verdict::Failure { kind, message, .. } =
-        verdict(cpu1, &Gate::new(Some(Nanos::from_us(300))))
-    else {
-        panic!("an overrun fails");
-    };
-    assert_eq!(
-        (kind, message.as_str()),
-        ("overrun", "1 overrun (missed period)")
-    );
+    // CPU 1 is within a 300us budget and had an overrun: the gate passes it (issue #27),
+    // as `rtlab measure --budget 300us` does.
+    assert!(matches!(
+        verdict(cpu1, None, &Gate::new(Some(Nanos::from_us(300)))),
+        Verdict::Pass
+    ));
     // A maximum equal to the budget passes.
     assert!(matches!(
-        verdict(&run.cpus[0], &Gate::new(Some(Nanos::from_us(66)))),
+        verdict(&run.cpus[0], None, &Gate::new(Some(Nanos::from_us(66)))),
         Verdict::Pass
     ));
     let Verdict::Failure { kind, message, .. } =
-        verdict(&run.cpus[0], &Gate::new(Some(Nanos(65_999))))
+        verdict(&run.cpus[0], None, &Gate::new(Some(Nanos(65_999))))
     else {
         panic!("over budget fails");
     };
