@@ -61,16 +61,57 @@ pub fn capture(
         return Err(CaptureError::NotEmpty(dest.to_path_buf()));
     }
     let recording = source.recording();
+    let report = record_audit(source, &recording, options);
+    let hostname = source
+        .read_trimmed("/proc/sys/kernel/hostname")
+        .filter(|h| h.len() >= 2 && h != SCRUBBED_HOSTNAME);
+
+    let parent = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let staging = tempfile_dir(parent).map_err(write_err(parent))?;
+    let mut summary = CaptureSummary::default();
+    let mut listed: Vec<String> = Vec::new();
+    for kernel_path in recording.recorded() {
+        if copy_entry(
+            source,
+            &kernel_path,
+            staging.path(),
+            hostname.as_deref(),
+            &mut summary,
+        )? {
+            listed.push(kernel_path.display().to_string());
+        }
+    }
+    mark_empty_dirs(staging.path()).map_err(write_err(staging.path()))?;
+    let manifest = manifest(dest, &report, hostname.is_some(), &listed);
+    let manifest_path = staging.path().join("MANIFEST.toml");
+    std::fs::write(&manifest_path, manifest).map_err(write_err(&manifest_path))?;
+    move_into_place(staging, dest)?;
+    Ok(summary)
+}
+
+/// The error-mapping step for a write to `path`.
+fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> CaptureError {
+    let path = path.to_path_buf();
+    move |source| CaptureError::Write { path, source }
+}
+
+/// Runs the audit through `recording` (without a kernel config or dmesg file given by the
+/// user, so those are read from the machine) and returns its report.
+///
+/// With no RT CPUs the placement checks stop before reading IRQs, workqueues and tasks;
+/// a second pass with every CPU but the first as RT CPUs makes them read it all, so the
+/// capture can be audited later with any --rt-cpus.
+fn record_audit(source: &Root, recording: &Root, options: &Options) -> model::audit::AuditReport {
     let options = Options {
         kconfig: None,
         dmesg: None,
         ..options.clone()
     };
-    let report = crate::run(&recording, &options, &Selection::default())
+    let report = crate::run(recording, &options, &Selection::default())
         .expect("the default selection matches every check");
-    // With no RT CPUs the placement checks stop before reading IRQs, workqueues and tasks;
-    // a second pass with every CPU but the first as RT CPUs makes them read it all, so the
-    // capture can be audited later with any --rt-cpus.
     let online = sys::cpu::online(source).unwrap_or_default();
     if report.rt_cpus.cpus.is_empty() && online.len() >= 2 {
         let mut rt = online.clone();
@@ -81,77 +122,80 @@ pub fn capture(
             rt_cpus: Some(rt),
             ..options.clone()
         };
-        let _ = crate::run(&recording, &probe, &Selection::default());
+        let _ = crate::run(recording, &probe, &Selection::default());
     }
-    let hostname = source
-        .read_trimmed("/proc/sys/kernel/hostname")
-        .filter(|h| h.len() >= 2 && h != SCRUBBED_HOSTNAME);
+    report
+}
 
-    let parent = dest
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let write_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CaptureError::Write { path, source }
+/// Copies one path the audit consulted into `staging`: a directory is created (with its
+/// subdirectories), a file is read, scrubbed and written. Returns whether a file was copied
+/// (for the manifest); what cannot be read goes to `summary.skipped`.
+fn copy_entry(
+    source: &Root,
+    kernel_path: &Path,
+    staging: &Path,
+    hostname: Option<&str>,
+    summary: &mut CaptureSummary,
+) -> Result<bool, CaptureError> {
+    let Some(kind) = source.kind(kernel_path) else {
+        return Ok(false);
     };
-    let staging = tempfile_dir(parent).map_err(write_err(parent))?;
-    let mut summary = CaptureSummary::default();
-    let mut listed: Vec<String> = Vec::new();
-    for kernel_path in recording.recorded() {
-        let Some(kind) = source.kind(&kernel_path) else {
-            continue;
-        };
-        let rel = kernel_path.strip_prefix("/").unwrap_or(&kernel_path);
-        let out = staging.path().join(rel);
-        if kind == EntryKind::Dir {
-            std::fs::create_dir_all(&out).map_err(write_err(&out))?;
-            summary.dirs += 1;
-            // A listing sees the subdirectories too (cpuN/node0, /proc/irq/N/eth0): make
-            // them, empty unless the audit read inside them.
-            if !skip_subdir(&kernel_path) {
-                for name in source.subdirs(&kernel_path).unwrap_or_default() {
-                    let sub = out.join(name);
-                    std::fs::create_dir_all(&sub).map_err(write_err(&sub))?;
-                }
-            }
-            continue;
-        }
-        let read = match kind {
-            _ if kernel_path == Path::new(sys::kmsg::KMSG) => {
-                sys::kmsg::read_all(source).map(String::into_bytes)
-            }
-            EntryKind::File => source.read_bytes(&kernel_path),
-            _ => {
-                summary.skipped.push((
-                    kernel_path.display().to_string(),
-                    "not a regular file".to_string(),
-                ));
-                continue;
-            }
-        };
-        let bytes = match read {
-            Ok(b) => b,
-            Err(e) => {
-                summary
-                    .skipped
-                    .push((kernel_path.display().to_string(), e.to_string()));
-                continue;
-            }
-        };
-        let bytes = scrub(&kernel_path, bytes, hostname.as_deref());
-        if let Some(dir) = out.parent() {
-            std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-        }
-        std::fs::write(&out, &bytes).map_err(write_err(&out))?;
-        summary.files += 1;
-        summary.bytes += bytes.len() as u64;
-        listed.push(kernel_path.display().to_string());
+    let rel = kernel_path.strip_prefix("/").unwrap_or(kernel_path);
+    let out = staging.join(rel);
+    if kind == EntryKind::Dir {
+        copy_dir(source, kernel_path, &out)?;
+        summary.dirs += 1;
+        return Ok(false);
     }
-    mark_empty_dirs(staging.path()).map_err(write_err(staging.path()))?;
-    let manifest = manifest(dest, &report, hostname.is_some(), &listed);
-    let manifest_path = staging.path().join("MANIFEST.toml");
-    std::fs::write(&manifest_path, manifest).map_err(write_err(&manifest_path))?;
+    let read = match kind {
+        _ if kernel_path == Path::new(sys::kmsg::KMSG) => {
+            sys::kmsg::read_all(source).map(String::into_bytes)
+        }
+        EntryKind::File => source.read_bytes(kernel_path),
+        _ => {
+            summary.skipped.push((
+                kernel_path.display().to_string(),
+                "not a regular file".to_string(),
+            ));
+            return Ok(false);
+        }
+    };
+    let bytes = match read {
+        Ok(b) => b,
+        Err(e) => {
+            summary
+                .skipped
+                .push((kernel_path.display().to_string(), e.to_string()));
+            return Ok(false);
+        }
+    };
+    let bytes = scrub(kernel_path, bytes, hostname);
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(write_err(dir))?;
+    }
+    std::fs::write(&out, &bytes).map_err(write_err(&out))?;
+    summary.files += 1;
+    summary.bytes += bytes.len() as u64;
+    Ok(true)
+}
+
+/// Creates the copy `out` of a directory the audit listed or tested. A listing sees the
+/// subdirectories too (cpuN/node0, /proc/irq/N/eth0): make them, empty unless the audit
+/// read inside them.
+fn copy_dir(source: &Root, kernel_path: &Path, out: &Path) -> Result<(), CaptureError> {
+    std::fs::create_dir_all(out).map_err(write_err(out))?;
+    if !skip_subdir(kernel_path) {
+        for name in source.subdirs(kernel_path).unwrap_or_default() {
+            let sub = out.join(name);
+            std::fs::create_dir_all(&sub).map_err(write_err(&sub))?;
+        }
+    }
+    Ok(())
+}
+
+/// Renames the finished staging directory to `dest` (an empty `dest` is replaced); on
+/// failure the staging copy is removed.
+fn move_into_place(staging: TempDir, dest: &Path) -> Result<(), CaptureError> {
     if dest.exists() {
         std::fs::remove_dir(dest).map_err(write_err(dest))?;
     }
@@ -162,8 +206,7 @@ pub fn capture(
             path: dest.to_path_buf(),
             source: e,
         }
-    })?;
-    Ok(summary)
+    })
 }
 
 /// Whether the subdirectories of a listed directory are left out: those of `/proc` (process

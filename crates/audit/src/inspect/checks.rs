@@ -301,40 +301,12 @@ fn affinity(i: &Inspection, _: &Limits) -> Outcome {
             }
         })
         .collect();
-    let fix = |mut o: Outcome, bad: &[&(&ThreadReport, CpuSet)]| {
-        if let Some(cpu) = pin_target(i) {
-            for (t, _) in bad.iter().take(4) {
-                o = o.fix_command(format!("taskset -p -c {cpu} {}", t.tid));
-            }
-        }
-        o.fix_advice("pin each real-time thread to its own real-time CPU (pthread_setaffinity_np or sched_setaffinity)")
-    };
-    let evidence = |mut o: Outcome, bad: &[&(&ThreadReport, CpuSet)]| {
-        for (t, c) in bad.iter().take(4) {
-            o = o.evidence(
-                stat_path(i.pid, t, "status"),
-                format!("{} Cpus_allowed_list {c}", who(t)),
-            );
-        }
-        o.evidence(
-            "real-time CPUs",
-            format!(
-                "{} (from {})",
-                if rt_cpus.is_empty() {
-                    "none".into()
-                } else {
-                    rt_cpus.to_string()
-                },
-                i.rt_cpus.source
-            ),
-        )
-    };
     if !everywhere.is_empty() {
         let o = Outcome::problem(format!(
             "allowed on every CPU ({online}): {}",
             list(everywhere.iter().map(|(t, _)| who(t)))
         ));
-        return fix(evidence(o, &everywhere), &everywhere);
+        return pin_fixes(i, affinity_evidence(i, o, &everywhere), &everywhere);
     }
     if !on_housekeeping.is_empty() {
         let what = if rt_cpus.is_empty() {
@@ -350,7 +322,11 @@ fn affinity(i: &Inspection, _: &Limits) -> Outcome {
                     .map(|(t, c)| format!("{} on {c}", who(t)))
             )
         ));
-        return fix(evidence(o, &on_housekeeping), &on_housekeeping);
+        return pin_fixes(
+            i,
+            affinity_evidence(i, o, &on_housekeeping),
+            &on_housekeeping,
+        );
     }
     if placed.is_empty() {
         return if rt.is_empty() {
@@ -363,6 +339,41 @@ fn affinity(i: &Inspection, _: &Limits) -> Outcome {
         "pinned: {}",
         list(placed.iter().map(|(t, c)| format!("{} on {c}", who(t))))
     ))
+}
+
+/// The commands that pin the first of the `bad` threads to a real-time CPU, and how to do
+/// it in the program.
+fn pin_fixes(i: &Inspection, mut o: Outcome, bad: &[&(&ThreadReport, CpuSet)]) -> Outcome {
+    if let Some(cpu) = pin_target(i) {
+        for (t, _) in bad.iter().take(4) {
+            o = o.fix_command(format!("taskset -p -c {cpu} {}", t.tid));
+        }
+    }
+    o.fix_advice("pin each real-time thread to its own real-time CPU (pthread_setaffinity_np or sched_setaffinity)")
+}
+
+/// The allowed CPUs of the first of the `bad` threads and where the real-time CPUs came
+/// from, as evidence.
+fn affinity_evidence(i: &Inspection, mut o: Outcome, bad: &[&(&ThreadReport, CpuSet)]) -> Outcome {
+    let rt_cpus = &i.rt_cpus.cpus;
+    for (t, c) in bad.iter().take(4) {
+        o = o.evidence(
+            stat_path(i.pid, t, "status"),
+            format!("{} Cpus_allowed_list {c}", who(t)),
+        );
+    }
+    o.evidence(
+        "real-time CPUs",
+        format!(
+            "{} (from {})",
+            if rt_cpus.is_empty() {
+                "none".into()
+            } else {
+                rt_cpus.to_string()
+            },
+            i.rt_cpus.source
+        ),
+    )
 }
 
 fn memory_lock(i: &Inspection, _: &Limits) -> Outcome {

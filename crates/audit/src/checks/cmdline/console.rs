@@ -134,31 +134,7 @@ pub(super) fn serial_console(ctx: &Ctx) -> Outcome {
         CMDLINE.to_string(),
         seen(ctx, &["console", "loglevel", "quiet", "ignore_loglevel"]),
     )];
-    let serial: Vec<String> = match ctx.root().read_opt(CONSOLES) {
-        Ok(Some(text)) => {
-            let enabled: Vec<String> = parse_consoles(&text)
-                .into_iter()
-                .filter(|(_, on)| *on)
-                .map(|(name, _)| name)
-                .collect();
-            evidence.push((
-                CONSOLES.to_string(),
-                format!("enabled: {}", enabled.join(", ")),
-            ));
-            enabled.into_iter().filter(|n| is_serial(n)).collect()
-        }
-        _ => params
-            .iter()
-            .map(|(n, _)| n.clone())
-            .filter(|n| is_serial(n))
-            .collect(),
-    };
-    let with_evidence = |mut o: Outcome, evidence: &[(String, String)]| {
-        for (source, value) in evidence {
-            o = o.evidence(source.clone(), value.clone());
-        }
-        o
-    };
+    let serial = serial_in_use(ctx, &params, &mut evidence);
     if serial.is_empty() {
         return with_evidence(Outcome::pass("no serial console"), &evidence);
     }
@@ -173,24 +149,12 @@ pub(super) fn serial_console(ctx: &Ctx) -> Outcome {
             (name.clone(), baud)
         })
         .collect();
-    let describe = |(name, baud): &(String, Option<u32>)| match baud {
-        Some(b) => format!("{name} at {b} baud"),
-        None => format!(
-            "{name} (baud not on the command line: set by firmware or device tree, often 115200)"
-        ),
-    };
     let slowest = consoles
         .iter()
         .map(|(_, b)| b.unwrap_or(115_200))
         .min()
         .unwrap_or(115_200);
-    // 10 bits per character on the wire, 80 characters a line.
-    let line_us = 800_000_000 / u64::from(slowest.max(1));
-    let per_line = format!(
-        "about {}.{} ms per 80-character line",
-        line_us / 1000,
-        line_us % 1000 / 100
-    );
+    let per_line = per_line(slowest);
     let names: Vec<String> = consoles.iter().map(describe).collect();
     let names = names.join(", ");
     let verbose = ignore || level > QUIET;
@@ -211,15 +175,83 @@ pub(super) fn serial_console(ctx: &Ctx) -> Outcome {
             &evidence,
         );
     }
-    let mut summary = format!(
+    let summary = format!(
         "printk writes {} to serial console {names} with IRQs off: {per_line} (console log level {level})",
         prints(level, ignore)
     );
+    verbose_slow_console(ctx, summary, ignore, &evidence)
+}
+
+/// The UART consoles in use: the enabled ones in `/proc/consoles` (its list goes to
+/// `evidence`), else those named by `console=` parameters.
+fn serial_in_use(
+    ctx: &Ctx,
+    params: &[(String, Option<u32>)],
+    evidence: &mut Vec<(String, String)>,
+) -> Vec<String> {
+    match ctx.root().read_opt(CONSOLES) {
+        Ok(Some(text)) => {
+            let enabled: Vec<String> = parse_consoles(&text)
+                .into_iter()
+                .filter(|(_, on)| *on)
+                .map(|(name, _)| name)
+                .collect();
+            evidence.push((
+                CONSOLES.to_string(),
+                format!("enabled: {}", enabled.join(", ")),
+            ));
+            enabled.into_iter().filter(|n| is_serial(n)).collect()
+        }
+        _ => params
+            .iter()
+            .map(|(n, _)| n.clone())
+            .filter(|n| is_serial(n))
+            .collect(),
+    }
+}
+
+/// `o` with every (source, value) of `evidence` attached.
+fn with_evidence(mut o: Outcome, evidence: &[(String, String)]) -> Outcome {
+    for (source, value) in evidence {
+        o = o.evidence(source.clone(), value.clone());
+    }
+    o
+}
+
+/// A console and its baud rate, in words.
+fn describe((name, baud): &(String, Option<u32>)) -> String {
+    match baud {
+        Some(b) => format!("{name} at {b} baud"),
+        None => format!(
+            "{name} (baud not on the command line: set by firmware or device tree, often 115200)"
+        ),
+    }
+}
+
+/// How long a line takes at `baud`, in words: 10 bits per character on the wire, 80
+/// characters a line.
+fn per_line(baud: u32) -> String {
+    let line_us = 800_000_000 / u64::from(baud.max(1));
+    format!(
+        "about {}.{} ms per 80-character line",
+        line_us / 1000,
+        line_us % 1000 / 100
+    )
+}
+
+/// The problem: a verbose console log level on a slow serial console, with the fixes (an
+/// Info only on PREEMPT_RT, where a console thread prints).
+fn verbose_slow_console(
+    ctx: &Ctx,
+    mut summary: String,
+    ignore: bool,
+    evidence: &[(String, String)],
+) -> Outcome {
     let rt = ctx.host().preempt_rt;
     if rt {
         summary.push_str("; PREEMPT_RT prints from a console thread, so outside emergencies the cost falls on that thread");
     }
-    let mut outcome = with_evidence(Outcome::problem(summary), &evidence)
+    let mut outcome = with_evidence(Outcome::problem(summary), evidence)
         .fix_write(PRINTK, "3")
         .fix_boot("loglevel=3");
     if ignore {

@@ -70,34 +70,7 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
     let (src, val) = rt_source(ctx);
     let value = ctx.cmdline().value("isolcpus");
     let Some(value) = value else {
-        if rt.is_subset(&in_partitions) {
-            let paths: Vec<&str> = parts
-                .0
-                .iter()
-                .filter(|(_, c)| !c.intersection(&rt).is_empty())
-                .map(|(p, _)| p.as_str())
-                .collect();
-            return Outcome::pass(format!(
-                "{} {} set apart by a cpuset partition ({}); isolcpus=managed_irq,{rt} would also keep managed IRQs off them",
-                rt_named(&rt),
-                are(&rt),
-                paths.join(", ")
-            ))
-            .evidence(src, val);
-        }
-        let missing = rt.difference(&in_partitions);
-        return Outcome::problem(format!(
-            "{} {} not isolated: no isolcpus= and no valid cpuset partition holds {}",
-            rt_named(&missing),
-            are(&missing),
-            verb(&missing, "it", "them")
-        ))
-        .evidence(CMDLINE, seen(ctx, &["isolcpus"]))
-        .evidence(src, val)
-        .fix_boot(isolcpus_fix(&[], &rt))
-        .fix_advice(format!(
-            "or set them apart at run time with a cgroup v2 cpuset partition: mkdir /sys/fs/cgroup/rt; echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus; echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition"
-        ));
+        return without_isolcpus(ctx, &rt, &parts, &in_partitions, (src, val));
     };
     let (flags, list) = isolcpus_split(value);
     let possible = possible(ctx);
@@ -111,42 +84,9 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
             .fix_boot(isolcpus_fix(&flags, &rt));
         }
     };
-    let mut problems = Vec::new();
-    let nonexistent = if possible.is_empty() {
-        CpuSet::new()
-    } else {
-        listed.difference(&possible)
-    };
-    if !nonexistent.is_empty() {
-        problems.push(format!(
-            "it lists CPUs {nonexistent} that do not exist (possible: {possible}); kernels refuse a list beyond their CPU count and ignore the whole parameter"
-        ));
-    }
-    let offline = listed.intersection(&possible).difference(ctx.online());
-    if !offline.is_empty() && !ctx.online().is_empty() {
-        problems.push(format!("it lists offline CPUs {offline}"));
-    }
-    let not_isolated = rt.difference(&listed.union(&in_partitions));
-    if !not_isolated.is_empty() {
-        problems.push(format!(
-            "{} {} not in it",
-            rt_named(&not_isolated),
-            are(&not_isolated)
-        ));
-    }
+    let mut problems = list_problems(ctx, &rt, &listed, &possible, &in_partitions);
     let domain = flags.is_empty() || flags.contains(&"domain");
-    if !domain {
-        problems.push(format!(
-            "its flags ({}) leave out domain, so the scheduler still balances tasks onto CPUs {listed}",
-            flags.join(",")
-        ));
-    }
-    if !flags.contains(&"managed_irq") {
-        problems.push(
-            "no managed_irq flag: managed IRQs (multi-queue NVMe, network queues) may still be placed on the isolated CPUs"
-                .to_string(),
-        );
-    }
+    problems.extend(flag_problems(&flags, domain, &listed));
     let mut outcome_evidence = vec![(CMDLINE.to_string(), format!("isolcpus={value}"))];
     if domain
         && let Some(applied) = ctx.root().read_trimmed(SYS_ISOLATED)
@@ -184,6 +124,99 @@ pub(super) fn isolcpus(ctx: &Ctx) -> Outcome {
         outcome = outcome.evidence(source, value);
     }
     outcome
+}
+
+/// No `isolcpus=`: a pass when cpuset partitions hold every RT CPU, else the problem with
+/// both fixes. `source` is the evidence line naming where the RT CPUs came from.
+fn without_isolcpus(
+    ctx: &Ctx,
+    rt: &CpuSet,
+    parts: &Partitions,
+    in_partitions: &CpuSet,
+    (src, val): (String, String),
+) -> Outcome {
+    if rt.is_subset(in_partitions) {
+        let paths: Vec<&str> = parts
+            .0
+            .iter()
+            .filter(|(_, c)| !c.intersection(rt).is_empty())
+            .map(|(p, _)| p.as_str())
+            .collect();
+        return Outcome::pass(format!(
+            "{} {} set apart by a cpuset partition ({}); isolcpus=managed_irq,{rt} would also keep managed IRQs off them",
+            rt_named(rt),
+            are(rt),
+            paths.join(", ")
+        ))
+        .evidence(src, val);
+    }
+    let missing = rt.difference(in_partitions);
+    Outcome::problem(format!(
+        "{} {} not isolated: no isolcpus= and no valid cpuset partition holds {}",
+        rt_named(&missing),
+        are(&missing),
+        verb(&missing, "it", "them")
+    ))
+    .evidence(CMDLINE, seen(ctx, &["isolcpus"]))
+    .evidence(src, val)
+    .fix_boot(isolcpus_fix(&[], rt))
+    .fix_advice(format!(
+        "or set them apart at run time with a cgroup v2 cpuset partition: mkdir /sys/fs/cgroup/rt; echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus; echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition"
+    ))
+}
+
+/// What is wrong with the CPUs `isolcpus=` lists: CPUs that do not exist, offline CPUs,
+/// RT CPUs neither listed nor in a cpuset partition.
+fn list_problems(
+    ctx: &Ctx,
+    rt: &CpuSet,
+    listed: &CpuSet,
+    possible: &CpuSet,
+    in_partitions: &CpuSet,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let nonexistent = if possible.is_empty() {
+        CpuSet::new()
+    } else {
+        listed.difference(possible)
+    };
+    if !nonexistent.is_empty() {
+        problems.push(format!(
+            "it lists CPUs {nonexistent} that do not exist (possible: {possible}); kernels refuse a list beyond their CPU count and ignore the whole parameter"
+        ));
+    }
+    let offline = listed.intersection(possible).difference(ctx.online());
+    if !offline.is_empty() && !ctx.online().is_empty() {
+        problems.push(format!("it lists offline CPUs {offline}"));
+    }
+    let not_isolated = rt.difference(&listed.union(in_partitions));
+    if !not_isolated.is_empty() {
+        problems.push(format!(
+            "{} {} not in it",
+            rt_named(&not_isolated),
+            are(&not_isolated)
+        ));
+    }
+    problems
+}
+
+/// What is wrong with the flags of `isolcpus=`: no `domain` (when other flags are given),
+/// no `managed_irq`.
+fn flag_problems(flags: &[&str], domain: bool, listed: &CpuSet) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !domain {
+        problems.push(format!(
+            "its flags ({}) leave out domain, so the scheduler still balances tasks onto CPUs {listed}",
+            flags.join(",")
+        ));
+    }
+    if !flags.contains(&"managed_irq") {
+        problems.push(
+            "no managed_irq flag: managed IRQs (multi-queue NVMe, network queues) may still be placed on the isolated CPUs"
+                .to_string(),
+        );
+    }
+    problems
 }
 
 pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {

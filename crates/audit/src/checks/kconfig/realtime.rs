@@ -2,7 +2,8 @@
 //! the timer frequency and tick, high-resolution timers and IRQ threading; and whether the
 //! config judged is the running kernel's own.
 
-use sys::parse::kconfig::header;
+use model::host::HostInfo;
+use sys::parse::kconfig::{Header, header};
 use sys::parse::preempt::{classify_version, release_version};
 
 use super::judged::{Config, config, unset};
@@ -214,6 +215,16 @@ fn kernel_arch(arch: &str) -> Option<&str> {
     })
 }
 
+/// What `kconfig.matches_running` compared, what differed, and the files it read.
+struct Comparison<'a> {
+    /// The properties compared (`version`, `architecture`, `preemption model`).
+    compared: Vec<&'static str>,
+    /// How the config and the running kernel differ, in words.
+    differ: Vec<String>,
+    /// The files read and what they held.
+    evidence: Vec<(&'a str, String)>,
+}
+
 /// `kconfig.matches_running`.
 pub(super) fn matches_running(ctx: &Ctx) -> Outcome {
     let config = match config(ctx) {
@@ -231,59 +242,20 @@ pub(super) fn matches_running(ctx: &Ctx) -> Outcome {
         .evidence(config.path, named);
     }
     let host = ctx.host();
-    let mut compared = Vec::new();
-    let mut differ = Vec::new();
-    let mut evidence: Vec<(&str, String)> = vec![(config.path, named.clone())];
-
-    if let Some(h) = head
-        && let (Some(cv), Some(rv)) = (
-            release_version(h.version),
-            release_version(&host.kernel_release),
-        )
-    {
-        compared.push("version");
-        evidence.push(("/proc/sys/kernel/osrelease", host.kernel_release.clone()));
-        if cv != rv {
-            differ.push(format!(
-                "the config is for Linux {}, the running kernel is {}",
-                h.version, host.kernel_release
-            ));
-        }
-    }
-    if let Some(h) = head
-        && let (Some(ca), Some(ra)) = (kernel_arch(h.arch), kernel_arch(&host.arch))
-    {
-        compared.push("architecture");
-        evidence.push(("/proc/sys/kernel/arch", host.arch.clone()));
-        if ca != ra {
-            differ.push(format!(
-                "the config is for {}, the machine is {}",
-                h.arch, host.arch
-            ));
-        }
-    }
-    let realtime = ctx.root().read_trimmed("/sys/kernel/realtime");
-    let running_rt = if realtime.as_deref() == Some("1") {
-        evidence.push(("/sys/kernel/realtime", "1".to_string()));
-        Some(true)
-    } else if !host.kernel_version.is_empty() {
-        evidence.push(("/proc/sys/kernel/version", host.kernel_version.clone()));
-        Some(classify_version(&host.kernel_version).rt)
-    } else {
-        None
+    let mut cmp = Comparison {
+        compared: Vec::new(),
+        differ: Vec::new(),
+        evidence: vec![(config.path, named.clone())],
     };
-    if let Some(running_rt) = running_rt {
-        compared.push("preemption model");
-        let config_rt = rt(&config);
-        if running_rt != config_rt {
-            let says = |rt: bool| if rt { "PREEMPT_RT" } else { "not PREEMPT_RT" };
-            differ.push(format!(
-                "the config is {}, the running kernel is {}",
-                says(config_rt),
-                says(running_rt)
-            ));
-        }
+    if let Some(h) = head {
+        compare_header(&mut cmp, &h, host);
     }
+    compare_preemption(&mut cmp, ctx, &config);
+    let Comparison {
+        compared,
+        differ,
+        evidence,
+    } = cmp;
     if compared.is_empty() {
         return Outcome::unknown(format!(
             "cannot compare {} ({named}) with the running kernel: neither its version, architecture nor preemption model is known",
@@ -317,6 +289,65 @@ pub(super) fn matches_running(ctx: &Ctx) -> Outcome {
         differ.join("; ")
     )))
     .fix_advice(advice)
+}
+
+/// Compares the config's version header with the running kernel: the release version and
+/// the architecture, each where both sides are known.
+fn compare_header(cmp: &mut Comparison, h: &Header, host: &HostInfo) {
+    if let (Some(cv), Some(rv)) = (
+        release_version(h.version),
+        release_version(&host.kernel_release),
+    ) {
+        cmp.compared.push("version");
+        cmp.evidence
+            .push(("/proc/sys/kernel/osrelease", host.kernel_release.clone()));
+        if cv != rv {
+            cmp.differ.push(format!(
+                "the config is for Linux {}, the running kernel is {}",
+                h.version, host.kernel_release
+            ));
+        }
+    }
+    if let (Some(ca), Some(ra)) = (kernel_arch(h.arch), kernel_arch(&host.arch)) {
+        cmp.compared.push("architecture");
+        cmp.evidence
+            .push(("/proc/sys/kernel/arch", host.arch.clone()));
+        if ca != ra {
+            cmp.differ.push(format!(
+                "the config is for {}, the machine is {}",
+                h.arch, host.arch
+            ));
+        }
+    }
+}
+
+/// Compares the config's preemption model with the running kernel's, known from
+/// `/sys/kernel/realtime` or else the kernel version string.
+fn compare_preemption(cmp: &mut Comparison, ctx: &Ctx, config: &Config) {
+    let host = ctx.host();
+    let realtime = ctx.root().read_trimmed("/sys/kernel/realtime");
+    let running_rt = if realtime.as_deref() == Some("1") {
+        cmp.evidence.push(("/sys/kernel/realtime", "1".to_string()));
+        Some(true)
+    } else if !host.kernel_version.is_empty() {
+        cmp.evidence
+            .push(("/proc/sys/kernel/version", host.kernel_version.clone()));
+        Some(classify_version(&host.kernel_version).rt)
+    } else {
+        None
+    };
+    if let Some(running_rt) = running_rt {
+        cmp.compared.push("preemption model");
+        let config_rt = rt(config);
+        if running_rt != config_rt {
+            let says = |rt: bool| if rt { "PREEMPT_RT" } else { "not PREEMPT_RT" };
+            cmp.differ.push(format!(
+                "the config is {}, the running kernel is {}",
+                says(config_rt),
+                says(running_rt)
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -181,89 +181,106 @@ pub(crate) fn classify(lines: &[Line<'_>]) -> Scan {
     let mut events = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let text = line.text;
-        let mut push = |kind: Kind| {
+        let following = &lines[i + 1..];
+        let kinds = task_kinds(text, following)
+            .into_iter()
+            .chain(irq_and_clock_kinds(text, following));
+        for kind in kinds {
             events.push(Event {
                 kind,
                 line_no: line.line_no,
                 timestamp_us: line.timestamp_us,
                 text: text.trim().to_string(),
             });
-        };
-        if let Some(pos) = text.find("BUG: sleeping function called from invalid context") {
-            push(Kind::SleepingInAtomic(sleeping(
-                &text[pos..],
-                &lines[i + 1..],
-            )));
-        }
-        if let Some(rest) = after(text, "BUG: scheduling while atomic: ") {
-            push(scheduling_while_atomic(rest));
-        }
-        if let Some((_, what)) = LOCKDEP.iter().find(|(h, _)| text.contains(h)) {
-            push(Kind::Lockdep {
-                what,
-                task: lockdep_task(&lines[i + 1..]),
-            });
-        }
-        if let Some(rest) = after(text, "BUG: soft lockup - CPU#") {
-            push(soft_lockup(rest));
-        }
-        if let Some(rest) = after(text, "Watchdog detected hard LOCKUP on cpu ") {
-            push(Kind::HardLockup {
-                cpu: leading_number(rest).and_then(|n| u32::try_from(n).ok()),
-            });
-        }
-        if let Some(rest) = after(text, "INFO: task ")
-            && let Some((task, tail)) = rest.split_once(" blocked for more than ")
-        {
-            push(Kind::HungTask {
-                task: task.to_string(),
-                secs: leading_number(tail),
-            });
-        }
-        if text.contains("RT throttling activated") {
-            push(Kind::RtThrottling);
-        }
-        if let Some(pos) = text.find(": nobody cared")
-            && let Some(irq) = irq_before(&text[..pos])
-        {
-            push(Kind::IrqNobodyCared {
-                irq,
-                handlers: handlers(&lines[i + 1..]),
-            });
-        }
-        if let Some(rest) = after(text, "Disabling IRQ #")
-            && let Some(irq) = leading_number(rest).and_then(|n| u32::try_from(n).ok())
-        {
-            push(Kind::IrqDisabled { irq });
-        }
-        if let Some(rest) = after(text, "hrtimer: interrupt took ") {
-            push(Kind::HrtimerInterrupt {
-                ns: leading_number(rest),
-            });
-        }
-        if let Some(rest) = after(text, "INFO: rcu")
-            && (rest.contains("detected stall") || rest.contains("detected expedited stall"))
-        {
-            let flavor = rest
-                .split_whitespace()
-                .next()
-                .filter(|f| f.starts_with('_'))
-                .unwrap_or("");
-            push(Kind::RcuStall {
-                flavor: format!("rcu{flavor}"),
-            });
-        }
-        if TSC_UNSTABLE.iter().any(|p| text.contains(p)) {
-            push(Kind::TscUnstable);
-        }
-        if text.contains("timekeeping watchdog on CPU") {
-            push(Kind::ClocksourceWatchdog);
         }
     }
     Scan {
         messages: lines.len(),
         events,
     }
+}
+
+/// What one message reports about tasks, locks and CPUs that stopped scheduling (sleeping
+/// in atomic context, lockdep, lockups, hung tasks, RT throttling), in this order;
+/// `following` are the lines after it (the report's body).
+fn task_kinds(text: &str, following: &[Line<'_>]) -> Vec<Kind> {
+    let mut kinds = Vec::new();
+    if let Some(pos) = text.find("BUG: sleeping function called from invalid context") {
+        kinds.push(Kind::SleepingInAtomic(sleeping(&text[pos..], following)));
+    }
+    if let Some(rest) = after(text, "BUG: scheduling while atomic: ") {
+        kinds.push(scheduling_while_atomic(rest));
+    }
+    if let Some((_, what)) = LOCKDEP.iter().find(|(h, _)| text.contains(h)) {
+        kinds.push(Kind::Lockdep {
+            what,
+            task: lockdep_task(following),
+        });
+    }
+    if let Some(rest) = after(text, "BUG: soft lockup - CPU#") {
+        kinds.push(soft_lockup(rest));
+    }
+    if let Some(rest) = after(text, "Watchdog detected hard LOCKUP on cpu ") {
+        kinds.push(Kind::HardLockup {
+            cpu: leading_number(rest).and_then(|n| u32::try_from(n).ok()),
+        });
+    }
+    if let Some(rest) = after(text, "INFO: task ")
+        && let Some((task, tail)) = rest.split_once(" blocked for more than ")
+    {
+        kinds.push(Kind::HungTask {
+            task: task.to_string(),
+            secs: leading_number(tail),
+        });
+    }
+    if text.contains("RT throttling activated") {
+        kinds.push(Kind::RtThrottling);
+    }
+    kinds
+}
+
+/// What one message reports about interrupts, RCU and clocks (unhandled and disabled
+/// IRQs, slow hrtimer interrupts, RCU stalls, an unstable TSC, the clocksource watchdog),
+/// in this order; `following` are the lines after it.
+fn irq_and_clock_kinds(text: &str, following: &[Line<'_>]) -> Vec<Kind> {
+    let mut kinds = Vec::new();
+    if let Some(pos) = text.find(": nobody cared")
+        && let Some(irq) = irq_before(&text[..pos])
+    {
+        kinds.push(Kind::IrqNobodyCared {
+            irq,
+            handlers: handlers(following),
+        });
+    }
+    if let Some(rest) = after(text, "Disabling IRQ #")
+        && let Some(irq) = leading_number(rest).and_then(|n| u32::try_from(n).ok())
+    {
+        kinds.push(Kind::IrqDisabled { irq });
+    }
+    if let Some(rest) = after(text, "hrtimer: interrupt took ") {
+        kinds.push(Kind::HrtimerInterrupt {
+            ns: leading_number(rest),
+        });
+    }
+    if let Some(rest) = after(text, "INFO: rcu")
+        && (rest.contains("detected stall") || rest.contains("detected expedited stall"))
+    {
+        let flavor = rest
+            .split_whitespace()
+            .next()
+            .filter(|f| f.starts_with('_'))
+            .unwrap_or("");
+        kinds.push(Kind::RcuStall {
+            flavor: format!("rcu{flavor}"),
+        });
+    }
+    if TSC_UNSTABLE.iter().any(|p| text.contains(p)) {
+        kinds.push(Kind::TscUnstable);
+    }
+    if text.contains("timekeeping watchdog on CPU") {
+        kinds.push(Kind::ClocksourceWatchdog);
+    }
+    kinds
 }
 
 /// What follows the first `pattern` in `text`.

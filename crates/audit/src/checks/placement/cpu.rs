@@ -2,10 +2,11 @@
 //! kernel accept the cgroup v2 partitions) and `cpu.smt_siblings` (do RT CPUs share a core
 //! with housekeeping work).
 
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use model::CpuSet;
-use model::audit::{Group, Severity};
+use model::audit::{Group, RtCpus, Severity};
 use sys::partition::Partition;
 
 use super::common::{cpus_word, few, split};
@@ -103,36 +104,13 @@ fn isolation(ctx: &Ctx) -> Outcome {
     let rt = ctx.rt();
     let host = ctx.host();
     if rt.cpus.is_empty() {
-        let outcome = Outcome::problem(
-            "no CPUs are set apart for real-time work: no isolcpus=, nohz_full= or cpuset partition (name them with --rt-cpus to audit placement anyway)",
-        )
-        .evidence("/proc/cmdline", trimmed(ctx.cmdline_text()))
-        .evidence(ISOLATED, empty_word(&host.isolated_cpus));
-        return match suggested_split(ctx) {
-            Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
-            None => outcome.fix_advice(
-                "only one CPU is online: bring more CPUs online (or use a machine with more) to keep one for housekeeping",
-            ),
-        };
+        return no_rt_cpus(ctx);
     }
     let source = rt.source.as_str();
     let origin = format!("{} (from {source})", cpus_word(&rt.cpus));
     let offline = rt.cpus.difference(online);
     if !offline.is_empty() {
-        let mut outcome = Outcome::problem(format!(
-            "RT {origin} include {} that {} not online",
-            cpus_word(&offline),
-            if offline.len() == 1 { "is" } else { "are" }
-        ))
-        .with_severity(Severity::Fail)
-        .evidence(ONLINE, online.to_string());
-        for cpu in offline.iter().take(super::common::FEW) {
-            outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1");
-        }
-        return outcome.fix_advice(format!(
-            "or name only online CPUs as RT CPUs ({})",
-            rt.cpus.intersection(online)
-        ));
+        return offline_rt_cpus(&rt.cpus, online, &offline, &origin);
     }
     if online.is_subset(&rt.cpus) {
         let outcome = Outcome::problem(format!(
@@ -146,24 +124,7 @@ fn isolation(ctx: &Ctx) -> Outcome {
         };
     }
     let hk = online.difference(&rt.cpus);
-    let mut outcome_evidence: Vec<(String, String)> = Vec::new();
-    match source {
-        "isolcpus" | "nohz_full" => {
-            let value = ctx.cmdline().value(source).unwrap_or_default().to_string();
-            outcome_evidence.push(("/proc/cmdline".into(), format!("{source}={value}")));
-        }
-        "--rt-cpus" => {
-            outcome_evidence.push(("command line".into(), format!("--rt-cpus {}", rt.cpus)));
-        }
-        _ => {
-            for p in cpuset_partitions(ctx).0.iter().filter(|p| p.is_valid()) {
-                outcome_evidence.push((
-                    format!("{}/cpuset.cpus.partition", p.path.display()),
-                    format!("{} ({})", p.raw, p.cpus),
-                ));
-            }
-        }
-    }
+    let outcome_evidence = rt_source_evidence(ctx, rt);
     if source == "--rt-cpus" {
         // Named by hand: does anything in the kernel keep other work off them?
         let kept = host
@@ -191,6 +152,66 @@ fn isolation(ctx: &Ctx) -> Outcome {
         outcome = outcome.evidence(s, v);
     }
     outcome.evidence(ONLINE, online.to_string())
+}
+
+/// `cpu.isolation` when no CPU is set apart: the problem, with a split to suggest when
+/// more than one CPU is online.
+fn no_rt_cpus(ctx: &Ctx) -> Outcome {
+    let outcome = Outcome::problem(
+        "no CPUs are set apart for real-time work: no isolcpus=, nohz_full= or cpuset partition (name them with --rt-cpus to audit placement anyway)",
+    )
+    .evidence("/proc/cmdline", trimmed(ctx.cmdline_text()))
+    .evidence(ISOLATED, empty_word(&ctx.host().isolated_cpus));
+    match suggested_split(ctx) {
+        Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
+        None => outcome.fix_advice(
+            "only one CPU is online: bring more CPUs online (or use a machine with more) to keep one for housekeeping",
+        ),
+    }
+}
+
+/// `cpu.isolation` when some RT CPUs (`origin` in words) are offline: a failure, fixed by
+/// bringing them online or naming only online ones.
+fn offline_rt_cpus(rt: &CpuSet, online: &CpuSet, offline: &CpuSet, origin: &str) -> Outcome {
+    let mut outcome = Outcome::problem(format!(
+        "RT {origin} include {} that {} not online",
+        cpus_word(offline),
+        if offline.len() == 1 { "is" } else { "are" }
+    ))
+    .with_severity(Severity::Fail)
+    .evidence(ONLINE, online.to_string());
+    for cpu in offline.iter().take(super::common::FEW) {
+        outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1");
+    }
+    outcome.fix_advice(format!(
+        "or name only online CPUs as RT CPUs ({})",
+        rt.intersection(online)
+    ))
+}
+
+/// The evidence of where the RT CPUs came from: the boot parameter, `--rt-cpus`, or the
+/// valid cpuset partitions.
+fn rt_source_evidence(ctx: &Ctx, rt: &RtCpus) -> Vec<(String, String)> {
+    let source = rt.source.as_str();
+    let mut evidence: Vec<(String, String)> = Vec::new();
+    match source {
+        "isolcpus" | "nohz_full" => {
+            let value = ctx.cmdline().value(source).unwrap_or_default().to_string();
+            evidence.push(("/proc/cmdline".into(), format!("{source}={value}")));
+        }
+        "--rt-cpus" => {
+            evidence.push(("command line".into(), format!("--rt-cpus {}", rt.cpus)));
+        }
+        _ => {
+            for p in cpuset_partitions(ctx).0.iter().filter(|p| p.is_valid()) {
+                evidence.push((
+                    format!("{}/cpuset.cpus.partition", p.path.display()),
+                    format!("{} ({})", p.raw, p.cpus),
+                ));
+            }
+        }
+    }
+    evidence
 }
 
 fn valid_partition_cpus(ctx: &Ctx) -> CpuSet {
@@ -236,77 +257,30 @@ fn partition_advice(reason: &str) -> &'static str {
     }
 }
 
+/// The cgroup v2 hierarchy that cpuset partitions live in.
+struct CpusetHierarchy {
+    /// Where it is mounted.
+    mount: PathBuf,
+    /// Its `cgroup.controllers` file.
+    controllers_path: PathBuf,
+    /// What that file holds.
+    controllers: String,
+}
+
 fn partitions(ctx: &Ctx) -> Outcome {
-    let root = ctx.root();
-    let Some(mount) = sys::partition::unified_mount(root) else {
-        if root.exists("/sys/fs/cgroup/cpuset") {
-            return Outcome::pass(
-                "no cgroup v2 hierarchy: cgroup v1 cpusets are in use (/sys/fs/cgroup/cpuset), which have no partitions to validate",
-            )
-            .evidence("/sys/fs/cgroup/cpuset", "present");
-        }
-        return Outcome::pass(
-            "no cgroup v2 hierarchy is mounted, so there are no cpuset partitions to validate",
-        )
-        .evidence("/proc/self/mountinfo", "no cgroup2 mount");
+    let hierarchy = match cpuset_hierarchy(ctx) {
+        Ok(h) => h,
+        Err(pass) => return pass,
     };
-    let controllers_path = mount.join("cgroup.controllers");
-    let controllers = root.read_trimmed(&controllers_path).unwrap_or_default();
-    if !controllers.split_whitespace().any(|c| c == "cpuset") {
-        if root.exists("/sys/fs/cgroup/cpuset") {
-            return Outcome::pass(format!(
-                "the cpuset controller is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/cpuset, not to the v2 one at {}: v1 cpusets have no partitions to validate",
-                mount.display()
-            ))
-            .evidence(controllers_path.display().to_string(), trimmed(&controllers))
-            .evidence("/sys/fs/cgroup/cpuset", "present");
-        }
-        return Outcome::pass(format!(
-            "the cgroup v2 hierarchy at {} offers no cpuset controller (CONFIG_CPUSETS off, or cpuset bound to a v1 hierarchy): no partitions",
-            mount.display()
-        ))
-        .evidence(controllers_path.display().to_string(), trimmed(&controllers));
-    }
+    let CpusetHierarchy {
+        mount,
+        controllers_path,
+        controllers,
+    } = hierarchy;
     let parts = cpuset_partitions(ctx);
-    let evidence_of = |o: Outcome, p: &Partition| {
-        o.evidence(
-            format!("{}/cpuset.cpus.partition", p.path.display()),
-            format!("{} (CPUs {})", p.raw, p.cpus),
-        )
-    };
     let invalid: Vec<&Partition> = parts.0.iter().filter(|p| !p.is_valid()).collect();
     if !invalid.is_empty() {
-        let names = few(invalid.iter().map(|p| {
-            format!(
-                "{} ({})",
-                p.path.display(),
-                p.invalid.as_deref().unwrap_or("no reason given")
-            )
-        }));
-        let mut outcome = Outcome::problem(format!(
-            "{} invalid: {names}",
-            if invalid.len() == 1 {
-                "1 cpuset partition is".to_string()
-            } else {
-                format!("{} cpuset partitions are", invalid.len())
-            }
-        ));
-        for p in parts.0.iter().take(super::common::FEW) {
-            outcome = evidence_of(outcome, p);
-        }
-        for p in invalid.iter().take(super::common::FEW) {
-            outcome = outcome
-                .fix_advice(format!(
-                    "{}: {}",
-                    p.path.display(),
-                    partition_advice(p.invalid.as_deref().unwrap_or(""))
-                ))
-                .fix_write(
-                    format!("{}/cpuset.cpus.partition", p.path.display()),
-                    p.kind.clone(),
-                );
-        }
-        return outcome;
+        return invalid_partitions(&parts.0, &invalid);
     }
     if parts.0.is_empty() {
         return Outcome::pass(format!(
@@ -324,7 +298,91 @@ fn partitions(ctx: &Ctx) -> Outcome {
         .map(|p| format!("{} {} {}", p.path.display(), p.kind, p.cpus)));
     let mut outcome = Outcome::pass(format!("valid cpuset partitions: {names}"));
     for p in parts.0.iter().take(super::common::FEW) {
-        outcome = evidence_of(outcome, p);
+        outcome = partition_evidence(outcome, p);
+    }
+    outcome
+}
+
+/// The cgroup v2 hierarchy with the cpuset controller, or the pass saying why there are no
+/// partitions to validate (no v2 hierarchy, or cpuset not offered by it).
+fn cpuset_hierarchy(ctx: &Ctx) -> Result<CpusetHierarchy, Outcome> {
+    let root = ctx.root();
+    let Some(mount) = sys::partition::unified_mount(root) else {
+        if root.exists("/sys/fs/cgroup/cpuset") {
+            return Err(Outcome::pass(
+                "no cgroup v2 hierarchy: cgroup v1 cpusets are in use (/sys/fs/cgroup/cpuset), which have no partitions to validate",
+            )
+            .evidence("/sys/fs/cgroup/cpuset", "present"));
+        }
+        return Err(Outcome::pass(
+            "no cgroup v2 hierarchy is mounted, so there are no cpuset partitions to validate",
+        )
+        .evidence("/proc/self/mountinfo", "no cgroup2 mount"));
+    };
+    let controllers_path = mount.join("cgroup.controllers");
+    let controllers = root.read_trimmed(&controllers_path).unwrap_or_default();
+    if !controllers.split_whitespace().any(|c| c == "cpuset") {
+        if root.exists("/sys/fs/cgroup/cpuset") {
+            return Err(Outcome::pass(format!(
+                "the cpuset controller is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/cpuset, not to the v2 one at {}: v1 cpusets have no partitions to validate",
+                mount.display()
+            ))
+            .evidence(controllers_path.display().to_string(), trimmed(&controllers))
+            .evidence("/sys/fs/cgroup/cpuset", "present"));
+        }
+        return Err(Outcome::pass(format!(
+            "the cgroup v2 hierarchy at {} offers no cpuset controller (CONFIG_CPUSETS off, or cpuset bound to a v1 hierarchy): no partitions",
+            mount.display()
+        ))
+        .evidence(controllers_path.display().to_string(), trimmed(&controllers)));
+    }
+    Ok(CpusetHierarchy {
+        mount,
+        controllers_path,
+        controllers,
+    })
+}
+
+/// `o` with a partition's `cpuset.cpus.partition` and CPUs as evidence.
+fn partition_evidence(o: Outcome, p: &Partition) -> Outcome {
+    o.evidence(
+        format!("{}/cpuset.cpus.partition", p.path.display()),
+        format!("{} (CPUs {})", p.raw, p.cpus),
+    )
+}
+
+/// The problem of partitions the kernel refused (`invalid`, among `all`), with what to do
+/// about each reason and the write that re-applies each partition type.
+fn invalid_partitions(all: &[Partition], invalid: &[&Partition]) -> Outcome {
+    let names = few(invalid.iter().map(|p| {
+        format!(
+            "{} ({})",
+            p.path.display(),
+            p.invalid.as_deref().unwrap_or("no reason given")
+        )
+    }));
+    let mut outcome = Outcome::problem(format!(
+        "{} invalid: {names}",
+        if invalid.len() == 1 {
+            "1 cpuset partition is".to_string()
+        } else {
+            format!("{} cpuset partitions are", invalid.len())
+        }
+    ));
+    for p in all.iter().take(super::common::FEW) {
+        outcome = partition_evidence(outcome, p);
+    }
+    for p in invalid.iter().take(super::common::FEW) {
+        outcome = outcome
+            .fix_advice(format!(
+                "{}: {}",
+                p.path.display(),
+                partition_advice(p.invalid.as_deref().unwrap_or(""))
+            ))
+            .fix_write(
+                format!("{}/cpuset.cpus.partition", p.path.display()),
+                p.kind.clone(),
+            );
     }
     outcome
 }

@@ -99,41 +99,7 @@ fn irqbalance(ctx: &Ctx) -> Outcome {
     {
         evidence.push((format!("/proc/{pid}/cmdline"), args.join(" ")));
     }
-    // The daemon's own environment is what it acts on; the config file is the fallback.
-    let (banned, how) = match sys::tasks::process_environ(root, pid) {
-        Ok(vars) => {
-            let shown: Vec<String> = vars
-                .iter()
-                .filter(|(k, _)| k.starts_with("IRQBALANCE_"))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            evidence.push((
-                format!("/proc/{pid}/environ"),
-                if shown.is_empty() {
-                    "no IRQBALANCE_* variable".to_string()
-                } else {
-                    shown.join(" ")
-                },
-            ));
-            match banned_by_vars(&vars) {
-                Some(b) => b,
-                None => automatic(ctx, &mut evidence),
-            }
-        }
-        Err(e) => {
-            evidence.push((format!("/proc/{pid}/environ"), format!("unreadable: {e}")));
-            let from_file = CONFIG_FILES.iter().find_map(|path| {
-                let text = root.read_opt(path).ok()??;
-                let vars = env_file(&text);
-                let (cpus, how) = banned_by_vars(&vars)?;
-                Some((cpus, format!("{how} in {path}")))
-            });
-            match from_file {
-                Some(b) => b,
-                None => automatic(ctx, &mut evidence),
-            }
-        }
-    };
+    let (banned, how) = banned_cpus(ctx, pid, &mut evidence);
     let left = s.rt.difference(&banned);
     let with_evidence = |mut o: Outcome| {
         for (src, v) in &evidence {
@@ -168,6 +134,48 @@ fn irqbalance(ctx: &Ctx) -> Outcome {
     .fix_advice(
         "disable it when IRQs are placed by hand; ban the RT CPUs to keep it balancing the housekeeping CPUs",
     )
+}
+
+/// The CPUs the running irqbalance (`pid`) bans and how, in words. The daemon's own
+/// environment is what it acts on; the config files are the fallback when it cannot be
+/// read, and the automatic ban when neither sets a variable. What was read goes to
+/// `evidence`.
+fn banned_cpus(ctx: &Ctx, pid: u32, evidence: &mut Vec<(String, String)>) -> (CpuSet, String) {
+    let root = ctx.root();
+    match sys::tasks::process_environ(root, pid) {
+        Ok(vars) => {
+            let shown: Vec<String> = vars
+                .iter()
+                .filter(|(k, _)| k.starts_with("IRQBALANCE_"))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            evidence.push((
+                format!("/proc/{pid}/environ"),
+                if shown.is_empty() {
+                    "no IRQBALANCE_* variable".to_string()
+                } else {
+                    shown.join(" ")
+                },
+            ));
+            match banned_by_vars(&vars) {
+                Some(b) => b,
+                None => automatic(ctx, evidence),
+            }
+        }
+        Err(e) => {
+            evidence.push((format!("/proc/{pid}/environ"), format!("unreadable: {e}")));
+            let from_file = CONFIG_FILES.iter().find_map(|path| {
+                let text = root.read_opt(path).ok()??;
+                let vars = env_file(&text);
+                let (cpus, how) = banned_by_vars(&vars)?;
+                Some((cpus, format!("{how} in {path}")))
+            });
+            match from_file {
+                Some(b) => b,
+                None => automatic(ctx, evidence),
+            }
+        }
+    }
 }
 
 /// The automatic ban (isolated plus nohz_full CPUs), noting where it came from.

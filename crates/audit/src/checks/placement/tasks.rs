@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use model::CpuSet;
 use model::audit::{Group, Severity};
 use sys::tasks::Task;
 
@@ -200,26 +201,8 @@ fn kernel_threads(ctx: &Ctx) -> Outcome {
         few(offenders.iter().map(|t| name(t)))
     ));
     outcome = allowed_evidence(outcome, &offenders);
-    let hk = &s.hk;
     if !movable.is_empty() {
-        // kthreadd first: kernel threads created later start from its mask.
-        let mut pids: Vec<u32> = movable.iter().map(|t| t.tid).collect();
-        pids.sort_by_key(|&p| (p != 2, p));
-        if pids.len() <= 32 {
-            let list = pids
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" ");
-            outcome = outcome.fix_command(format!("for p in {list}; do taskset -pc {hk} $p; done"));
-        } else {
-            outcome = outcome.fix_command(format!(
-                "taskset -pc {hk} 2 && for p in $(ps -eo pid=,flags= | awk 'and($2, 0x200000) {{print $1}}'); do taskset -pc {hk} $p 2>/dev/null; done"
-            ));
-        }
-        outcome = outcome.fix_advice(
-            "kernel threads started later inherit kthreadd's (pid 2) mask, so move kthreadd first; the writes last until reboot",
-        );
+        outcome = move_kthreads(outcome, &movable, &s.hk);
     }
     if !workers.is_empty() {
         outcome = outcome.fix_advice(format!(
@@ -227,6 +210,34 @@ fn kernel_threads(ctx: &Ctx) -> Outcome {
             few(workers.iter().map(|t| name(t)))
         ));
     }
+    boot_fixes(ctx, outcome, &stuck, &s)
+}
+
+/// The commands that move the `movable` kernel threads to the housekeeping CPUs `hk`:
+/// kthreadd first, as kernel threads created later start from its mask.
+fn move_kthreads(mut outcome: Outcome, movable: &[&Task], hk: &CpuSet) -> Outcome {
+    let mut pids: Vec<u32> = movable.iter().map(|t| t.tid).collect();
+    pids.sort_by_key(|&p| (p != 2, p));
+    if pids.len() <= 32 {
+        let list = pids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(" ");
+        outcome = outcome.fix_command(format!("for p in {list}; do taskset -pc {hk} $p; done"));
+    } else {
+        outcome = outcome.fix_command(format!(
+            "taskset -pc {hk} 2 && for p in $(ps -eo pid=,flags= | awk 'and($2, 0x200000) {{print $1}}'); do taskset -pc {hk} $p 2>/dev/null; done"
+        ));
+    }
+    outcome.fix_advice(
+        "kernel threads started later inherit kthreadd's (pid 2) mask, so move kthreadd first; the writes last until reboot",
+    )
+}
+
+/// What only boot parameters fix: the `stuck` kernel threads that refuse a new affinity,
+/// and no `isolcpus=` with the `domain` flag.
+fn boot_fixes(ctx: &Ctx, mut outcome: Outcome, stuck: &[&Task], s: &Split) -> Outcome {
     let (flags, _) = ctx
         .cmdline()
         .value("isolcpus")
