@@ -164,31 +164,7 @@ fn histogram_row(file: &str, table: &mut Table, n: usize, line: &str) -> Result<
 /// Step 2: the footer is complete for its layout and its lines agree on the thread count.
 fn check_columns(file: &str, table: &Table) -> Result<Columns, ImportError> {
     let end = table.last_line + 1;
-    let missing = |label: &str| {
-        ImportError::at(
-            file,
-            end,
-            format!("expected a `# {label}` footer line (is the file truncated?)"),
-        )
-    };
-    if table.total.is_none() && table.maxs.is_none() {
-        return Err(missing("Total:"));
-    }
-    let full = table.full_footer || table.mins.is_some() || table.avgs.is_some();
-    if full {
-        table
-            .mins
-            .as_ref()
-            .ok_or_else(|| missing("Min Latencies:"))?;
-        table
-            .avgs
-            .as_ref()
-            .ok_or_else(|| missing("Avg Latencies:"))?;
-        table
-            .maxs
-            .as_ref()
-            .ok_or_else(|| missing("Max Latencies:"))?;
-    }
+    check_footer_lines(file, table)?;
     // The thread count: the minimum line's, else the maximum line's, else the total's (the
     // oldest layouts have no all-threads column).
     let threads = [&table.mins, &table.maxs, &table.total]
@@ -250,6 +226,38 @@ fn check_columns(file: &str, table: &Table) -> Result<Columns, ImportError> {
         line,
         overflow,
     })
+}
+
+/// The footer lines its layout needs are there: `# Total:` (or the maximum line), and
+/// with any of minimum, average and maximum all three.
+fn check_footer_lines(file: &str, table: &Table) -> Result<(), ImportError> {
+    let end = table.last_line + 1;
+    let missing = |label: &str| {
+        ImportError::at(
+            file,
+            end,
+            format!("expected a `# {label}` footer line (is the file truncated?)"),
+        )
+    };
+    if table.total.is_none() && table.maxs.is_none() {
+        return Err(missing("Total:"));
+    }
+    let full = table.full_footer || table.mins.is_some() || table.avgs.is_some();
+    if full {
+        table
+            .mins
+            .as_ref()
+            .ok_or_else(|| missing("Min Latencies:"))?;
+        table
+            .avgs
+            .as_ref()
+            .ok_or_else(|| missing("Avg Latencies:"))?;
+        table
+            .maxs
+            .as_ref()
+            .ok_or_else(|| missing("Max Latencies:"))?;
+    }
+    Ok(())
 }
 
 /// Step 3: each thread's figures; the rows must add up to `# Total:` where there is one.

@@ -281,17 +281,27 @@ impl Header {
     }
 }
 
-fn from_hwlatdetect(
-    file: &str,
-    text: &str,
-    modified: SystemTime,
-    format: HwlatFormat,
-) -> Result<HwlatRun, ImportError> {
-    let mut h = Header::default();
-    let mut notes = Vec::new();
-    let mut skipped = Skipped::default();
-    let mut samples = Vec::new();
-    let mut cpu_known = true;
+/// What the lines of a hwlatdetect report hold.
+#[derive(Default)]
+struct Lines {
+    /// The summary and settings.
+    h: Header,
+    /// What was noted while reading them.
+    notes: Vec<String>,
+    /// Lines that are none of these.
+    skipped: Skipped,
+    /// The samples, in ns.
+    samples: Vec<HwlatSample>,
+    /// Whether every sample named its CPU.
+    cpu_known: bool,
+}
+
+/// Reads every line of a hwlatdetect report: samples, and the summary and settings lines.
+fn read_lines(file: &str, text: &str) -> Result<Lines, ImportError> {
+    let mut r = Lines {
+        cpu_known: true,
+        ..Lines::default()
+    };
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let t = raw.trim();
@@ -301,31 +311,53 @@ fn from_hwlatdetect(
         let err = |what: String| ImportError::at(file, n, what);
         if let Some(s) = sample(t) {
             let s = s.map_err(err)?;
-            if samples.len() == MAX_HWLAT_SAMPLES {
+            if r.samples.len() == MAX_HWLAT_SAMPLES {
                 return Err(err(format!(
                     "more than {MAX_HWLAT_SAMPLES} samples, more than rtlab reads"
                 )));
             }
-            cpu_known &= s.cpu.is_some();
-            let ns = |what: &str, us: u64| {
-                us.checked_mul(1000)
-                    .ok_or_else(|| err(format!("{what} {us} us is past 2^64 ns")))
-            };
-            samples.push(HwlatSample {
-                seq: samples.len() as u64 + 1,
-                cpu: s.cpu.unwrap_or(0),
-                ts_ns: None,
-                wall: Some(s.wall),
-                inner_ns: ns("inner", s.inner)?,
-                outer_ns: ns("outer", s.outer)?,
-                count: s.count,
-                nmi_total_ns: None,
-                nmi_count: None,
-            });
-        } else if !h.line(t, &mut notes).map_err(err)? {
-            skipped.line(n, t);
+            r.cpu_known &= s.cpu.is_some();
+            let seq = r.samples.len() as u64 + 1;
+            r.samples.push(in_ns(s, seq).map_err(err)?);
+        } else if !r.h.line(t, &mut r.notes).map_err(err)? {
+            r.skipped.line(n, t);
         }
     }
+    Ok(r)
+}
+
+/// A sample as read (us), in ns, numbered `seq`.
+fn in_ns(s: Read, seq: u64) -> Result<HwlatSample, String> {
+    let ns = |what: &str, us: u64| {
+        us.checked_mul(1000)
+            .ok_or_else(|| format!("{what} {us} us is past 2^64 ns"))
+    };
+    Ok(HwlatSample {
+        seq,
+        cpu: s.cpu.unwrap_or(0),
+        ts_ns: None,
+        wall: Some(s.wall),
+        inner_ns: ns("inner", s.inner)?,
+        outer_ns: ns("outer", s.outer)?,
+        count: s.count,
+        nmi_total_ns: None,
+        nmi_count: None,
+    })
+}
+
+fn from_hwlatdetect(
+    file: &str,
+    text: &str,
+    modified: SystemTime,
+    format: HwlatFormat,
+) -> Result<HwlatRun, ImportError> {
+    let Lines {
+        h,
+        mut notes,
+        skipped,
+        samples,
+        cpu_known,
+    } = read_lines(file, text)?;
     if format == HwlatFormat::Hwlatdetect && h.duration_s.is_none() {
         return Err(ImportError::whole(
             file,
@@ -353,12 +385,7 @@ fn from_hwlatdetect(
              CPU 0 and there is no per-CPU summary",
         ));
     }
-    let threshold = h.threshold_us.unwrap_or_else(|| {
-        notes.push(format!(
-            "the threshold is not given: hwlatdetect's default {DEFAULT_THRESHOLD_US} us is assumed"
-        ));
-        DEFAULT_THRESHOLD_US
-    });
+    let params = params(&h, cpus, &mut notes);
     let elapsed = match h.duration_s {
         Some(s) => Duration::from_secs(s),
         None => {
@@ -370,9 +397,9 @@ fn from_hwlatdetect(
             wall_span(&samples)
         }
     };
-    let smi = smi_counts(&h, &cpus, &mut notes);
+    let smi = smi_counts(&h, &params.cpus, &mut notes);
     let summary = if cpu_known {
-        HwlatRun::summarize(&cpus, &samples)
+        HwlatRun::summarize(&params.cpus, &samples)
     } else {
         Vec::new()
     };
@@ -380,14 +407,6 @@ fn from_hwlatdetect(
         notes.push(format!("hwlatdetect's detector: {d}"));
     }
     notes.extend(skipped.notes("hwlatdetect's report"));
-    let params = HwlatParams {
-        cpus,
-        duration_ns: h.duration_s.map(Nanos::from_secs),
-        threshold_ns: Nanos(threshold.saturating_mul(1000)),
-        window_ns: h.window_us.map(|w| Nanos(w.saturating_mul(1000))),
-        width_ns: h.width_us.map(|w| Nanos(w.saturating_mul(1000))),
-        hardlimit_ns: None,
-    };
     let status = if h.interrupted {
         RunStatus::Interrupted
     } else {
@@ -396,6 +415,24 @@ fn from_hwlatdetect(
     assemble(
         file, format, modified, elapsed, status, params, samples, summary, smi, warnings, notes,
     )
+}
+
+/// The settings the report gives, in ns; a missing threshold is the default (noted).
+fn params(h: &Header, cpus: CpuSet, notes: &mut Vec<String>) -> HwlatParams {
+    let threshold = h.threshold_us.unwrap_or_else(|| {
+        notes.push(format!(
+            "the threshold is not given: hwlatdetect's default {DEFAULT_THRESHOLD_US} us is assumed"
+        ));
+        DEFAULT_THRESHOLD_US
+    });
+    HwlatParams {
+        cpus,
+        duration_ns: h.duration_s.map(Nanos::from_secs),
+        threshold_ns: Nanos(threshold.saturating_mul(1000)),
+        window_ns: h.window_us.map(|w| Nanos(w.saturating_mul(1000))),
+        width_ns: h.width_us.map(|w| Nanos(w.saturating_mul(1000))),
+        hardlimit_ns: None,
+    }
 }
 
 /// The time from the first sample's wall-clock time to the last's, when they are

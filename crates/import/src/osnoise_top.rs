@@ -10,7 +10,9 @@
 //! it rtla may say how many trace events it missed. The command line is read when the file
 //! holds it (a shell prompt line with `rtla osnoise top ...` or `rtla hwnoise ...`).
 
-use std::time::{Duration, SystemTime};
+mod settings;
+
+use std::time::SystemTime;
 
 use model::Nanos;
 use model::measure::MeasureRun;
@@ -20,16 +22,10 @@ use crate::build::Skipped;
 use crate::cyclictest_summary::plain;
 use crate::noise_run::{NoiseImport, noise_run, us_to_ns};
 use crate::{Format, ImportError};
+use settings::{Options, Settings, elapsed, settings};
 
 const OSNOISE_TITLE: &str = "Operating System Noise";
 const HWNOISE_TITLE: &str = "Hardware-related Noise";
-
-/// The tracer's threshold when rtla sets none (`tracing_thresh` 0), ns.
-const DEFAULT_THRESHOLD_NS: u64 = 5_000;
-/// rtla osnoise's runtime and period when not given, us.
-const OSNOISE_DEFAULTS_US: (u64, u64) = (1_000_000, 1_000_000);
-/// rtla hwnoise's (75 % of the CPU), us.
-const HWNOISE_DEFAULTS_US: (u64, u64) = (750_000, 1_000_000);
 
 /// Which top it is, when `text` is one: a title line followed within three lines by the
 /// `CPU Period` column line.
@@ -66,22 +62,49 @@ struct Table {
     rows: Vec<(usize, String)>,
 }
 
-/// Reads the output.
-pub(crate) fn parse(
-    file: &str,
-    text: &str,
-    modified: SystemTime,
-) -> Result<MeasureRun, ImportError> {
-    let mut tables: Vec<Table> = Vec::new();
-    let mut skipped = Skipped::default();
-    let mut command: Option<String> = None;
-    let mut said: Vec<String> = Vec::new();
+impl Table {
+    /// Files one line of this refresh: the `duration:` line, the column line, a CPU row,
+    /// or (none of these) a skipped line.
+    fn take(&mut self, n: usize, t: &str, skipped: &mut Skipped) {
+        if t.starts_with("duration:") && self.header.is_none() {
+            self.duration = Some((n, t.to_string()));
+        } else if is_header(t) && self.header.is_none() {
+            let columns = if t.split_whitespace().any(|w| w == "IRQ") {
+                12
+            } else {
+                9
+            };
+            self.header = Some((n, columns));
+        } else if self.header.is_some() && t.starts_with(|c: char| c.is_ascii_digit()) {
+            self.rows.push((n, t.to_string()));
+        } else {
+            skipped.line(n, t);
+        }
+    }
+}
+
+/// What the lines of the output hold.
+#[derive(Default)]
+struct Screens {
+    /// Every refresh of the table, in order.
+    tables: Vec<Table>,
+    /// Lines that are none of the below.
+    skipped: Skipped,
+    /// The `rtla ...` command line before the first table.
+    command: Option<String>,
+    /// What rtla said (missed events, a stop).
+    said: Vec<String>,
+}
+
+/// Sorts the lines of the output into tables, the command line and what rtla said.
+fn scan(text: &str) -> Screens {
+    let mut s = Screens::default();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let l = plain(raw);
         let t = l.trim();
         if let Some(format) = title(t) {
-            tables.push(Table {
+            s.tables.push(Table {
                 format: Some(format),
                 ..Table::default()
             });
@@ -91,49 +114,40 @@ pub(crate) fn parse(
             continue;
         }
         if t.contains("events missed") || t.contains("hit stop tracing") {
-            said.push(t.chars().take(120).collect());
+            s.said.push(t.chars().take(120).collect());
             continue;
         }
-        let Some(table) = tables.last_mut() else {
-            if command.is_none()
+        let Some(table) = s.tables.last_mut() else {
+            if s.command.is_none()
                 && let Some(at) = t.find("rtla ")
             {
-                command = Some(t[at..].chars().take(400).collect());
+                s.command = Some(t[at..].chars().take(400).collect());
             } else {
-                skipped.line(n, t);
+                s.skipped.line(n, t);
             }
             continue;
         };
-        if t.starts_with("duration:") && table.header.is_none() {
-            table.duration = Some((n, t.to_string()));
-        } else if is_header(t) && table.header.is_none() {
-            let columns = if t.split_whitespace().any(|w| w == "IRQ") {
-                12
-            } else {
-                9
-            };
-            table.header = Some((n, columns));
-        } else if table.header.is_some() && t.starts_with(|c: char| c.is_ascii_digit()) {
-            table.rows.push((n, t.to_string()));
-        } else {
-            skipped.line(n, t);
-        }
+        table.take(n, t, &mut s.skipped);
     }
+    s
+}
+
+/// Reads the output.
+pub(crate) fn parse(
+    file: &str,
+    text: &str,
+    modified: SystemTime,
+) -> Result<MeasureRun, ImportError> {
+    let Screens {
+        tables,
+        skipped,
+        command,
+        said,
+    } = scan(text);
     let cut_at_end = !text.ends_with('\n');
     let last_line = text.lines().count();
     let (table, mut notes) = choose(file, &tables, cut_at_end, last_line)?;
-    let mut rows = Vec::with_capacity(table.rows.len());
-    for (n, row) in &table.rows {
-        rows.push(read_row(file, *n, row, table.header.map_or(12, |h| h.1))?);
-    }
-    if let Some((cpu, n)) = duplicate(&rows) {
-        return Err(ImportError::at(
-            file,
-            n,
-            format!("CPU {cpu} has a second row in the table; each CPU has one"),
-        ));
-    }
-    rows.sort_by_key(|r| r.cpu);
+    let rows = read_rows(file, table)?;
     let format = table.format.unwrap_or(Format::RtlaOsnoiseTop);
     let hwnoise = format == Format::RtlaHwnoiseTop || table.header.is_some_and(|h| h.1 == 9);
     let unit_ns = match &table.duration {
@@ -153,23 +167,7 @@ pub(crate) fn parse(
     notes.extend(column_notes(hwnoise, unit_ns));
     notes.extend(said.iter().map(|s| format!("rtla said: {s}")));
     notes.extend(skipped.notes("rtla's top output"));
-    let noise = NoiseInfo {
-        engine: Engine::Imported,
-        counter: if hwnoise {
-            "rtla-hwnoise"
-        } else {
-            "rtla-osnoise"
-        }
-        .to_string(),
-        counter_hz: None,
-        threshold_ns: Nanos(settings.threshold_ns),
-        runtime_ns: Nanos(settings.runtime_us.saturating_mul(1000)),
-        period_ns: Nanos(settings.period_us.saturating_mul(1000)),
-        attribution: "tracer".to_string(),
-        attribution_note: (!said.is_empty()).then(|| format!("rtla said: {}", said.join("; "))),
-        hypervisor: None,
-        cpus,
-    };
+    let noise = noise_info(hwnoise, &settings, &said, cpus);
     let tool = if hwnoise {
         "rtla hwnoise"
     } else {
@@ -192,6 +190,49 @@ pub(crate) fn parse(
         },
         noise,
     )
+}
+
+/// The chosen table's rows, read and sorted by CPU; a CPU with two rows is an error.
+fn read_rows(file: &str, table: &Table) -> Result<Vec<Row>, ImportError> {
+    let mut rows = Vec::with_capacity(table.rows.len());
+    for (n, row) in &table.rows {
+        rows.push(read_row(file, *n, row, table.header.map_or(12, |h| h.1))?);
+    }
+    if let Some((cpu, n)) = duplicate(&rows) {
+        return Err(ImportError::at(
+            file,
+            n,
+            format!("CPU {cpu} has a second row in the table; each CPU has one"),
+        ));
+    }
+    rows.sort_by_key(|r| r.cpu);
+    Ok(rows)
+}
+
+/// The noise part of the run: the tracer, its settings, what rtla said and the CPUs.
+fn noise_info(
+    hwnoise: bool,
+    settings: &Settings,
+    said: &[String],
+    cpus: Vec<NoiseCpu>,
+) -> NoiseInfo {
+    NoiseInfo {
+        engine: Engine::Imported,
+        counter: if hwnoise {
+            "rtla-hwnoise"
+        } else {
+            "rtla-osnoise"
+        }
+        .to_string(),
+        counter_hz: None,
+        threshold_ns: Nanos(settings.threshold_ns),
+        runtime_ns: Nanos(settings.runtime_us.saturating_mul(1000)),
+        period_ns: Nanos(settings.period_us.saturating_mul(1000)),
+        attribution: "tracer".to_string(),
+        attribution_note: (!said.is_empty()).then(|| format!("rtla said: {}", said.join("; "))),
+        hypervisor: None,
+        cpus,
+    }
 }
 
 /// The table to read: the last one, unless it was cut short (no rows, fewer CPUs than the
@@ -310,21 +351,7 @@ fn read_row(file: &str, n: usize, row: &str, columns: usize) -> Result<Row, Impo
                 model::limits::MAX_CPU
             ))
         })?;
-    if !words[1].starts_with('#') {
-        return Err(err(format!(
-            "expected the period count `#N`, found `{}`",
-            words[1]
-        )));
-    }
-    let pct_ok = words[4]
-        .split_once('.')
-        .is_some_and(|(a, b)| digits(a).is_some() && digits(b).is_some());
-    if !pct_ok {
-        return Err(err(format!(
-            "expected `% CPU Aval` as `NN.NNNNN`, found `{}`",
-            words[4]
-        )));
-    }
+    check_marks(&words).map_err(err)?;
     let mut counts = [0u64; 5];
     for (k, slot) in counts.iter_mut().enumerate().take(columns - 7) {
         *slot = num(7 + k, ["HW", "NMI", "IRQ", "Softirq", "Thread"][k])?;
@@ -345,19 +372,46 @@ fn read_row(file: &str, n: usize, row: &str, columns: usize) -> Result<Row, Impo
             thread: counts[4],
         },
     };
+    check_figures(&r).map_err(err)?;
+    Ok(r)
+}
+
+/// The row's marked columns: the period count written `#N`, `% CPU Aval` as `NN.NNNNN`.
+fn check_marks(words: &[&str]) -> Result<(), String> {
+    if !words[1].starts_with('#') {
+        return Err(format!(
+            "expected the period count `#N`, found `{}`",
+            words[1]
+        ));
+    }
+    let pct_ok = words[4]
+        .split_once('.')
+        .is_some_and(|(a, b)| digits(a).is_some() && digits(b).is_some());
+    if !pct_ok {
+        return Err(format!(
+            "expected `% CPU Aval` as `NN.NNNNN`, found `{}`",
+            words[4]
+        ));
+    }
+    Ok(())
+}
+
+/// The row's figures agree: Max Single <= Max Noise <= Noise <= Runtime.
+fn check_figures(r: &Row) -> Result<(), String> {
+    let cpu = r.cpu;
     if r.noise > r.runtime {
-        return Err(err(format!(
+        return Err(format!(
             "CPU {cpu}: Noise {} is more than its Runtime {}",
             r.noise, r.runtime
-        )));
+        ));
     }
     if r.max_noise > r.noise || r.max_single > r.max_noise {
-        return Err(err(format!(
+        return Err(format!(
             "CPU {cpu}: expected Max Single ({}) <= Max Noise ({}) <= Noise ({})",
             r.max_single, r.max_noise, r.noise
-        )));
+        ));
     }
-    Ok(r)
+    Ok(())
 }
 
 fn digits(w: &str) -> Option<u64> {
@@ -405,158 +459,6 @@ fn noise_cpu(file: &str, r: &Row, unit_ns: u64) -> Result<NoiseCpu, ImportError>
         counts: Some(r.counts),
         ..NoiseCpu::default()
     })
-}
-
-/// What the command line set, in us.
-#[derive(Default)]
-struct Options {
-    runtime: Option<u64>,
-    period: Option<u64>,
-    threshold: Option<u64>,
-}
-
-impl Options {
-    fn from_command(command: Option<&str>, notes: &mut Vec<String>) -> Options {
-        let mut o = Options::default();
-        let Some(command) = command else { return o };
-        let words: Vec<&str> = command.split_whitespace().collect();
-        for (i, w) in words.iter().enumerate() {
-            let (flag, inline) = match w.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-                _ => (*w, None),
-            };
-            let slot = match flag {
-                "-r" | "--runtime" => &mut o.runtime,
-                "-p" | "--period" => &mut o.period,
-                "-T" | "--threshold" => &mut o.threshold,
-                "-a" | "--auto" => {
-                    o.threshold = Some(1);
-                    continue;
-                }
-                _ => continue,
-            };
-            let value = inline.or_else(|| words.get(i + 1).copied()).unwrap_or("");
-            match digits(value) {
-                Some(v) => *slot = Some(v),
-                None => notes.push(format!(
-                    "the command line's `{flag} {value}` is not a number of us: not read"
-                )),
-            }
-        }
-        o
-    }
-}
-
-/// Runtime, period (us) and threshold (ns) as applied.
-struct Settings {
-    runtime_us: u64,
-    period_us: u64,
-    threshold_ns: u64,
-}
-
-fn settings(
-    rows: &[Row],
-    o: &Options,
-    hwnoise: bool,
-    unit_ns: u64,
-    notes: &mut Vec<String>,
-) -> Settings {
-    let (default_runtime, default_period) = if hwnoise {
-        HWNOISE_DEFAULTS_US
-    } else {
-        OSNOISE_DEFAULTS_US
-    };
-    // Every period's runtime is the same: the table's runtime over its periods.
-    let per: Vec<Option<u64>> = rows
-        .iter()
-        .map(|r| {
-            let per = (r.periods > 0 && r.runtime % r.periods == 0).then(|| r.runtime / r.periods);
-            // In us, whatever the table's unit.
-            per.map(|p| p.saturating_mul(unit_ns) / 1000)
-        })
-        .collect();
-    let derived = per
-        .first()
-        .copied()
-        .flatten()
-        .filter(|d| per.iter().all(|p| *p == Some(*d)));
-    let runtime = match (o.runtime, derived) {
-        (Some(r), _) => r,
-        (None, Some(d)) => {
-            notes.push(format!(
-                "the runtime per period ({d} us) is the table's Runtime over its periods"
-            ));
-            d
-        }
-        (None, None) => {
-            notes.push(format!("the runtime per period is not given: rtla's default {default_runtime} us is assumed"));
-            default_runtime
-        }
-    };
-    let mut period = o.period.unwrap_or_else(|| {
-        notes.push(format!(
-            "the period is not given: rtla's default {default_period} us is assumed"
-        ));
-        default_period
-    });
-    if runtime > period {
-        notes.push(format!("the runtime {runtime} us is longer than the period {period} us: the period is taken as the runtime"));
-        period = runtime;
-    }
-    let threshold_ns = match o.threshold {
-        Some(t) => t.saturating_mul(1000),
-        None => {
-            notes.push(
-                "the threshold is not given: the tracer's default 5 us (tracing_thresh 0) is \
-                 assumed"
-                    .to_string(),
-            );
-            DEFAULT_THRESHOLD_NS
-        }
-    };
-    Settings {
-        runtime_us: runtime,
-        period_us: period,
-        threshold_ns,
-    }
-}
-
-/// The `duration:` line's time, or the periods counted times the period.
-fn elapsed(table: &Table, rows: &[Row], period_us: u64, notes: &mut Vec<String>) -> Duration {
-    if let Some((n, line)) = &table.duration {
-        match read_duration(line) {
-            Some(d) => return d,
-            None => notes.push(format!(
-                "line {n}: the duration `{}` does not read (early rtla versions printed the local \
-                 time zone's hours there): the length is the periods counted times the period",
-                line.chars().take(60).collect::<String>()
-            )),
-        }
-    } else {
-        notes.push(
-            "there is no `duration:` line: the length is the periods counted times the period"
-                .to_string(),
-        );
-    }
-    let periods = rows.iter().map(|r| r.periods).max().unwrap_or(0);
-    Duration::from_micros(periods.saturating_mul(period_us))
-}
-
-/// `duration:   0 00:01:00 | time is in us` → 60 s.
-fn read_duration(line: &str) -> Option<Duration> {
-    let body = line.strip_prefix("duration:")?.split('|').next()?;
-    let mut words = body.split_whitespace();
-    let days = digits(words.next()?)?;
-    let hms: Vec<u64> = words
-        .next()?
-        .split(':')
-        .map(digits)
-        .collect::<Option<_>>()?;
-    let [h, m, s] = hms[..] else { return None };
-    if words.next().is_some() || h > 23 || m > 59 || s > 59 || days > 366 {
-        return None;
-    }
-    Some(Duration::from_secs(((days * 24 + h) * 60 + m) * 60 + s))
 }
 
 fn column_notes(hwnoise: bool, unit_ns: u64) -> Vec<String> {

@@ -26,34 +26,7 @@ pub(super) fn from_trace(
     }
     let mut samples = Vec::with_capacity(report.samples.len());
     for s in &report.samples {
-        if s.cpu > model::limits::MAX_CPU {
-            return Err(ImportError::whole(
-                file,
-                format!(
-                    "sample #{}: CPU {} is past the largest CPU number rtlab reads",
-                    s.seq, s.cpu
-                ),
-            ));
-        }
-        let ns = |what: &str, us: u64| {
-            us.checked_mul(1000).ok_or_else(|| {
-                ImportError::whole(
-                    file,
-                    format!("sample #{}: {what} {us} us is past 2^64 ns", s.seq),
-                )
-            })
-        };
-        samples.push(HwlatSample {
-            seq: s.seq,
-            cpu: s.cpu,
-            ts_ns: Some(s.trace_ts_ns),
-            wall: Some(s.wall_ts.clone()),
-            inner_ns: ns("inner", s.inner_us)?,
-            outer_ns: ns("outer", s.outer_us)?,
-            count: s.count,
-            nmi_total_ns: s.nmi_total_us.map(|n| ns("nmi-total", n)).transpose()?,
-            nmi_count: s.nmi_count,
-        });
+        samples.push(sample(file, s)?);
     }
     let cpus = CpuSet::from_cpus(samples.iter().map(|s| s.cpu));
     let mut notes = vec![
@@ -66,20 +39,7 @@ pub(super) fn from_trace(
     if report.cpus > 0 {
         notes.push(format!("the machine had {} CPUs online", report.cpus));
     }
-    let lowest = samples.iter().map(HwlatSample::latency_ns).min();
-    let threshold_ns = match lowest {
-        Some(l) if l < DEFAULT_THRESHOLD_US * 1000 => {
-            notes.push(format!(
-                "the threshold is not recorded; a sample of {} us shows it was at most that",
-                l / 1000
-            ));
-            l
-        }
-        _ => {
-            notes.push(format!("the threshold is not recorded: the tracer's default {DEFAULT_THRESHOLD_US} us is assumed"));
-            DEFAULT_THRESHOLD_US * 1000
-        }
-    };
+    let threshold_ns = threshold_ns(&samples, &mut notes);
     let first = samples.iter().filter_map(|s| s.ts_ns).min().unwrap_or(0);
     let last = samples.iter().filter_map(|s| s.ts_ns).max().unwrap_or(0);
     let params = HwlatParams {
@@ -109,4 +69,56 @@ pub(super) fn from_trace(
         Vec::new(),
         notes,
     )
+}
+
+/// One sample of the trace, in ns; a CPU past the largest rtlab reads, or a time past 2^64
+/// ns, is an error.
+fn sample(file: &str, s: &trace::hwlat::HwlatSample) -> Result<HwlatSample, ImportError> {
+    if s.cpu > model::limits::MAX_CPU {
+        return Err(ImportError::whole(
+            file,
+            format!(
+                "sample #{}: CPU {} is past the largest CPU number rtlab reads",
+                s.seq, s.cpu
+            ),
+        ));
+    }
+    let ns = |what: &str, us: u64| {
+        us.checked_mul(1000).ok_or_else(|| {
+            ImportError::whole(
+                file,
+                format!("sample #{}: {what} {us} us is past 2^64 ns", s.seq),
+            )
+        })
+    };
+    Ok(HwlatSample {
+        seq: s.seq,
+        cpu: s.cpu,
+        ts_ns: Some(s.trace_ts_ns),
+        wall: Some(s.wall_ts.clone()),
+        inner_ns: ns("inner", s.inner_us)?,
+        outer_ns: ns("outer", s.outer_us)?,
+        count: s.count,
+        nmi_total_ns: s.nmi_total_us.map(|n| ns("nmi-total", n)).transpose()?,
+        nmi_count: s.nmi_count,
+    })
+}
+
+/// The threshold, ns, which the trace does not record: at most the lowest sample, else
+/// the tracer's default (noted either way).
+fn threshold_ns(samples: &[HwlatSample], notes: &mut Vec<String>) -> u64 {
+    let lowest = samples.iter().map(HwlatSample::latency_ns).min();
+    match lowest {
+        Some(l) if l < DEFAULT_THRESHOLD_US * 1000 => {
+            notes.push(format!(
+                "the threshold is not recorded; a sample of {} us shows it was at most that",
+                l / 1000
+            ));
+            l
+        }
+        _ => {
+            notes.push(format!("the threshold is not recorded: the tracer's default {DEFAULT_THRESHOLD_US} us is assumed"));
+            DEFAULT_THRESHOLD_US * 1000
+        }
+    }
 }

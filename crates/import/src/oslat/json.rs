@@ -50,50 +50,7 @@ pub(crate) fn parse_json(
         });
     let unit = if ns_unit { 1 } else { 1000 };
     for (key, t) in threads {
-        let line = text
-            .lines()
-            .position(|l| l.contains(&format!("\"{key}\"")))
-            .map_or(1, |i| i + 1);
-        let at = |what: &str| ImportError::at(file, line, format!("thread \"{key}\": {what}"));
-        let t = t.as_object().ok_or_else(|| at("expected an object"))?;
-        let cpu = t
-            .get("cpu")
-            .and_then(Value::as_u64)
-            .and_then(|c| u32::try_from(c).ok())
-            .filter(|&c| c <= model::cpuset::MAX_CPU)
-            .ok_or_else(|| at("expected a CPU number `cpu` (0 to 8191)"))?;
-        let hist = t
-            .get("histogram")
-            .and_then(Value::as_object)
-            .ok_or_else(|| at("expected a `histogram` object"))?;
-        let mut rows = Vec::with_capacity(hist.len());
-        for (label, n) in hist {
-            let (Some(edge), Some(n)) = (us_to_ns(label), n.as_u64()) else {
-                return Err(at(&format!(
-                    "histogram entry \"{label}\": expected a bucket label in microseconds and a count"
-                )));
-            };
-            rows.push((edge, n));
-        }
-        rows.sort_unstable();
-        let max = t
-            .get("max")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| at("expected a number `max`"))?;
-        r.threads.push(Thread {
-            cpu,
-            counter_mhz: t.get("freq").and_then(Value::as_u64),
-            rows,
-            min: t
-                .get("min")
-                .and_then(Value::as_u64)
-                .map(|m| m.saturating_mul(unit)),
-            max: Some(max.saturating_mul(unit)),
-            duration: t
-                .get("duration")
-                .and_then(Value::as_f64)
-                .and_then(|s| Duration::try_from_secs_f64(s).ok()),
-        });
+        r.threads.push(read_thread(file, text, key, t, unit)?);
     }
     if r.threads.is_empty() {
         return Err(ImportError::whole(file, "the `thread` object is empty"));
@@ -107,6 +64,61 @@ pub(crate) fn parse_json(
         info.notes.extend(notes);
     }
     Ok(run)
+}
+
+/// One thread of the `thread` object (`key` its name): CPU, counter frequency, histogram
+/// rows in ns, minimum and maximum times `unit` (oslat's internal unit to ns), duration.
+fn read_thread(
+    file: &str,
+    text: &str,
+    key: &str,
+    t: &Value,
+    unit: u64,
+) -> Result<Thread, ImportError> {
+    let line = text
+        .lines()
+        .position(|l| l.contains(&format!("\"{key}\"")))
+        .map_or(1, |i| i + 1);
+    let at = |what: &str| ImportError::at(file, line, format!("thread \"{key}\": {what}"));
+    let t = t.as_object().ok_or_else(|| at("expected an object"))?;
+    let cpu = t
+        .get("cpu")
+        .and_then(Value::as_u64)
+        .and_then(|c| u32::try_from(c).ok())
+        .filter(|&c| c <= model::cpuset::MAX_CPU)
+        .ok_or_else(|| at("expected a CPU number `cpu` (0 to 8191)"))?;
+    let hist = t
+        .get("histogram")
+        .and_then(Value::as_object)
+        .ok_or_else(|| at("expected a `histogram` object"))?;
+    let mut rows = Vec::with_capacity(hist.len());
+    for (label, n) in hist {
+        let (Some(edge), Some(n)) = (us_to_ns(label), n.as_u64()) else {
+            return Err(at(&format!(
+                "histogram entry \"{label}\": expected a bucket label in microseconds and a count"
+            )));
+        };
+        rows.push((edge, n));
+    }
+    rows.sort_unstable();
+    let max = t
+        .get("max")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| at("expected a number `max`"))?;
+    Ok(Thread {
+        cpu,
+        counter_mhz: t.get("freq").and_then(Value::as_u64),
+        rows,
+        min: t
+            .get("min")
+            .and_then(Value::as_u64)
+            .map(|m| m.saturating_mul(unit)),
+        max: Some(max.saturating_mul(unit)),
+        duration: t
+            .get("duration")
+            .and_then(Value::as_f64)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+    })
 }
 
 /// What an oslat command line says about the report.
