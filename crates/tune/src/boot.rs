@@ -20,8 +20,36 @@ pub(crate) fn plan(
 ) -> BootPlan {
     let current = root.read_trimmed("/proc/cmdline").unwrap_or_default();
     let line = cmdline::parse(&current);
+    let params: Vec<BootParam> = wanted(rt, hk, profile, cpuset)
+        .into_iter()
+        .filter_map(|(name, value, reason)| missing(&line, name, value, reason))
+        .collect();
+    let text = params
+        .iter()
+        .map(BootParam::text)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let install = if params.is_empty() {
+        Vec::new()
+    } else {
+        install(root, &text, &params)
+    };
+    BootPlan {
+        current,
+        params,
+        line: text,
+        install,
+    }
+}
+
+/// A boot parameter to have: name, value (`None` for a flag) and why.
+type Wanted = (&'static str, Option<String>, &'static str);
+
+/// The parameters the RT CPUs `rt` need, housekeeping `hk`, for `profile`; with no cpuset
+/// controller (`cpuset` `None`) also `isolcpus=`.
+fn wanted(rt: &CpuSet, hk: &CpuSet, profile: TuneProfile, cpuset: Option<bool>) -> Vec<Wanted> {
     let rt_list = rt.to_string();
-    let mut wanted: Vec<(&str, Option<String>, &str)> = vec![
+    let mut wanted: Vec<Wanted> = vec![
         (
             "rcu_nocbs",
             Some(rt_list.clone()),
@@ -68,48 +96,40 @@ pub(crate) fn plan(
              and kernel-managed IRQs leave them at boot",
         ));
     }
-    let mut params = Vec::new();
-    for (name, value, reason) in wanted {
-        let have = line.value(name);
-        let present = line.has(name);
-        let same = match (&value, have) {
-            (None, _) => present,
-            (Some(v), Some(h)) => {
-                h == v
-                    || (v.parse::<CpuSet>().ok().is_some()
-                        && h.parse::<CpuSet>().ok() == v.parse::<CpuSet>().ok())
-            }
-            (Some(_), None) => false,
-        };
-        if same {
-            continue;
+    wanted
+}
+
+/// The parameter to add when the command line `line` lacks it or gives another value (CPU
+/// lists compared as sets); `None` when it is there already.
+fn missing(
+    line: &cmdline::Cmdline<'_>,
+    name: &str,
+    value: Option<String>,
+    reason: &str,
+) -> Option<BootParam> {
+    let have = line.value(name);
+    let present = line.has(name);
+    let same = match (&value, have) {
+        (None, _) => present,
+        (Some(v), Some(h)) => {
+            h == v
+                || (v.parse::<CpuSet>().ok().is_some()
+                    && h.parse::<CpuSet>().ok() == v.parse::<CpuSet>().ok())
         }
-        params.push(BootParam {
-            name: name.to_string(),
-            value,
-            current: present.then(|| match have {
-                Some(h) => format!("{name}={h}"),
-                None => name.to_string(),
-            }),
-            reason: reason.to_string(),
-        });
-    }
-    let text = params
-        .iter()
-        .map(BootParam::text)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let install = if params.is_empty() {
-        Vec::new()
-    } else {
-        install(root, &text, &params)
+        (Some(_), None) => false,
     };
-    BootPlan {
-        current,
-        params,
-        line: text,
-        install,
+    if same {
+        return None;
     }
+    Some(BootParam {
+        name: name.to_string(),
+        value,
+        current: present.then(|| match have {
+            Some(h) => format!("{name}={h}"),
+            None => name.to_string(),
+        }),
+        reason: reason.to_string(),
+    })
 }
 
 /// The steps per boot loader.

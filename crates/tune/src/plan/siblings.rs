@@ -76,39 +76,9 @@ impl Planner<'_> {
             .map(|g| format!("{} (CPUs {})", g.name(), g.cpus))
             .collect::<Vec<_>>()
             .join(", ");
-        let kubelet = in_the_way.iter().any(|g| g.name().starts_with("kubepods"));
         match self.sibling_mode {
             Siblings::Confine => {
-                for g in &in_the_way {
-                    if v2 {
-                        // A partition of its own would take the housekeeping CPUs it is
-                        // confined to away from everything else: a member first.
-                        if let Some(kind) = &g.partition {
-                            self.sibling_write(&g.path, "cpuset.cpus.partition", kind, &"member");
-                        }
-                        let new = confined(&g.cpus, self.hk);
-                        self.sibling_write(&g.path, "cpuset.cpus", &g.cpus.to_string(), &new);
-                    } else {
-                        self.clear_exclusive(g);
-                        self.confine_v1(g, self.hk);
-                    }
-                }
-                self.notes.push(format!(
-                    "cpuset groups beside rtlab's overlap the RT CPUs {}: {named}. They are \
-                     confined to the housekeeping CPUs {} while tuned (journaled; `rtlab tune \
-                     revert` gives their CPUs back), so what they run, containers started \
-                     meanwhile included, stays off the RT CPUs. `--sibling-cpusets share` \
-                     leaves them alone instead, without an exclusive RT cpuset",
-                    self.rt, self.hk
-                ));
-                if kubelet {
-                    self.notes.push(
-                        "the kubelet manages kubepods' cpusets and may widen them again: on a \
-                         Kubernetes node keep pods off the RT CPUs with the kubelet's static \
-                         CPU manager (reservedSystemCPUs) and give RT pods whole CPUs"
-                            .to_string(),
-                    );
-                }
+                self.confine_siblings(&in_the_way, &named, v2);
                 theirs.is_empty()
             }
             Siblings::Share => {
@@ -127,6 +97,41 @@ impl Planner<'_> {
                 ));
                 false
             }
+        }
+    }
+
+    /// Confines the sibling groups `in_the_way` (`named` in words) to the housekeeping
+    /// CPUs, and notes it (with the kubelet's way when kubepods is among them).
+    fn confine_siblings(&mut self, in_the_way: &[&CpusetGroup], named: &str, v2: bool) {
+        for g in in_the_way {
+            if v2 {
+                // A partition of its own would take the housekeeping CPUs it is
+                // confined to away from everything else: a member first.
+                if let Some(kind) = &g.partition {
+                    self.sibling_write(&g.path, "cpuset.cpus.partition", kind, &"member");
+                }
+                let new = confined(&g.cpus, self.hk);
+                self.sibling_write(&g.path, "cpuset.cpus", &g.cpus.to_string(), &new);
+            } else {
+                self.clear_exclusive(g);
+                self.confine_v1(g, self.hk);
+            }
+        }
+        self.notes.push(format!(
+            "cpuset groups beside rtlab's overlap the RT CPUs {}: {named}. They are \
+             confined to the housekeeping CPUs {} while tuned (journaled; `rtlab tune \
+             revert` gives their CPUs back), so what they run, containers started \
+             meanwhile included, stays off the RT CPUs. `--sibling-cpusets share` \
+             leaves them alone instead, without an exclusive RT cpuset",
+            self.rt, self.hk
+        ));
+        if in_the_way.iter().any(|g| g.name().starts_with("kubepods")) {
+            self.notes.push(
+                "the kubelet manages kubepods' cpusets and may widen them again: on a \
+                 Kubernetes node keep pods off the RT CPUs with the kubelet's static \
+                 CPU manager (reservedSystemCPUs) and give RT pods whole CPUs"
+                    .to_string(),
+            );
         }
     }
 
