@@ -195,72 +195,13 @@ fn validate_task(
             who(Some("name"))
         )));
     }
-    let time = |field: &str,
-                value: Option<TimeText>,
-                required: bool|
-     -> Result<Option<Nanos>, TaskSetError> {
-        let Some(value) = value else {
-            if required {
-                return Err(TaskSetError(format!(
-                    "{}: no {field}; add e.g. {field} = \"4ms\"",
-                    who(None)
-                )));
-            }
-            return Ok(None);
-        };
-        let text = match value {
-            TimeText::Text(s) => s,
-            TimeText::Number(n) => {
-                return Err(TaskSetError(format!(
-                    "{}: {field} = {n} has no unit; write it as a string with one, e.g. {field} = \"{n}us\"",
-                    who(Some(field))
-                )));
-            }
-        };
-        let v = parse_nanos(&text)
-            .map_err(|e| TaskSetError(format!("{}: {field}: {e}", who(Some(field)))))?;
-        if v > MAX_TASK_TIME {
-            return Err(TaskSetError(format!(
-                "{}: {field} = \"{text}\" is longer than a day; check the unit",
-                who(Some(field))
-            )));
-        }
-        Ok(Some(v))
-    };
-    let period = time("period", t.period, true)?.unwrap_or_default();
-    let wcet = time("wcet", t.wcet, true)?.unwrap_or_default();
-    let deadline = time("deadline", t.deadline, false)?.unwrap_or(period);
-    let jitter = time("jitter", t.jitter, false)?.unwrap_or_default();
-    let blocking = time("blocking", t.blocking, false)?.unwrap_or_default();
-    let runtime = time("runtime", t.runtime, false)?;
-    if wcet == Nanos::ZERO {
-        return Err(TaskSetError(format!(
-            "{}: wcet is zero; give the worst-case execution time of one job",
-            who(Some("wcet"))
-        )));
-    }
-    if deadline > period {
-        return Err(TaskSetError(format!(
-            "{}: deadline {deadline} is longer than the period {period}; the kernel needs \
-             runtime <= deadline <= period (use a deadline up to the period)",
-            who(Some("deadline"))
-        )));
-    }
-    if wcet > deadline {
-        return Err(TaskSetError(format!(
-            "{}: wcet {wcet} is longer than the deadline {deadline}; no policy can meet it \
-             (the kernel needs runtime <= deadline <= period)",
-            who(Some("wcet"))
-        )));
-    }
-    let runtime = runtime.unwrap_or(wcet);
-    if runtime == Nanos::ZERO || runtime > deadline {
-        return Err(TaskSetError(format!(
-            "{}: runtime {runtime} must be above zero and at most the deadline {deadline} \
-             (the kernel needs runtime <= deadline <= period)",
-            who(Some("runtime"))
-        )));
-    }
+    let period = task_time(&who, "period", t.period, true)?.unwrap_or_default();
+    let wcet = task_time(&who, "wcet", t.wcet, true)?.unwrap_or_default();
+    let deadline = task_time(&who, "deadline", t.deadline, false)?.unwrap_or(period);
+    let jitter = task_time(&who, "jitter", t.jitter, false)?.unwrap_or_default();
+    let blocking = task_time(&who, "blocking", t.blocking, false)?.unwrap_or_default();
+    let runtime = task_time(&who, "runtime", t.runtime, false)?;
+    let runtime = check_times(&who, period, wcet, deadline, runtime)?;
     let priority = match t.priority {
         None => None,
         Some(p @ 1..=99) => Some(p as u8),
@@ -293,6 +234,83 @@ fn validate_task(
         runtime,
         jitter_source: None,
     })
+}
+
+/// A task's time `field`: a string with a unit, at most a day; `None` when absent and not
+/// `required`. `who` names the task (and the field's line) in errors.
+fn task_time(
+    who: &impl Fn(Option<&str>) -> String,
+    field: &str,
+    value: Option<TimeText>,
+    required: bool,
+) -> Result<Option<Nanos>, TaskSetError> {
+    let Some(value) = value else {
+        if required {
+            return Err(TaskSetError(format!(
+                "{}: no {field}; add e.g. {field} = \"4ms\"",
+                who(None)
+            )));
+        }
+        return Ok(None);
+    };
+    let text = match value {
+        TimeText::Text(s) => s,
+        TimeText::Number(n) => {
+            return Err(TaskSetError(format!(
+                "{}: {field} = {n} has no unit; write it as a string with one, e.g. {field} = \"{n}us\"",
+                who(Some(field))
+            )));
+        }
+    };
+    let v = parse_nanos(&text)
+        .map_err(|e| TaskSetError(format!("{}: {field}: {e}", who(Some(field)))))?;
+    if v > MAX_TASK_TIME {
+        return Err(TaskSetError(format!(
+            "{}: {field} = \"{text}\" is longer than a day; check the unit",
+            who(Some(field))
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// The kernel's order of a task's times: 0 < wcet <= deadline <= period, and
+/// 0 < runtime <= deadline. Returns the runtime (the wcet when not given).
+fn check_times(
+    who: &impl Fn(Option<&str>) -> String,
+    period: Nanos,
+    wcet: Nanos,
+    deadline: Nanos,
+    runtime: Option<Nanos>,
+) -> Result<Nanos, TaskSetError> {
+    if wcet == Nanos::ZERO {
+        return Err(TaskSetError(format!(
+            "{}: wcet is zero; give the worst-case execution time of one job",
+            who(Some("wcet"))
+        )));
+    }
+    if deadline > period {
+        return Err(TaskSetError(format!(
+            "{}: deadline {deadline} is longer than the period {period}; the kernel needs \
+             runtime <= deadline <= period (use a deadline up to the period)",
+            who(Some("deadline"))
+        )));
+    }
+    if wcet > deadline {
+        return Err(TaskSetError(format!(
+            "{}: wcet {wcet} is longer than the deadline {deadline}; no policy can meet it \
+             (the kernel needs runtime <= deadline <= period)",
+            who(Some("wcet"))
+        )));
+    }
+    let runtime = runtime.unwrap_or(wcet);
+    if runtime == Nanos::ZERO || runtime > deadline {
+        return Err(TaskSetError(format!(
+            "{}: runtime {runtime} must be above zero and at most the deadline {deadline} \
+             (the kernel needs runtime <= deadline <= period)",
+            who(Some("runtime"))
+        )));
+    }
+    Ok(runtime)
 }
 
 #[cfg(test)]
