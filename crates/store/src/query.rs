@@ -7,7 +7,7 @@ use model::stats::{Accumulator, percentile};
 use model::{CpuSet, Histogram, Nanos};
 use serde::Serialize;
 
-use crate::db::{Arg, CellError, Row};
+use crate::db::{Arg, CellError, Dialect, Row};
 use crate::error::StoreError;
 use crate::id::{MIN_PREFIX, RunId, is_lower_hex};
 use crate::schema::{ALL_CPUS, KIND_MEASURE};
@@ -162,71 +162,9 @@ impl Store {
             dialect.json_field("r.load_json", "spec"),
             dialect.json_field("r.import_json", "quantity"),
         );
-        let mut texts: Vec<String> = Vec::new();
-        let mut clauses: Vec<String> = Vec::new();
-        // Each text argument's placeholder is its position after ?1 (the all-CPU row).
-        let mut push = |clause: &dyn Fn(&str) -> String, value: &str| {
-            texts.push(value.to_string());
-            clauses.push(clause(&format!("?{}", texts.len() + 1)));
+        let Some(Clauses { texts, clauses }) = Clauses::of(dialect, filter)? else {
+            return Ok(Vec::new());
         };
-        if let Some(host) = &filter.host {
-            push(&|p| format!(" AND r.hostname = {p}"), host);
-        }
-        if let Some(kernel) = &filter.kernel {
-            push(
-                &|p| format!(" AND {}", dialect.contains("r.kernel_release", p)),
-                kernel,
-            );
-        }
-        if let Some(label) = &filter.label {
-            push(
-                &|p| {
-                    format!(
-                        " AND {}",
-                        dialect.contains("lower(r.label)", &format!("lower({p})"))
-                    )
-                },
-                label,
-            );
-        }
-        if let Some(status) = &filter.status {
-            check_status(status)?;
-            push(&|p| format!(" AND r.status = {p}"), status);
-        }
-        if let Some(session) = &filter.session {
-            push(&|p| format!(" AND r.session = {p}"), session);
-        }
-        if let Some(since) = &filter.since {
-            push(
-                &|p| format!(" AND r.started_at >= {p}"),
-                &check_time("since", since)?,
-            );
-        }
-        if let Some(until) = &filter.until {
-            // Both placeholders name the same argument.
-            push(
-                &|p| format!(" AND substr(r.started_at, 1, length({p})) <= {p}"),
-                &check_time("until", until)?,
-            );
-        }
-        if let Some(ids) = &filter.ids {
-            if ids.len() > MAX_IDS {
-                return Err(StoreError::BadFilter {
-                    field: "ids",
-                    value: ids.len().to_string(),
-                    expected: format!("are more than {MAX_IDS} runs at once"),
-                });
-            }
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            let first = texts.len() + 2;
-            let marks: Vec<String> = (first..first + ids.len())
-                .map(|n| format!("?{n}"))
-                .collect();
-            texts.extend(ids.iter().map(|id| id.as_str().to_string()));
-            clauses.push(format!(" AND r.id IN ({})", marks.join(", ")));
-        }
         for clause in &clauses {
             sql.push_str(clause);
         }
@@ -309,6 +247,103 @@ impl Store {
     /// An id read from the database, checked.
     pub(crate) fn stored_id(&self, id: String) -> Result<RunId, StoreError> {
         RunId::parse(&id).ok_or_else(|| self.corrupt(&id, "id", "not a 12-character hex id"))
+    }
+}
+
+/// The `AND ...` clauses a [`Filter`] adds to [`Store::list`]'s query, and the text
+/// arguments they name: each argument's placeholder is its position after `?1` (the
+/// all-CPU row).
+struct Clauses {
+    /// The arguments, in placeholder order from `?2`.
+    texts: Vec<String>,
+    /// The clauses, each starting with ` AND `.
+    clauses: Vec<String>,
+}
+
+impl Clauses {
+    /// The clauses of `filter`, checked; `None` when it keeps no run (an empty id list).
+    fn of(dialect: Dialect, filter: &Filter) -> Result<Option<Clauses>, StoreError> {
+        let mut c = Clauses {
+            texts: Vec::new(),
+            clauses: Vec::new(),
+        };
+        if let Some(host) = &filter.host {
+            c.push(|p| format!(" AND r.hostname = {p}"), host);
+        }
+        if let Some(kernel) = &filter.kernel {
+            c.push(
+                |p| format!(" AND {}", dialect.contains("r.kernel_release", p)),
+                kernel,
+            );
+        }
+        if let Some(label) = &filter.label {
+            c.push(
+                |p| {
+                    format!(
+                        " AND {}",
+                        dialect.contains("lower(r.label)", &format!("lower({p})"))
+                    )
+                },
+                label,
+            );
+        }
+        if let Some(status) = &filter.status {
+            check_status(status)?;
+            c.push(|p| format!(" AND r.status = {p}"), status);
+        }
+        if let Some(session) = &filter.session {
+            c.push(|p| format!(" AND r.session = {p}"), session);
+        }
+        if let Some(since) = &filter.since {
+            c.push(
+                |p| format!(" AND r.started_at >= {p}"),
+                &check_time("since", since)?,
+            );
+        }
+        if let Some(until) = &filter.until {
+            // Both placeholders name the same argument.
+            c.push(
+                |p| format!(" AND substr(r.started_at, 1, length({p})) <= {p}"),
+                &check_time("until", until)?,
+            );
+        }
+        if let Some(ids) = &filter.ids
+            && !c.ids(ids)?
+        {
+            return Ok(None);
+        }
+        Ok(Some(c))
+    }
+
+    /// Adds the clause `clause` makes of the next placeholder, with `value` its argument.
+    fn push(&mut self, clause: impl Fn(&str) -> String, value: &str) {
+        self.texts.push(value.to_string());
+        self.clauses
+            .push(clause(&format!("?{}", self.texts.len() + 1)));
+    }
+
+    /// Adds `r.id IN (...)` for `ids` (at most [`MAX_IDS`]); `false` when there are none,
+    /// so no run passes.
+    fn ids(&mut self, ids: &[RunId]) -> Result<bool, StoreError> {
+        if ids.len() > MAX_IDS {
+            return Err(StoreError::BadFilter {
+                field: "ids",
+                value: ids.len().to_string(),
+                expected: format!("are more than {MAX_IDS} runs at once"),
+            });
+        }
+        if ids.is_empty() {
+            return Ok(false);
+        }
+        let first = self.texts.len() + 2;
+        let marks: Vec<String> = (first..first + ids.len())
+            .map(|n| format!("?{n}"))
+            .collect();
+        self.texts
+            .extend(ids.iter().map(|id| id.as_str().to_string()));
+        self.clauses
+            .push(format!(" AND r.id IN ({})", marks.join(", ")));
+        Ok(true)
     }
 }
 
