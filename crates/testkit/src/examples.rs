@@ -160,99 +160,133 @@ struct Segment {
 /// (`> file`, `2>&1`, `< file`) and their targets, and each command into words (single and
 /// double quotes, backslash escapes).
 fn segments(line: &str) -> Vec<Segment> {
-    let mut out = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut text = String::new();
-    let mut redirect = false;
+    let mut s = Splitter::default();
     let mut chars = line.chars().peekable();
-    let mut quote: Option<char> = None;
-    let flush =
-        |word: &mut String, in_word: &mut bool, words: &mut Vec<String>, redirect: &mut bool| {
-            if *in_word {
-                if !*redirect {
-                    words.push(std::mem::take(word));
-                } else {
-                    word.clear();
-                    *redirect = false;
-                }
-                *in_word = false;
-            }
-        };
     while let Some(c) = chars.next() {
-        if let Some(q) = quote {
-            if c == q {
-                quote = None;
-            } else if c == '\\' && q == '"' {
-                if let Some(n) = chars.next() {
-                    word.push(n);
-                }
-            } else {
-                word.push(c);
-            }
-            if !redirect {
-                text.push(c);
-            }
+        if let Some(q) = s.quote {
+            s.quoted(c, q, &mut chars);
             continue;
         }
         match c {
             '\'' | '"' => {
-                quote = Some(c);
-                in_word = true;
-                text.push(c);
+                s.quote = Some(c);
+                s.in_word = true;
+                s.text.push(c);
             }
             '\\' => {
                 if let Some(n) = chars.next() {
-                    word.push(n);
-                    in_word = true;
+                    s.word.push(n);
+                    s.in_word = true;
                 }
             }
             ' ' | '\t' => {
-                flush(&mut word, &mut in_word, &mut words, &mut redirect);
-                if !redirect {
-                    text.push(' ');
+                s.flush();
+                if !s.redirect {
+                    s.text.push(' ');
                 }
             }
-            ';' | '|' | '&' => {
-                if c == '&' && chars.peek() != Some(&'&') {
-                    // `2>&1`: part of a redirection.
-                    continue;
-                }
-                if c == '&' || (c == '|' && chars.peek() == Some(&'|')) {
-                    chars.next();
-                }
-                flush(&mut word, &mut in_word, &mut words, &mut redirect);
-                out.push(Segment {
-                    text: std::mem::take(&mut text),
-                    words: std::mem::take(&mut words),
-                });
-                redirect = false;
-            }
-            '>' | '<' => {
-                // `2>`: the descriptor number is part of the redirection.
-                if word.chars().all(|d| d.is_ascii_digit()) {
-                    word.clear();
-                    in_word = false;
-                }
-                flush(&mut word, &mut in_word, &mut words, &mut redirect);
-                while chars.peek() == Some(&'>') {
-                    chars.next();
-                }
-                redirect = true;
-            }
+            ';' | '|' | '&' => s.separator(c, &mut chars),
+            '>' | '<' => s.redirection(&mut chars),
             _ => {
-                word.push(c);
-                in_word = true;
-                if !redirect {
-                    text.push(c);
+                s.word.push(c);
+                s.in_word = true;
+                if !s.redirect {
+                    s.text.push(c);
                 }
             }
         }
     }
-    flush(&mut word, &mut in_word, &mut words, &mut redirect);
-    out.push(Segment { text, words });
-    out
+    s.flush();
+    s.out.push(Segment {
+        text: s.text,
+        words: s.words,
+    });
+    s.out
+}
+
+/// The characters of a line, with one of look-ahead.
+type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+
+/// Where [`segments`] is in a line.
+#[derive(Default)]
+struct Splitter {
+    /// The commands so far.
+    out: Vec<Segment>,
+    /// The words of the current command.
+    words: Vec<String>,
+    /// The current word.
+    word: String,
+    /// Whether a word has begun (an empty quoted word counts).
+    in_word: bool,
+    /// The current command's text, redirections left out.
+    text: String,
+    /// Whether the next word is a redirection's target.
+    redirect: bool,
+    /// The quote the current word is inside.
+    quote: Option<char>,
+}
+
+impl Splitter {
+    /// Ends the current word: kept, or dropped when it is a redirection's target.
+    fn flush(&mut self) {
+        if self.in_word {
+            if !self.redirect {
+                self.words.push(std::mem::take(&mut self.word));
+            } else {
+                self.word.clear();
+                self.redirect = false;
+            }
+            self.in_word = false;
+        }
+    }
+
+    /// `c` inside the quote `q`: the closing quote, a backslash escape (in double quotes),
+    /// or part of the word.
+    fn quoted(&mut self, c: char, q: char, chars: &mut Chars<'_>) {
+        if c == q {
+            self.quote = None;
+        } else if c == '\\' && q == '"' {
+            if let Some(n) = chars.next() {
+                self.word.push(n);
+            }
+        } else {
+            self.word.push(c);
+        }
+        if !self.redirect {
+            self.text.push(c);
+        }
+    }
+
+    /// `c` one of `;`, `|`, `&`: `;`, `|`, `||` and `&&` end the command; a lone `&` is part
+    /// of a redirection (`2>&1`).
+    fn separator(&mut self, c: char, chars: &mut Chars<'_>) {
+        if c == '&' && chars.peek() != Some(&'&') {
+            return;
+        }
+        if c == '&' || (c == '|' && chars.peek() == Some(&'|')) {
+            chars.next();
+        }
+        self.flush();
+        self.out.push(Segment {
+            text: std::mem::take(&mut self.text),
+            words: std::mem::take(&mut self.words),
+        });
+        self.redirect = false;
+    }
+
+    /// `>`, `>>` or `<`: the next word is the redirection's target.
+    fn redirection(&mut self, chars: &mut Chars<'_>) {
+        // `2>`: the descriptor number is part of the redirection.
+        if self.word.chars().all(|d| d.is_ascii_digit()) {
+            self.word.clear();
+            self.in_word = false;
+        }
+        self.flush();
+        while chars.peek() == Some(&'>') {
+            chars.next();
+        }
+        self.redirect = true;
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,12 @@
 //! This module parses and prints specs; it does not check CPUs against the machine (that is
 //! [`LoadSpec::check_cpus`], called with what the kernel reports) and it starts nothing.
 
+mod args;
+
 use std::fmt;
 
 use crate::CpuSet;
+use args::parse_kind;
 
 /// A parsed load spec: the generators to run together.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,159 +339,6 @@ fn cmd_text(command: &str, cpus: Option<&CpuSet>) -> String {
     forms.iter().find(reads_back).unwrap_or(first).clone()
 }
 
-fn too_many(item: &str, usage: &str) -> LoadSpecError {
-    err(item, format!("too many arguments; usage: {usage}"))
-}
-
-fn parse_kind(item: &str, name: &str, args: &[&str]) -> Result<GeneratorKind, LoadSpecError> {
-    use defaults::*;
-    Ok(match name {
-        "cpu" => {
-            if args.len() > 1 {
-                return Err(too_many(item, "cpu[:PERCENT%]"));
-            }
-            let percent = match args.first() {
-                None => 100,
-                Some(a) => {
-                    let digits = a.strip_suffix('%').unwrap_or(a);
-                    let value: u32 = digits.parse().map_err(|_| {
-                        err(
-                            item,
-                            format!("'{a}' is not a duty cycle; write e.g. cpu:60%"),
-                        )
-                    })?;
-                    if !(1..=100).contains(&value) {
-                        return Err(err(item, "the duty cycle must be 1% to 100%"));
-                    }
-                    value as u8
-                }
-            };
-            GeneratorKind::Cpu { percent }
-        }
-        "timer-storm" => {
-            if args.len() > 1 {
-                return Err(too_many(item, "timer-storm[:THREADS]"));
-            }
-            let threads = match args.first() {
-                None => TIMER_STORM_THREADS,
-                Some(a) => count(item, a, "threads")?,
-            };
-            GeneratorKind::TimerStorm { threads }
-        }
-        "messaging" => {
-            let usage = "messaging[:GROUPSxFDS][:socket|pipe][:thread|process]";
-            let (mut groups, mut fds) = (MESSAGING_GROUPS, MESSAGING_FDS);
-            let (mut transport, mut tasks) = (None, None);
-            let mut shape = false;
-            for a in args {
-                match *a {
-                    "socket" | "sockets" if transport.is_none() => {
-                        transport = Some(Transport::Socket)
-                    }
-                    "pipe" | "pipes" if transport.is_none() => transport = Some(Transport::Pipe),
-                    "thread" | "threads" if tasks.is_none() => tasks = Some(TaskKind::Thread),
-                    "process" | "processes" if tasks.is_none() => tasks = Some(TaskKind::Process),
-                    a if !shape && a.contains('x') => {
-                        let (g, f) = a.split_once('x').unwrap_or_default();
-                        groups = count(item, g, "groups")?;
-                        fds = count(item, f, "senders per group")?;
-                        shape = true;
-                    }
-                    a => {
-                        return Err(err(item, format!("unexpected '{a}'; usage: {usage}")));
-                    }
-                }
-            }
-            let total = u64::from(groups) * u64::from(fds) * 2;
-            if total > u64::from(MAX_TASKS) {
-                return Err(err(
-                    item,
-                    format!("{total} tasks is more than the limit of {MAX_TASKS}"),
-                ));
-            }
-            GeneratorKind::Messaging {
-                groups,
-                fds,
-                transport: transport.unwrap_or(Transport::Socket),
-                tasks: tasks.unwrap_or(TaskKind::Thread),
-            }
-        }
-        "memory" => {
-            if args.len() > 2 {
-                return Err(too_many(item, "memory[:SIZE|auto][:WORKERS]"));
-            }
-            let bytes = match args.first() {
-                None | Some(&"auto") => None,
-                Some(a) => Some(size(item, a, MEMORY_MIN_BYTES)?),
-            };
-            let workers = args.get(1).map_or(Ok(1), |a| count(item, a, "workers"))?;
-            GeneratorKind::Memory { bytes, workers }
-        }
-        "io" => {
-            if args.len() > 2 {
-                return Err(too_many(item, "io[:SIZE][:WORKERS]"));
-            }
-            let bytes = args
-                .first()
-                .map_or(Ok(IO_BYTES), |a| size(item, a, IO_MIN_BYTES))?;
-            let workers = args.get(1).map_or(Ok(1), |a| count(item, a, "workers"))?;
-            GeneratorKind::Io { bytes, workers }
-        }
-        "net" => {
-            let mut protocols = None;
-            let mut flows = None;
-            for a in args {
-                match *a {
-                    "tcp" if protocols.is_none() => protocols = Some(Protocols::Tcp),
-                    "udp" if protocols.is_none() => protocols = Some(Protocols::Udp),
-                    a if flows.is_none() && a.bytes().all(|b| b.is_ascii_digit()) => {
-                        flows = Some(count(item, a, "flows")?)
-                    }
-                    a => {
-                        return Err(err(
-                            item,
-                            format!("unexpected '{a}'; usage: net[:tcp|udp][:FLOWS]"),
-                        ));
-                    }
-                }
-            }
-            GeneratorKind::Net {
-                protocols: protocols.unwrap_or(Protocols::Both),
-                flows: flows.unwrap_or(1),
-            }
-        }
-        "fork" => {
-            if args.len() > 1 {
-                return Err(too_many(item, "fork[:WORKERS]"));
-            }
-            let workers = args.first().map_or(Ok(1), |a| count(item, a, "workers"))?;
-            GeneratorKind::Fork { workers }
-        }
-        other => {
-            return Err(err(
-                item,
-                format!("unknown generator '{other}'; choose from {NAMES}"),
-            ));
-        }
-    })
-}
-
-fn count(item: &str, text: &str, what: &str) -> Result<u32, LoadSpecError> {
-    let n: u32 = text.parse().map_err(|_| {
-        err(
-            item,
-            format!("'{text}' is not a number of {what}; write a whole number"),
-        )
-    })?;
-    if n == 0 || n > defaults::MAX_TASKS {
-        return Err(err(
-            item,
-            format!("{what} must be 1 to {}", defaults::MAX_TASKS),
-        ));
-    }
-    Ok(n)
-}
-
 /// Parses a size with a binary unit: `512K`, `64M`, `1G` (also `KiB`, `MiB`, `GiB`).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -547,17 +397,6 @@ pub fn format_bytes(bytes: f64) -> String {
     } else {
         format!("{value:.1} {}", units[unit])
     }
-}
-
-fn size(item: &str, text: &str, min: u64) -> Result<u64, LoadSpecError> {
-    let bytes = parse_size(text).map_err(|e| err(item, e))?;
-    if bytes < min {
-        return Err(err(
-            item,
-            format!("{text} is too small; the least is {}", format_size(min)),
-        ));
-    }
-    Ok(bytes)
 }
 
 impl fmt::Display for GeneratorSpec {
