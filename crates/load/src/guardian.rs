@@ -193,11 +193,11 @@ fn clean_up(watched: &BTreeSet<Watched>, root: &sys::Root) -> Vec<String> {
     }
     for item in watched {
         match item {
-            Watched::Dir(dir) => match std::fs::remove_dir_all(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => problems.push(format!("{}: {e}", dir.display())),
-            },
+            Watched::Dir(dir) => {
+                if !files::remove_tree(dir) {
+                    problems.push(format!("{}: could not be removed", dir.display()));
+                }
+            }
             Watched::Cgroup(dir) => {
                 let patience = deadline.saturating_duration_since(Instant::now());
                 if let Err(e) = sys::cgroup::remove(root, dir, patience) {
