@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use common::rtlab;
 use common::server::{Server, add_token, free_port};
@@ -41,37 +41,106 @@ fn ids_in(db: impl AsRef<std::ffi::OsStr>) -> Vec<String> {
         .collect()
 }
 
+/// One board (its store and push queue) pushing to a server's database `db` at a fixed
+/// address, shared by the steps of [`boards_and_server`].
+struct Fleet<'a> {
+    dir: tempfile::TempDir,
+    board: PathBuf,
+    db: &'a str,
+    token: String,
+    listen: String,
+    url: String,
+    queue: PathBuf,
+}
+
+impl Fleet<'_> {
+    /// `rtlab` with the board's token and its push queue.
+    fn rtlab(&self) -> Command {
+        let mut cmd = rtlab();
+        cmd.env("RTLAB_TOKEN", &self.token)
+            .env("RTLAB_PUSH_QUEUE", &self.queue);
+        cmd
+    }
+
+    /// What `rtlab push --status --json` says about the queue.
+    fn queue_status(&self) -> String {
+        let out = self
+            .rtlab()
+            .args(["push", "--status", "--json"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// Fails unless `out` exited 0, showing its standard error.
+fn assert_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn boards_and_server(db: &str) {
     let dir = tempfile::tempdir().unwrap();
     let board = dir.path().join("board.db");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let fleet = Fleet {
+        queue: dir.path().join("queue"),
+        board,
+        db,
+        token: add_token(db, "board"),
+        url: format!("http://{listen}"),
+        listen,
+        dir,
+    };
+    let ids = import_on_the_board(&fleet);
+    let server = Server::start(db, &fleet.listen, &[]);
+    let want = each_run_stored_once(&fleet, &ids);
+    drop(server);
+    let late = queued_while_the_server_is_gone(&fleet, &want);
+    let server = Server::start(db, &fleet.listen, &[]);
+    queue_drains_when_it_is_back(&fleet, &late);
+    not_a_result_is_exit_2(&fleet);
+    revoked_token_keeps_the_run_queued(&fleet);
+    drop(server);
+}
+
+/// The board imports the fixtures into its own store; their ids.
+fn import_on_the_board(fleet: &Fleet) -> Vec<String> {
     for file in IMPORTS {
         let out = rtlab()
             .arg("import")
             .arg(fixture(file))
             .arg("--db")
-            .arg(&board)
+            .arg(&fleet.board)
             .output()
             .unwrap();
         assert!(out.status.success());
     }
-    let ids = ids_in(&board);
+    let ids = ids_in(&fleet.board);
     assert_eq!(ids.len(), IMPORTS.len());
-    let token = add_token(db, "board");
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let url = format!("http://{listen}");
-    let server = Server::start(db, &listen, &[]);
+    ids
+}
 
-    // Eight boards push the same runs at once, each from its own process and queue.
+/// Eight boards push the same runs at once, each from its own process and queue: each run
+/// is stored once, under the board's id. Returns the ids stored.
+fn each_run_stored_once(fleet: &Fleet, ids: &[String]) -> BTreeSet<String> {
     let pushes: Vec<Child> = (0..8)
         .map(|i| {
             rtlab()
                 .arg("push")
-                .args(&ids)
-                .args(["--to", &url, "--db"])
-                .arg(&board)
-                .env("RTLAB_TOKEN", &token)
-                .env("RTLAB_PUSH_QUEUE", dir.path().join(format!("queue-{i}")))
+                .args(ids)
+                .args(["--to", &fleet.url, "--db"])
+                .arg(&fleet.board)
+                .env("RTLAB_TOKEN", &fleet.token)
+                .env(
+                    "RTLAB_PUSH_QUEUE",
+                    fleet.dir.path().join(format!("queue-{i}")),
+                )
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -79,113 +148,88 @@ fn boards_and_server(db: &str) {
         })
         .collect();
     for p in pushes {
-        let out = p.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&p.wait_with_output().unwrap());
     }
     let want: BTreeSet<String> = ids.iter().cloned().collect();
-    assert_eq!(stored(db), want, "each run once, under the board's id");
+    assert_eq!(
+        stored(fleet.db),
+        want,
+        "each run once, under the board's id"
+    );
+    want
+}
 
-    // The server goes away: the board's import still succeeds and its run is queued.
-    drop(server);
-    let queue = dir.path().join("queue");
-    let push_env = |cmd: &mut std::process::Command| {
-        cmd.env("RTLAB_TOKEN", &token)
-            .env("RTLAB_PUSH_QUEUE", &queue);
-    };
-    let mut import = rtlab();
-    push_env(&mut import);
-    let out = import
+/// The server is gone: the board's import still succeeds and its run is queued. Returns
+/// the queued run's id.
+fn queued_while_the_server_is_gone(fleet: &Fleet, pushed: &BTreeSet<String>) -> String {
+    let out = fleet
+        .rtlab()
         .arg("import")
         .arg(fixture("local_cyclictest_h200.json"))
         .arg("--db")
-        .arg(&board)
-        .args(["--push", &url, "--push-retry-for", "1s"])
+        .arg(&fleet.board)
+        .args(["--push", &fleet.url, "--push-retry-for", "1s"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let late = ids_in(&board)
+    assert_ok(&out);
+    let late = ids_in(&fleet.board)
         .into_iter()
-        .find(|id| !want.contains(id))
+        .find(|id| !pushed.contains(id))
         .unwrap();
-    let mut status = rtlab();
-    push_env(&mut status);
-    let out = status
-        .args(["push", "--status", "--json"])
+    let status = fleet.queue_status();
+    assert!(status.contains(&late), "{status}");
+    late
+}
+
+/// Back on the same port: the queue goes up with the next push.
+fn queue_drains_when_it_is_back(fleet: &Fleet, late: &str) {
+    let out = fleet
+        .rtlab()
+        .args(["push", "--to", &fleet.url])
         .output()
         .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains(&late),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_ok(&out);
+    assert!(stored(fleet.db).contains(late));
+    assert_eq!(stored(fleet.db).len(), IMPORTS.len() + 1);
+}
 
-    // Back on the same port: the queue goes up with the next push.
-    let server = Server::start(db, &listen, &[]);
-    let mut drain = rtlab();
-    push_env(&mut drain);
-    let out = drain.args(["push", "--to", &url]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stored(db).contains(&late));
-    assert_eq!(stored(db).len(), IMPORTS.len() + 1);
-
-    // A file that is not a result: exit 2, naming it.
-    let junk = dir.path().join("notes.txt");
+/// A file that is not a result: exit 2, naming it.
+fn not_a_result_is_exit_2(fleet: &Fleet) {
+    let junk = fleet.dir.path().join("notes.txt");
     std::fs::write(&junk, "not a result").unwrap();
-    let mut bad = rtlab();
-    push_env(&mut bad);
-    let out = bad
+    let out = fleet
+        .rtlab()
         .arg("push")
         .arg(&junk)
-        .args(["--to", &url])
+        .args(["--to", &fleet.url])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("notes.txt"));
+}
 
-    // A revoked token: nothing stored, the run stays queued, exit 1.
+/// A revoked token: nothing stored, the run stays queued, and the queue says why.
+fn revoked_token_keeps_the_run_queued(fleet: &Fleet) {
     assert!(
         rtlab()
-            .args(["serve", "token", "revoke", "board", "--db", db])
+            .args(["serve", "token", "revoke", "board", "--db", fleet.db])
             .status()
             .unwrap()
             .success()
     );
-    let mut revoked = rtlab();
-    push_env(&mut revoked);
-    let out = revoked
+    let out = fleet
+        .rtlab()
         .arg("import")
         .arg(fixture("local_oslat_z_fifo_bias.txt"))
         .arg("--db")
-        .arg(&board)
-        .args(["--push", &url])
+        .arg(&fleet.board)
+        .args(["--push", &fleet.url])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stored(db).len(), IMPORTS.len() + 1);
-    let mut status = rtlab();
-    push_env(&mut status);
-    let out = status
-        .args(["push", "--status", "--json"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stored(fleet.db).len(), IMPORTS.len() + 1);
+    let text = fleet.queue_status();
     assert!(text.contains("401") || text.contains("token"), "{text}");
-    drop(server);
 }
 
 #[test]

@@ -246,56 +246,11 @@ fn run_job(values: &[(&str, &str)], install: Install, env: &[(&str, &Path)]) -> 
     let bin = checkout.path().join("lava-bin");
     std::fs::create_dir(&bin).unwrap();
     stand_ins(&bin);
-    let rtlab_bin = assert_cmd::cargo::cargo_bin("rtlab");
     let mut values: Vec<(&str, &str)> = values.to_vec();
-    match install {
-        Install::Dist => {
-            let arch = match std::env::consts::ARCH {
-                "arm" => "armv7",
-                other => other,
-            };
-            let dist = checkout.path().join("dist/bin");
-            std::fs::create_dir_all(&dist).unwrap();
-            std::os::unix::fs::symlink(&rtlab_bin, dist.join(format!("rtlab-{arch}"))).unwrap();
-        }
-        Install::OnPath => {
-            std::os::unix::fs::symlink(&rtlab_bin, bin.join("rtlab")).unwrap();
-            values.push(("SKIP_INSTALL", "true"));
-        }
-        Install::RefusingIteration(i) => {
-            let wrapper = bin.join("rtlab");
-            std::fs::write(
-                &wrapper,
-                format!(
-                    "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = lava-iteration-{i} ] && {{ echo 'rtlab: error: refused' >&2; exit 2; }}; done\nexec {} \"$@\"\n",
-                    shell_quote(&rtlab_bin.to_string_lossy())
-                ),
-            )
-            .unwrap();
-            make_executable(&wrapper);
-            values.push(("SKIP_INSTALL", "true"));
-        }
+    if install_rtlab(install, checkout.path(), &bin) {
+        values.push(("SKIP_INSTALL", "true"));
     }
-    // The run script as LAVA writes it: the defaults, the job's values, then the steps.
-    let mut script = String::from("set -e\n");
-    for (key, value) in def.params.iter().map(|(k, v)| (k.as_str(), v.as_str())) {
-        script.push_str(&format!("{key}={}\n", shell_quote(value)));
-    }
-    for (key, value) in &values {
-        assert!(
-            def.params.iter().any(|(k, _)| k == key),
-            "the job sets {key}, which the definition does not have"
-        );
-        script.push_str(&format!("{key}={}\n", shell_quote(value)));
-    }
-    script.push_str(&format!(
-        "cd {}\n",
-        shell_quote(&checkout.path().to_string_lossy())
-    ));
-    for step in &def.steps {
-        script.push_str(step);
-        script.push('\n');
-    }
+    let script = run_script(&def, &values, checkout.path());
     let record = checkout.path().join("record");
     let path = format!(
         "{}:{}",
@@ -327,6 +282,66 @@ fn run_job(values: &[(&str, &str)], install: Install, env: &[(&str, &Path)]) -> 
         calls,
         checkout,
     }
+}
+
+/// Puts this build where `install` says: the checkout's `dist/bin/`, or (a wrapper of it)
+/// on PATH in `bin`. Returns whether the job must skip the install (SKIP_INSTALL=true).
+fn install_rtlab(install: Install, checkout: &Path, bin: &Path) -> bool {
+    let rtlab_bin = assert_cmd::cargo::cargo_bin("rtlab");
+    match install {
+        Install::Dist => {
+            let arch = match std::env::consts::ARCH {
+                "arm" => "armv7",
+                other => other,
+            };
+            let dist = checkout.join("dist/bin");
+            std::fs::create_dir_all(&dist).unwrap();
+            std::os::unix::fs::symlink(&rtlab_bin, dist.join(format!("rtlab-{arch}"))).unwrap();
+            false
+        }
+        Install::OnPath => {
+            std::os::unix::fs::symlink(&rtlab_bin, bin.join("rtlab")).unwrap();
+            true
+        }
+        Install::RefusingIteration(i) => {
+            let wrapper = bin.join("rtlab");
+            std::fs::write(
+                &wrapper,
+                format!(
+                    "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = lava-iteration-{i} ] && {{ echo 'rtlab: error: refused' >&2; exit 2; }}; done\nexec {} \"$@\"\n",
+                    shell_quote(&rtlab_bin.to_string_lossy())
+                ),
+            )
+            .unwrap();
+            make_executable(&wrapper);
+            true
+        }
+    }
+}
+
+/// The run script as LAVA writes it: the defaults, the job's `values` (each one the
+/// definition has), `cd` into the checkout, then the steps.
+fn run_script(def: &Definition, values: &[(&str, &str)], checkout: &Path) -> String {
+    let mut script = String::from("set -e\n");
+    for (key, value) in def.params.iter().map(|(k, v)| (k.as_str(), v.as_str())) {
+        script.push_str(&format!("{key}={}\n", shell_quote(value)));
+    }
+    for (key, value) in values {
+        assert!(
+            def.params.iter().any(|(k, _)| k == key),
+            "the job sets {key}, which the definition does not have"
+        );
+        script.push_str(&format!("{key}={}\n", shell_quote(value)));
+    }
+    script.push_str(&format!(
+        "cd {}\n",
+        shell_quote(&checkout.to_string_lossy())
+    ));
+    for step in &def.steps {
+        script.push_str(step);
+        script.push('\n');
+    }
+    script
 }
 
 /// Every measurement under the scripted clock: CPU 0 wakes 5, 9, 40 us late, in turn (300
@@ -638,15 +653,25 @@ fn measure_file(dir: &Path, name: &str, script: &str) {
     );
 }
 
-#[test]
-fn export_lava_judges_and_refuses_bad_input() {
+/// A directory with a store and three measured runs, saved as files too: `a.json` (max
+/// 20 us), `b.json` and `c.json` (max 30 us).
+fn three_runs() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     measure_file(d, "a.json", "5us,20us");
     measure_file(d, "b.json", "5us,30us");
     measure_file(d, "c.json", "5us,30us");
+    dir
+}
+
+#[test]
+fn export_lava_of_the_last_stored_run_is_commands() {
+    let dir = three_runs();
     // One stored run by label-free `last`: commands, exit 0.
-    let out = export(&["last", "--format", "lava", "--prefix", "nightly"], d);
+    let out = export(
+        &["last", "--format", "lava", "--prefix", "nightly"],
+        dir.path(),
+    );
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -657,6 +682,11 @@ fn export_lava_judges_and_refuses_bad_input() {
         text.contains("lava-test-case nightly-cpu0-max-latency --result pass --measurement 30.000 --units us\n"),
         "{text}"
     );
+}
+
+#[test]
+fn export_lava_baseline_of_three_runs_fails_with_two_over_it() {
+    let dir = three_runs();
     // The baseline: 20 us; two of three runs over it, 3 / 2 = 1, so it fails: exit 1.
     let out = export(
         &[
@@ -667,7 +697,7 @@ fn export_lava_judges_and_refuses_bad_input() {
             "lava-results",
             "--baseline",
         ],
-        d,
+        dir.path(),
     );
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
@@ -684,6 +714,12 @@ fn export_lava_judges_and_refuses_bad_input() {
         stderr.contains("2 of 3 runs over the baseline 20.000 us"),
         "{stderr}"
     );
+}
+
+#[test]
+fn export_lava_given_baseline_and_budget_set_the_exit_status() {
+    let dir = three_runs();
+    let d = dir.path();
     // A given baseline none exceeds: exit 0; a budget under a maximum: exit 1.
     let out = export(
         &[
@@ -706,7 +742,11 @@ fn export_lava_judges_and_refuses_bad_input() {
     assert_eq!(out.status.code(), Some(0));
     let out = export(&["b.json", "--format", "lava", "--budget", "25us"], d);
     assert_eq!(out.status.code(), Some(1));
+}
 
+#[test]
+fn export_lava_refuses_bad_input() {
+    let dir = three_runs();
     // Bad input: one line, exit 2, nothing on standard output.
     for (args, says) in [
         (vec!["nosuchrun", "--format", "lava"], "nosuchrun"),
@@ -735,7 +775,7 @@ fn export_lava_judges_and_refuses_bad_input() {
             "--prefix 'two words'",
         ),
     ] {
-        let out = export(&args, d);
+        let out = export(&args, dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");

@@ -86,63 +86,15 @@ fn no_instance_left() {
 /// One 4 s run on CPU 1 with 100 bursts of 400 us every 20 ms injected from 1 s in: the
 /// injector's figures as measured, judged; `Err` says what was off.
 fn injected_run(dir: &std::path::Path) -> Result<(), String> {
-    let inject = injector(
-        1,
-        Duration::from_secs(1),
-        Duration::from_millis(20),
-        Duration::from_micros(400),
-        100,
-    );
-    let (code, doc) = noise_json(
-        &["--cpus", "1", "--duration", "4s", "--engine", "user"],
-        dir,
-    );
-    let lengths = inject.join().unwrap();
-    // What does not depend on the machine's own noise is asserted outright.
-    assert_eq!(code, Some(0), "{}", doc["warnings"]);
-    assert_eq!(doc["schema"], "rtlab.noise/1");
-    let noise = &doc["noise"];
-    assert_eq!(noise["engine"], "user");
-    assert_eq!(
-        noise["attribution"], "trace",
-        "{}",
-        noise["attribution_note"]
-    );
-    no_instance_left();
+    let (doc, lengths) = measure_with_injector(dir);
     let c = cpu(&doc, 1);
-    let iterations = c["iterations"].as_u64().unwrap();
-    let cpu_result = doc["cpus"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["cpu"] == 1)
-        .unwrap();
-    assert_eq!(cpu_result["raw"]["count"].as_u64().unwrap(), iterations);
     let (count, total, longest) = (
         lengths.len() as u64,
         lengths.iter().sum::<u64>(),
         *lengths.iter().max().unwrap(),
     );
     eprintln!("bursts: {count}, {total} ns, longest {longest} ns\nCPU 1: {c}");
-    let culprit = c["culprits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| {
-            k["source"] == "thread"
-                && k["name"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("rtlab-inject (pid ")
-        })
-        .ok_or_else(|| format!("the injector is not named: {}", c["culprits"]))?;
-    if !culprit["name"]
-        .as_str()
-        .unwrap()
-        .contains("real-time priority 50")
-    {
-        return Err(format!("not named with its priority: {culprit}"));
-    }
+    let culprit = injector_culprit(c)?;
     let got = |k: &str| culprit[k].as_u64().unwrap();
     let checks = [
         (within_20pct(got("count"), count), "count"),
@@ -179,6 +131,68 @@ fn injected_run(dir: &std::path::Path) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// Measures CPU 1 for 4 s while the injector runs; the result and each burst's length.
+/// What does not depend on the machine's own noise is asserted outright: the exit status,
+/// the schema, the engine, trace attribution, no tracefs instance left, and the raw count.
+fn measure_with_injector(dir: &std::path::Path) -> (serde_json::Value, Vec<u64>) {
+    let inject = injector(
+        1,
+        Duration::from_secs(1),
+        Duration::from_millis(20),
+        Duration::from_micros(400),
+        100,
+    );
+    let (code, doc) = noise_json(
+        &["--cpus", "1", "--duration", "4s", "--engine", "user"],
+        dir,
+    );
+    let lengths = inject.join().unwrap();
+    assert_eq!(code, Some(0), "{}", doc["warnings"]);
+    assert_eq!(doc["schema"], "rtlab.noise/1");
+    let noise = &doc["noise"];
+    assert_eq!(noise["engine"], "user");
+    assert_eq!(
+        noise["attribution"], "trace",
+        "{}",
+        noise["attribution_note"]
+    );
+    no_instance_left();
+    let iterations = cpu(&doc, 1)["iterations"].as_u64().unwrap();
+    let cpu_result = doc["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["cpu"] == 1)
+        .unwrap();
+    assert_eq!(cpu_result["raw"]["count"].as_u64().unwrap(), iterations);
+    (doc, lengths)
+}
+
+/// The culprit that names the injector thread, with its real-time priority; `Err` when
+/// there is none.
+fn injector_culprit(c: &serde_json::Value) -> Result<&serde_json::Value, String> {
+    let culprit = c["culprits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| {
+            k["source"] == "thread"
+                && k["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("rtlab-inject (pid ")
+        })
+        .ok_or_else(|| format!("the injector is not named: {}", c["culprits"]))?;
+    if !culprit["name"]
+        .as_str()
+        .unwrap()
+        .contains("real-time priority 50")
+    {
+        return Err(format!("not named with its priority: {culprit}"));
+    }
+    Ok(culprit)
 }
 
 #[test]

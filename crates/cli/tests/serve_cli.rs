@@ -191,100 +191,73 @@ fn with_hostname(doc: &str, hostname: &str) -> String {
     v.to_string()
 }
 
-/// Uploads that must be refused, each with the status it must get: (what, token, content
-/// type, body, status).
-fn hostile(
-    doc: &str,
-    push: &str,
-    read: &str,
-) -> Vec<(&'static str, String, &'static str, Vec<u8>, u16)> {
+/// An upload that must be refused: (what, token, content type, body, status).
+type Hostile = (&'static str, String, &'static str, Vec<u8>, u16);
+
+/// Uploads that must be refused, each with the status it must get: bad bodies with the
+/// `push` token, then good bodies with bad tokens (`read` one that may only read).
+fn hostile(doc: &str, push: &str, read: &str) -> Vec<Hostile> {
+    let mut all = hostile_bodies(doc, push);
+    all.extend(hostile_tokens(doc, read));
+    all
+}
+
+/// Bodies that must be refused though the token may push: not JSON, empty, another
+/// schema, a CPU no kernel has, a NUL in the hostname, not UTF-8, too large, the wrong type.
+fn hostile_bodies(doc: &str, push: &str) -> Vec<Hostile> {
     let mut v: serde_json::Value = serde_json::from_str(doc).unwrap();
     v["cpus"][0]["cpu"] = serde_json::json!(1_000_000);
     let huge_cpu = v.to_string();
     let mut v: serde_json::Value = serde_json::from_str(doc).unwrap();
     v["schema"] = serde_json::json!("rtlab.measure/9");
     let other_schema = v.to_string();
-    let push = push.to_string();
+    let json = |what, body, status| (what, push.to_string(), "application/json", body, status);
     vec![
-        (
-            "not JSON",
-            push.clone(),
-            "application/json",
-            b"{\"schema\": ".to_vec(),
-            400,
-        ),
-        (
-            "an empty body",
-            push.clone(),
-            "application/json",
-            Vec::new(),
-            400,
-        ),
-        (
-            "another schema",
-            push.clone(),
-            "application/json",
-            other_schema.into_bytes(),
-            400,
-        ),
-        (
-            "a CPU no kernel has",
-            push.clone(),
-            "application/json",
-            huge_cpu.into_bytes(),
-            400,
-        ),
-        (
+        json("not JSON", b"{\"schema\": ".to_vec(), 400),
+        json("an empty body", Vec::new(), 400),
+        json("another schema", other_schema.into_bytes(), 400),
+        json("a CPU no kernel has", huge_cpu.into_bytes(), 400),
+        json(
             "a NUL in the hostname",
-            push.clone(),
-            "application/json",
             with_hostname(doc, "evil\0host").into_bytes(),
             400,
         ),
-        (
-            "not UTF-8",
-            push.clone(),
-            "application/json",
-            vec![0xff, 0xfe, b'{'],
-            400,
-        ),
-        (
-            "too large",
-            push.clone(),
-            "application/json",
-            vec![b' '; 3 << 20],
-            413,
-        ),
+        json("not UTF-8", vec![0xff, 0xfe, b'{'], 400),
+        json("too large", vec![b' '; 3 << 20], 413),
         (
             "not JSON by type",
-            push.clone(),
+            push.to_string(),
             "text/plain",
             doc.as_bytes().to_vec(),
             415,
         ),
-        (
-            "no token",
-            String::new(),
-            "application/json",
-            doc.as_bytes().to_vec(),
-            401,
-        ),
-        (
-            "a wrong token",
-            "rtlab_0000000000000000000000000000000000000000000000000000000000000000".into(),
-            "application/json",
-            doc.as_bytes().to_vec(),
-            401,
-        ),
-        (
-            "a read token",
-            read.to_string(),
-            "application/json",
-            doc.as_bytes().to_vec(),
-            403,
-        ),
     ]
 }
+
+/// A good document sent with a token that may not push: none, a wrong one, a read token.
+fn hostile_tokens(doc: &str, read: &str) -> Vec<Hostile> {
+    let with = |what, token: String, status| {
+        (
+            what,
+            token,
+            "application/json",
+            doc.as_bytes().to_vec(),
+            status,
+        )
+    };
+    vec![
+        with("no token", String::new(), 401),
+        with(
+            "a wrong token",
+            "rtlab_0000000000000000000000000000000000000000000000000000000000000000".into(),
+            401,
+        ),
+        with("a read token", read.to_string(), 403),
+    ]
+}
+
+/// What one writer got for each good upload: (document, status, id or error body).
+type Uploaded = Vec<(usize, u16, String)>;
 
 /// The whole acceptance on one store: many writers, everything twice, hostile uploads among
 /// them; then reading, pages, metrics, revocation, and a kill after acknowledgement.
@@ -292,59 +265,80 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
     let docs = documents(dir);
     let push = token(db, "board-1", "push");
     let read = token(db, "grafana", "read");
-    let script = with_hostname(&docs[0].1, "<script>alert(1)</script>");
     let server = Server::start(db, "127.0.0.1:0", &["--max-upload", "2M", "--rate", "1000"]);
     let bad = hostile(&docs[0].1, &push, &read);
+    let results = eight_writers(&server, &docs, &bad, &push);
+    each_document_stored_once(&server, &docs, &results);
+    hostile_hostname_is_text(&server, &docs, &push, browser);
+    paths_filters_metrics_and_compare(&server, &docs);
+    revoked_token_uploads_nothing(&server, db, &push, &docs);
+    a_kill_loses_nothing_acknowledged(server, db, &docs);
+}
 
-    // Eight writers upload every document twice, in different orders, each also sending
-    // every hostile upload once.
-    let results: Vec<Vec<(usize, u16, String)>> = std::thread::scope(|s| {
+/// Eight writers upload every document twice, in different orders, each also sending
+/// every hostile upload once (each refused as it must be).
+fn eight_writers(
+    server: &Server,
+    docs: &[(String, String)],
+    bad: &[Hostile],
+    push: &str,
+) -> Vec<Uploaded> {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..8)
-            .map(|w| {
-                let (docs, bad, push, addr) = (&docs, &bad, &push, server.addr());
-                s.spawn(move || {
-                    let mut got = Vec::new();
-                    for round in 0..2 {
-                        for k in 0..docs.len() {
-                            let i = (k * 3 + w + round) % docs.len();
-                            let a = http(
-                                addr,
-                                "POST",
-                                "/api/v1/runs?label=fleet",
-                                &[
-                                    ("Authorization", &format!("Bearer {push}")),
-                                    ("Content-Type", "application/json"),
-                                ],
-                                docs[i].1.as_bytes(),
-                            );
-                            let id = if a.status < 300 {
-                                a.json()["id"].as_str().unwrap().to_string()
-                            } else {
-                                a.body.clone()
-                            };
-                            got.push((i, a.status, id));
-                        }
-                        // 8 writers x 2 rounds cover every hostile upload.
-                        let (what, token, kind, body, want) = &bad[(w * 2 + round) % bad.len()];
-                        let mut headers = vec![("Content-Type", *kind)];
-                        let auth = format!("Bearer {token}");
-                        if !token.is_empty() {
-                            headers.push(("Authorization", &auth));
-                        }
-                        let a = http(addr, "POST", "/api/v1/runs", &headers, body);
-                        assert_eq!(a.status, *want, "{what}: {}", a.body);
-                        if *want != 413 {
-                            assert!(a.json()["error"].is_string(), "{what}: {}", a.body);
-                        }
-                    }
-                    got
-                })
-            })
+            .map(|w| s.spawn(move || writer(server.addr(), w, docs, bad, push)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    // Every good upload was stored or found stored, under the id the board gave it; each
-    // document was stored (201) exactly once.
+    })
+}
+
+/// Writer `w`: two rounds, each every document in its own order then one hostile upload.
+fn writer(
+    addr: &str,
+    w: usize,
+    docs: &[(String, String)],
+    bad: &[Hostile],
+    push: &str,
+) -> Uploaded {
+    let mut got = Vec::new();
+    for round in 0..2 {
+        for k in 0..docs.len() {
+            let i = (k * 3 + w + round) % docs.len();
+            let a = http(
+                addr,
+                "POST",
+                "/api/v1/runs?label=fleet",
+                &[
+                    ("Authorization", &format!("Bearer {push}")),
+                    ("Content-Type", "application/json"),
+                ],
+                docs[i].1.as_bytes(),
+            );
+            let id = if a.status < 300 {
+                a.json()["id"].as_str().unwrap().to_string()
+            } else {
+                a.body.clone()
+            };
+            got.push((i, a.status, id));
+        }
+        // 8 writers x 2 rounds cover every hostile upload.
+        let (what, token, kind, body, want) = &bad[(w * 2 + round) % bad.len()];
+        let mut headers = vec![("Content-Type", *kind)];
+        let auth = format!("Bearer {token}");
+        if !token.is_empty() {
+            headers.push(("Authorization", &auth));
+        }
+        let a = http(addr, "POST", "/api/v1/runs", &headers, body);
+        assert_eq!(a.status, *want, "{what}: {}", a.body);
+        if *want != 413 {
+            assert!(a.json()["error"].is_string(), "{what}: {}", a.body);
+        }
+    }
+    got
+}
+
+/// Every good upload was stored or found stored, under the id the board gave it; each
+/// document was stored (201) exactly once, is listed, and comes back as the board has it.
+fn each_document_stored_once(server: &Server, docs: &[(String, String)], results: &[Uploaded]) {
     let mut created: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, status, id) in results.iter().flatten() {
         assert!(
@@ -370,7 +364,7 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
         .collect();
     assert_eq!(ids, docs.iter().map(|(id, _)| id.as_str()).collect());
     // A stored run comes back as the document the board has.
-    for (id, doc) in &docs {
+    for (id, doc) in docs {
         let back = server.get(&format!("/api/v1/runs/{id}"));
         assert_eq!(back.status, 200);
         let (a, b): (serde_json::Value, serde_json::Value) =
@@ -378,9 +372,13 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
         assert_eq!(a["host"], b["host"]);
         assert_eq!(a["all"]["raw"], b["all"]["raw"]);
     }
+}
 
-    // A hostile hostname is stored and shown as text on every page.
-    let stored = server.upload(&push, script.as_bytes());
+/// A hostile hostname is stored and shown as text on every page; in a real browser
+/// (`browser`) the pages hold no script element at all.
+fn hostile_hostname_is_text(server: &Server, docs: &[(String, String)], push: &str, browser: bool) {
+    let script = with_hostname(&docs[0].1, "<script>alert(1)</script>");
+    let stored = server.upload(push, script.as_bytes());
     assert_eq!(stored.status, 201, "{}", stored.body);
     let script_id = stored.json()["id"].as_str().unwrap().to_string();
     for path in [
@@ -404,7 +402,6 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
             "{path} lost the hostname"
         );
     }
-    // In a real browser the pages hold no script element at all: the hostile hostname is text.
     if browser {
         for path in [
             "/".to_string(),
@@ -420,7 +417,11 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
             assert!(dom.contains("&lt;script&gt;alert(1)"), "{path}: {dom}");
         }
     }
-    // Paths that try to leave the API get 404, never a file.
+}
+
+/// Paths that try to leave the API get 404 (or 400), never a file; a bad filter is 400;
+/// metrics, comparison and the host list answer.
+fn paths_filters_metrics_and_compare(server: &Server, docs: &[(String, String)]) {
     for path in [
         "/runs/..%2F..%2Fetc%2Fpasswd",
         "/api/v1/runs/../../etc/passwd",
@@ -449,17 +450,22 @@ fn fleet_on(db: &str, dir: &Path, browser: bool) {
     assert_eq!(compared.json()["runs"].as_array().unwrap().len(), 2);
     let fleet = server.get("/api/v1/hosts").json();
     assert!(fleet["hosts"].as_array().unwrap().len() >= 2);
+}
 
-    // A revoked token uploads nothing.
+/// A revoked token uploads nothing.
+fn revoked_token_uploads_nothing(server: &Server, db: &str, push: &str, docs: &[(String, String)]) {
     let out = rtlab()
         .args(["serve", "token", "revoke", "board-1", "--db", db])
         .output()
         .unwrap();
     assert!(out.status.success());
-    let late = server.upload(&push, with_hostname(&docs[0].1, "late").as_bytes());
+    let late = server.upload(push, with_hostname(&docs[0].1, "late").as_bytes());
     assert_eq!(late.status, 401, "{}", late.body);
+}
 
-    // Killing the server loses nothing it acknowledged.
+/// Killing the server loses nothing it acknowledged: a server started again on the same
+/// store has the acknowledged run, and every run before it.
+fn a_kill_loses_nothing_acknowledged(server: Server, db: &str, docs: &[(String, String)]) {
     let push2 = token(db, "board-2", "push");
     let acked = server.upload(&push2, with_hostname(&docs[2].1, "acked").as_bytes());
     assert_eq!(acked.status, 201);
