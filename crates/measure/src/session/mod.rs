@@ -15,6 +15,15 @@
 //! stop, the observer hears `finished`, and the engine waits for the measurement to end, leaves
 //! the machine as it was and builds the result.
 //!
+//! Two kinds of engine plug in. One that measures from user space (the sampler, the noise
+//! detector) starts a [`crew::Crew`] in `start`, releases it in `go`, asks it whether every
+//! thread is done in `ended`, and joins it in `finish`; its [`crew::Worker`] is how one CPU is
+//! prepared and what its thread measures. One where a kernel tracer measures (osnoise; the
+//! timerlat tracer next, whose per-CPU wake-up latencies come through tracefs) starts nothing,
+//! arms the tracer in `go`, ends with `--duration` (reading the tracer's output as it goes in
+//! `ended` where it has a live view and checkpoints to give), and stops, reads and restores
+//! the tracer in `finish`; the tracer's guard restores it when dropped on any other path.
+//!
 //! This module never touches what is measured: the hot loops are the engines' own, generic
 //! (one copy per counter or clock), and run in their threads or in the kernel.
 
