@@ -3,6 +3,9 @@
 //! `--fail-above` can be tested deterministically (hidden `--fake-clock` flag of the CLI).
 //!
 //! A fake clock is for logic, never a substitute for the live tests that measure for real.
+//!
+//! Time only: what the workload runs against a clock (its busy loop, its calibration) is
+//! [`crate::workload::Spin`]'s, so the dependency goes one way (workload uses the clock).
 
 use std::collections::BTreeMap;
 
@@ -15,15 +18,6 @@ pub trait Clock: Send {
     fn sleep_until(&mut self, deadline_ns: u64);
     /// The current time on this clock.
     fn now(&mut self) -> u64;
-    /// Runs `iterations` of the workload's busy loop (`--workload`).
-    fn spin(&mut self, iterations: u64);
-    /// How many iterations of the busy loop take `runtime_ns` on this thread's CPU.
-    fn calibrate(&mut self, runtime_ns: u64) -> crate::workload::Calibration
-    where
-        Self: Sized,
-    {
-        crate::workload::calibrate(self, runtime_ns)
-    }
 }
 
 /// CLOCK_MONOTONIC.
@@ -39,11 +33,6 @@ impl Clock for RealClock {
     #[inline(always)]
     fn now(&mut self) -> u64 {
         sys::clock::monotonic_ns()
-    }
-
-    #[inline(always)]
-    fn spin(&mut self, iterations: u64) {
-        crate::workload::spin(iterations);
     }
 }
 
@@ -67,6 +56,11 @@ impl FakeClock {
             next: 0,
         }
     }
+
+    /// Lets `ns` of scripted time pass without a sleep (work done between two reads).
+    pub fn advance(&mut self, ns: u64) {
+        self.now = self.now.saturating_add(ns);
+    }
 }
 
 impl Clock for FakeClock {
@@ -83,19 +77,6 @@ impl Clock for FakeClock {
 
     fn now(&mut self) -> u64 {
         self.now
-    }
-
-    /// One iteration is one scripted nanosecond: a job takes exactly its calibration.
-    fn spin(&mut self, iterations: u64) {
-        self.now = self.now.saturating_add(iterations);
-    }
-
-    /// Exact, and without moving the script's time (the run starts at its scripted epoch).
-    fn calibrate(&mut self, runtime_ns: u64) -> crate::workload::Calibration {
-        crate::workload::Calibration {
-            iterations: runtime_ns.max(1),
-            nominal_ns: runtime_ns.max(1),
-        }
     }
 }
 

@@ -232,6 +232,74 @@ pub enum ConfigError {
     CheckpointTooLong(Nanos),
 }
 
+/// `--duration` or `--cycles` (60 s when neither), bounded by [`MAX_RUN`].
+fn length(req: &Request, interval: Nanos) -> Result<RunLength, ConfigError> {
+    Ok(match (req.duration, req.cycles) {
+        (Some(_), Some(_)) => return Err(ConfigError::BothLengths),
+        (Some(d), None) => {
+            if d < interval {
+                return Err(ConfigError::TooShort(d, interval));
+            }
+            if d > MAX_RUN {
+                return Err(ConfigError::TooLong(d.to_string()));
+            }
+            RunLength::Duration(d)
+        }
+        (None, Some(0)) => return Err(ConfigError::NoCycles),
+        (None, Some(n)) => {
+            match n.checked_mul(interval.get()) {
+                Some(ns) if Nanos(ns) <= MAX_RUN => {}
+                Some(ns) => return Err(ConfigError::TooLong(Nanos(ns).to_string())),
+                None => return Err(ConfigError::TooLong("more than 500 years".to_string())),
+            }
+            RunLength::Cycles(n)
+        }
+        (None, None) => RunLength::Duration(Nanos::from_secs(60)),
+    })
+}
+
+/// `--priority` for `policy`: 95 by default for a real-time policy, 99 only when allowed;
+/// none for the others.
+fn priority(req: &Request, policy: Policy) -> Result<u8, ConfigError> {
+    if policy.takes_priority() {
+        let p = req.priority.unwrap_or(95);
+        if p == 0 || p > 99 {
+            return Err(ConfigError::PriorityRange(p));
+        }
+        if p == 99 && !req.allow_prio_99 {
+            return Err(ConfigError::Priority99);
+        }
+        Ok(p)
+    } else {
+        if req.priority.is_some_and(|p| p != 0) {
+            return Err(ConfigError::PriorityWithoutRt(policy.as_str()));
+        }
+        Ok(0)
+    }
+}
+
+/// SCHED_DEADLINE's runtime and period (the period defaults to the interval); refused for
+/// the other policies.
+fn deadline_params(
+    req: &Request,
+    policy: Policy,
+    interval: Nanos,
+) -> Result<(Option<Nanos>, Option<Nanos>), ConfigError> {
+    if policy == Policy::Deadline {
+        let runtime = req.dl_runtime.ok_or(ConfigError::DeadlineNeedsRuntime)?;
+        let period = req.dl_period.unwrap_or(interval);
+        if runtime.get() < 1024 || runtime > period {
+            return Err(ConfigError::DeadlineParams { runtime, period });
+        }
+        Ok((Some(runtime), Some(period)))
+    } else {
+        if req.dl_runtime.is_some() || req.dl_period.is_some() {
+            return Err(ConfigError::DeadlineOptionsWithoutDeadline);
+        }
+        Ok((None, None))
+    }
+}
+
 /// `--workload` and `--deadline`, checked against the interval.
 fn workload(req: &Request, interval: Nanos) -> Result<Option<Workload>, ConfigError> {
     let Some(runtime) = req.workload else {
@@ -264,57 +332,10 @@ impl Config {
         if interval < MIN_INTERVAL {
             return Err(ConfigError::IntervalTooShort(interval));
         }
-        let length = match (req.duration, req.cycles) {
-            (Some(_), Some(_)) => return Err(ConfigError::BothLengths),
-            (Some(d), None) => {
-                if d < interval {
-                    return Err(ConfigError::TooShort(d, interval));
-                }
-                if d > MAX_RUN {
-                    return Err(ConfigError::TooLong(d.to_string()));
-                }
-                RunLength::Duration(d)
-            }
-            (None, Some(0)) => return Err(ConfigError::NoCycles),
-            (None, Some(n)) => {
-                match n.checked_mul(interval.get()) {
-                    Some(ns) if Nanos(ns) <= MAX_RUN => {}
-                    Some(ns) => return Err(ConfigError::TooLong(Nanos(ns).to_string())),
-                    None => return Err(ConfigError::TooLong("more than 500 years".to_string())),
-                }
-                RunLength::Cycles(n)
-            }
-            (None, None) => RunLength::Duration(Nanos::from_secs(60)),
-        };
+        let length = length(req, interval)?;
         let policy = req.policy.unwrap_or(Policy::Fifo);
-        let priority = if policy.takes_priority() {
-            let p = req.priority.unwrap_or(95);
-            if p == 0 || p > 99 {
-                return Err(ConfigError::PriorityRange(p));
-            }
-            if p == 99 && !req.allow_prio_99 {
-                return Err(ConfigError::Priority99);
-            }
-            p
-        } else {
-            if req.priority.is_some_and(|p| p != 0) {
-                return Err(ConfigError::PriorityWithoutRt(policy.as_str()));
-            }
-            0
-        };
-        let (dl_runtime, dl_period) = if policy == Policy::Deadline {
-            let runtime = req.dl_runtime.ok_or(ConfigError::DeadlineNeedsRuntime)?;
-            let period = req.dl_period.unwrap_or(interval);
-            if runtime.get() < 1024 || runtime > period {
-                return Err(ConfigError::DeadlineParams { runtime, period });
-            }
-            (Some(runtime), Some(period))
-        } else {
-            if req.dl_runtime.is_some() || req.dl_period.is_some() {
-                return Err(ConfigError::DeadlineOptionsWithoutDeadline);
-            }
-            (None, None)
-        };
+        let priority = priority(req, policy)?;
+        let (dl_runtime, dl_period) = deadline_params(req, policy, interval)?;
         if req.break_threshold == Some(Nanos::ZERO) {
             return Err(ConfigError::ZeroBreak);
         }
@@ -480,6 +501,15 @@ mod tests {
             }),
             Err(ConfigError::DeadlineParams { .. })
         ));
+    }
+
+    #[test]
+    fn refuses_lengths_and_sizes_out_of_range() {
+        let with = |f: &dyn Fn(&mut Request)| {
+            let mut r = req();
+            f(&mut r);
+            Config::from_request(&r)
+        };
         assert_eq!(with(&|r| r.cycles = Some(0)), Err(ConfigError::NoCycles));
         assert_eq!(
             with(&|r| {

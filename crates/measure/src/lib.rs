@@ -2,17 +2,19 @@
 //!
 //! One thread per measured CPU sleeps to absolute deadlines on CLOCK_MONOTONIC and records
 //! `wake-up time − deadline` ([`sampler`]) into lock-free per-CPU state ([`cell`]) that the
-//! main thread reads while the run goes on (live view, crash-safe checkpoints). [`run`]
-//! orchestrates a run and leaves the machine as it found it; [`Config`] holds the validated
-//! parameters; [`Clock`] is the seam that lets tests replace time with a script. With
-//! `--trace`, [`tracing`] records a private kernel trace during the run and explains the
-//! worst spikes from it.
+//! main thread reads while the run goes on (live view, crash-safe checkpoints). A run is a
+//! measuring session (`session`: prepare, start on every CPU, watch, stop, result, and the
+//! machine left as it was), written once for every engine; [`run`] is the latency engine's
+//! part of it. [`Config`] holds the validated parameters; [`Clock`] is the seam that lets
+//! tests replace time with a script. With `--trace`, [`tracing`] records a private kernel
+//! trace during the run and explains the worst spikes from it.
 //!
 //! With `--workload`, each thread runs a calibrated busy loop after every wake-up
 //! ([`workload`]) and the sample is the response time, each deadline miss split by cause.
 //!
-//! [`noise`] is the same engine's other mode: a thread per CPU polls the CPU's counter and
-//! every gap is a sample (OS noise, `rtlab noise`), attributed from a private trace.
+//! [`noise`] measures in the same session with other engines: a thread per CPU polls the
+//! CPU's counter and every gap is a sample (OS noise, `rtlab noise`), attributed from a
+//! private trace; or the kernel's osnoise tracer measures.
 //!
 //! This room returns data and never prints: the CLI decides where output goes, through the
 //! [`Observer`] it passes in.
@@ -29,6 +31,7 @@ mod result;
 pub mod run;
 mod sampler;
 mod seqlock;
+mod session;
 mod threads;
 pub mod tracing;
 pub mod workload;

@@ -62,6 +62,14 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
             ),
         ));
     }
+    out.extend(choices(config));
+    out
+}
+
+/// The warnings the configuration's own choices earn (policy, memory, idle states,
+/// priority 99, SCHED_DEADLINE).
+fn choices(config: &Config) -> Vec<Warning> {
+    let mut out = Vec::new();
     if !config.policy.is_realtime() {
         out.push(Warning::new(
             "policy-not-realtime",

@@ -104,14 +104,14 @@ pub(crate) fn document(
 }
 
 /// The live view: accumulators and histograms only.
-pub(crate) fn progress(
-    cells: &[std::sync::Arc<CpuCell>],
+pub(crate) fn progress<'a>(
+    cells: impl IntoIterator<Item = &'a CpuCell>,
     elapsed: Nanos,
     planned: Nanos,
 ) -> Progress {
     let mut all_acc = Accumulator::new();
     let mut all_hist = Histogram::new();
-    let mut rows = Vec::with_capacity(cells.len());
+    let mut rows = Vec::new();
     for cell in cells {
         let acc = cell.accumulator();
         let hist = cell.histogram();

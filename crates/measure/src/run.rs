@@ -1,67 +1,41 @@
-//! Running a measurement: prepare the machine, start one thread per CPU, watch them, stop them,
-//! and leave the machine as it was.
+//! The latency engine's run: [`run`] measures how late a periodic real-time thread wakes up
+//! on every CPU, through the measuring session every engine shares (`crate::session`); this
+//! module is the part that differs (`Latency`).
 //!
-//! Order of work: describe the host and check privileges (nothing changed yet); block the
-//! termination signals so only this thread sees them; hold `/dev/cpu_dma_latency` (released
-//! when the file closes, even if rtlab is killed); open the tracefs files `--break` needs;
-//! lock memory; start the threads ([`crate::threads`]), which pin themselves, allocate and
-//! touch their memory, take their scheduling policy and wait at a barrier; start them all at
-//! one instant; then wake every 100 ms to handle signals, report progress and write
-//! checkpoints; at the end stop and join them, release what was held and build the result.
+//! What it adds to the session: describing the host and checking privileges (nothing changed
+//! yet); holding `/dev/cpu_dma_latency` (released when the file closes, even if rtlab is
+//! killed); the `--trace` recording and the tracefs files `--break` needs; the measuring
+//! threads (`crate::threads`), which pin themselves, allocate and touch their memory,
+//! calibrate the workload, take their scheduling policy and wait for one common start a
+//! little ahead; the end noticed within a millisecond or two of the last deadline; and the
+//! result, with the breach and the trace explained.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use model::Nanos;
 use model::host::HostInfo;
 use model::measure::{MeasureRun, Progress, RunStatus, Warning};
 use sys::pmqos::DmaLatencyRequest;
-use sys::signals::TerminationSignals;
 
 use crate::cell::CpuCell;
-use crate::clock::FAKE_EPOCH_NS;
+use crate::clock::{FAKE_EPOCH_NS, RealClock};
 use crate::config::Config;
 use crate::preflight;
 use crate::result::{self, RunFacts};
-use crate::threads::{EndStop, Shared, break_state, start_threads};
+use crate::session::crew::Crew;
+use crate::session::{self, Engine, MainThread, TICK};
+use crate::threads::{EndStop, Shared, break_state, workers};
 use crate::tracing::Session;
 
 pub use crate::env::{ClockChoice, Environment, RunError};
+pub use crate::session::{NoObserver, Observer};
 
-/// Receives what happens during a run. Every method has a default that ignores it.
-pub trait Observer {
-    /// Once, when the threads are about to start; `run` is an empty document.
-    fn started(&mut self, _run: &MeasureRun) {}
-    /// Whether [`Observer::progress`] is wanted (computing it reads every histogram).
-    fn wants_progress(&self) -> bool {
-        true
-    }
-    /// About once a second.
-    fn progress(&mut self, _progress: &Progress) {}
-    /// Every checkpoint interval, with the full document so far (status `running`).
-    fn checkpoint(&mut self, _run: &MeasureRun) {}
-    /// Once, as soon as the measuring threads have been told to stop (the measured time is
-    /// over, or the run was interrupted), before they are joined and the result is built.
-    fn finished(&mut self) {}
-}
-
-/// An observer that ignores everything.
-pub struct NoObserver;
-impl Observer for NoObserver {
-    fn wants_progress(&self) -> bool {
-        false
-    }
-}
-
-const TICK: Duration = Duration::from_millis(100);
 /// How often the main thread looks once the planned end has come.
 const END_POLL: Duration = Duration::from_millis(1);
+/// The common start lies this far ahead of the threads' release, so every thread is asleep
+/// before its first deadline however the scheduler orders their release from the barrier.
 const START_MARGIN_NS: u64 = 10_000_000;
-const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-/// When the first checkpoint with samples is written: soon, so a run killed early still
-/// leaves figures behind (later ones follow the checkpoint interval).
-const FIRST_CHECKPOINT: Duration = Duration::from_secs(1);
 
 /// Measures according to `config` and returns the result (status `complete`, `interrupted`
 /// or `broke-threshold`). The machine is left as it was whatever happens; only a `--break`
@@ -71,92 +45,197 @@ pub fn run(
     env: &Environment,
     observer: &mut dyn Observer,
 ) -> Result<MeasureRun, RunError> {
-    let real = matches!(env.clock, ClockChoice::Real);
-    let (host, mut warnings) = look(config, env, real)?;
-    let signals = TerminationSignals::block().map_err(|source| RunError::Kernel {
-        what: "blocking SIGINT/SIGTERM for an orderly stop".to_string(),
-        source,
-    })?;
-    // Held for the whole run; dropping it (or the process dying) releases the request.
-    let dma_guard = hold_dma_latency(config, env, real, &mut warnings);
-    let session = config
-        .trace
-        .as_ref()
-        .filter(|_| real)
-        .and_then(|o| crate::tracing::start(&env.root, o, config.cpus.iter(), &mut warnings));
-    let brk = break_state(
-        config,
-        &env.root,
-        real,
-        session.as_ref().map(Session::tracefs),
-        &mut warnings,
-    );
-    pin_and_lock(config, real)?;
+    session::run(Latency::new(config, env)?, observer)
+}
 
-    let mut facts = RunFacts {
-        host,
-        params: result::params(config, dma_guard.as_ref().map(|g| g.requested_us()), !real),
-        warnings,
-        started_at: SystemTime::now(),
-        workload: config.workload,
-    };
-    let shared = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        abort: AtomicBool::new(false),
-        t0: AtomicU64::new(0),
-        barrier: Barrier::new(config.cpus.len() + 1),
-        brk,
-        end: EndStop::new(
-            config.cpus.len(),
-            session.as_ref().and_then(|s| s.tracefs().stopper().ok()),
-        ),
-    });
-    let (cells, handles) = start_threads(config, env, &shared)?;
-    let t0 = start_together(&shared, &mut facts, real);
-    observer.started(&result::document(
-        &facts,
-        RunStatus::Running,
-        Vec::new(),
-        Nanos::ZERO,
-        SystemTime::now(),
-        None,
-    ));
-    let watch = Watch {
-        config,
-        real,
-        t0,
-        signals: &signals,
-        cells: &cells,
-        shared: &shared,
-        facts: &facts,
-    };
-    let mut status = watch.until_done(observer);
+/// The latency engine: what a run holds from its preparation to its result. Dropped before
+/// its end (an error, a panic), its fields go in this order: the threads stopped and joined,
+/// the break trigger closed, the trace removed, the DMA latency request released.
+struct Latency<'a> {
+    crew: Option<Crew<CpuCell>>,
+    shared: Option<Arc<Shared>>,
+    session: Option<Session>,
+    /// Held for the whole run; dropping it (or the process dying) releases the request.
+    dma_guard: Option<DmaLatencyRequest>,
+    config: &'a Config,
+    env: &'a Environment,
+    real: bool,
+    facts: RunFacts,
+    t0: u64,
+}
 
-    // Teardown: stop and join the threads, release the DMA latency request, build the result.
-    shared.stop.store(true, Ordering::Relaxed);
-    observer.finished();
-    for h in handles {
-        let _ = h.join();
+impl<'a> Latency<'a> {
+    /// The host described and the privileges checked; nothing changed yet.
+    fn new(config: &'a Config, env: &'a Environment) -> Result<Latency<'a>, RunError> {
+        let real = matches!(env.clock, ClockChoice::Real);
+        let (host, warnings) = look(config, env, real)?;
+        Ok(Latency {
+            crew: None,
+            shared: None,
+            session: None,
+            dma_guard: None,
+            config,
+            env,
+            real,
+            facts: RunFacts {
+                host,
+                params: result::params(config, None, !real),
+                warnings,
+                started_at: SystemTime::now(),
+                workload: config.workload,
+            },
+            t0: 0,
+        })
     }
-    let break_event = shared.brk.event();
-    if break_event.is_some() {
-        status = RunStatus::BrokeThreshold;
+
+    fn crew(&self) -> &Crew<CpuCell> {
+        self.crew.as_ref().expect("the latency threads are started")
     }
-    let snaps = cells.iter().map(|c| c.snapshot()).collect();
-    let elapsed = elapsed(&cells, config);
-    drop(dma_guard);
-    let doc = result::document(
-        &facts,
-        status,
-        snaps,
-        elapsed,
-        SystemTime::now(),
-        break_event,
-    );
-    // The break trigger holds the instance's files open; the instance cannot go while it
-    // lives.
-    drop(shared);
-    Ok(finish_trace(doc, session))
+
+    /// Measured time: up to the last deadline any thread reached (exact for complete runs,
+    /// and independent of how quickly the main thread noticed the end).
+    fn elapsed(&self) -> Nanos {
+        elapsed(self.crew().cells(), self.config)
+    }
+}
+
+impl Engine for Latency<'_> {
+    type Output = MeasureRun;
+
+    /// Holds the DMA latency request, starts `--trace`'s recording and arms `--break`.
+    fn prepare(&mut self) -> Result<MainThread, RunError> {
+        let (config, env, real) = (self.config, self.env, self.real);
+        let warnings = &mut self.facts.warnings;
+        self.dma_guard = hold_dma_latency(config, env, real, warnings);
+        self.facts.params.dma_latency_us = self.dma_guard.as_ref().map(|g| g.requested_us());
+        self.session = config
+            .trace
+            .as_ref()
+            .filter(|_| real)
+            .and_then(|o| crate::tracing::start(&env.root, o, config.cpus.iter(), warnings));
+        let tracefs = self.session.as_ref().map(Session::tracefs);
+        let brk = break_state(config, &env.root, real, tracefs, warnings);
+        let stopper = tracefs.and_then(|t| t.stopper().ok());
+        self.shared = Some(Arc::new(Shared {
+            brk,
+            end: EndStop::new(config.cpus.len(), stopper),
+        }));
+        Ok(MainThread {
+            cpus: config.main_cpus.clone().filter(|_| real),
+            mlock: real && config.mlock,
+        })
+    }
+
+    fn start(&mut self) -> Result<(), RunError> {
+        let (config, real) = (self.config, self.real);
+        let shared = self.shared.as_ref().expect("prepared");
+        let (name, stack) = ("rtlab", config.stack_bytes);
+        self.crew = Some(match &self.env.clock {
+            ClockChoice::Real => {
+                Crew::start(name, stack, workers(config, real, shared, |_| RealClock))?
+            }
+            ClockChoice::Fake(script) => Crew::start(
+                name,
+                stack,
+                workers(config, real, shared, |cpu| script.clock_for(cpu)),
+            )?,
+        });
+        Ok(())
+    }
+
+    /// Sets the common start, a little ahead, and releases the threads.
+    fn go(&mut self) -> Result<MeasureRun, RunError> {
+        let real = self.real;
+        self.t0 = if real {
+            sys::clock::monotonic_ns() + START_MARGIN_NS
+        } else {
+            FAKE_EPOCH_NS
+        };
+        self.facts.started_at =
+            SystemTime::now() + Duration::from_nanos(if real { START_MARGIN_NS } else { 0 });
+        let t0 = self.t0;
+        self.crew.as_mut().expect("started").release(t0);
+        Ok(result::document(
+            &self.facts,
+            RunStatus::Running,
+            Vec::new(),
+            Nanos::ZERO,
+            SystemTime::now(),
+            None,
+        ))
+    }
+
+    /// A tick, less near the planned end of a real run: the last deadline (plus the widest
+    /// thread offset) is noticed within a millisecond or two rather than a tick.
+    fn tick(&self) -> Duration {
+        if !self.real {
+            return TICK;
+        }
+        let planned_end = self.t0 + self.config.planned().get() + self.config.interval.get();
+        let left = planned_end.saturating_sub(sys::clock::monotonic_ns());
+        TICK.min(Duration::from_nanos(left).max(END_POLL))
+    }
+
+    /// Every thread done, or a breach stopped them.
+    fn ended(&mut self) -> bool {
+        self.crew().ended()
+    }
+
+    fn progress(&self) -> Option<Progress> {
+        let cells = self.crew().cells().iter().map(|c| &**c);
+        Some(result::progress(
+            cells,
+            self.elapsed(),
+            self.config.planned(),
+        ))
+    }
+
+    fn checkpoint_every(&self) -> Option<Duration> {
+        self.config.checkpoint.map(Nanos::to_duration)
+    }
+
+    fn checkpoint(&self) -> MeasureRun {
+        let snaps = self.crew().cells().iter().map(|c| c.snapshot()).collect();
+        result::document(
+            &self.facts,
+            RunStatus::Running,
+            snaps,
+            self.elapsed(),
+            SystemTime::now(),
+            None,
+        )
+    }
+
+    fn stop(&mut self) {
+        self.crew().stop();
+    }
+
+    /// Joins the threads, releases the DMA latency request, builds the result (a breach
+    /// makes it `broke-threshold`) and puts the trace into it.
+    fn finish(mut self, mut status: RunStatus) -> Result<MeasureRun, RunError> {
+        let mut crew = self.crew.take().expect("started");
+        crew.join();
+        let shared = self.shared.take().expect("prepared");
+        let break_event = shared.brk.event();
+        if break_event.is_some() {
+            status = RunStatus::BrokeThreshold;
+        }
+        let snaps = crew.cells().iter().map(|c| c.snapshot()).collect();
+        let elapsed = elapsed(crew.cells(), self.config);
+        drop(self.dma_guard.take());
+        let doc = result::document(
+            &self.facts,
+            status,
+            snaps,
+            elapsed,
+            SystemTime::now(),
+            break_event,
+        );
+        // The break trigger holds the instance's files open; the instance cannot go while
+        // it lives.
+        drop(shared);
+        Ok(finish_trace(doc, self.session.take()))
+    }
 }
 
 /// The host described and the warnings about it; a real run's privileges checked, a fake
@@ -205,123 +284,11 @@ fn hold_dma_latency(
     }
 }
 
-/// For a real run: rtlab's main thread pinned to `--main-cpu`, and memory locked.
-fn pin_and_lock(config: &Config, real: bool) -> Result<(), RunError> {
-    if let (true, Some(main)) = (real, &config.main_cpus) {
-        sys::sched::pin_current_thread(main).map_err(|source| RunError::Kernel {
-            what: format!("pinning rtlab's main thread to CPUs {main} (--main-cpu)"),
-            source,
-        })?;
-    }
-    if real && config.mlock {
-        sys::mem::single_malloc_arena();
-        sys::mem::lock_all_memory().map_err(|source| {
-            match preflight::RtAccess::current(&sys::Root::host()).mlock_hint() {
-                Some(hint) => {
-                    RunError::Setup(format!("locking memory (mlockall): {source}; {hint}"))
-                }
-                None => RunError::Kernel {
-                    what: "locking memory (mlockall)".to_string(),
-                    source,
-                },
-            }
-        })?;
-    }
-    Ok(())
-}
-
-/// Sets the common start and releases the threads waiting at the barrier; the start.
-fn start_together(shared: &Shared, facts: &mut RunFacts, real: bool) -> u64 {
-    // The common start lies a little ahead, so every thread is asleep before its first
-    // deadline however the scheduler orders their release from the barrier.
-    let t0 = if real {
-        sys::clock::monotonic_ns() + START_MARGIN_NS
-    } else {
-        FAKE_EPOCH_NS
-    };
-    shared.t0.store(t0, Ordering::Release);
-    facts.started_at =
-        SystemTime::now() + Duration::from_nanos(if real { START_MARGIN_NS } else { 0 });
-    shared.barrier.wait();
-    t0
-}
-
 /// Measured time: up to the last deadline any thread reached (exact for complete runs, and
 /// independent of how quickly the main thread noticed the end).
 fn elapsed(cells: &[Arc<CpuCell>], config: &Config) -> Nanos {
     let periods = cells.iter().map(|c| c.periods_done()).max().unwrap_or(0);
     Nanos(periods.saturating_mul(config.interval.get()))
-}
-
-/// What the main thread watches while the threads measure.
-struct Watch<'a> {
-    config: &'a Config,
-    real: bool,
-    t0: u64,
-    signals: &'a TerminationSignals,
-    cells: &'a [Arc<CpuCell>],
-    shared: &'a Shared,
-    facts: &'a RunFacts,
-}
-
-impl Watch<'_> {
-    /// Waits for the end (every thread done, a breach, or a signal), reporting progress and
-    /// writing checkpoints meanwhile; `interrupted` on a signal, else `complete`.
-    fn until_done(&self, observer: &mut dyn Observer) -> RunStatus {
-        let planned = self.config.planned();
-        let checkpoint_every = self.config.checkpoint.map(Nanos::to_duration);
-        let wants_progress = observer.wants_progress();
-        let mut last_progress = Instant::now();
-        let mut next_checkpoint =
-            checkpoint_every.map(|every| Instant::now() + every.min(FIRST_CHECKPOINT));
-        // The last deadline (plus the widest thread offset); near it the main thread looks
-        // more often, so the end is noticed within a millisecond or two rather than a tick.
-        let planned_end = self.t0 + planned.get() + self.config.interval.get();
-        loop {
-            if let Some(_signal) = self.signals.wait(self.wait(planned_end)) {
-                self.shared.stop.store(true, Ordering::Relaxed);
-                return RunStatus::Interrupted;
-            }
-            if self.shared.stop.load(Ordering::Relaxed) || self.cells.iter().all(|c| c.is_done()) {
-                return RunStatus::Complete;
-            }
-            if wants_progress && last_progress.elapsed() >= PROGRESS_EVERY {
-                last_progress = Instant::now();
-                let progress =
-                    result::progress(self.cells, elapsed(self.cells, self.config), planned);
-                observer.progress(&progress);
-            }
-            if let (Some(every), Some(at)) = (checkpoint_every, next_checkpoint)
-                && Instant::now() >= at
-            {
-                next_checkpoint = Some(Instant::now() + every);
-                observer.checkpoint(&self.checkpoint());
-            }
-        }
-    }
-
-    /// How long to wait for a signal: a tick, less near the planned end of a real run.
-    fn wait(&self, planned_end: u64) -> Duration {
-        if self.real {
-            let left = planned_end.saturating_sub(sys::clock::monotonic_ns());
-            TICK.min(Duration::from_nanos(left).max(END_POLL))
-        } else {
-            TICK
-        }
-    }
-
-    /// The document so far, status `running`.
-    fn checkpoint(&self) -> MeasureRun {
-        let snaps = self.cells.iter().map(|c| c.snapshot()).collect();
-        result::document(
-            self.facts,
-            RunStatus::Running,
-            snaps,
-            elapsed(self.cells, self.config),
-            SystemTime::now(),
-            None,
-        )
-    }
 }
 
 /// The trace a `--trace` run captured, put into its result; the instance the break froze is

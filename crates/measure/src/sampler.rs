@@ -13,7 +13,7 @@ use model::measure::Spike;
 use model::stats::Accumulator;
 
 use crate::cell::CpuCell;
-use crate::clock::Clock;
+use crate::workload::Spin;
 
 /// One thread's schedule.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +61,7 @@ pub(crate) enum Exit {
 
 /// Runs the loop for `plan`, recording into `cell`, until the plan is done, `stop` is set, or
 /// a sample exceeds the break threshold.
-pub(crate) fn sample<C: Clock>(
+pub(crate) fn sample<C: Spin>(
     clock: &mut C,
     plan: &Plan,
     cell: &CpuCell,

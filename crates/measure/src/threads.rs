@@ -1,10 +1,10 @@
-//! The measuring threads: the state they share with the main thread ([`Shared`], with the
-//! `--break` trigger), starting one per CPU (each pins itself, allocates and touches its
-//! memory, takes its policy, then waits at the barrier), and what each runs: the sampler
-//! between the common start and the stop.
+//! The latency engine's measuring threads ([`LatencyWorker`], run by the session's
+//! [`crew`]): each prepares its CPU, calibrates the workload there, then runs the sampler
+//! between the common start and the stop. What they share besides the crew's start and stop
+//! ([`Shared`]): the `--break` trigger and the trace stop when the last one is done.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, mpsc};
 
 use model::Nanos;
 use model::measure::{BreakEvent, Warning};
@@ -12,17 +12,14 @@ use sys::Root;
 use sys::sched::SchedParams;
 
 use crate::cell::CpuCell;
-use crate::clock::{Clock, RealClock};
-use crate::config::{Config, PREFAULT_STACK_BYTES};
-use crate::env::{ClockChoice, Environment, RunError};
+use crate::config::Config;
+use crate::env::RunError;
 use crate::sampler::{self, Exit, Job, Plan};
+use crate::session::crew::{self, ThreadSetup, Worker, prepare_cpu};
+use crate::workload::Spin;
 
-/// State shared by the main thread and the measuring threads.
+/// What the latency threads share with the main thread besides the crew's start and stop.
 pub(crate) struct Shared {
-    pub(crate) stop: AtomicBool,
-    pub(crate) abort: AtomicBool,
-    pub(crate) t0: AtomicU64,
-    pub(crate) barrier: Barrier,
     pub(crate) brk: BreakState,
     pub(crate) end: EndStop,
 }
@@ -97,21 +94,6 @@ impl BreakState {
     }
 }
 
-/// What one measuring thread needs to set itself up.
-#[derive(Clone)]
-pub(crate) struct ThreadSetup {
-    pub(crate) cpu: u32,
-    pub(crate) offset: u64,
-    pub(crate) real: bool,
-    pub(crate) sched: SchedParams,
-    pub(crate) prefault: bool,
-    pub(crate) spikes: u32,
-    pub(crate) series_slots: usize,
-    pub(crate) slot_ns: u64,
-    /// `--workload`: the runtime to calibrate to and the deadline, ns.
-    pub(crate) workload: Option<(u64, u64)>,
-}
-
 /// The `--break` state: the threshold, and the trace trigger it fires (a warning when there
 /// is no trace to freeze).
 pub(crate) fn break_state(
@@ -156,22 +138,28 @@ pub(crate) fn break_state(
     state
 }
 
-/// Threads' cells (their results as they sample) and handles.
-pub(crate) type StartedWith<T> = (Vec<Arc<T>>, Vec<std::thread::JoinHandle<()>>);
+/// The latency engine's measuring thread: its CPU prepared (and the workload calibrated
+/// there), then the sampler from the common start to the end of its plan, a stop or a breach.
+pub(crate) struct LatencyWorker<C> {
+    setup: ThreadSetup,
+    offset: u64,
+    /// `--workload`: the runtime to calibrate to and the deadline, ns.
+    workload: Option<(u64, u64)>,
+    /// The calibrated job, once prepared.
+    job: Option<Job>,
+    interval: u64,
+    periods: u64,
+    clock: C,
+    shared: Arc<Shared>,
+}
 
-/// The measuring threads' cells and handles.
-pub(crate) type Started = StartedWith<CpuCell>;
-
-/// Starts one measuring thread per CPU and waits until each is set up (or one failed: then
-/// all are released and joined, and the error returned).
-pub(crate) fn start_threads(
+/// One worker per CPU of `config`, each with the clock `clock_for` gives its CPU.
+pub(crate) fn workers<C: Spin + 'static>(
     config: &Config,
-    env: &Environment,
+    real: bool,
     shared: &Arc<Shared>,
-) -> Result<Started, RunError> {
-    let real = matches!(env.clock, ClockChoice::Real);
-    let offsets = config.offsets();
-    let (series_slots, slot_ns) = (config.series_slots(), config.series_slot().get());
+    clock_for: impl Fn(u32) -> C,
+) -> Vec<LatencyWorker<C>> {
     let sched = SchedParams {
         policy: config.policy,
         priority: config.priority,
@@ -179,163 +167,70 @@ pub(crate) fn start_threads(
         dl_deadline: config.dl_period,
         dl_period: config.dl_period,
     };
-    let (tx, rx) = mpsc::channel();
-    let mut handles = Vec::new();
-    for (index, (cpu, offset)) in config.cpus.iter().zip(&offsets).enumerate() {
-        let setup = ThreadSetup {
-            cpu,
+    config
+        .cpus
+        .iter()
+        .zip(config.offsets())
+        .map(|(cpu, offset)| LatencyWorker {
+            setup: ThreadSetup {
+                cpu,
+                real,
+                sched,
+                prefault: config.mlock,
+                spikes: config.spikes,
+                series_slots: config.series_slots(),
+                slot_ns: config.series_slot().get(),
+            },
             offset: offset.get(),
-            real,
-            sched,
-            prefault: config.mlock,
-            spikes: config.spikes,
-            series_slots,
-            slot_ns,
             workload: config.workload.map(|w| (w.runtime.get(), w.deadline.get())),
-        };
-        let plan = (config.interval.get(), config.periods());
-        let thread_shared = Arc::clone(shared);
-        let tx = tx.clone();
-        let clock_choice = env.clock.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("rtlab/{cpu}"))
-            .stack_size(config.stack_bytes)
-            .spawn(move || match clock_choice {
-                ClockChoice::Real => worker(index, setup, plan, RealClock, &thread_shared, &tx),
-                ClockChoice::Fake(script) => worker(
-                    index,
-                    setup,
-                    plan,
-                    script.clock_for(cpu),
-                    &thread_shared,
-                    &tx,
-                ),
+            job: None,
+            interval: config.interval.get(),
+            periods: config.periods(),
+            clock: clock_for(cpu),
+            shared: Arc::clone(shared),
+        })
+        .collect()
+}
+
+impl<C: Spin + 'static> Worker for LatencyWorker<C> {
+    type Cell = CpuCell;
+
+    fn cpu(&self) -> u32 {
+        self.setup.cpu
+    }
+
+    fn prepare(&mut self) -> Result<Arc<CpuCell>, RunError> {
+        let cell = prepare_cpu(&self.setup)?;
+        // Calibrated here: pinned, at the run's policy, before the common start.
+        if let Some((runtime, deadline_ns)) = self.workload {
+            let c = self.clock.calibrate(runtime);
+            cell.work.calibrated(c);
+            self.job = Some(Job {
+                iterations: c.iterations,
+                deadline_ns,
             });
-        match spawned {
-            Ok(h) => handles.push(h),
-            Err(e) => {
-                // Threads already started are waiting at the barrier: release them.
-                shared.abort.store(true, Ordering::Relaxed);
-                return Err(RunError::Thread {
-                    cpu,
-                    message: format!("cannot start a thread: {e}"),
-                });
-            }
         }
+        Ok(cell)
     }
-    drop(tx);
-    gather(&rx, handles, &shared.abort, &shared.barrier)
-}
 
-/// Each started thread's report of its set-up, in CPU order, with the handles; when one
-/// failed, every thread is released from the barrier (told to abort), joined, and the first
-/// error returned. Shared by the latency and the noise threads.
-pub(crate) fn gather<T>(
-    rx: &mpsc::Receiver<(usize, Result<Arc<T>, RunError>)>,
-    handles: Vec<std::thread::JoinHandle<()>>,
-    abort: &AtomicBool,
-    barrier: &Barrier,
-) -> Result<StartedWith<T>, RunError> {
-    let n = handles.len();
-    let mut cells: Vec<Option<Arc<T>>> = (0..n).map(|_| None).collect();
-    let mut failure = None;
-    for (index, outcome) in rx.iter().take(n) {
-        match outcome {
-            Ok(cell) => cells[index] = Some(cell),
-            Err(e) => {
-                failure.get_or_insert(e);
-            }
+    fn measure(mut self, cell: &CpuCell, crew: &crew::Shared) {
+        let plan = Plan {
+            t0: crew.start(),
+            offset: self.offset,
+            interval: self.interval,
+            periods: self.periods,
+            break_ns: self.shared.brk.threshold,
+            slot_ns: self.setup.slot_ns,
+            work: self.job,
+        };
+        let exit = sampler::sample(&mut self.clock, &plan, cell, &crew.stop);
+        if let Exit::Breach { latency_ns, cycle } = exit {
+            self.shared.brk.trip(self.setup.cpu, latency_ns, cycle);
+            crew.stop.store(true, Ordering::Relaxed);
         }
+        self.shared.end.thread_done();
+        cell.finish();
     }
-    if let Some(e) = failure {
-        abort.store(true, Ordering::Relaxed);
-        barrier.wait();
-        for h in handles {
-            let _ = h.join();
-        }
-        return Err(e);
-    }
-    Ok((cells.into_iter().flatten().collect(), handles))
-}
-
-/// A measuring thread: set up, wait for the common start, sample, report a breach.
-fn worker<C: Clock>(
-    index: usize,
-    setup: ThreadSetup,
-    (interval, periods): (u64, u64),
-    mut clock: C,
-    shared: &Shared,
-    ready: &mpsc::Sender<(usize, Result<Arc<CpuCell>, RunError>)>,
-) {
-    let mut job = None;
-    let cell = match prepare(&setup) {
-        Ok(cell) => {
-            // Calibrated here: pinned, at the run's policy, before the common start.
-            if let Some((runtime, deadline_ns)) = setup.workload {
-                let c = clock.calibrate(runtime);
-                cell.work.calibrated(c);
-                job = Some(Job {
-                    iterations: c.iterations,
-                    deadline_ns,
-                });
-            }
-            let _ = ready.send((index, Ok(Arc::clone(&cell))));
-            cell
-        }
-        Err(e) => {
-            let _ = ready.send((index, Err(e)));
-            shared.barrier.wait();
-            return;
-        }
-    };
-    shared.barrier.wait();
-    if shared.abort.load(Ordering::Relaxed) {
-        return;
-    }
-    let plan = Plan {
-        t0: shared.t0.load(Ordering::Acquire),
-        offset: setup.offset,
-        interval,
-        periods,
-        break_ns: shared.brk.threshold,
-        slot_ns: setup.slot_ns,
-        work: job,
-    };
-    let exit = sampler::sample(&mut clock, &plan, &cell, &shared.stop);
-    if let Exit::Breach { latency_ns, cycle } = exit {
-        shared.brk.trip(setup.cpu, latency_ns, cycle);
-        shared.stop.store(true, Ordering::Relaxed);
-    }
-    shared.end.thread_done();
-    cell.finish();
-}
-
-/// Pins the thread, allocates and touches its memory, pre-faults its stack, then takes the
-/// scheduling policy (last, so the setup work does not run at real-time priority).
-pub(crate) fn prepare(setup: &ThreadSetup) -> Result<Arc<CpuCell>, RunError> {
-    let fail = |message: String| RunError::Thread {
-        cpu: setup.cpu,
-        message,
-    };
-    if setup.real {
-        sys::sched::pin_current_thread(&model::CpuSet::from_cpus([setup.cpu]))
-            .map_err(|e| fail(format!("cannot pin the measuring thread: {e}")))?;
-    }
-    let cell = Arc::new(CpuCell::new(
-        setup.cpu,
-        setup.spikes,
-        setup.series_slots,
-        setup.slot_ns,
-    ));
-    cell.tid.store(sys::sched::current_tid(), Ordering::Relaxed);
-    if setup.real {
-        if setup.prefault {
-            sys::mem::prefault_stack(PREFAULT_STACK_BYTES);
-        }
-        sys::sched::set_current_thread_policy(&setup.sched)
-            .map_err(|e| fail(format!("cannot set the scheduling policy: {e}")))?;
-    }
-    Ok(cell)
 }
 
 #[cfg(test)]

@@ -470,32 +470,7 @@ fn explain_spikes(
     if let Some(scan) = &scan
         && spikes.len() < n
     {
-        let tids: Vec<(u32, u32)> = run
-            .cpus
-            .iter()
-            .filter_map(|c| Some((c.cpu, c.tid?)))
-            .collect();
-        let mut extra: Vec<&explain::Wakeup> = scan
-            .wakeups
-            .iter()
-            .filter(|w| tids.contains(&(w.cpu, w.pid)))
-            .filter(|w| {
-                !spikes.iter().any(|s| {
-                    s.cpu == w.cpu && s.deadline_ts.abs_diff(w.deadline_ts(offset)) < 1_000
-                })
-            })
-            .collect();
-        extra.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(offset)));
-        let added = extra.len().min(n - spikes.len());
-        spikes.extend(extra.into_iter().take(added).map(|w| Spike {
-            cpu: w.cpu,
-            pid: Some(w.pid),
-            comm: None,
-            deadline_ts: w.deadline_ts(offset),
-            // The trace's switch-in stands for the clock read it does not show.
-            end_ts: Some(w.switched_ts),
-            cycle: None,
-        }));
+        let added = add_last_wakeups(scan, run, &mut spikes, n, offset);
         if added > 0 && !old.is_empty() {
             capture.notes.push(format!(
                 "explained instead: the {added} worst wake-ups of the measuring threads the \
@@ -524,6 +499,44 @@ fn explain_spikes(
             (spike, x, text, window.lost_markers)
         })
         .collect()
+}
+
+/// Adds to `spikes`, up to `n`, the worst wake-ups of the run's measuring threads that the
+/// trace still holds and no spike already covers; how many were added.
+fn add_last_wakeups(
+    scan: &explain::Scan,
+    run: &MeasureRun,
+    spikes: &mut Vec<Spike>,
+    n: usize,
+    offset: i64,
+) -> usize {
+    let tids: Vec<(u32, u32)> = run
+        .cpus
+        .iter()
+        .filter_map(|c| Some((c.cpu, c.tid?)))
+        .collect();
+    let mut extra: Vec<&explain::Wakeup> = scan
+        .wakeups
+        .iter()
+        .filter(|w| tids.contains(&(w.cpu, w.pid)))
+        .filter(|w| {
+            !spikes
+                .iter()
+                .any(|s| s.cpu == w.cpu && s.deadline_ts.abs_diff(w.deadline_ts(offset)) < 1_000)
+        })
+        .collect();
+    extra.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(offset)));
+    let added = extra.len().min(n - spikes.len());
+    spikes.extend(extra.into_iter().take(added).map(|w| Spike {
+        cpu: w.cpu,
+        pid: Some(w.pid),
+        comm: None,
+        deadline_ts: w.deadline_ts(offset),
+        // The trace's switch-in stands for the clock read it does not show.
+        end_ts: Some(w.switched_ts),
+        cycle: None,
+    }));
+    added
 }
 
 /// Copies the trace into `dir`; the file's path.

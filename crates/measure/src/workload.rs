@@ -12,7 +12,43 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use model::workload::{MissCause, WorkloadCpu, classify};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, FakeClock, RealClock};
+
+/// What a thread running the workload needs from its clock beyond time: the busy loop run
+/// against that clock, and its calibration. On real time the loop is [`spin`]; on scripted
+/// time one iteration is one nanosecond, so a job takes exactly its calibration.
+pub trait Spin: Clock {
+    /// Runs `iterations` of the busy loop.
+    fn spin(&mut self, iterations: u64);
+    /// How many iterations of the busy loop take `runtime_ns` on this thread's CPU.
+    fn calibrate(&mut self, runtime_ns: u64) -> Calibration
+    where
+        Self: Sized,
+    {
+        calibrate(self, runtime_ns)
+    }
+}
+
+impl Spin for RealClock {
+    #[inline(always)]
+    fn spin(&mut self, iterations: u64) {
+        spin(iterations);
+    }
+}
+
+impl Spin for FakeClock {
+    fn spin(&mut self, iterations: u64) {
+        self.advance(iterations);
+    }
+
+    /// Exact, and without moving the script's time (the run starts at its scripted epoch).
+    fn calibrate(&mut self, runtime_ns: u64) -> Calibration {
+        Calibration {
+            iterations: runtime_ns.max(1),
+            nominal_ns: runtime_ns.max(1),
+        }
+    }
+}
 
 /// What one job runs: `iterations` rounds of an add the compiler may not remove.
 #[inline(never)]
@@ -42,7 +78,7 @@ const CALIBRATION_BUDGET_NS: u64 = 200_000_000;
 /// Finds how many iterations take `runtime_ns` on this thread's CPU: a probe for the rate,
 /// then the job itself timed a few times, each estimate the fastest run (the one least
 /// disturbed), scaled, and timed again for the nominal figure.
-pub fn calibrate<C: Clock>(clock: &mut C, runtime_ns: u64) -> Calibration {
+pub fn calibrate<C: Spin>(clock: &mut C, runtime_ns: u64) -> Calibration {
     let fastest = |clock: &mut C, iterations: u64, runs: u64| -> u64 {
         let mut best = u64::MAX;
         for _ in 0..runs {

@@ -199,6 +199,23 @@ struct State {
     weakest: usize,
 }
 
+impl State {
+    /// Before the first read: the spike table allocated here, outside the loop.
+    fn new(spikes: usize) -> State {
+        State {
+            acc: Accumulator::new(),
+            fig: Figures::default(),
+            period_noise: 0,
+            slot: 0,
+            slot_max: 0,
+            slot_count: 0,
+            spike_ns: vec![0; spikes],
+            spike_len: 0,
+            weakest: 0,
+        }
+    }
+}
+
 /// Polls `T` until the plan's end or `stop`. `sleep_ns` sleeps between runtime slices.
 pub(crate) fn detect<T: Ticks>(
     plan: &Plan,
@@ -207,17 +224,7 @@ pub(crate) fn detect<T: Ticks>(
     sleep_ns: &dyn Fn(u64),
 ) -> Exit {
     let c = &*cell.cell;
-    let mut st = State {
-        acc: Accumulator::new(),
-        fig: Figures::default(),
-        period_noise: 0,
-        slot: 0,
-        slot_max: 0,
-        slot_count: 0,
-        spike_ns: vec![0; c.spike_capacity()],
-        spike_len: 0,
-        weakest: 0,
-    };
+    let mut st = State::new(c.spike_capacity());
     let series_last = c.series_capacity().saturating_sub(1);
     let look_up = plan.scale.ticks(LOOK_UP_NS).max(1);
     let mut period_start = plan.start;

@@ -47,6 +47,8 @@ pub(super) fn params(config: &NoiseConfig, clock: &str) -> MeasureParams {
 /// What each thread's plan is made of before the start is known.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PlanSpec {
+    /// The run's length.
+    length: u64,
     runtime: u64,
     period: u64,
     threshold: u64,
@@ -57,12 +59,18 @@ pub(super) struct PlanSpec {
 impl PlanSpec {
     pub(super) fn new(config: &NoiseConfig, scale: Scale) -> PlanSpec {
         PlanSpec {
+            length: scale.ticks(config.duration.get()),
             runtime: scale.ticks(config.runtime.get()),
             period: scale.ticks(config.period.get()),
             threshold: scale.ticks(config.threshold.get()).max(1),
             slot: scale.ticks(model::Nanos::SECOND.get()),
             scale,
         }
+    }
+
+    /// The end of a run from the common `start` (counter ticks).
+    pub(super) fn end(self, start: u64) -> u64 {
+        start.saturating_add(self.length)
     }
 
     /// The plan from the common `start` to `end` (counter ticks); `anchor` places spikes.
