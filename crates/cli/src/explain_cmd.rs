@@ -252,7 +252,7 @@ fn hwlat_text(r: &trace::hwlat::HwlatReport) -> String {
         rows.push(vec![cpu.to_string(), n.to_string(), max.to_string()]);
     }
     out.push('\n');
-    for line in report::table::align(&rows, false) {
+    for line in report::columns::align(&rows, false) {
         out.push_str(&line);
         out.push('\n');
     }

@@ -77,7 +77,7 @@ pub fn explanation_text(x: &Explanation) -> String {
             String::new(),
         ]);
     }
-    for (i, line) in align_two_left(&rows).iter().enumerate() {
+    for (i, line) in crate::columns::align_two_left(&rows).iter().enumerate() {
         let _ = writeln!(out, "  {}", line.trim_end());
         if i == 0 {
             let _ = writeln!(out, "  {}", "-".repeat(line.trim_end().len()));
@@ -167,37 +167,6 @@ pub fn explain_json(doc: &ExplainDoc) -> String {
     let mut text = serde_json::to_string_pretty(doc).expect("an explanation always serializes");
     text.push('\n');
     text
-}
-
-/// Aligns cells to their column's widest, two spaces apart: the first two columns to the left,
-/// the rest to the right.
-fn align_two_left(rows: &[Vec<String>]) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                if i < 2 {
-                    let _ = write!(line, "{cell:<w$}");
-                } else {
-                    let _ = write!(line, "{cell:>w$}");
-                }
-            }
-            line
-        })
-        .collect()
 }
 
 /// Words of `text` in lines of at most `width` characters.

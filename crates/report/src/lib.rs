@@ -19,6 +19,7 @@
 //! only) for the HTML report.
 
 pub mod audit;
+pub mod columns;
 pub mod compare;
 pub mod cyclictest;
 pub mod explain;
