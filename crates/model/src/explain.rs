@@ -8,13 +8,14 @@
 //! expiry) to the thread running, and splits the delay into [`Part`]s: the timer interrupt's
 //! own delay, interrupt handlers and softirqs, tasks that held the CPU, the scheduler's
 //! switch, and what the trace does not cover. Times in a part are offsets from the deadline.
+//! It holds what the trace shows, not sentences: `report::story` tells it in words.
 
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::Histogram;
 
 /// Schema id of `rtlab explain --format json`.
-pub const SCHEMA: &str = "rtlab.explain/1";
+pub const SCHEMA: &str = "rtlab.explain/2";
 
 /// What `measure --trace` captured, stored with the run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -68,10 +69,65 @@ pub struct Explanation {
     pub parts: Vec<Part>,
     /// The largest part's kind, the spike's main cause.
     pub culprit: PartKind,
-    /// The explanation as sentences.
-    pub story: String,
-    /// What limits this explanation (lost events, missing events, coarse timestamps).
-    pub caveats: Vec<String>,
+    /// What the CPU did before the timer fired and before the switch-in; absent in documents
+    /// written before `rtlab.explain/2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
+    /// The sentences an rtlab before `rtlab.explain/2` stored: read, so that such a document is
+    /// told as it was (it has no [`Phases`] to tell it from), and never written.
+    #[serde(default, rename = "story", skip_serializing)]
+    pub old_story: Option<String>,
+    /// What limits this explanation (lost events, missing events, switches inferred).
+    pub caveats: Vec<Caveat>,
+}
+
+/// What limits an explanation: what the trace lacks or could not keep, and what the thread
+/// did that the explanation does not account for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Caveat {
+    /// Switches on the CPU that the trace lacks, inferred from the tasks its events name (some
+    /// kernels do not trace switches out of the idle task).
+    InferredSwitches {
+        /// The CPU.
+        cpu: u32,
+        /// How many.
+        count: u64,
+    },
+    /// The thread's timer expiry is not in the trace (other expiries are): the timer is taken
+    /// to have fired on time.
+    NoTimerExpiry,
+    /// The trace has no hrtimer events at all: the timer is taken to have fired on time, so a
+    /// late timer interrupt shows as scheduler delay.
+    NoHrtimerEvents,
+    /// The thread's wake-up is not in the trace.
+    NoWakeup,
+    /// The thread's switch-in is not in the trace.
+    NoSwitchIn,
+    /// The kernel reported lost events in the window: parts may be missing.
+    LostEvents {
+        /// How many lost-events markers.
+        times: u64,
+    },
+    /// The window held more events than are read, and those after them were not read.
+    WindowTruncated {
+        /// The events read.
+        max_events: u64,
+    },
+    /// The CPU's trace buffer starts inside the window: older events are gone.
+    BufferStartedLate,
+    /// The thread moved to another CPU around its spike.
+    Migrated {
+        /// From.
+        from: u32,
+        /// To.
+        to: u32,
+        /// When, as an offset from the deadline (negative: before it), ns.
+        at_ns: i64,
+    },
+    /// A caveat in words, as an rtlab before `rtlab.explain/2` stored them.
+    #[serde(untagged)]
+    Said(String),
 }
 
 /// Offsets from the deadline (ns) of what the trace shows; absent when it does not show it.
@@ -84,6 +140,31 @@ pub struct Milestones {
     pub woken_ns: Option<u64>,
     /// The thread was switched in (`sched_switch` to it).
     pub switched_in_ns: Option<u64>,
+}
+
+/// What the CPU did in the two stretches of a spike an explanation tells of, each summed by
+/// kind and what, largest first (equal ones in the order the trace shows them first).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phases {
+    /// From the deadline to the thread's timer firing: what the CPU did while the timer
+    /// interrupt did not come.
+    pub before_fire: Vec<Cause>,
+    /// From the wake-up (the deadline when the trace shows none) to the switch-in: what held
+    /// the CPU while the thread waited to run.
+    pub waiting: Vec<Cause>,
+}
+
+/// One kind of delay in a phase of a spike, summed over its stretches in that phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cause {
+    /// What kind of delay.
+    pub kind: PartKind,
+    /// What it was, as in [`Part::what`].
+    pub what: String,
+    /// How long in this phase, ns.
+    pub duration_ns: u64,
 }
 
 /// A share of a spike's delay.
@@ -526,6 +607,71 @@ mod tests {
         ] {
             assert!(!fix.advice().contains("threaded IRQ"), "{fix:?}");
         }
+    }
+
+    fn fixture(name: &str) -> String {
+        let path = format!(
+            "{}/../../fixtures/explanations/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// A capture an rtlab before `rtlab.explain/2` wrote (a real run's, as stored in its
+    /// result file and in the store's `trace_json`): its sentences are read, kept to be told
+    /// as they were, and never written again.
+    #[test]
+    fn explanations_written_before_explain_2_still_read() {
+        let old: TraceCapture =
+            serde_json::from_str(&fixture("trace_capture_before_explain2.json")).unwrap();
+        assert_eq!(old.explanations.len(), 8);
+        for x in &old.explanations {
+            assert_eq!(x.phases, None);
+            assert!(
+                x.old_story
+                    .as_deref()
+                    .unwrap_or_default()
+                    .starts_with("CPU ")
+            );
+            assert!(x.caveats.iter().all(|c| matches!(c, Caveat::Said(_))));
+        }
+        let again = serde_json::to_value(&old).unwrap();
+        let second = &again["explanations"][1];
+        assert!(second.get("story").is_none(), "{second}");
+        assert!(second.get("phases").is_none(), "{second}");
+        // Caveats in words stay words.
+        let said = second["caveats"][0].as_str().unwrap_or_default();
+        assert!(said.starts_with("4 switch(es) on CPU 1"), "{said}");
+        let back: TraceCapture = serde_json::from_value(again).unwrap();
+        assert_eq!(back.explanations[1].old_story, None);
+        assert_eq!(back.explanations[1].caveats, old.explanations[1].caveats);
+    }
+
+    /// Explanations as written now: the phases, and caveats tagged by kind with their figures.
+    #[test]
+    fn explanations_keep_structure_not_sentences() {
+        let told: serde_json::Value = serde_json::from_str(&fixture("told.json")).unwrap();
+        for case in told.as_array().unwrap() {
+            let x: Explanation = serde_json::from_value(case["explanation"].clone()).unwrap();
+            assert!(x.phases.is_some() && x.old_story.is_none());
+            let again = serde_json::to_value(&x).unwrap();
+            assert_eq!(again, case["explanation"]);
+        }
+        let c = Caveat::Migrated {
+            from: 0,
+            to: 1,
+            at_ns: -500_000,
+        };
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"migrated","from":0,"to":1,"at_ns":-500000}"#
+        );
+        assert_eq!(serde_json::from_str::<Caveat>(&json).unwrap(), c);
+        let unit = serde_json::to_string(&Caveat::NoWakeup).unwrap();
+        assert_eq!(unit, r#"{"kind":"no-wakeup"}"#);
+        let unknown = r#"{"kind":"lost-events","times":1,"x":1}"#;
+        assert!(serde_json::from_str::<Caveat>(unknown).is_err());
     }
 
     #[test]
