@@ -1,6 +1,6 @@
 //! Fuzz target `trace_hwlat`: arbitrary UTF-8 text as the hwlat tracer's output:
-//! `trace::hwlat::detect` and `trace::hwlat::parse`, then the story, the worst sample and the
-//! per-CPU table `rtlab explain FILE` prints.
+//! `trace::hwlat::detect` and `trace::hwlat::parse`, then the worst sample, and the story and
+//! per-CPU table `rtlab explain FILE` prints (`report::explain::hwlat_text`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(report) = trace::hwlat::parse(text) else {
         return;
     };
-    let _ = report.story();
     let _ = report.worst();
-    let _ = report.per_cpu();
+    // The story and the per-CPU table, as `rtlab explain FILE` prints them.
+    let _ = report::explain::hwlat_text(&report);
 });

@@ -1,6 +1,7 @@
 //! Fuzz target `trace_latency`: arbitrary UTF-8 text as a latency tracer's report (irqsoff,
 //! preemptoff, wakeup_rt, ...): `trace::latency::detect` and `trace::latency::parse`, then
-//! what `rtlab explain FILE` prints from it (the story, the longest steps, the stack).
+//! what `rtlab explain FILE` prints from it (`report::explain::latency_text`: the story, the
+//! longest steps, the stack).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -14,13 +15,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(report) = trace::latency::parse(text) else {
         return;
     };
-    let _ = report.story();
-    for (i, ns) in report.longest_steps(5) {
-        let _ = (
-            &report.entries[i].text,
-            report.entries[i].offset_ns / 1000,
-            ns,
-        );
-    }
-    let _ = report::explain::wrap(&report.story(), 94);
+    // The story, the longest steps and the stack, as `rtlab explain FILE` prints them.
+    let _ = report::explain::latency_text(&report);
 });

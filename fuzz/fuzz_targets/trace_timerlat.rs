@@ -1,5 +1,6 @@
 //! Fuzz target `trace_timerlat`: arbitrary UTF-8 text as the timerlat tracer's trace:
-//! `trace::timerlat::detect` and `trace::timerlat::parse`, then its story.
+//! `trace::timerlat::detect` and `trace::timerlat::parse`, then its story and table
+//! (`report::explain::timerlat_text`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,6 +11,6 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = trace::timerlat::detect(text);
     if let Ok(report) = trace::timerlat::parse(text) {
-        let _ = report.story();
+        let _ = report::explain::timerlat_text(&report);
     }
 });

@@ -87,7 +87,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             let r = trace::latency::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
             let out = match args.format {
                 ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => latency_text(&r),
+                ExplainFormat::Text => report::explain::latency_text(&r),
             };
             console::print_stdout(&out)?;
             return Ok(Exit::Ok);
@@ -97,7 +97,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
                 trace::timerlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
             let out = match args.format {
                 ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => r.story(),
+                ExplainFormat::Text => report::explain::timerlat_text(&r),
             };
             console::print_stdout(&out)?;
             return Ok(Exit::Ok);
@@ -106,7 +106,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             let r = trace::hwlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
             let out = match args.format {
                 ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => hwlat_text(&r),
+                ExplainFormat::Text => report::explain::hwlat_text(&r),
             };
             console::print_stdout(&out)?;
             return Ok(Exit::Ok);
@@ -206,55 +206,5 @@ fn chosen(scan: &Scan, n: usize) -> Vec<(explain::Wakeup, Option<String>)> {
         }
     }
     out.truncate(n.max(1).max(marked));
-    out
-}
-
-fn latency_text(r: &trace::latency::LatencyReport) -> String {
-    let mut out = String::new();
-    for line in report::explain::wrap(&r.story(), 94) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    let steps = r.longest_steps(5);
-    if !steps.is_empty() {
-        out.push_str("\nlongest steps:\n");
-        for (i, ns) in steps {
-            let e = &r.entries[i];
-            out.push_str(&format!(
-                "  {:>8}  at {:>6} us  {}\n",
-                explain::us(ns),
-                e.offset_ns / 1000,
-                e.text
-            ));
-        }
-    }
-    if !r.stack.is_empty() {
-        out.push_str("\nstack:\n");
-        for f in &r.stack {
-            out.push_str(&format!("  {f}\n"));
-        }
-    }
-    out
-}
-
-fn hwlat_text(r: &trace::hwlat::HwlatReport) -> String {
-    let mut out = String::new();
-    for line in report::explain::wrap(&r.story(), 94) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    let mut rows = vec![vec![
-        "CPU".to_string(),
-        "samples".to_string(),
-        "max us".to_string(),
-    ]];
-    for (cpu, n, max) in r.per_cpu() {
-        rows.push(vec![cpu.to_string(), n.to_string(), max.to_string()]);
-    }
-    out.push('\n');
-    for line in report::table::align(&rows, false) {
-        out.push_str(&line);
-        out.push('\n');
-    }
     out
 }

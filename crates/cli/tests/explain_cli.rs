@@ -39,7 +39,7 @@ fn a_trace_file_with_a_fifo_99_hog_is_explained_as_that_hog() {
         "json",
     ]);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["schema"], "rtlab.explain/1");
+    assert_eq!(doc["schema"], "rtlab.explain/2");
     assert_eq!(doc["trace"]["lost_events"], 0);
     let xs = doc["explanations"].as_array().unwrap();
     assert_eq!(xs.len(), 4);
@@ -47,6 +47,9 @@ fn a_trace_file_with_a_fifo_99_hog_is_explained_as_that_hog() {
         assert_eq!(x["cpu"], 1);
         assert_eq!(x["comm"], "cyclictest");
         assert_eq!(x["culprit"], "higher-priority-task");
+        // Structure, not sentences: the words are made where they are shown.
+        assert!(x.get("story").is_none(), "{x}");
+        assert_eq!(x["phases"]["waiting"][0]["kind"], "higher-priority-task");
         let part = &x["parts"][0];
         assert!(part["what"].as_str().unwrap().starts_with("hog (pid 29010"));
         // The hog held the CPU for (nearly) all of the delay: within 20 %.
@@ -251,12 +254,12 @@ fn live_a_fifo_99_hog_on_the_measured_cpu_is_named_with_its_duration() {
     assert_eq!(x["cpu"], 1);
     let deadline = x["deadline_ns"].as_u64().unwrap();
     let late = x["latency_ns"].as_u64().unwrap();
-    eprintln!("{}", x["story"]);
+    eprintln!("{}", x["parts"]);
     assert!(
         deadline <= end,
         "the breach is the hog's: {start} {deadline} {end}"
     );
-    assert_eq!(x["culprit"], "higher-priority-task", "{}", x["story"]);
+    assert_eq!(x["culprit"], "higher-priority-task", "{}", x["parts"]);
     let part = &x["parts"][0];
     let held = part["duration_ns"].as_u64().unwrap();
     // The hog held the CPU from the deadline to its end: that, within 20 %.
@@ -329,7 +332,7 @@ fn live_the_timer_storm_shows_in_the_explanations() {
             .iter()
             .map(|p| p["duration_ns"].as_u64().unwrap())
             .sum();
-        assert_eq!(sum, late, "parts add up to the latency: {}", x["story"]);
+        assert_eq!(sum, late, "parts add up to the latency: {}", x["parts"]);
         // The storm's timers expire in the timer interrupt; its threads hold the CPU between.
         storm |= parts.iter().any(|p| {
             let what = p["what"].as_str().unwrap();
@@ -341,6 +344,6 @@ fn live_the_timer_storm_shows_in_the_explanations() {
     assert!(
         storm,
         "no explanation names the timer storm's work: {}",
-        xs[0]["story"]
+        xs[0]["parts"]
     );
 }

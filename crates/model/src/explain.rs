@@ -8,13 +8,14 @@
 //! expiry) to the thread running, and splits the delay into [`Part`]s: the timer interrupt's
 //! own delay, interrupt handlers and softirqs, tasks that held the CPU, the scheduler's
 //! switch, and what the trace does not cover. Times in a part are offsets from the deadline.
+//! It holds what the trace shows, not sentences: `report::story` tells it in words.
 
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::Histogram;
 
 /// Schema id of `rtlab explain --format json`.
-pub const SCHEMA: &str = "rtlab.explain/1";
+pub const SCHEMA: &str = "rtlab.explain/2";
 
 /// What `measure --trace` captured, stored with the run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -68,10 +69,65 @@ pub struct Explanation {
     pub parts: Vec<Part>,
     /// The largest part's kind, the spike's main cause.
     pub culprit: PartKind,
-    /// The explanation as sentences.
-    pub story: String,
-    /// What limits this explanation (lost events, missing events, coarse timestamps).
-    pub caveats: Vec<String>,
+    /// What the CPU did before the timer fired and before the switch-in; absent in documents
+    /// written before `rtlab.explain/2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
+    /// The sentences an rtlab before `rtlab.explain/2` stored: read, so that such a document is
+    /// told as it was (it has no [`Phases`] to tell it from), and never written.
+    #[serde(default, rename = "story", skip_serializing)]
+    pub old_story: Option<String>,
+    /// What limits this explanation (lost events, missing events, switches inferred).
+    pub caveats: Vec<Caveat>,
+}
+
+/// What limits an explanation: what the trace lacks or could not keep, and what the thread
+/// did that the explanation does not account for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Caveat {
+    /// Switches on the CPU that the trace lacks, inferred from the tasks its events name (some
+    /// kernels do not trace switches out of the idle task).
+    InferredSwitches {
+        /// The CPU.
+        cpu: u32,
+        /// How many.
+        count: u64,
+    },
+    /// The thread's timer expiry is not in the trace (other expiries are): the timer is taken
+    /// to have fired on time.
+    NoTimerExpiry,
+    /// The trace has no hrtimer events at all: the timer is taken to have fired on time, so a
+    /// late timer interrupt shows as scheduler delay.
+    NoHrtimerEvents,
+    /// The thread's wake-up is not in the trace.
+    NoWakeup,
+    /// The thread's switch-in is not in the trace.
+    NoSwitchIn,
+    /// The kernel reported lost events in the window: parts may be missing.
+    LostEvents {
+        /// How many lost-events markers.
+        times: u64,
+    },
+    /// The window held more events than are read, and those after them were not read.
+    WindowTruncated {
+        /// The events read.
+        max_events: u64,
+    },
+    /// The CPU's trace buffer starts inside the window: older events are gone.
+    BufferStartedLate,
+    /// The thread moved to another CPU around its spike.
+    Migrated {
+        /// From.
+        from: u32,
+        /// To.
+        to: u32,
+        /// When, as an offset from the deadline (negative: before it), ns.
+        at_ns: i64,
+    },
+    /// A caveat in words, as an rtlab before `rtlab.explain/2` stored them.
+    #[serde(untagged)]
+    Said(String),
 }
 
 /// Offsets from the deadline (ns) of what the trace shows; absent when it does not show it.
@@ -84,6 +140,31 @@ pub struct Milestones {
     pub woken_ns: Option<u64>,
     /// The thread was switched in (`sched_switch` to it).
     pub switched_in_ns: Option<u64>,
+}
+
+/// What the CPU did in the two stretches of a spike an explanation tells of, each summed by
+/// kind and what, largest first (equal ones in the order the trace shows them first).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phases {
+    /// From the deadline to the thread's timer firing: what the CPU did while the timer
+    /// interrupt did not come.
+    pub before_fire: Vec<Cause>,
+    /// From the wake-up (the deadline when the trace shows none) to the switch-in: what held
+    /// the CPU while the thread waited to run.
+    pub waiting: Vec<Cause>,
+}
+
+/// One kind of delay in a phase of a spike, summed over its stretches in that phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cause {
+    /// What kind of delay.
+    pub kind: PartKind,
+    /// What it was, as in [`Part::what`].
+    pub what: String,
+    /// How long in this phase, ns.
+    pub duration_ns: u64,
 }
 
 /// A share of a spike's delay.
@@ -494,53 +575,4 @@ impl HandlerFix {
 pub const SOFTIRQ_CONTEXT: &str = "on PREEMPT_RT a softirq runs in the thread that raised it or in ksoftirqd/N (timer softirqs in ktimers/N) at that thread's priority, so a real-time thread of higher priority preempts it; on other kernels it runs on interrupt exit with preemption off and delays every thread on its CPU";
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn handlers_get_the_fix_of_what_they_are() {
-        assert_eq!(HandlerFix::of("irq 41 eth0-rx-0"), HandlerFix::HardIrq);
-        assert_eq!(HandlerFix::of("local_timer interrupt"), HandlerFix::Vector);
-        assert_eq!(HandlerFix::of("softirq NET_RX"), HandlerFix::Network);
-        assert_eq!(HandlerFix::of("softirq NET_TX"), HandlerFix::Network);
-        assert_eq!(HandlerFix::of("softirq TIMER"), HandlerFix::Timers);
-        assert_eq!(HandlerFix::of("softirq HRTIMER"), HandlerFix::Timers);
-        assert_eq!(HandlerFix::of("softirq RCU"), HandlerFix::Rcu);
-        assert_eq!(HandlerFix::of("softirq SCHED"), HandlerFix::Sched);
-        assert_eq!(HandlerFix::of("softirq BLOCK"), HandlerFix::Block);
-        assert_eq!(HandlerFix::of("softirq TASKLET"), HandlerFix::Tasklet);
-        // Unnamed softirqs by their vector number, in the kernel's order.
-        assert_eq!(HandlerFix::of("softirq 3"), HandlerFix::Network);
-        assert_eq!(HandlerFix::of("softirq 9"), HandlerFix::Rcu);
-        assert_eq!(HandlerFix::of("softirq 12"), HandlerFix::OtherSoftirq);
-        assert!(HandlerFix::of("softirq RCU").is_softirq());
-        assert!(!HandlerFix::of("irq 9 acpi").is_softirq());
-        // A softirq is never told to move "its IRQ" or to become a threaded IRQ.
-        for fix in [
-            HandlerFix::Network,
-            HandlerFix::Timers,
-            HandlerFix::Rcu,
-            HandlerFix::Sched,
-            HandlerFix::Block,
-            HandlerFix::OtherSoftirq,
-        ] {
-            assert!(!fix.advice().contains("threaded IRQ"), "{fix:?}");
-        }
-    }
-
-    #[test]
-    fn trace_stats_carry_their_analysis_as_a_tag() {
-        let doc = TraceStats {
-            schema: STATS_SCHEMA.to_string(),
-            source: "t".to_string(),
-            trace: TraceSummary::default(),
-            threshold_ns: 50_000,
-            rows: StatsRows::Sched(Vec::new()),
-        };
-        let value = serde_json::to_value(&doc).unwrap();
-        assert_eq!(value["analysis"], "sched");
-        assert_eq!(value["rows"], serde_json::json!([]));
-        let back: TraceStats = serde_json::from_value(value).unwrap();
-        assert_eq!(back, doc);
-    }
-}
+mod tests;

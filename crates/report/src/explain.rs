@@ -1,21 +1,23 @@
 //! Spike explanations as text: per spike a heading, the story wrapped to the terminal, the
-//! parts with their time and share, and the caveats; and the `rtlab.explain/1` JSON document.
+//! parts with their time and share, and the caveats; the `rtlab.explain/2` JSON document; and
+//! the kernel tracers' reports `rtlab explain FILE` reads (a latency tracer's, hwlat's,
+//! timerlat's) with their story, steps, stack and per-CPU table. The sentences are
+//! [`crate::story`]'s.
 
 use std::fmt::Write as _;
 
 use model::explain::{ExplainDoc, Explanation, TraceCapture};
+use trace::hwlat::HwlatReport;
+use trace::latency::LatencyReport;
+use trace::timerlat::TimerlatReport;
+
+pub(crate) use crate::story::us;
 
 /// Text width the stories wrap at.
 const WIDTH: usize = 96;
 
-/// `412 us`, `2.5 us`.
-pub(crate) fn us(ns: u64) -> String {
-    if ns < 10_000 {
-        format!("{:.1} us", ns as f64 / 1000.0)
-    } else {
-        format!("{} us", (ns + 500) / 1000)
-    }
-}
+/// Text width the tracers' reports wrap at.
+const REPORT_WIDTH: usize = 94;
 
 /// One explanation.
 pub fn explanation_text(x: &Explanation) -> String {
@@ -35,7 +37,7 @@ pub fn explanation_text(x: &Explanation) -> String {
         us(x.latency_ns),
         x.culprit.describe()
     );
-    for line in wrap(&x.story, WIDTH - 2) {
+    for line in wrap(&crate::story::spike::tell(x), WIDTH - 2) {
         let _ = writeln!(out, "  {line}");
     }
     let mut rows = vec![vec![
@@ -77,14 +79,17 @@ pub fn explanation_text(x: &Explanation) -> String {
             String::new(),
         ]);
     }
-    for (i, line) in align_two_left(&rows).iter().enumerate() {
+    for (i, line) in crate::columns::align_two_left(&rows).iter().enumerate() {
         let _ = writeln!(out, "  {}", line.trim_end());
         if i == 0 {
             let _ = writeln!(out, "  {}", "-".repeat(line.trim_end().len()));
         }
     }
     for c in &x.caveats {
-        for (i, line) in wrap(c, WIDTH - 8).into_iter().enumerate() {
+        for (i, line) in wrap(&crate::story::caveat::say(c), WIDTH - 8)
+            .into_iter()
+            .enumerate()
+        {
             let _ = writeln!(out, "  {} {line}", if i == 0 { "note:" } else { "     " });
         }
     }
@@ -169,34 +174,61 @@ pub fn explain_json(doc: &ExplainDoc) -> String {
     text
 }
 
-/// Aligns cells to their column's widest, two spaces apart: the first two columns to the left,
-/// the rest to the right.
-fn align_two_left(rows: &[Vec<String>]) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, &w)) in row.iter().zip(&widths).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                if i < 2 {
-                    let _ = write!(line, "{cell:<w$}");
-                } else {
-                    let _ = write!(line, "{cell:>w$}");
-                }
-            }
-            line
-        })
+/// A latency tracer's report: its story, the longest steps and the recorded stack.
+pub fn latency_text(r: &LatencyReport) -> String {
+    let mut out = wrapped(&crate::story::latency::tell(r));
+    let steps = r.longest_steps(5);
+    if !steps.is_empty() {
+        out.push_str("\nlongest steps:\n");
+        for (i, ns) in steps {
+            let e = &r.entries[i];
+            let _ = writeln!(
+                out,
+                "  {:>8}  at {:>6} us  {}",
+                us(ns),
+                e.offset_ns / 1000,
+                e.text
+            );
+        }
+    }
+    if !r.stack.is_empty() {
+        out.push_str("\nstack:\n");
+        for f in &r.stack {
+            let _ = writeln!(out, "  {f}");
+        }
+    }
+    out
+}
+
+/// hwlat's samples: the story and per CPU the samples and the largest latency.
+pub fn hwlat_text(r: &HwlatReport) -> String {
+    let mut out = wrapped(&crate::story::hwlat::tell(r));
+    let mut rows = vec![vec![
+        "CPU".to_string(),
+        "samples".to_string(),
+        "max us".to_string(),
+    ]];
+    for (cpu, n, max) in r.per_cpu() {
+        rows.push(vec![cpu.to_string(), n.to_string(), max.to_string()]);
+    }
+    out.push('\n');
+    for line in crate::columns::align(&rows, false) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// timerlat's latencies: the story and the per-CPU table.
+pub fn timerlat_text(r: &TimerlatReport) -> String {
+    crate::story::timerlat::tell(r)
+}
+
+/// `text` wrapped to the tracers' reports' width, a newline after each line.
+fn wrapped(text: &str) -> String {
+    wrap(text, REPORT_WIDTH)
+        .into_iter()
+        .map(|line| line + "\n")
         .collect()
 }
 

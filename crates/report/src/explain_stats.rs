@@ -55,7 +55,7 @@ fn count(n: usize, one: &str, many: &str) -> String {
 fn table(header: &[&str], mut rows: Vec<Vec<String>>) -> String {
     rows.insert(0, header.iter().map(|h| h.to_string()).collect());
     let mut out = String::new();
-    for line in crate::table::align(&rows, true) {
+    for line in crate::columns::align(&rows, true) {
         out.push_str(line.trim_end());
         out.push('\n');
     }

@@ -57,6 +57,24 @@ pub fn table(run: &HwlatRun, shown: usize) -> String {
             n => format!(", {n} at or above the hard limit"),
         }
     );
+    worst_samples(&mut out, run, shown);
+    match (run.smi.during(), &run.smi.not_available) {
+        (Some(n), _) => {
+            let _ = writeln!(out, "SMIs during the run: {n}");
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(out, "SMI count: {why}");
+        }
+        (None, None) => {}
+    }
+    for w in &run.warnings {
+        let _ = writeln!(out, "warning: {}", w.message);
+    }
+    out
+}
+
+/// The `shown` worst samples, a line each, worst first.
+fn worst_samples(out: &mut String, run: &HwlatRun, shown: usize) {
     let mut worst: Vec<&HwlatSample> = run.samples.iter().collect();
     worst.sort_by(|a, b| b.latency_ns().cmp(&a.latency_ns()).then(a.seq.cmp(&b.seq)));
     for s in worst.iter().take(shown) {
@@ -81,19 +99,6 @@ pub fn table(run: &HwlatRun, shown: usize) -> String {
                 )),
         );
     }
-    match (run.smi.during(), &run.smi.not_available) {
-        (Some(n), _) => {
-            let _ = writeln!(out, "SMIs during the run: {n}");
-        }
-        (None, Some(why)) => {
-            let _ = writeln!(out, "SMI count: {why}");
-        }
-        (None, None) => {}
-    }
-    for w in &run.warnings {
-        let _ = writeln!(out, "warning: {}", w.message);
-    }
-    out
 }
 
 /// hwlatdetect's report layout: the parameters, `Max Latency`, `Samples recorded`, `Samples

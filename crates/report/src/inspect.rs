@@ -11,7 +11,8 @@ use model::audit::{Finding, Status};
 use model::inspect::{Inspection, KernelThreads, RunDelaySource, ThreadReport};
 
 use crate::audit::status_label;
-use crate::table::{align, format_us};
+use crate::columns::align;
+use crate::table::format_us;
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())

@@ -42,7 +42,7 @@ pub fn load_table(report: &LoadReport) -> String {
     let mut out = load_header(report);
     out.push('\n');
     let rows = load_rows(report);
-    for line in crate::table::align(&rows, true) {
+    for line in crate::columns::align(&rows, true) {
         out.push_str(line.trim_end());
         out.push('\n');
     }

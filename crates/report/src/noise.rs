@@ -126,20 +126,8 @@ fn culprits(out: &mut String, noise: &NoiseInfo) {
     }
 }
 
-/// oslat's text report (rt-tests 2.x layout): one column per CPU, the row labelled `L` holding
-/// gaps in `[L-1, L)` us, the last row every gap at or past 31 us, minimum and maximum
-/// rounded up to the microsecond as oslat prints them.
-pub fn oslat(run: &MeasureRun) -> String {
-    let mut out = String::new();
-    let cpus: Vec<_> = run.cpus.iter().collect();
-    let join = |f: &dyn Fn(&model::measure::CpuResult) -> String| {
-        cpus.iter().map(|c| f(c)).collect::<Vec<_>>().join(" ")
-    };
-    let mhz = run
-        .noise
-        .as_ref()
-        .and_then(|n| n.counter_hz)
-        .map_or(1_000, |hz| hz / 1_000_000);
+/// oslat's header lines: its version, the runtime, the threads' priority, the CPUs.
+fn oslat_header(out: &mut String, run: &MeasureRun) {
     let _ = writeln!(out, "oslat V rtlab-{}", run.rtlab_version);
     let _ = writeln!(
         out,
@@ -162,6 +150,23 @@ pub fn oslat(run: &MeasureRun) -> String {
         }
     );
     let _ = writeln!(out, "CPU list: \t\t{}", run.params.cpus);
+}
+
+/// oslat's text report (rt-tests 2.x layout): one column per CPU, the row labelled `L` holding
+/// gaps in `[L-1, L)` us, the last row every gap at or past 31 us, minimum and maximum
+/// rounded up to the microsecond as oslat prints them.
+pub fn oslat(run: &MeasureRun) -> String {
+    let mut out = String::new();
+    let cpus: Vec<_> = run.cpus.iter().collect();
+    let join = |f: &dyn Fn(&model::measure::CpuResult) -> String| {
+        cpus.iter().map(|c| f(c)).collect::<Vec<_>>().join(" ")
+    };
+    let mhz = run
+        .noise
+        .as_ref()
+        .and_then(|n| n.counter_hz)
+        .map_or(1_000, |hz| hz / 1_000_000);
+    oslat_header(&mut out, run);
     let _ = writeln!(out, "\n        Core:\t {}", join(&|c| c.cpu.to_string()));
     let _ = writeln!(out, "Counter Freq:\t {} (Mhz)", join(&|_| mhz.to_string()));
     for row in 1..=OSLAT_BUCKETS {

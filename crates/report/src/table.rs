@@ -60,7 +60,7 @@ pub fn measure_table(run: &MeasureRun) -> String {
         rows.push(stats_row(c.cpu.to_string(), &c.stats));
     }
     rows.push(stats_row("all".to_string(), &run.all.stats));
-    for line in align_right(&rows) {
+    for line in crate::columns::align_right(&rows) {
         out.push_str(&line);
         out.push('\n');
     }
@@ -100,42 +100,6 @@ pub(crate) fn stats_row(label: String, s: &LatencyStats) -> Vec<String> {
         format_opt_us(s.max_ns),
         s.overruns.to_string(),
     ]
-}
-
-/// Right-aligns every cell to its column's widest cell, columns two spaces apart.
-pub(crate) fn align_right(rows: &[Vec<String>]) -> Vec<String> {
-    align(rows, false)
-}
-
-/// Aligns every cell to its column's widest cell, columns two spaces apart: right-aligned,
-/// except the first column when `first_left` (a name column).
-pub fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(String::len)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                if i == 0 && first_left {
-                    let _ = write!(line, "{cell:<width$}");
-                } else {
-                    let _ = write!(line, "{cell:>width$}");
-                }
-            }
-            line
-        })
-        .collect()
 }
 
 /// `rtlab measure: complete on HOST, kernel RELEASE (PREEMPT_RT), fifo:95, interval 1ms,

@@ -19,6 +19,38 @@ pub fn plan_text(p: &TunePlan) -> String {
         p.housekeeping
     );
     out.push('\n');
+    boot_text(&mut out, p);
+    out.push('\n');
+    if p.changes.is_empty() {
+        out.push_str(
+            "Runtime changes: none; the running system is already tuned for this split.\n",
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Runtime changes ({}; `rtlab tune apply` will carry them out and can revert them):",
+            p.changes.len()
+        );
+        for c in &p.changes {
+            let _ = writeln!(out, "  [{}] {}", c.group, change_line(c));
+            for line in wrap(&c.reason, 88) {
+                let _ = writeln!(out, "        {line}");
+            }
+        }
+    }
+    if !p.notes.is_empty() {
+        out.push_str("\nLeft as it is:\n");
+        for n in &p.notes {
+            for (k, line) in wrap(n, 90).into_iter().enumerate() {
+                let _ = writeln!(out, "  {} {line}", if k == 0 { "-" } else { " " });
+            }
+        }
+    }
+    out
+}
+
+/// The boot parameters the plan wants, and how to install them with each boot loader.
+fn boot_text(out: &mut String, p: &TunePlan) {
     if p.boot.params.is_empty() {
         out.push_str("Boot parameters: the command line already has every one the plan wants.\n");
     } else {
@@ -68,33 +100,6 @@ pub fn plan_text(p: &TunePlan) -> String {
             }
         }
     }
-    out.push('\n');
-    if p.changes.is_empty() {
-        out.push_str(
-            "Runtime changes: none; the running system is already tuned for this split.\n",
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "Runtime changes ({}; `rtlab tune apply` will carry them out and can revert them):",
-            p.changes.len()
-        );
-        for c in &p.changes {
-            let _ = writeln!(out, "  [{}] {}", c.group, change_line(c));
-            for line in wrap(&c.reason, 88) {
-                let _ = writeln!(out, "        {line}");
-            }
-        }
-    }
-    if !p.notes.is_empty() {
-        out.push_str("\nLeft as it is:\n");
-        for n in &p.notes {
-            for (k, line) in wrap(n, 90).into_iter().enumerate() {
-                let _ = writeln!(out, "  {} {line}", if k == 0 { "-" } else { " " });
-            }
-        }
-    }
-    out
 }
 
 fn change_line(c: &Change) -> String {
@@ -187,64 +192,69 @@ pub fn plan_shell(p: &TunePlan) -> String {
         for line in wrap(&c.reason, 90) {
             let _ = writeln!(out, "# {line}");
         }
-        match c.action {
-            Action::Write => {
-                let _ = writeln!(
-                    out,
-                    "# now: {}\nw {} {}",
-                    c.current.as_deref().unwrap_or("(absent)"),
-                    quote(c.new.as_deref().unwrap_or_default()),
-                    quote(&c.path)
-                );
-            }
-            Action::Mkdir => {
-                let _ = writeln!(out, "mkdir -p {} || failed=1", quote(&c.path));
-            }
-            Action::MoveTasks => {
-                let from = c.current.as_deref().unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "for pid in $(cat {}); do printf '%s\\n' \"$pid\" > {} 2>/dev/null; done",
-                    quote(from),
-                    quote(&c.path)
-                );
-            }
-            Action::SetEnv => {
-                let assign = c.new.as_deref().unwrap_or_default();
-                let key = assign.split('=').next().unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "# now: {}\nif grep -q '^{key}=' {file}; then sed -i 's|^{key}=.*|{assign}|' {file}; else echo {q} >> {file}; fi || failed=1",
-                    c.current.as_deref().unwrap_or("(unset)"),
-                    file = quote(&c.path),
-                    q = quote(assign),
-                );
-            }
-            Action::SetAffinity => {
-                let _ = writeln!(
-                    out,
-                    "# now: {}\ntaskset -pc {} {} >/dev/null || failed=1",
-                    c.current.as_deref().unwrap_or("(unknown)"),
-                    quote(c.new.as_deref().unwrap_or_default()),
-                    c.path.trim_start_matches("/proc/")
-                );
-            }
-            Action::Restart => {
-                let _ = writeln!(out, "systemctl try-restart {} || failed=1", quote(&c.path));
-            }
-            Action::SetPolicy => {
-                let _ = writeln!(
-                    out,
-                    "# now: {}\n{} || failed=1",
-                    c.current.as_deref().unwrap_or("(unknown)"),
-                    chrt(
-                        c.new.as_deref().unwrap_or_default(),
-                        c.path.trim_start_matches("/proc/")
-                    )
-                );
-            }
-        }
+        shell_command(&mut out, c);
     }
     out.push_str("\nexit $failed\n");
     out
+}
+
+/// The command that carries out change `c`, with the value it replaces as a comment.
+fn shell_command(out: &mut String, c: &Change) {
+    match c.action {
+        Action::Write => {
+            let _ = writeln!(
+                out,
+                "# now: {}\nw {} {}",
+                c.current.as_deref().unwrap_or("(absent)"),
+                quote(c.new.as_deref().unwrap_or_default()),
+                quote(&c.path)
+            );
+        }
+        Action::Mkdir => {
+            let _ = writeln!(out, "mkdir -p {} || failed=1", quote(&c.path));
+        }
+        Action::MoveTasks => {
+            let from = c.current.as_deref().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "for pid in $(cat {}); do printf '%s\\n' \"$pid\" > {} 2>/dev/null; done",
+                quote(from),
+                quote(&c.path)
+            );
+        }
+        Action::SetEnv => {
+            let assign = c.new.as_deref().unwrap_or_default();
+            let key = assign.split('=').next().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "# now: {}\nif grep -q '^{key}=' {file}; then sed -i 's|^{key}=.*|{assign}|' {file}; else echo {q} >> {file}; fi || failed=1",
+                c.current.as_deref().unwrap_or("(unset)"),
+                file = quote(&c.path),
+                q = quote(assign),
+            );
+        }
+        Action::SetAffinity => {
+            let _ = writeln!(
+                out,
+                "# now: {}\ntaskset -pc {} {} >/dev/null || failed=1",
+                c.current.as_deref().unwrap_or("(unknown)"),
+                quote(c.new.as_deref().unwrap_or_default()),
+                c.path.trim_start_matches("/proc/")
+            );
+        }
+        Action::Restart => {
+            let _ = writeln!(out, "systemctl try-restart {} || failed=1", quote(&c.path));
+        }
+        Action::SetPolicy => {
+            let _ = writeln!(
+                out,
+                "# now: {}\n{} || failed=1",
+                c.current.as_deref().unwrap_or("(unknown)"),
+                chrt(
+                    c.new.as_deref().unwrap_or_default(),
+                    c.path.trim_start_matches("/proc/")
+                )
+            );
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use model::Nanos;
 use model::workload::WorkloadInfo;
 
-use crate::table::align_right;
+use crate::columns::align_right;
 
 /// The section as text.
 pub fn table(w: &WorkloadInfo) -> String {

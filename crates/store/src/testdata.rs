@@ -276,7 +276,9 @@ pub(crate) fn realistic() -> MeasureRun {
 
 /// A trace capture with one explained spike, every field set.
 fn trace() -> model::explain::TraceCapture {
-    use model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
+    use model::explain::{
+        Cause, Caveat, Explanation, Milestones, Part, PartKind, Phases, TraceCapture,
+    };
     TraceCapture {
         instance: "rtlab-4242".to_string(),
         clock: "mono".to_string(),
@@ -312,8 +314,19 @@ fn trace() -> model::explain::TraceCapture {
                 inside: None,
             }],
             culprit: PartKind::HigherPriorityTask,
-            story: "CPU 1 woke 5012 us late.".to_string(),
-            caveats: vec!["timestamps have microsecond resolution".to_string()],
+            phases: Some(Phases {
+                before_fire: Vec::new(),
+                waiting: vec![Cause {
+                    kind: PartKind::HigherPriorityTask,
+                    what: "hog (pid 812, real-time priority 99)".to_string(),
+                    duration_ns: 5_007_000,
+                }],
+            }),
+            old_story: None,
+            caveats: vec![
+                Caveat::LostEvents { times: 3 },
+                Caveat::Said("timestamps have microsecond resolution".to_string()),
+            ],
         }],
         notes: vec!["spike at cycle 3 is older than the trace buffer".to_string()],
     }

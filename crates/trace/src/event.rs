@@ -191,15 +191,23 @@ pub fn decode<'a>(event: &Event<'a>) -> Kind<'a> {
 }
 
 fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    match name {
+        "sched_switch" | "sched_waking" | "sched_wakeup" | "sched_wakeup_new"
+        | "sched_migrate_task" => sched_fields(name, f),
+        "irq_handler_entry" | "irq_handler_exit" | "softirq_entry" | "softirq_exit"
+        | "softirq_raise" | "nmi_handler" => interrupt_fields(name, f),
+        "hrtimer_start" | "hrtimer_expire_entry" | "hrtimer_expire_exit" => timer_fields(name, f),
+        _ => other_fields(name, f),
+    }
+}
+
+/// The scheduler's events: switches, wake-ups, migrations.
+fn sched_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
     Some(match name {
         "sched_switch" => switch(f)?,
         "sched_waking" => {
             let (task, target_cpu) = wakeup(f)?;
             Kind::Waking { task, target_cpu }
-        }
-        "sched_wakeup" | "sched_wakeup_new" => {
-            let (task, target_cpu) = wakeup(f)?;
-            Kind::Wakeup { task, target_cpu }
         }
         "sched_migrate_task" => {
             let p = Pairs::of(f);
@@ -213,6 +221,16 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
                 dest_cpu: cpu_number(p.get("dest_cpu")?)?,
             }
         }
+        _ => {
+            let (task, target_cpu) = wakeup(f)?;
+            Kind::Wakeup { task, target_cpu }
+        }
+    })
+}
+
+/// Interrupt handlers, softirqs and NMIs.
+fn interrupt_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    Some(match name {
         "irq_handler_entry" => {
             let p = Pairs::of(f);
             Kind::IrqEntry {
@@ -223,7 +241,17 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
         "irq_handler_exit" => Kind::IrqExit {
             irq: Pairs::of(f).num("irq")?,
         },
-        "softirq_entry" | "softirq_exit" | "softirq_raise" => {
+        "nmi_handler" => {
+            // `perf_event_nmi_handler() delta_ns: 4470 handled: 1` (%ps of the handler).
+            let (head, rest) = f.split_once("delta_ns:")?;
+            let handler = head.trim().trim_end_matches("()");
+            let handler = handler.split('+').next().unwrap_or(handler);
+            Kind::Nmi {
+                handler,
+                delta_ns: rest.split_whitespace().next()?.parse().ok()?,
+            }
+        }
+        _ => {
             // `vec=7 [action=SCHED]`
             let vec = f
                 .strip_prefix("vec=")?
@@ -240,26 +268,33 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
                 _ => Kind::SoftirqRaise { vec },
             }
         }
-        "hrtimer_start" => {
-            let p = Pairs::of(f);
-            Kind::HrtimerStart {
-                hrtimer: p.get("hrtimer")?,
-                function: function_name(p.get("function")?),
-                // The deadline asked for is the soft expiry (the hard one adds the slack).
-                expires_ns: p.num("softexpires").or_else(|| p.num("expires"))?,
-            }
-        }
-        "hrtimer_expire_entry" => {
-            let p = Pairs::of(f);
-            Kind::HrtimerExpireEntry {
-                hrtimer: p.get("hrtimer")?,
-                function: function_name(p.get("function")?),
-                now_ns: p.num("now")?,
-            }
-        }
-        "hrtimer_expire_exit" => Kind::HrtimerExpireExit {
-            hrtimer: Pairs::of(f).get("hrtimer")?,
+    })
+}
+
+/// hrtimers started and expiring.
+fn timer_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    let p = Pairs::of(f);
+    Some(match name {
+        "hrtimer_start" => Kind::HrtimerStart {
+            hrtimer: p.get("hrtimer")?,
+            function: function_name(p.get("function")?),
+            // The deadline asked for is the soft expiry (the hard one adds the slack).
+            expires_ns: p.num("softexpires").or_else(|| p.num("expires"))?,
         },
+        "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
+            hrtimer: p.get("hrtimer")?,
+            function: function_name(p.get("function")?),
+            now_ns: p.num("now")?,
+        },
+        _ => Kind::HrtimerExpireExit {
+            hrtimer: p.get("hrtimer")?,
+        },
+    })
+}
+
+/// Workqueue items, preemptirq sections, markers, IPIs and x86's interrupt vectors.
+fn other_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    Some(match name {
         "workqueue_execute_start" => {
             // kernel: `work struct 0x...: function foo`; the same in trace-cmd.
             let function = f
@@ -276,16 +311,6 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
                 "irq_enable" => Kind::IrqsOn { caller },
                 "preempt_disable" => Kind::PreemptOff { caller },
                 _ => Kind::PreemptOn { caller },
-            }
-        }
-        "nmi_handler" => {
-            // `perf_event_nmi_handler() delta_ns: 4470 handled: 1` (%ps of the handler).
-            let (head, rest) = f.split_once("delta_ns:")?;
-            let handler = head.trim().trim_end_matches("()");
-            let handler = handler.split('+').next().unwrap_or(handler);
-            Kind::Nmi {
-                handler,
-                delta_ns: rest.split_whitespace().next()?.parse().ok()?,
             }
         }
         "tracing_mark_write" => Kind::Marker { text: f.trim_end() },

@@ -1,7 +1,7 @@
 //! The hwlat tracer's output (`echo hwlat > current_tracer`, then `trace` or `trace_pipe`):
 //! this module owns reading its samples (`#N inner/outer(us): I/O ts:S.NS count:N`, the NMI
-//! fields when an NMI came in) into a [`HwlatReport`], summing them up per CPU and telling them
-//! in words. Data in, data out: no file access, no clock.
+//! fields when an NMI came in) into a [`HwlatReport`] and summing them up per CPU
+//! (`report::story` tells them in words). Data in, data out: no file access, no clock.
 
 use std::collections::BTreeMap;
 
@@ -157,10 +157,6 @@ fn secs_to_ns(s: &str) -> Option<u64> {
         .checked_add(digits(&frac)?)
 }
 
-fn plural(n: usize, one: &str) -> String {
-    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
-}
-
 impl HwlatReport {
     /// The sample with the largest latency (inner or outer); the first one on a tie.
     pub fn worst(&self) -> Option<&HwlatSample> {
@@ -178,62 +174,6 @@ impl HwlatReport {
             *e = (e.0 + 1, e.1.max(s.inner_us).max(s.outer_us));
         }
         m.into_iter().map(|(c, (n, max))| (c, n, max)).collect()
-    }
-
-    /// One plain-English paragraph: how many samples on how many CPUs, the worst one, what the
-    /// NMIs account for, and where such latency comes from.
-    pub fn story(&self) -> String {
-        let of = if self.cpus > 0 {
-            format!(" of {}", self.cpus)
-        } else {
-            String::new()
-        };
-        let Some(w) = self.worst() else {
-            return format!(
-                "hwlat: no sample went over the threshold (tracing_thresh): the hardware, the \
-                 firmware and the hypervisor stayed out of the way while the tracer ran{}.",
-                if self.cpus > 0 {
-                    format!(" on {} CPUs", self.cpus)
-                } else {
-                    String::new()
-                }
-            );
-        };
-        let worst = w.inner_us.max(w.outer_us);
-        let which = match w.inner_us.cmp(&w.outer_us) {
-            std::cmp::Ordering::Greater => "inner",
-            std::cmp::Ordering::Less => "outer",
-            std::cmp::Ordering::Equal => "inner and outer",
-        };
-        let mut s = format!(
-            "hwlat: {} over the threshold on {}{of} CPUs; worst {worst} us ({which}) on CPU {} at \
-             ts {} (sample #{}",
-            plural(self.samples.len(), "sample"),
-            self.per_cpu().len(),
-            w.cpu,
-            w.wall_ts,
-            w.seq
-        );
-        if let Some(c) = w.count.filter(|&c| c > 1) {
-            s += &format!(", one of {c} latencies in its window");
-        }
-        s += ").";
-        let nmi: Vec<&HwlatSample> = (self.samples.iter())
-            .filter(|s| s.nmi_count.unwrap_or(0) > 0 || s.nmi_total_us.unwrap_or(0) > 0)
-            .collect();
-        if !nmi.is_empty() {
-            s += &format!(" {} saw NMIs", plural(nmi.len(), "sample"));
-            if let Some(max) = nmi.iter().filter_map(|s| s.nmi_total_us).max() {
-                s += &format!(" (up to {max} us)");
-            }
-            s += ": that time is the kernel's own NMI handling, not the hardware's.";
-            if let Some(t) = w.nmi_total_us.filter(|&t| t > 0) {
-                s += &format!(" Of the worst sample's {worst} us, {t} us were NMIs.");
-            }
-        }
-        s += " Latency seen with interrupts off and nothing else running points at firmware \
-              (SMIs), the hypervisor or the hardware.";
-        s
     }
 }
 
@@ -294,13 +234,6 @@ mod tests {
             (7, 3, 12),
         ];
         assert_eq!(r.per_cpu(), per_cpu);
-        assert_eq!(
-            r.story(),
-            "hwlat: 12 samples over the threshold on 7 of 8 CPUs; worst 18 us (inner) on CPU 3 at \
-             ts 1581527654.889013793 (sample #7). 2 samples saw NMIs (up to 7 us): that time is \
-             the kernel's own NMI handling, not the hardware's. Latency seen with interrupts off \
-             and nothing else running points at firmware (SMIs), the hypervisor or the hardware."
-        );
         let json = serde_json::to_string(&r).unwrap_or_default();
         assert_eq!(serde_json::from_str::<HwlatReport>(&json).ok(), Some(r));
     }
@@ -340,14 +273,8 @@ mod tests {
                 (3, 12, 678_473_449_000, 11, 12, Some(6), None),
             ]
         );
-        let s = r.story();
-        assert!(s.starts_with("hwlat: 3 samples over the threshold on 3 CPUs; worst 2150 us (inner) on CPU 1 at ts 1578801212.559595228 (sample #1). 1 sample saw NMIs: that"), "{s}");
+        assert_eq!(r.worst().map(|s| s.seq), Some(1));
         assert_eq!(parse("").map(|r| r.samples.len()), Ok(0));
-        assert!(
-            HwlatReport::default()
-                .story()
-                .starts_with("hwlat: no sample went over")
-        );
         assert!(!detect("") && !detect("# tracer: irqsoff\n") && !detect("hello\n"));
     }
 
@@ -410,7 +337,7 @@ mod tests {
         fn never_panics_on_arbitrary_text(text in "\\PC{0,300}") {
             let _ = detect(&text);
             if let Ok(r) = parse(&text) {
-                let _ = (r.story(), r.per_cpu(), r.worst());
+                let _ = (r.per_cpu(), r.worst());
             }
         }
 
@@ -424,7 +351,7 @@ mod tests {
             if text.is_char_boundary(at) && text.is_char_boundary(end)
                 && let Ok(r) = parse(&format!("{}{junk}{}", &text[..at], &text[end..]))
             {
-                let _ = (r.story(), r.per_cpu(), r.worst());
+                let _ = (r.per_cpu(), r.worst());
             }
         }
 

@@ -1,7 +1,8 @@
 //! The latency tracers' reports: the text of `/sys/kernel/tracing/trace` once `irqsoff`,
 //! `preemptoff`, `preemptirqsoff`, `wakeup`, `wakeup_rt` or `wakeup_dl` has recorded a maximum
 //! (or any tracer with the `latency-format` option). This module owns reading that text into a
-//! [`LatencyReport`] (the header's facts, the entries, the recorded stack) and telling it in words.
+//! [`LatencyReport`] (the header's facts, the entries, the recorded stack); `report::story`
+//! tells it in words.
 //!
 //! Entry layouts read: `comm-pid CPU+flags time: text` with 4 to 8 flag columns (3.x to 6.x
 //! kernels, PREEMPT_RT's lazy and migrate-disable columns), the `display-graph` layout
@@ -394,38 +395,28 @@ fn is_stack_marker(text: &str) -> bool {
     text.starts_with("<stack trace>") || text.starts_with("<user stack trace>")
 }
 
-/// `0:120:R   + [002]  5882: 94:R sleep` (wake-up) or `... ==> [002] ...` (switch):
-/// (is a switch, the woken or next task's pid).
-fn sched_line(text: &str) -> Option<(bool, u32)> {
-    let (left, right) = text.split_once('[')?;
-    let left = left.trim_end();
-    let switch = left.ends_with("==>");
-    if !switch && !left.ends_with('+') {
-        return None;
-    }
-    let (_, next) = right.split_once(']')?;
-    Some((switch, num32(next.trim_start().split_once(':')?.0)?))
+/// A wake-up or a switch as a latency trace prints it: `0:120:R   + [002]  5882: 94:R sleep`
+/// (the wake-up of pid 5882) or `... ==> [002] ...` (the switch to it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedStep {
+    /// A switch (`==>`), else a wake-up (`+`).
+    pub switch: bool,
+    /// The woken or next task's pid.
+    pub pid: u32,
 }
 
-/// `71 us`, `0.378 us`.
-fn fmt_us(ns: u64) -> String {
-    let frac = format!("{:03}", ns % 1000);
-    let frac = frac.trim_end_matches('0');
-    let dot = if frac.is_empty() { "" } else { "." };
-    format!("{}{dot}{frac} us", ns / 1000)
-}
-
-fn policy_words(t: &LatencyTask) -> String {
-    let prio = t.rt_prio.map(|p| format!(" prio {p}")).unwrap_or_default();
-    let nice = t.nice.map(|n| format!(" nice {n}")).unwrap_or_default();
-    match t.policy {
-        Some(0) | None => format!("SCHED_OTHER{nice}"),
-        Some(1) => format!("SCHED_FIFO{prio}"),
-        Some(2) => format!("SCHED_RR{prio}"),
-        Some(3) => format!("SCHED_BATCH{nice}"),
-        Some(5) => "SCHED_IDLE".to_string(),
-        Some(6) => "SCHED_DEADLINE".to_string(),
-        Some(p) => format!("policy {p}"),
+impl LatencyEntry {
+    /// The wake-up or switch this entry records, when it records one.
+    pub fn sched(&self) -> Option<SchedStep> {
+        let (left, right) = self.text.split_once('[')?;
+        let left = left.trim_end();
+        let switch = left.ends_with("==>");
+        if !switch && !left.ends_with('+') {
+            return None;
+        }
+        let (_, next) = right.split_once(']')?;
+        let pid = num32(next.trim_start().split_once(':')?.0)?;
+        Some(SchedStep { switch, pid })
     }
 }
 
@@ -441,111 +432,6 @@ impl LatencyReport {
         steps.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         steps.truncate(n);
         steps
-    }
-
-    /// One plain-English paragraph: what was off (or who waited) for how long, where, the
-    /// longest steps, who ran meanwhile, how complete the trace is and the recorded stack.
-    pub fn story(&self) -> String {
-        let mut s = format!("{}: {}.", self.tracer, self.opening());
-        let steps: Vec<String> = (self.longest_steps(3).into_iter())
-            .filter(|&(_, ns)| ns >= 2000)
-            .filter_map(|(i, ns)| {
-                let e = self.entries.get(i)?;
-                let text = match sched_line(&e.text) {
-                    Some((false, p)) => format!("the wake-up of pid {p}"),
-                    Some((true, p)) => format!("the switch to pid {p}"),
-                    None => e.text.split_whitespace().collect::<Vec<_>>().join(" "),
-                };
-                let (took, at) = (fmt_us(ns), fmt_us(e.offset_ns));
-                Some(format!("{text} took {took} (at {at})"))
-            })
-            .collect();
-        if !steps.is_empty() {
-            s += &format!(" Longest steps: {}.", steps.join("; "));
-        } else if self.entries.len() > 2 {
-            s += " No step between entries took 2 us or more: the time is spread out.";
-        }
-        let mut tasks: Vec<String> = Vec::new();
-        for t in self.entries.iter().map(|e| format!("{}-{}", e.comm, e.pid)) {
-            if !tasks.contains(&t) {
-                tasks.push(t);
-            }
-        }
-        if tasks.len() > 1 {
-            s += &format!(" Tasks on the CPU meanwhile: {}.", tasks.join(", "));
-        }
-        if let (Some(shown), Some(total)) = (self.entries_shown, self.entries_total) {
-            s += &format!(" The header counts {shown} of {total} entries");
-            if shown < total {
-                s += &format!(" ({} lost to a full buffer)", total - shown);
-            }
-            let held = self.entries.len();
-            if self.elided {
-                s += &format!("; the text holds {held}, some were elided");
-            } else if (held as u64) < shown {
-                s += &format!("; the text holds only {held}");
-            }
-            s += ".";
-        }
-        if !self.stack.is_empty() {
-            let top: Vec<&str> = self.stack.iter().take(3).map(String::as_str).collect();
-            let frames = match self.stack.len() {
-                1 => "1 frame".to_string(),
-                n => format!("{n} frames"),
-            };
-            s += &format!(
-                " Top of the recorded stack ({frames}): {}.",
-                top.join(" <- ")
-            );
-        }
-        s
-    }
-
-    /// The first sentence, without its tracer and full stop.
-    fn opening(&self) -> String {
-        let lat = fmt_us(self.latency_ns);
-        let cpu = self.cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default();
-        if !self.tracer.starts_with("wakeup") {
-            let what = match self.tracer.as_str() {
-                "irqsoff" => "interrupts were off",
-                "preemptoff" => "preemption was off",
-                "preemptirqsoff" => "interrupts or preemption were off (nothing could run)",
-                _ => "the recorded latency lasted",
-            };
-            let mut s = format!("{what} for {lat}{cpu}");
-            if let Some(t) = &self.task {
-                s += &format!(" while {} (pid {}) was running", t.comm, t.pid);
-            }
-            return s + &match (&self.started_at, &self.ended_at) {
-                (Some(a), Some(b)) => format!(", from {a} to {b}"),
-                (Some(a), None) => format!(", from {a}"),
-                (None, Some(b)) => format!(", until {b}"),
-                (None, None) => String::new(),
-            };
-        }
-        let who = |t: &LatencyTask| format!("{} (pid {}, {})", t.comm, t.pid, policy_words(t));
-        let who = self.task.as_ref().map_or("the woken task".to_string(), who);
-        let mut s = format!("{who} took {lat} from its wake-up to running{cpu}");
-        let pid = self.task.as_ref().map(|t| t.pid);
-        let sched = |switch: bool| {
-            let is = |w: bool, p: u32| w == switch && pid.is_none_or(|x| x == p);
-            let mut lines = self.entries.iter();
-            let e = lines.find(|e| sched_line(&e.text).is_some_and(|(w, p)| is(w, p)))?;
-            Some(format!(
-                "at {} {} {} (pid {})",
-                fmt_us(e.offset_ns),
-                ["by", "in place of"][usize::from(switch)],
-                e.comm,
-                e.pid
-            ))
-        };
-        if let Some(woken) = sched(false) {
-            s += &format!(". It was woken {woken}");
-            if let Some(switched) = sched(true) {
-                s += &format!(" and switched in {switched}");
-            }
-        }
-        s
     }
 }
 

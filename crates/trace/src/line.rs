@@ -193,49 +193,8 @@ fn special(t: &str) -> Option<Line<'_>> {
 /// line of traces of gigabytes.
 fn event(line: &str) -> Option<Event<'_>> {
     let b = line.as_bytes();
-    // The CPU column: the first `[digits]` preceded by a space.
-    let mut i = 0;
-    let (open, close, cpu) = loop {
-        let at = i + b[i..].iter().position(|&c| c == b'[')?;
-        if at > 0 && b[at - 1] == b' ' {
-            let mut j = at + 1;
-            let mut cpu: u32 = 0;
-            while j < b.len() && b[j].is_ascii_digit() {
-                cpu = cpu.checked_mul(10)?.checked_add(u32::from(b[j] - b'0'))?;
-                j += 1;
-            }
-            if j > at + 1 && j < b.len() && b[j] == b']' {
-                // A CPU number no kernel has is a damaged line, not an event: everything
-                // downstream may size per-CPU state by it.
-                if cpu > model::cpuset::MAX_CPU {
-                    return None;
-                }
-                break (at, j, cpu);
-            }
-        }
-        i = at + 1;
-    };
-    let mut head = line[..open].trim();
-    // record-tgid's `(  tgid)` column.
-    if head.ends_with(')')
-        && let Some(p) = head.rfind('(')
-    {
-        head = head[..p].trim_end();
-    }
-    // trace-cmd's `instance:` prefix before the task.
-    if let Some(sp) = head.find(' ')
-        && head.as_bytes()[sp - 1] == b':'
-        && sp > 0
-    {
-        let rest = head[sp..].trim_start();
-        if rest.contains('-') {
-            head = rest;
-        }
-    }
-    let dash = head.rfind('-')?;
-    let task = head[..dash].trim_start();
-    let pid = digits(&head[dash + 1..])?;
-
+    let (open, close, cpu) = cpu_column(b)?;
+    let (task, pid) = task_pid(&line[..open])?;
     // After `]`: an optional flags word, then `SECONDS.FRACTION:`.
     let mut k = close + 1;
     let word = |k: &mut usize| -> Option<(usize, usize)> {
@@ -281,6 +240,55 @@ fn event(line: &str) -> Option<Event<'_>> {
         fields,
         line,
     })
+}
+
+/// The CPU column: the first `[digits]` preceded by a space, as (its `[`, its `]`, the CPU).
+fn cpu_column(b: &[u8]) -> Option<(usize, usize, u32)> {
+    let mut i = 0;
+    loop {
+        let at = i + b[i..].iter().position(|&c| c == b'[')?;
+        if at > 0 && b[at - 1] == b' ' {
+            let mut j = at + 1;
+            let mut cpu: u32 = 0;
+            while j < b.len() && b[j].is_ascii_digit() {
+                cpu = cpu.checked_mul(10)?.checked_add(u32::from(b[j] - b'0'))?;
+                j += 1;
+            }
+            if j > at + 1 && j < b.len() && b[j] == b']' {
+                // A CPU number no kernel has is a damaged line, not an event: everything
+                // downstream may size per-CPU state by it.
+                if cpu > model::cpuset::MAX_CPU {
+                    return None;
+                }
+                return Some((at, j, cpu));
+            }
+        }
+        i = at + 1;
+    }
+}
+
+/// The task and pid before the CPU column (`bash-2042`, after trace-cmd's `instance:`
+/// prefix, before record-tgid's `(  tgid)` column).
+fn task_pid(before_cpu: &str) -> Option<(&str, u32)> {
+    let mut head = before_cpu.trim();
+    // record-tgid's `(  tgid)` column.
+    if head.ends_with(')')
+        && let Some(p) = head.rfind('(')
+    {
+        head = head[..p].trim_end();
+    }
+    // trace-cmd's `instance:` prefix before the task.
+    if let Some(sp) = head.find(' ')
+        && head.as_bytes()[sp - 1] == b':'
+        && sp > 0
+    {
+        let rest = head[sp..].trim_start();
+        if rest.contains('-') {
+            head = rest;
+        }
+    }
+    let dash = head.rfind('-')?;
+    Some((head[..dash].trim_start(), digits(&head[dash + 1..])?))
 }
 
 /// Decimal digits to a number (no sign, no spaces).

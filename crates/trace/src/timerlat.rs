@@ -1,10 +1,9 @@
 //! The timerlat tracer's own trace (`# tracer: timerlat`): one line per activation and context,
 //! `#ID context irq|thread timer_latency N ns`, per CPU. Read into per-CPU IRQ and thread
 //! latencies (count, minimum, mean, maximum and the activation of the maximum), the way rtla
-//! summarises them, for kernels that have the tracer.
+//! summarises them, for kernels that have the tracer (`report::story` tells them).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -116,53 +115,6 @@ pub fn parse(text: &str) -> Result<TimerlatReport, ParseError> {
     Ok(r)
 }
 
-fn us(ns: u64) -> String {
-    format!("{:.1} us", ns as f64 / 1000.0)
-}
-
-impl TimerlatReport {
-    /// The summary in words and a per-CPU table.
-    pub fn story(&self) -> String {
-        let mut out = String::new();
-        let worst = self
-            .cpus
-            .iter()
-            .max_by_key(|(_, (_, thr))| thr.max_ns)
-            .map(|(cpu, (irq, thr))| (*cpu, *irq, *thr));
-        if let Some((cpu, irq, thr)) = worst {
-            let _ = write!(
-                out,
-                "timerlat: the worst thread latency is {} on CPU {cpu} (activation #{}); that \
-                 CPU's worst IRQ latency is {}. IRQ latency is timer expiry to its handler \
-                 (interrupts off, or the hardware); the rest of the thread latency is the \
-                 scheduler and what held the CPU before the timerlat thread ran.\n\n",
-                us(thr.max_ns),
-                thr.max_id,
-                us(irq.max_ns)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "CPU  activations  irq min  irq avg  irq max  thread min  thread avg  thread max"
-        );
-        for (cpu, (irq, thr)) in &self.cpus {
-            let avg = |c: &ContextStats| us(c.sum_ns / c.count.max(1));
-            let _ = writeln!(
-                out,
-                "{cpu:>3}  {:>11}  {:>7}  {:>7}  {:>7}  {:>10}  {:>10}  {:>10}",
-                thr.count.max(irq.count),
-                us(irq.min_ns),
-                avg(irq),
-                us(irq.max_ns),
-                us(thr.min_ns),
-                avg(thr),
-                us(thr.max_ns)
-            );
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,13 +143,6 @@ mod tests {
         );
         let (irq1, thr1) = r.cpus[&1];
         assert_eq!((irq1.max_ns, thr1.max_ns, thr1.max_id), (2833, 9820, 1));
-        let story = r.story();
-        assert!(
-            story.starts_with(
-                "timerlat: the worst thread latency is 11.7 us on CPU 0 (activation #1)"
-            ),
-            "{story}"
-        );
     }
 
     #[test]

@@ -110,6 +110,6 @@ pub struct AnalysisArgs {
 pub enum ExplainFormat {
     /// Stories and tables.
     Text,
-    /// JSON (`rtlab.explain/1`; the analyses `rtlab.trace-stats/1`).
+    /// JSON (`rtlab.explain/2`; the analyses `rtlab.trace-stats/1`).
     Json,
 }

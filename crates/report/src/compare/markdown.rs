@@ -24,6 +24,24 @@ pub fn compare_markdown(c: &Comparison) -> String {
     if let Some(warning) = c.mixed_warning() {
         let _ = writeln!(out, "**Warning:** {}.\n", cell(&warning));
     }
+    runs_table(&mut out, c);
+    out.push('\n');
+    figures_table(&mut out, c, baseline);
+    if let Some(v) = &c.verdict {
+        let _ = writeln!(out, "\n**{}**", cell(&v.summary()));
+        if !v.passed {
+            out.push('\n');
+        }
+        for m in v.messages() {
+            let _ = writeln!(out, "- {}", cell(&m));
+        }
+    }
+    out
+}
+
+/// The runs compared: label, host, kernel, start and, when any has one, what they were
+/// measured under.
+fn runs_table(out: &mut String, c: &Comparison) {
     let conditions = c.has_conditions();
     let (more_head, more_rule) = if conditions {
         (" measured under |", " --- |")
@@ -47,8 +65,11 @@ pub fn compare_markdown(c: &Comparison) -> String {
             cell(&started(&r.started_at))
         );
     }
-    out.push('\n');
+}
 
+/// The talk's table: the figure groups' header, the cluster and CPU rows, then each run and
+/// under every later one its change against `baseline`.
+fn figures_table(out: &mut String, c: &Comparison, baseline: &str) {
     let columns: Vec<u32> = c.clusters.iter().flat_map(|g| g.cpus.clone()).collect();
     let n = columns.len();
     let mut head = vec![String::new()];
@@ -63,34 +84,23 @@ pub fn compare_markdown(c: &Comparison) -> String {
             rule.push("--:".to_string());
         }
     }
-    row(&mut out, &head);
-    row(&mut out, &rule);
+    row(out, &head);
+    row(out, &rule);
     if c.heterogeneous {
-        let mut names = vec!["**Cluster**".to_string()];
-        for _ in Figure::ALL {
-            for g in &c.clusters {
-                for i in 0..g.cpus.len() {
-                    names.push(match (&g.name, i) {
-                        (Some(name), 0) => format!("**{}**", cell(name)),
-                        _ => String::new(),
-                    });
-                }
-            }
-        }
-        row(&mut out, &names);
+        row(out, &cluster_row(c));
     }
     let mut cpus = vec!["**CPU**".to_string()];
     for _ in Figure::ALL {
         cpus.extend(columns.iter().map(|cpu| format!("**{cpu}**")));
     }
-    row(&mut out, &cpus);
+    row(out, &cpus);
     let delta = format!("*{}*", cell(&delta_label(baseline)));
     for (i, r) in c.runs.iter().enumerate() {
         let mut cells = vec![cell(&r.label)];
         for f in Figure::ALL {
             cells.extend(r.cpus.iter().map(|x| x.cell(f)));
         }
-        row(&mut out, &cells);
+        row(out, &cells);
         if i > 0 && c.comparable(i) {
             let mut changes = vec![delta.clone()];
             for f in Figure::ALL {
@@ -99,19 +109,25 @@ pub fn compare_markdown(c: &Comparison) -> String {
                     d => format!("*{d}*"),
                 }));
             }
-            row(&mut out, &changes);
+            row(out, &changes);
         }
     }
-    if let Some(v) = &c.verdict {
-        let _ = writeln!(out, "\n**{}**", cell(&v.summary()));
-        if !v.passed {
-            out.push('\n');
-        }
-        for m in v.messages() {
-            let _ = writeln!(out, "- {}", cell(&m));
+}
+
+/// The bold `Cluster` row: each group's name over its first CPU, in every figure group.
+fn cluster_row(c: &Comparison) -> Vec<String> {
+    let mut names = vec!["**Cluster**".to_string()];
+    for _ in Figure::ALL {
+        for g in &c.clusters {
+            for i in 0..g.cpus.len() {
+                names.push(match (&g.name, i) {
+                    (Some(name), 0) => format!("**{}**", cell(name)),
+                    _ => String::new(),
+                });
+            }
         }
     }
-    out
+    names
 }
 
 /// One table row.

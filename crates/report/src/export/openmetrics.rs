@@ -153,7 +153,34 @@ const LATENCIES: [Statistic; 10] = [
 fn families(run: &MeasureRun) -> Vec<Family> {
     let host = || ("host", run.host.hostname.clone());
     let cpu_labels = |cpu: u32| vec![host(), ("cpu", cpu.to_string())];
-    let mut out = vec![
+    let mut out = run_families(run);
+    out.extend(count_families(run, &cpu_labels));
+    if let Some(noise) = &run.noise {
+        out.extend(noise_families(noise, &cpu_labels));
+        return out;
+    }
+    for (name, help, figure) in LATENCIES {
+        out.push(Family {
+            name,
+            help,
+            unit: Some(Unit::Seconds),
+            samples: run
+                .cpus
+                .iter()
+                .filter_map(|c| {
+                    let ns = figure(&c.stats)?;
+                    Some((cpu_labels(c.cpu), Value::Float(ns_to_secs(ns))))
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// What the run is: its info, whether it can be judged, when it started, how long it ran.
+fn run_families(run: &MeasureRun) -> Vec<Family> {
+    let host = || ("host", run.host.hostname.clone());
+    vec![
         Family {
             name: "run_info",
             help: "The measurement this file describes; always 1",
@@ -195,6 +222,12 @@ fn families(run: &MeasureRun) -> Vec<Family> {
                 Value::Float(ns_to_secs(run.elapsed_ns.get() as f64)),
             )],
         },
+    ]
+}
+
+/// Per CPU: the samples measured and the periods missed.
+fn count_families(run: &MeasureRun, cpu_labels: &dyn Fn(u32) -> Labels) -> Vec<Family> {
+    vec![
         Family {
             name: "samples",
             help: if run.noise.is_some() {
@@ -219,27 +252,7 @@ fn families(run: &MeasureRun) -> Vec<Family> {
                 .map(|c| (cpu_labels(c.cpu), Value::Int(c.stats.overruns)))
                 .collect(),
         },
-    ];
-    if let Some(noise) = &run.noise {
-        out.extend(noise_families(noise, &cpu_labels));
-        return out;
-    }
-    for (name, help, figure) in LATENCIES {
-        out.push(Family {
-            name,
-            help,
-            unit: Some(Unit::Seconds),
-            samples: run
-                .cpus
-                .iter()
-                .filter_map(|c| {
-                    let ns = figure(&c.stats)?;
-                    Some((cpu_labels(c.cpu), Value::Float(ns_to_secs(ns))))
-                })
-                .collect(),
-        });
-    }
-    out
+    ]
 }
 
 /// A noise run's figures in place of the latency families: rtla osnoise's columns per CPU,

@@ -20,6 +20,38 @@ fn us(ns: u64) -> String {
 }
 
 pub(super) fn noise_ctx(n: &NoiseInfo) -> NoiseCtx {
+    let mut notes: Vec<String> = n.attribution_note.iter().cloned().collect();
+    notes.extend(n.cpus.iter().filter(|c| c.unexplained > 0).map(|c| {
+        format!(
+            "CPU {}: {} interruptions fell outside the trace and have no cause",
+            c.cpu, c.unexplained
+        )
+    }));
+    NoiseCtx {
+        intro: format!(
+            "Measured by {} (counter {}): every gap of {} or more between two counter reads is \
+             an interruption{}. The columns are rtla osnoise's; HW counts interruptions nothing \
+             the kernel recorded explains{}.",
+            n.engine.describe(),
+            n.counter,
+            n.threshold_ns,
+            match n.attribution.as_str() {
+                "trace" => ", attributed from a kernel trace recorded meanwhile",
+                "tracer" => ", attributed by the osnoise tracer",
+                _ => ", not attributed",
+            },
+            n.hypervisor.as_ref().map_or(String::new(), |h| format!(
+                " (here, under {h}, the hypervisor's share among them)"
+            )),
+        ),
+        columns: columns(n),
+        culprits: culprits(n),
+        notes,
+    }
+}
+
+/// Per CPU, rtla osnoise's columns.
+fn columns(n: &NoiseInfo) -> TableCtx {
     let head = [
         "CPU",
         "runtime (us)",
@@ -58,7 +90,16 @@ pub(super) fn noise_ctx(n: &NoiseInfo) -> NoiseCtx {
             ]
         })
         .collect();
-    let culprits = n
+    TableCtx {
+        head: head.iter().map(|h| h.to_string()).collect(),
+        rows,
+        foot: Vec::new(),
+    }
+}
+
+/// Per CPU, its eight main culprits.
+fn culprits(n: &NoiseInfo) -> TableCtx {
+    let rows = n
         .cpus
         .iter()
         .flat_map(|c| {
@@ -74,50 +115,19 @@ pub(super) fn noise_ctx(n: &NoiseInfo) -> NoiseCtx {
             })
         })
         .collect();
-    let mut notes: Vec<String> = n.attribution_note.iter().cloned().collect();
-    notes.extend(n.cpus.iter().filter(|c| c.unexplained > 0).map(|c| {
-        format!(
-            "CPU {}: {} interruptions fell outside the trace and have no cause",
-            c.cpu, c.unexplained
-        )
-    }));
-    NoiseCtx {
-        intro: format!(
-            "Measured by {} (counter {}): every gap of {} or more between two counter reads is \
-             an interruption{}. The columns are rtla osnoise's; HW counts interruptions nothing \
-             the kernel recorded explains{}.",
-            n.engine.describe(),
-            n.counter,
-            n.threshold_ns,
-            match n.attribution.as_str() {
-                "trace" => ", attributed from a kernel trace recorded meanwhile",
-                "tracer" => ", attributed by the osnoise tracer",
-                _ => ", not attributed",
-            },
-            n.hypervisor.as_ref().map_or(String::new(), |h| format!(
-                " (here, under {h}, the hypervisor's share among them)"
-            )),
-        ),
-        columns: TableCtx {
-            head: head.iter().map(|h| h.to_string()).collect(),
-            rows,
-            foot: Vec::new(),
-        },
-        culprits: TableCtx {
-            head: [
-                "CPU",
-                "class",
-                "cause",
-                "main cause of",
-                "time (us)",
-                "longest (us)",
-            ]
-            .iter()
-            .map(|h| h.to_string())
-            .collect(),
-            rows: culprits,
-            foot: Vec::new(),
-        },
-        notes,
+    TableCtx {
+        head: [
+            "CPU",
+            "class",
+            "cause",
+            "main cause of",
+            "time (us)",
+            "longest (us)",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect(),
+        rows,
+        foot: Vec::new(),
     }
 }

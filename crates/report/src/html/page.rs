@@ -12,7 +12,7 @@ use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use model::imported::Quantity;
 use model::load::LoadReport;
-use model::measure::{MeasureRun, RunStatus};
+use model::measure::{MeasureParams, MeasureRun, RunStatus};
 use model::{CpuSet, audit::AuditSummary};
 use serde::Serialize;
 
@@ -323,45 +323,74 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
         ),
         fact("Status", run.status.as_str()),
     ];
-    if let Some(i) = &run.import {
-        facts.push(fact(
-            "Imported",
-            format!(
-                "from {} output {} ({}): {}",
-                i.tool,
-                i.file,
-                i.quantity.describe(),
-                match i.quantity {
-                    Quantity::OsNoise => {
-                        "time taken from a busy loop, not wake-up latency; the figures below are \
-                         noise"
-                    }
-                    Quantity::WakeupLatency => "the figures below are the tool's wake-up latency",
-                    Quantity::ResponseTime => "the figures below are response times",
+    facts.extend(imported_fact(run));
+    facts.extend(worst_fact(run));
+    facts.push(fact("Parameters", params_text(p)));
+    facts.push(fact(
+        "Clock",
+        if p.clock == "monotonic" {
+            "CLOCK_MONOTONIC".to_string()
+        } else {
+            format!("{} (scripted for a test: not a measurement)", p.clock)
+        },
+    ));
+    facts.push(fact(
+        "rtlab",
+        match &run.build {
+            Some(build) => format!("{}, {build}", run.rtlab_version),
+            None => run.rtlab_version.clone(),
+        },
+    ));
+    facts
+}
+
+/// Where an imported run came from and what its figures are.
+fn imported_fact(run: &MeasureRun) -> Option<Fact> {
+    let i = run.import.as_ref()?;
+    Some(fact(
+        "Imported",
+        format!(
+            "from {} output {} ({}): {}",
+            i.tool,
+            i.file,
+            i.quantity.describe(),
+            match i.quantity {
+                Quantity::OsNoise => {
+                    "time taken from a busy loop, not wake-up latency; the figures below are \
+                     noise"
                 }
-            ),
-        ));
-    }
-    if let Some(max) = run.all.stats.max_ns {
-        let worst = CpuSet::from_cpus(
-            run.cpus
-                .iter()
-                .filter(|c| c.stats.max_ns == Some(max))
-                .map(|c| c.cpu),
-        );
-        facts.push(fact(
-            match Some(run.quantity()) {
-                Some(Quantity::OsNoise) => "Worst noise",
-                _ => "Worst latency",
-            },
-            format!(
-                "{} us on CPU{} {worst}, p99.9 {} us over all CPUs",
-                format_opt_us(Some(max)),
-                if worst.len() == 1 { "" } else { "s" },
-                format_opt_us(run.all.stats.p99_9_ns)
-            ),
-        ));
-    }
+                Quantity::WakeupLatency => "the figures below are the tool's wake-up latency",
+                Quantity::ResponseTime => "the figures below are response times",
+            }
+        ),
+    ))
+}
+
+/// The worst figure, on which CPUs, and the p99.9 over all of them.
+fn worst_fact(run: &MeasureRun) -> Option<Fact> {
+    let max = run.all.stats.max_ns?;
+    let worst = CpuSet::from_cpus(
+        run.cpus
+            .iter()
+            .filter(|c| c.stats.max_ns == Some(max))
+            .map(|c| c.cpu),
+    );
+    Some(fact(
+        match Some(run.quantity()) {
+            Some(Quantity::OsNoise) => "Worst noise",
+            _ => "Worst latency",
+        },
+        format!(
+            "{} us on CPU{} {worst}, p99.9 {} us over all CPUs",
+            format_opt_us(Some(max)),
+            if worst.len() == 1 { "" } else { "s" },
+            format_opt_us(run.all.stats.p99_9_ns)
+        ),
+    ))
+}
+
+/// The parameters as applied, in one line.
+fn params_text(p: &MeasureParams) -> String {
     let mut params = format!(
         "{} on CPUs {}, interval {}, planned {}, mlock {}, stack {} KiB, dma latency {}",
         policy_text(p),
@@ -385,23 +414,7 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
     if let Some(b) = p.budget_ns {
         params.push_str(&format!(", budget {b}"));
     }
-    facts.push(fact("Parameters", params));
-    facts.push(fact(
-        "Clock",
-        if p.clock == "monotonic" {
-            "CLOCK_MONOTONIC".to_string()
-        } else {
-            format!("{} (scripted for a test: not a measurement)", p.clock)
-        },
-    ));
-    facts.push(fact(
-        "rtlab",
-        match &run.build {
-            Some(build) => format!("{}, {build}", run.rtlab_version),
-            None => run.rtlab_version.clone(),
-        },
-    ));
-    facts
+    params
 }
 
 /// The kinds of CPU on the host, described, when there is more than one; and the kind

@@ -512,7 +512,9 @@ fn sixty_four_cpus_get_sixty_four_lines_and_a_legend_in_columns() {
 
 #[test]
 fn a_traced_run_tells_why_its_spikes_happened() {
-    use model::explain::{Explanation, Milestones, Part, PartKind, TraceCapture};
+    use model::explain::{
+        Cause, Caveat, Explanation, Milestones, Part, PartKind, Phases, TraceCapture,
+    };
     let mut run = full_run();
     let page = one(&run, "plain").page;
     assert!(!page.contains("Why the spikes happened"));
@@ -530,7 +532,11 @@ fn a_traced_run_tells_why_its_spikes_happened() {
             latency_ns: 5_762_000,
             deadline_ns: 1,
             cycle: Some(1499),
-            milestones: Milestones::default(),
+            milestones: Milestones {
+                timer_fired_ns: Some(2_000),
+                woken_ns: Some(3_000),
+                switched_in_ns: Some(5_750_000),
+            },
             parts: vec![Part {
                 kind: PartKind::HigherPriorityTask,
                 what: "<hog> (pid 12050, real-time priority 99)".into(),
@@ -541,8 +547,16 @@ fn a_traced_run_tells_why_its_spikes_happened() {
                 inside: None,
             }],
             culprit: PartKind::HigherPriorityTask,
-            story: "CPU 1: rtlab/1 woke 5762 us late; <hog> held the CPU.".into(),
-            caveats: vec!["3 switch(es) were inferred".into()],
+            phases: Some(Phases {
+                before_fire: Vec::new(),
+                waiting: vec![Cause {
+                    kind: PartKind::HigherPriorityTask,
+                    what: "<hog> (pid 12050, real-time priority 99)".into(),
+                    duration_ns: 5_697_000,
+                }],
+            }),
+            old_story: None,
+            caveats: vec![Caveat::InferredSwitches { cpu: 1, count: 3 }],
         }],
         ..TraceCapture::default()
     });
@@ -551,12 +565,12 @@ fn a_traced_run_tells_why_its_spikes_happened() {
     assert!(page.contains("frozen at the breach"));
     assert!(page.contains("CPU 1, cycle 1499: 5762.0 us late, main cause higher-priority task"));
     assert!(
-        page.contains("&lt;hog&gt; held the CPU."),
+        page.contains("&lt;hog&gt; (pid 12050, real-time priority 99), of higher priority, held the CPU for 5697 us."),
         "stories are escaped"
     );
     assert!(!page.contains("<hog>"));
     assert!(page.contains("<td class=\"num\">98.9 %</td>"));
-    assert!(page.contains("3 switch(es) were inferred"));
+    assert!(page.contains("3 switches on CPU 1 are not in the trace and were inferred"));
     assert!(
         page.contains("not traced: preemptirq&#x2f;*"),
         "escaped like every text"

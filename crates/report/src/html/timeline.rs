@@ -35,6 +35,54 @@ pub(super) fn worst_over_time(
     runs: &[(String, &MeasureRun)],
     budget: Option<Nanos>,
 ) -> Option<Plot> {
+    let placed = place(runs)?;
+    let end_ns = placed
+        .iter()
+        .map(|p| {
+            p.offset_ns
+                .saturating_add(p.slot_ns.saturating_mul(p.max_ns.len() as u64))
+        })
+        .max()?;
+    let (unit, unit_ns) = time_unit(Nanos(end_ns));
+    // Each run's steps are at least `step_ns` wide, so the whole span has at most MAX_STEPS.
+    let step_ns = (end_ns / MAX_STEPS).max(1);
+    let (lines, lowest, highest) = lines(&placed, step_ns, unit_ns);
+    let highest = highest.max(budget.map_or(0, Nanos::get));
+    let below_budget = budget.map_or(f64::INFINITY, |b| us(b.get()) * 0.9);
+    let lo = decade_below(us(lowest.min(BIN_NS * 1000)).min(below_budget));
+    let chart = Chart {
+        title: "Worst case over time, all runs".to_string(),
+        x: Axis {
+            label: format!("time since the first run started ({unit})"),
+            range: (0.0, end_ns as f64 / unit_ns),
+            scale: Scale::Linear,
+            ticks: Ticks::Plain,
+        },
+        y: Axis {
+            label: "largest latency per step, all CPUs (log scale)".to_string(),
+            range: (lo, nice_above(us(highest).max(lo) * 1.5)),
+            scale: Scale::Log,
+            ticks: Ticks::Latency,
+        },
+        lines,
+        rules: budget_rules(budget, false),
+    };
+    Some(Plot {
+        kind: "worst-over-time",
+        title: "Worst case over time".to_string(),
+        caption: format!(
+            "The largest latency over all CPUs in each step of {}, every run placed at the \
+             time it was measured, a colour per run name: the whole series of runs on one time \
+             axis, with the gaps between them.",
+            Nanos(step_ns.max(1_000_000_000))
+        ),
+        svg: chart.to_svg(),
+    })
+}
+
+/// The wake-up latency runs with a start time and a series, placed from the first start;
+/// `None` for fewer than two.
+fn place<'a>(runs: &'a [(String, &'a MeasureRun)]) -> Option<Vec<Placed<'a>>> {
     let starts: Vec<(&str, &MeasureRun, f64)> = runs
         .iter()
         .filter(|(_, r)| quantity(r) == Quantity::WakeupLatency)
@@ -50,26 +98,23 @@ pub(super) fn worst_over_time(
         return None;
     }
     let t0 = starts.iter().map(|s| s.2).fold(f64::INFINITY, f64::min);
-    let placed: Vec<Placed<'_>> = starts
-        .iter()
-        .map(|(name, r, t)| Placed {
-            name,
-            offset_ns: ((t - t0) * 1e9) as u64,
-            slot_ns: r.all.series.slot_ns.get(),
-            max_ns: &r.all.series.max_ns,
-            count: &r.all.series.count,
-        })
-        .collect();
-    let end_ns = placed
-        .iter()
-        .map(|p| {
-            p.offset_ns
-                .saturating_add(p.slot_ns.saturating_mul(p.max_ns.len() as u64))
-        })
-        .max()?;
-    let (unit, unit_ns) = time_unit(Nanos(end_ns));
-    // Each run's steps are at least `step_ns` wide, so the whole span has at most MAX_STEPS.
-    let step_ns = (end_ns / MAX_STEPS).max(1);
+    Some(
+        starts
+            .iter()
+            .map(|(name, r, t)| Placed {
+                name,
+                offset_ns: ((t - t0) * 1e9) as u64,
+                slot_ns: r.all.series.slot_ns.get(),
+                max_ns: &r.all.series.max_ns,
+                count: &r.all.series.count,
+            })
+            .collect(),
+    )
+}
+
+/// A line per run name, in the order the names first come, of steps `step_ns` wide or more
+/// (time in `unit_ns`); and the lowest (at least 1) and highest maximum drawn.
+fn lines(placed: &[Placed<'_>], step_ns: u64, unit_ns: f64) -> (Vec<Line>, u64, u64) {
     let mut by_name: BTreeMap<&str, (usize, Segments)> = BTreeMap::new();
     let (mut lowest, mut highest) = (u64::MAX, 0u64);
     for (order, p) in placed.iter().enumerate() {
@@ -113,37 +158,7 @@ pub(super) fn worst_over_time(
         })
         .collect();
     lines.sort_by_key(|(order, _)| *order);
-    let highest = highest.max(budget.map_or(0, Nanos::get));
-    let below_budget = budget.map_or(f64::INFINITY, |b| us(b.get()) * 0.9);
-    let lo = decade_below(us(lowest.min(BIN_NS * 1000)).min(below_budget));
-    let chart = Chart {
-        title: "Worst case over time, all runs".to_string(),
-        x: Axis {
-            label: format!("time since the first run started ({unit})"),
-            range: (0.0, end_ns as f64 / unit_ns),
-            scale: Scale::Linear,
-            ticks: Ticks::Plain,
-        },
-        y: Axis {
-            label: "largest latency per step, all CPUs (log scale)".to_string(),
-            range: (lo, nice_above(us(highest).max(lo) * 1.5)),
-            scale: Scale::Log,
-            ticks: Ticks::Latency,
-        },
-        lines: lines.into_iter().map(|(_, l)| l).collect(),
-        rules: budget_rules(budget, false),
-    };
-    Some(Plot {
-        kind: "worst-over-time",
-        title: "Worst case over time".to_string(),
-        caption: format!(
-            "The largest latency over all CPUs in each step of {}, every run placed at the \
-             time it was measured, a colour per run name: the whole series of runs on one time \
-             axis, with the gaps between them.",
-            Nanos(step_ns.max(1_000_000_000))
-        ),
-        svg: chart.to_svg(),
-    })
+    (lines.into_iter().map(|(_, l)| l).collect(), lowest, highest)
 }
 
 #[cfg(test)]

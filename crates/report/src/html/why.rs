@@ -1,5 +1,6 @@
 //! The report's "Why the spikes happened" section: a run's trace capture (`measure --trace`)
-//! as the template's context — each explained spike's heading, story, parts and caveats.
+//! as the template's context — each explained spike's heading, story, parts and caveats, in
+//! the words of [`crate::story`].
 
 use serde::Serialize;
 
@@ -33,7 +34,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 format_opt_us(Some(x.latency_ns)),
                 x.culprit.describe()
             ),
-            story: x.story.clone(),
+            story: crate::story::spike::tell(x),
             parts: x
                 .parts
                 .iter()
@@ -47,7 +48,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                     ]
                 })
                 .collect(),
-            caveats: x.caveats.clone(),
+            caveats: x.caveats.iter().map(crate::story::caveat::say).collect(),
         })
         .collect();
     let mut notes = t.notes.clone();

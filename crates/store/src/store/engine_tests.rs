@@ -274,3 +274,35 @@ fn a_hostile_hostname_or_label_is_stored_as_text() {
     assert_eq!(listed.len(), 1);
     assert_eq!(store.count().unwrap(), 1);
 }
+
+/// A run stored before `rtlab.explain/2` — its explanations with the sentences of the time
+/// (`story`) and caveats in words — still loads, and keeps them to be told as they were.
+#[test]
+fn a_trace_stored_before_explain_2_still_loads() {
+    let Some(mut store) = fresh() else { return };
+    let id = store.save_measure(&realistic(), None, None).unwrap();
+    let old = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/explanations/trace_capture_before_explain2.json"
+    ))
+    .unwrap();
+    exec(
+        &store,
+        "UPDATE runs SET trace_json = ?1 WHERE id = ?2",
+        &[Arg::Text(&old), Arg::Text(id.as_str())],
+    );
+    let trace = store.load_measure(&id).unwrap().trace.expect("the trace");
+    assert_eq!(trace.explanations.len(), 8);
+    let x = &trace.explanations[0];
+    assert_eq!(x.phases, None);
+    let story = x.old_story.as_deref().unwrap_or_default();
+    assert!(
+        story.starts_with("CPU 1: rtlab/1 (pid 12876) woke 7128 us late at cycle 1657."),
+        "{story}"
+    );
+    let caveats = &trace.explanations[1].caveats;
+    assert!(
+        matches!(&caveats[0], model::explain::Caveat::Said(c) if c.contains("inferred")),
+        "{caveats:?}"
+    );
+}

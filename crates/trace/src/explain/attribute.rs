@@ -14,13 +14,12 @@
 //! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
 //! off, or the CPU may have stalled where no tracepoint can see (hypervisor, SMI, firmware).
 
-use model::explain::{Explanation, Milestones, Part, PartKind};
+use model::explain::{Caveat, Explanation, Milestones, Part, PartKind};
 
 use super::inside::Inside;
 use super::owned::{Ev, TaskRef, What};
-use super::piece::{Phase, Piece};
+use super::piece::{Phase, Piece, phases};
 use super::repair::repair;
-use super::story;
 use super::window::Window;
 
 /// A spike to explain.
@@ -72,7 +71,7 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     for p in parts.iter_mut().filter(|p| p.kind == PartKind::Irq) {
         p.inside = inside.of(&p.what, thread_pid);
     }
-    let mut x = Explanation {
+    Explanation {
         cpu: spike.cpu,
         pid: spike.pid.or(found.thread.as_ref().map(|t| t.pid)),
         comm: spike
@@ -86,16 +85,15 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
         milestones: times.milestones(&found),
         culprit: parts.first().map_or(PartKind::Untraced, |p| p.kind),
         parts,
-        story: String::new(),
+        phases: Some(phases(&pieces)),
+        old_story: None,
         caveats,
-    };
-    x.story = story::tell(&x, &pieces, spike.end_ts.is_some());
-    x
+    }
 }
 
 /// The spike CPU's events and the wake-ups anywhere, with the switches the trace lacks
 /// inferred (and a caveat saying how many).
-fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<String>) -> Vec<Ev> {
+fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) -> Vec<Ev> {
     let cpu_events: Vec<&Ev> = window
         .events
         .iter()
@@ -103,16 +101,10 @@ fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<String>) ->
         .collect();
     let (repaired, inferred) = repair(&cpu_events, spike.cpu, window.running_at_start.clone());
     if inferred > 0 {
-        let (switches, are, were) = if inferred == 1 {
-            ("1 switch".to_string(), "is", "was")
-        } else {
-            (format!("{inferred} switches"), "are", "were")
-        };
-        caveats.push(format!(
-            "{switches} on CPU {} {are} not in the trace and {were} inferred from the tasks its \
-             events name (some kernels do not trace switches out of the idle task)",
-            spike.cpu
-        ));
+        caveats.push(Caveat::InferredSwitches {
+            cpu: spike.cpu,
+            count: inferred as u64,
+        });
     }
     repaired
 }
@@ -254,54 +246,40 @@ impl Times {
 }
 
 /// What limits the milestones: each one the trace does not show.
-fn milestone_caveats(found: &Found, on_cpu: &[&Ev], caveats: &mut Vec<String>) {
+fn milestone_caveats(found: &Found, on_cpu: &[&Ev], caveats: &mut Vec<Caveat>) {
     if found.fired.is_none() {
-        caveats.push(
-            if on_cpu
-                .iter()
-                .any(|e| matches!(e.what, What::TimerFired { .. }))
-            {
-                "the thread's timer expiry is not in the trace: the timer is taken to have fired \
-             on time"
-                    .to_string()
-            } else {
-                "the trace has no hrtimer events: the timer is taken to have fired on time, so a \
-             late timer interrupt shows as scheduler delay"
-                    .to_string()
-            },
-        );
+        let any_expiry = on_cpu
+            .iter()
+            .any(|e| matches!(e.what, What::TimerFired { .. }));
+        caveats.push(if any_expiry {
+            Caveat::NoTimerExpiry
+        } else {
+            Caveat::NoHrtimerEvents
+        });
     }
     if found.woken.is_none() {
-        caveats.push("the thread's wake-up is not in the trace".to_string());
+        caveats.push(Caveat::NoWakeup);
     }
     if found.switched.is_none() {
-        caveats.push("the thread's switch-in is not in the trace".to_string());
+        caveats.push(Caveat::NoSwitchIn);
     }
 }
 
 /// What limits the window (lost events, a cut-off read, a buffer that starts late) and the
 /// thread moving between CPUs around its spike (a pinned thread never does).
-fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<String>) {
+fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) {
     if window.lost_markers > 0 {
-        let times = match window.lost_markers {
-            1 => "once".to_string(),
-            n => format!("{n} times"),
-        };
-        caveats.push(format!(
-            "the kernel reported lost events {times} in this window: parts may be missing"
-        ));
+        caveats.push(Caveat::LostEvents {
+            times: window.lost_markers,
+        });
     }
     if window.truncated {
-        caveats.push(format!(
-            "the window held more than {} events, and those after them were not read: a damaged \
-             trace, or a thread that was not switched in for a very long time",
-            super::window::MAX_WINDOW_EVENTS
-        ));
+        caveats.push(Caveat::WindowTruncated {
+            max_events: super::window::MAX_WINDOW_EVENTS as u64,
+        });
     }
     if window.buffer_started_late {
-        caveats.push(
-            "the CPU's trace buffer starts inside the window: older events are gone".to_string(),
-        );
+        caveats.push(Caveat::BufferStartedLate);
     }
     let Some(pid) = spike.pid else {
         return;
@@ -311,12 +289,11 @@ fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<String>) {
         if let What::Migrate { pid: p, from, to } = e.what
             && p == pid
         {
-            let at = e.ts_ns as i64 - d as i64;
-            caveats.push(format!(
-                "the thread migrated from CPU {from} to CPU {to} at {}{} (pin it to one CPU)",
-                if at < 0 { "-" } else { "+" },
-                super::story::us(at.unsigned_abs())
-            ));
+            caveats.push(Caveat::Migrated {
+                from,
+                to,
+                at_ns: e.ts_ns as i64 - d as i64,
+            });
         }
     }
 }

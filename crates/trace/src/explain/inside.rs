@@ -3,7 +3,8 @@
 //! (`sched_waking`), the softirqs it raised. A long `local_timer` interrupt is rarely one slow
 //! thing: under a timer storm it is dozens of expiries, each waking an ordinary task, run in
 //! hard interrupt context ahead of the real-time thread. Decomposing the handler names that
-//! pattern (the RT-Summit 2017 talk's "concurrent hrtimer expirations from low-priority threads") and its fix.
+//! pattern (the RT-Summit 2017 talk's "concurrent hrtimer expirations from low-priority
+//! threads"); `report::story` says it and its fix in words.
 
 use std::collections::BTreeMap;
 
@@ -141,71 +142,4 @@ fn bump(n: &mut u32) {
 
 fn key(task: &TaskRef) -> (u32, String, i32) {
     (task.pid, task.comm.clone(), task.prio)
-}
-
-/// The handler's work in words: `it expired 17 hrtimers (hrtimer_wakeup 17) that woke 17
-/// tasks (rtlab-timer390 3, rtlab-timer391 2, ... all of normal priority) and raised softirq
-/// TIMER`.
-pub fn describe(inside: &HandlerInside) -> String {
-    let mut parts = Vec::new();
-    if inside.timer_expiries > 0 {
-        let callbacks: Vec<String> = inside
-            .timer_callbacks
-            .iter()
-            .take(3)
-            .map(|(f, n)| format!("{f} {n}"))
-            .collect();
-        parts.push(format!(
-            "expired {} ({})",
-            plural(inside.timer_expiries, "hrtimer", "hrtimers"),
-            callbacks.join(", ")
-        ));
-    }
-    if !inside.woken.is_empty() {
-        let total = inside
-            .woken
-            .iter()
-            .map(|w| w.times)
-            .fold(0u32, u32::saturating_add);
-        let names: Vec<String> = inside
-            .woken
-            .iter()
-            .take(4)
-            .map(|w| {
-                if w.times > 1 {
-                    format!("{} {}", w.comm, w.times)
-                } else {
-                    w.comm.clone()
-                }
-            })
-            .collect();
-        let more = inside.woken.len().saturating_sub(4);
-        let rt = inside.woken.iter().filter(|w| w.prio < 100).count();
-        let priority = match rt {
-            0 => ", none of them real-time".to_string(),
-            n if n == inside.woken.len() => ", all real-time".to_string(),
-            n => format!(", {n} of them real-time"),
-        };
-        parts.push(format!(
-            "woke {} ({}{}{priority})",
-            plural(total, "task", "tasks"),
-            names.join(", "),
-            if more > 0 {
-                format!(", and {more} more")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    if !inside.softirqs_raised.is_empty() {
-        parts.push(format!(
-            "raised softirq {}",
-            inside.softirqs_raised.join(", ")
-        ));
-    }
-    format!("it {}", parts.join(", "))
-}
-
-fn plural(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }

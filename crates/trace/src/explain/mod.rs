@@ -3,9 +3,9 @@
 //! Two passes over a trace, both streaming: [`scan`] finds every timer wake-up of a sleeping
 //! task and gathers per-handler and per-task statistics; [`collect`] keeps the events of the
 //! windows around the spikes to explain; [`explain`] splits each spike's delay into parts and
-//! tells it. A run's own capture (small, kept with the run) goes through the same functions.
-//! [`stats`] turns the first pass into the whole-trace analyses of `rtlab explain irqs|sched|
-//! wakeups`.
+//! phases, as data (`report::story` tells it in words). A run's own capture (small, kept with
+//! the run) goes through the same functions. [`stats`] turns the first pass into the
+//! whole-trace analyses of `rtlab explain irqs|sched|wakeups`.
 
 mod attribute;
 mod inside;
@@ -14,16 +14,13 @@ mod piece;
 mod repair;
 mod scan;
 mod stats;
-mod story;
 mod switches;
 mod window;
 
 pub use attribute::{Spike, explain};
-pub use inside::describe as describe_inside;
 pub use owned::{Ev, TaskRef, What};
 pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
 pub use stats::{Analysis, stats, summary};
-pub use story::us;
 pub use window::{LOOKBACK_NS, Window, WindowSpec, collect};
 
 #[cfg(test)]

@@ -9,111 +9,182 @@
 //!
 //! Inferred switches carry [`Ev::inferred`], so an explanation can say how much it guessed.
 
+use std::collections::HashMap;
+
 use super::owned::{Ev, TaskRef, What};
 
 /// `events` (one CPU's, in order) with the missing switches inserted, and how many were.
 /// `running` is the task on the CPU before the first event, when known.
-pub(super) fn repair(events: &[&Ev], cpu: u32, mut running: Option<TaskRef>) -> (Vec<Ev>, usize) {
-    let mut out = Vec::with_capacity(events.len() + 4);
-    let mut runnable: Vec<TaskRef> = Vec::new();
-    let mut depth = 0usize;
-    let mut inferred = 0;
-    let mut prios: std::collections::HashMap<u32, i32> = std::collections::HashMap::new();
+pub(super) fn repair(events: &[&Ev], cpu: u32, running: Option<TaskRef>) -> (Vec<Ev>, usize) {
+    let mut r = Repair {
+        cpu,
+        running,
+        out: Vec::with_capacity(events.len() + 4),
+        runnable: Vec::new(),
+        depth: 0,
+        inferred: 0,
+        prios: HashMap::new(),
+    };
     for &e in events {
+        r.step(e);
+    }
+    let Repair {
+        mut out, inferred, ..
+    } = r;
+    prios_at_switch_out(&mut out, cpu);
+    (out, inferred)
+}
+
+/// The repair so far, event by event.
+struct Repair {
+    cpu: u32,
+    /// The task on the CPU.
+    running: Option<TaskRef>,
+    /// The events, with the switches inferred.
+    out: Vec<Ev>,
+    /// Tasks woken onto the CPU that have not run yet.
+    runnable: Vec<TaskRef>,
+    /// Handlers open on the CPU.
+    depth: usize,
+    /// Switches inferred.
+    inferred: usize,
+    /// Each task's priority, as last seen.
+    prios: HashMap<u32, i32>,
+}
+
+impl Repair {
+    fn step(&mut self, e: &Ev) {
         // An event by a task other than the running one: it was switched in by now.
-        let stranger = e.cpu == cpu
+        let stranger = e.cpu == self.cpu
             && !matches!(e.what, What::Switch { .. })
-            && running.as_ref().is_some_and(|r| r.pid != e.pid);
-        // The idle task still shows after a switch inferred from it: the CPU had not left
-        // idle yet. Take the inference back; the next edge infers it again.
-        if stranger
-            && e.pid == 0
-            && let Some(last) = out.iter().rposition(|x: &Ev| x.inferred)
-            && matches!(&out[last].what, What::Switch { prev, .. } if prev.pid == 0)
-            && out[last + 1..].iter().all(|x| x.pid == 0 || x.cpu != cpu)
-        {
-            if let What::Switch { prev, next, .. } = out.remove(last).what {
-                runnable.push(next);
-                running = Some(prev);
-            }
-            inferred -= 1;
+            && self.running.as_ref().is_some_and(|r| r.pid != e.pid);
+        if stranger && e.pid == 0 {
+            self.retract_idle_exit();
         }
-        let stranger = stranger && running.as_ref().is_some_and(|r| r.pid != e.pid);
-        if stranger {
-            let next = runnable
-                .iter()
-                .position(|t| t.pid == e.pid)
-                .map(|i| runnable.remove(i))
-                .unwrap_or_else(|| TaskRef {
-                    comm: if e.pid == 0 {
-                        "swapper".to_string()
-                    } else {
-                        e.task.clone()
-                    },
-                    pid: e.pid,
-                    prio: prios.get(&e.pid).copied().unwrap_or(i32::MIN),
-                });
-            out.push(switch(e.ts_ns, cpu, running.take(), next.clone()));
-            running = Some(next);
-            inferred += 1;
+        if stranger && self.running.as_ref().is_some_and(|r| r.pid != e.pid) {
+            self.switch_in(e);
         }
-        // A traced switch to the task an earlier inference switched in, with nothing by that
-        // task in between: the inference was early; the traced switch stands.
         if let What::Switch { next, .. } = &e.what
-            && e.cpu == cpu
-            && let Some(last) = out.iter().rposition(|x: &Ev| x.inferred && x.cpu == cpu)
-            && matches!(&out[last].what, What::Switch { next: n, .. } if n.pid == next.pid)
-            && out[last + 1..]
-                .iter()
-                .all(|x| x.cpu != cpu || x.pid != next.pid)
+            && e.cpu == self.cpu
         {
-            if let What::Switch { prev, .. } = out.remove(last).what {
-                running = Some(prev);
-            }
-            inferred -= 1;
+            self.retract_early(next.pid);
         }
-        out.push(e.clone());
+        self.out.push(e.clone());
+        self.note(e);
+        self.run_woken(e);
+    }
+
+    /// The idle task still shows after a switch inferred from it: the CPU had not left idle
+    /// yet. Take the inference back; the next edge infers it again.
+    fn retract_idle_exit(&mut self) {
+        let cpu = self.cpu;
+        if let Some(last) = self.out.iter().rposition(|x: &Ev| x.inferred)
+            && matches!(&self.out[last].what, What::Switch { prev, .. } if prev.pid == 0)
+            && self.out[last + 1..]
+                .iter()
+                .all(|x| x.pid == 0 || x.cpu != cpu)
+        {
+            if let What::Switch { prev, next, .. } = self.out.remove(last).what {
+                self.runnable.push(next);
+                self.running = Some(prev);
+            }
+            self.inferred -= 1;
+        }
+    }
+
+    /// `e`'s task was switched in by the time of `e`.
+    fn switch_in(&mut self, e: &Ev) {
+        let next = match self.runnable.iter().position(|t| t.pid == e.pid) {
+            Some(i) => self.runnable.remove(i),
+            None => TaskRef {
+                comm: if e.pid == 0 {
+                    "swapper".to_string()
+                } else {
+                    e.task.clone()
+                },
+                pid: e.pid,
+                prio: self.prios.get(&e.pid).copied().unwrap_or(i32::MIN),
+            },
+        };
+        self.infer(e.ts_ns, next);
+    }
+
+    /// A traced switch to the task an earlier inference switched in, with nothing by that
+    /// task in between: the inference was early; the traced switch stands.
+    fn retract_early(&mut self, pid: u32) {
+        let cpu = self.cpu;
+        if let Some(last) = self
+            .out
+            .iter()
+            .rposition(|x: &Ev| x.inferred && x.cpu == cpu)
+            && matches!(&self.out[last].what, What::Switch { next: n, .. } if n.pid == pid)
+            && self.out[last + 1..]
+                .iter()
+                .all(|x| x.cpu != cpu || x.pid != pid)
+        {
+            if let What::Switch { prev, .. } = self.out.remove(last).what {
+                self.running = Some(prev);
+            }
+            self.inferred -= 1;
+        }
+    }
+
+    /// What `e` tells of the CPU: a switch, a task woken onto it, a handler entered or left.
+    fn note(&mut self, e: &Ev) {
+        let here = e.cpu == self.cpu;
         match &e.what {
-            What::Switch { next, prev, .. } if e.cpu == cpu => {
-                runnable.retain(|t| t.pid != next.pid);
-                prios.insert(prev.pid, prev.prio);
-                prios.insert(next.pid, next.prio);
-                running = Some(next.clone());
-                depth = 0;
+            What::Switch { next, prev, .. } if here => {
+                self.runnable.retain(|t| t.pid != next.pid);
+                self.prios.insert(prev.pid, prev.prio);
+                self.prios.insert(next.pid, next.prio);
+                self.running = Some(next.clone());
+                self.depth = 0;
             }
             What::Woken { task, target_cpu } => {
-                prios.insert(task.pid, task.prio);
-                if target_cpu.unwrap_or(e.cpu) == cpu
-                    && running.as_ref().is_none_or(|r| r.pid != task.pid)
+                self.prios.insert(task.pid, task.prio);
+                if target_cpu.unwrap_or(e.cpu) == self.cpu
+                    && self.running.as_ref().is_none_or(|r| r.pid != task.pid)
                 {
-                    runnable.retain(|t| t.pid != task.pid);
-                    runnable.push(task.clone());
+                    self.runnable.retain(|t| t.pid != task.pid);
+                    self.runnable.push(task.clone());
                 }
             }
-            What::IrqIn(_) | What::SoftIn(_) if e.cpu == cpu => depth += 1,
-            What::IrqOut | What::SoftOut if e.cpu == cpu => depth = depth.saturating_sub(1),
+            What::IrqIn(_) | What::SoftIn(_) if here => self.depth += 1,
+            What::IrqOut | What::SoftOut if here => self.depth = self.depth.saturating_sub(1),
             _ => {}
         }
-        // The idle CPU runs the most urgent woken task once no handler is open.
-        let idle = running.as_ref().is_some_and(|r| r.pid == 0);
+    }
+
+    /// The idle CPU runs the most urgent woken task once no handler is open.
+    fn run_woken(&mut self, e: &Ev) {
+        let idle = self.running.as_ref().is_some_and(|r| r.pid == 0);
         let edge = match &e.what {
             What::IrqOut | What::SoftOut => true,
             What::Woken { .. } => e.in_irq == Some(false),
             What::Other(name) => name == "hrtimer_expire_exit",
             _ => false,
         };
-        if idle && depth == 0 && edge && e.cpu == cpu && !runnable.is_empty() {
-            let best = (0..runnable.len())
-                .min_by_key(|&i| runnable[i].prio)
+        if idle && self.depth == 0 && edge && e.cpu == self.cpu && !self.runnable.is_empty() {
+            let best = (0..self.runnable.len())
+                .min_by_key(|&i| self.runnable[i].prio)
                 .unwrap_or(0);
-            let next = runnable.remove(best);
-            out.push(switch(e.ts_ns, cpu, running.take(), next.clone()));
-            running = Some(next);
-            inferred += 1;
+            let next = self.runnable.remove(best);
+            self.infer(e.ts_ns, next);
         }
     }
-    // A task's priority while it ran shows at its switch-out (prev_prio): a priority set while
-    // running (sched_setscheduler) is invisible until then.
+
+    /// A switch to `next` at `ts_ns`, inferred.
+    fn infer(&mut self, ts_ns: u64, next: TaskRef) {
+        let prev = self.running.take();
+        self.out.push(switch(ts_ns, self.cpu, prev, next.clone()));
+        self.running = Some(next);
+        self.inferred += 1;
+    }
+}
+
+/// A task's priority while it ran shows at its switch-out (prev_prio): a priority set while
+/// running (sched_setscheduler) is invisible until then. Each switch-in takes it.
+fn prios_at_switch_out(out: &mut [Ev], cpu: u32) {
     for i in 0..out.len() {
         let What::Switch { next, .. } = &out[i].what else {
             continue;
@@ -129,7 +200,6 @@ pub(super) fn repair(events: &[&Ev], cpu: u32, mut running: Option<TaskRef>) -> 
             next.prio = p;
         }
     }
-    (out, inferred)
 }
 
 fn switch(ts_ns: u64, cpu: u32, prev: Option<TaskRef>, next: TaskRef) -> Ev {

@@ -3,8 +3,8 @@
 
 use std::io::{self, BufRead};
 
-use crate::event::{self, Kind};
-use crate::line::Line;
+use crate::event::{self, Kind, Task};
+use crate::line::{Event, Line};
 use crate::reader::Reader;
 
 use super::owned::{Ev, TaskRef};
@@ -69,10 +69,7 @@ pub fn collect<R: BufRead>(
             ..Window::default()
         })
         .collect();
-    // Per CPU: the running task (reused buffers: no allocation per switch) and whether the
-    // last event had interrupts off.
-    let mut running: Vec<Option<TaskRef>> = Vec::new();
-    let mut irqs_off: Vec<Option<bool>> = Vec::new();
+    let mut cpus = Cpus::default();
     let first_from = specs.iter().map(|s| s.from_ts).min().unwrap_or(u64::MAX);
     let last_to = specs.iter().map(|s| s.to_ts).max().unwrap_or(0);
     let mut last_ts = 0u64;
@@ -80,90 +77,123 @@ pub fn collect<R: BufRead>(
     while let Some((_, line)) = reader.next_line()? {
         let e = match line {
             Line::Event(e) => e,
-            Line::Lost { .. } => {
-                for w in windows
-                    .iter_mut()
-                    .filter(|w| w.from_ts <= last_ts && last_ts <= w.to_ts)
-                {
-                    w.lost_markers += 1;
-                }
+            other => {
+                mark(&mut windows, &other, last_ts);
                 continue;
             }
-            Line::BufferStarted { cpu } => {
-                for w in windows
-                    .iter_mut()
-                    .filter(|w| w.cpu == cpu && last_ts >= w.from_ts)
-                {
-                    w.buffer_started_late = true;
-                }
-                continue;
-            }
-            _ => continue,
         };
         last_ts = e.ts_ns;
-        let cpu = e.cpu as usize;
-        if running.len() <= cpu {
-            running.resize(cpu + 1, None);
-            irqs_off.resize(cpu + 1, None);
-        }
+        let cpu = cpus.grow(e.cpu);
         let in_span = e.ts_ns >= first_from && e.ts_ns <= last_to;
-        if !in_span && e.name != "sched_switch" {
-            if let Some(f) = e.flags {
-                irqs_off[cpu] = Some(f.irqs_off);
-            }
-            continue;
-        }
-        let kind = event::decode(&e);
-        let mut kept: Option<Ev> = None;
-        for w in windows.iter_mut() {
-            if e.ts_ns < w.from_ts {
-                continue;
-            }
-            if w.events.is_empty() && e.ts_ns >= w.from_ts && w.running_at_start.is_none() {
-                w.running_at_start = running.get(w.cpu as usize).cloned().flatten();
-                w.irqs_off_at_start = irqs_off.get(w.cpu as usize).copied().flatten();
-            }
-            if e.ts_ns > w.to_ts {
-                continue;
-            }
-            let relevant = e.cpu == w.cpu
-                || matches!(
-                    kind,
-                    Kind::Waking { .. } | Kind::Wakeup { .. } | Kind::Migrate { .. }
-                );
-            if !relevant {
-                continue;
-            }
-            if w.events.len() >= MAX_WINDOW_EVENTS {
-                w.truncated = true;
-                continue;
-            }
-            let ev = kept.get_or_insert_with(|| Ev::new(&e, &kind)).clone();
-            w.events.push(ev);
-            if keep_text {
-                w.text.push_str(e.line);
-                w.text.push('\n');
-            }
-        }
-        if let Kind::Switch { next, .. } = &kind {
-            match &mut running[cpu] {
-                Some(t) => {
-                    t.comm.clear();
-                    t.comm.push_str(next.comm);
-                    t.pid = next.pid;
-                    t.prio = next.prio;
-                }
-                slot => *slot = Some(next.into()),
+        if in_span || e.name == "sched_switch" {
+            let kind = event::decode(&e);
+            keep(&mut windows, &e, &kind, &cpus, keep_text);
+            if let Kind::Switch { next, .. } = &kind {
+                cpus.switch(cpu, next);
             }
         }
         if let Some(f) = e.flags {
-            irqs_off[cpu] = Some(f.irqs_off);
+            cpus.irqs_off[cpu] = Some(f.irqs_off);
         }
     }
     for w in &mut windows {
         if w.events.is_empty() {
-            w.running_at_start = running.get(w.cpu as usize).cloned().flatten();
+            w.running_at_start = cpus.running.get(w.cpu as usize).cloned().flatten();
         }
     }
     Ok(windows)
+}
+
+/// Per CPU as the pass goes: the running task (reused buffers: no allocation per switch) and
+/// whether the last event had interrupts off.
+#[derive(Default)]
+struct Cpus {
+    running: Vec<Option<TaskRef>>,
+    irqs_off: Vec<Option<bool>>,
+}
+
+impl Cpus {
+    /// Makes room for `cpu`; its index.
+    fn grow(&mut self, cpu: u32) -> usize {
+        let cpu = cpu as usize;
+        if self.running.len() <= cpu {
+            self.running.resize(cpu + 1, None);
+            self.irqs_off.resize(cpu + 1, None);
+        }
+        cpu
+    }
+
+    /// `next` runs on `cpu` now.
+    fn switch(&mut self, cpu: usize, next: &Task<'_>) {
+        match &mut self.running[cpu] {
+            Some(t) => {
+                t.comm.clear();
+                t.comm.push_str(next.comm);
+                t.pid = next.pid;
+                t.prio = next.prio;
+            }
+            slot => *slot = Some(next.into()),
+        }
+    }
+}
+
+/// A lost-events marker counts in the windows open at the last event; a buffer that starts
+/// late marks its CPU's windows that had opened by then.
+fn mark(windows: &mut [Window], line: &Line<'_>, last_ts: u64) {
+    match line {
+        Line::Lost { .. } => {
+            for w in windows
+                .iter_mut()
+                .filter(|w| w.from_ts <= last_ts && last_ts <= w.to_ts)
+            {
+                w.lost_markers += 1;
+            }
+        }
+        Line::BufferStarted { cpu } => {
+            for w in windows
+                .iter_mut()
+                .filter(|w| w.cpu == *cpu && last_ts >= w.from_ts)
+            {
+                w.buffer_started_late = true;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Event `e` (decoded as `kind`) into each window it belongs to: one on the window's CPU in
+/// its stretch, or a wake-up or migration anywhere. A window opening takes the CPU's running
+/// task and interrupt state from before it.
+fn keep(windows: &mut [Window], e: &Event<'_>, kind: &Kind<'_>, cpus: &Cpus, keep_text: bool) {
+    let mut kept: Option<Ev> = None;
+    for w in windows.iter_mut() {
+        if e.ts_ns < w.from_ts {
+            continue;
+        }
+        if w.events.is_empty() && e.ts_ns >= w.from_ts && w.running_at_start.is_none() {
+            w.running_at_start = cpus.running.get(w.cpu as usize).cloned().flatten();
+            w.irqs_off_at_start = cpus.irqs_off.get(w.cpu as usize).copied().flatten();
+        }
+        if e.ts_ns > w.to_ts {
+            continue;
+        }
+        let relevant = e.cpu == w.cpu
+            || matches!(
+                kind,
+                Kind::Waking { .. } | Kind::Wakeup { .. } | Kind::Migrate { .. }
+            );
+        if !relevant {
+            continue;
+        }
+        if w.events.len() >= MAX_WINDOW_EVENTS {
+            w.truncated = true;
+            continue;
+        }
+        let ev = kept.get_or_insert_with(|| Ev::new(e, kind)).clone();
+        w.events.push(ev);
+        if keep_text {
+            w.text.push_str(e.line);
+            w.text.push('\n');
+        }
+    }
 }

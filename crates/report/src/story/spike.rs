@@ -1,0 +1,177 @@
+//! One spike's explanation told in sentences: who woke how late, whether the timer fired on
+//! time and what kept it, what held the CPU after the wake-up, the largest part, and the
+//! patterns the handlers' work fits. Written for the engineer reading a report, with the
+//! numbers that back each claim.
+
+use std::fmt::Write as _;
+
+use model::explain::{Cause, Explanation, Milestones, PartKind};
+
+use super::us;
+
+/// A timer interrupt this late or less is "on time".
+const ON_TIME_NS: u64 = 10_000;
+
+/// Causes under this are not named.
+const NAMED_NS: u64 = 1_000;
+
+/// Causes named per phase, at most.
+const NAMED: usize = 3;
+
+/// The story of `x`. A document written before explanations kept their phases is told as it
+/// was then.
+pub fn tell(x: &Explanation) -> String {
+    if x.phases.is_none()
+        && let Some(old) = &x.old_story
+    {
+        return old.clone();
+    }
+    let phases = x.phases.clone().unwrap_or_default();
+    let mut s = opening(x);
+    let m = &x.milestones;
+    timer(&mut s, x, m, &phases.before_fire);
+    wake_up(&mut s, x, m, &phases.waiting);
+    if let Some(sw) = m.switched_in_ns
+        && x.latency_ns > sw
+    {
+        // Only a run's spike ends after the switch-in: at the thread's own clock read.
+        let _ = write!(
+            s,
+            " It read its clock {} after the switch-in.",
+            us(x.latency_ns - sw)
+        );
+    }
+    largest(&mut s, x);
+    patterns(&mut s, x);
+    s
+}
+
+/// `CPU 1: rtlab/1 (pid 812) woke 412 us late at cycle 3.`
+fn opening(x: &Explanation) -> String {
+    let who = match (&x.comm, x.pid) {
+        (Some(c), Some(p)) => format!("{c} (pid {p})"),
+        (None, Some(p)) => format!("pid {p}"),
+        (Some(c), None) => c.clone(),
+        (None, None) => "the thread".to_string(),
+    };
+    let cycle = x.cycle.map_or(String::new(), |c| format!(" at cycle {c}"));
+    format!(
+        "CPU {}: {who} woke {} late{cycle}.",
+        x.cpu,
+        us(x.latency_ns)
+    )
+}
+
+/// Whether the timer fired on time, and if not what the CPU did meanwhile.
+fn timer(s: &mut String, x: &Explanation, m: &Milestones, before_fire: &[Cause]) {
+    match m.timer_fired_ns {
+        Some(f) if f <= ON_TIME_NS => {
+            let _ = write!(s, " The timer fired on time (+{}).", us(f));
+        }
+        Some(f) => {
+            let _ = write!(s, " The timer interrupt came {} late", us(f));
+            end_with(s, x, before_fire, ": ");
+        }
+        None => {}
+    }
+}
+
+/// When the thread was woken and switched in, and what held the CPU between.
+fn wake_up(s: &mut String, x: &Explanation, m: &Milestones, waiting: &[Cause]) {
+    if let Some(w) = m.woken_ns {
+        let _ = write!(s, " The thread was woken at +{}", us(w));
+        match m.switched_in_ns {
+            Some(sw) if sw.saturating_sub(w) > ON_TIME_NS => {
+                let _ = write!(s, " and switched in at +{}", us(sw));
+                end_with(s, x, waiting, "; meanwhile ");
+            }
+            Some(sw) => {
+                let _ = write!(s, " and switched in at +{}.", us(sw));
+            }
+            None => s.push('.'),
+        }
+    } else if let Some(sw) = m.switched_in_ns {
+        let _ = write!(s, " It was switched in at +{}", us(sw));
+        end_with(s, x, waiting, "; before that ");
+    }
+}
+
+/// Ends the sentence: with the largest `causes` after `lead`, or at once when none is worth
+/// naming.
+fn end_with(s: &mut String, x: &Explanation, causes: &[Cause], lead: &str) {
+    let named: Vec<String> = causes
+        .iter()
+        .filter(|c| c.duration_ns >= NAMED_NS)
+        .take(NAMED)
+        .map(|c| cause(x, c))
+        .collect();
+    if named.is_empty() {
+        s.push('.');
+    } else {
+        let _ = write!(s, "{lead}{}.", named.join("; "));
+    }
+}
+
+/// One cause in words: `hog (pid 812, ...), of higher priority, held the CPU for 3018 us`.
+fn cause(x: &Explanation, c: &Cause) -> String {
+    let (w, d) = (&c.what, us(c.duration_ns));
+    match c.kind {
+        PartKind::Irq => {
+            let inside = x
+                .parts
+                .iter()
+                .find(|p| p.kind == PartKind::Irq && p.what == *w)
+                .and_then(|p| p.inside.as_ref());
+            match inside {
+                Some(i) => format!("{w} ran {d}: {}", super::inside::describe(i)),
+                None => format!("{w} ran {d}"),
+            }
+        }
+        PartKind::Softirq => format!("{w} ran {d}"),
+        PartKind::TimerDelay => format!("{d} with {w}"),
+        PartKind::HigherPriorityTask => format!("{w}, of higher priority, held the CPU for {d}"),
+        PartKind::SamePriorityTask => format!(
+            "{w}, of the same priority, held the CPU for {d} (FIFO does not preempt its equal)"
+        ),
+        PartKind::NonPreemptible => format!(
+            "{w}, of lower priority as far as the trace shows, kept the CPU for {d}: it could \
+             not be preempted (preemption or interrupts off), or its priority was raised while \
+             it ran (sched_setscheduler leaves no event)"
+        ),
+        PartKind::IrqThread => format!("the IRQ thread {w} held the CPU for {d}"),
+        _ => format!("{w}: {d}"),
+    }
+}
+
+/// `Largest part: higher-priority task (hog ...), 3018 us or 98 %.`
+fn largest(s: &mut String, x: &Explanation) {
+    if let Some(p) = x.parts.first() {
+        let _ = write!(
+            s,
+            " Largest part: {} ({}), {} or {:.0} %.",
+            p.kind.describe(),
+            p.what,
+            us(p.duration_ns),
+            p.share * 100.0
+        );
+    }
+}
+
+/// The patterns the handlers' work fits, each named once with its fix.
+fn patterns(s: &mut String, x: &Explanation) {
+    let mut named = Vec::new();
+    for p in &x.parts {
+        if let Some(pattern) = p.inside.as_ref().and_then(|i| i.pattern)
+            && !named.contains(&pattern)
+        {
+            named.push(pattern);
+            let _ = write!(
+                s,
+                " Pattern: {} ({}). Fix: {}.",
+                pattern.describe(),
+                p.what,
+                pattern.fix()
+            );
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The sentences, checked against what they say of fixtures: explanations with the stories
+//! rtlab told of them when `trace` still made the sentences (fixtures/explanations), and the
+//! kernel tracers' reports of fixtures/traces.
+
+use model::explain::{Caveat, Explanation, TraceCapture};
+use proptest::prelude::*;
+
+use super::{caveat, hwlat, latency, spike, timerlat};
+
+fn fixture(path: &str) -> String {
+    let path = format!("{}/../../fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Each explanation is told, word for word, as `trace` told it before it kept the phases
+/// instead of the sentences: on time, late with and without reasons, each kind of task, a
+/// handler's work and its pattern, the fair scheduler, the caveats.
+#[test]
+fn explanations_are_told_as_they_always_were() {
+    let told: serde_json::Value = serde_json::from_str(&fixture("explanations/told.json")).unwrap();
+    for case in told.as_array().unwrap() {
+        let x: Explanation = serde_json::from_value(case["explanation"].clone()).unwrap();
+        assert_eq!(
+            spike::tell(&x),
+            case["story"].as_str().unwrap(),
+            "{}",
+            case["from"]
+        );
+        let said: Vec<String> = x.caveats.iter().map(caveat::say).collect();
+        let want: Vec<String> = serde_json::from_value(case["caveats"].clone()).unwrap();
+        assert_eq!(said, want);
+    }
+}
+
+/// What the stories say of the traces' spikes, from the sentences up.
+#[test]
+fn stories_name_what_held_the_thread_up() {
+    let told: serde_json::Value = serde_json::from_str(&fixture("explanations/told.json")).unwrap();
+    let stories: Vec<String> = told
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| spike::tell(&serde_json::from_value(c["explanation"].clone()).unwrap()))
+        .collect();
+    let all = stories.join("\n");
+    for said in [
+        "hog (pid 29010, real-time priority 99), of higher priority, held the CPU for 3018 us",
+        "local_timer interrupt ran 180 us: it expired 18 hrtimers (hrtimer_wakeup 18)",
+        "woke 18 tasks (storm700 3, storm701 3, storm702 3, storm703 3, and 3 more, 1 of them real-time)",
+        "raised softirq TIMER",
+        "Pattern: concurrent hrtimer expiries of non-real-time tasks",
+        "PREEMPT_RT kernel the hrtimers of non-real-time tasks expire in the timer softirq",
+        "The timer interrupt came 76 us late: 76 us with the CPU idle",
+        "sharing the CPU under the fair scheduler",
+    ] {
+        assert!(all.contains(said), "missing {said:?} in:\n{all}");
+    }
+    // A normal thread's delay is never a same-priority FIFO story.
+    let fair = stories
+        .iter()
+        .find(|s| s.contains("fair scheduler"))
+        .unwrap();
+    assert!(!fair.contains("same priority"), "{fair}");
+}
+
+/// A capture written before `rtlab.explain/2` has no phases to tell: its stored sentences are
+/// told as they were.
+#[test]
+fn old_documents_are_told_as_they_were_written() {
+    let old: TraceCapture =
+        serde_json::from_str(&fixture("explanations/trace_capture_before_explain2.json")).unwrap();
+    let x = &old.explanations[0];
+    assert_eq!(Some(spike::tell(x)), x.old_story);
+    assert!(spike::tell(x).contains("7064 us with interrupts off in apt-get"));
+    let said = caveat::say(&old.explanations[1].caveats[0]);
+    assert!(
+        said.starts_with("4 switch(es) on CPU 1 are not in the trace"),
+        "{said}"
+    );
+}
+
+#[test]
+fn caveats_say_what_limits_the_explanation() {
+    let cases = [
+        (
+            Caveat::InferredSwitches { cpu: 2, count: 1 },
+            "1 switch on CPU 2 is not in the trace and was inferred",
+        ),
+        (
+            Caveat::NoTimerExpiry,
+            "the thread's timer expiry is not in the trace: the timer is taken to have fired on time",
+        ),
+        (
+            Caveat::NoHrtimerEvents,
+            "the trace has no hrtimer events: the timer is taken to have fired on time, so a late",
+        ),
+        (Caveat::NoWakeup, "the thread's wake-up is not in the trace"),
+        (
+            Caveat::NoSwitchIn,
+            "the thread's switch-in is not in the trace",
+        ),
+        (
+            Caveat::LostEvents { times: 1 },
+            "the kernel reported lost events once in this window: parts may be missing",
+        ),
+        (
+            Caveat::LostEvents { times: 3 },
+            "the kernel reported lost events 3 times in this window",
+        ),
+        (
+            Caveat::WindowTruncated {
+                max_events: 500_000,
+            },
+            "the window held more than 500000 events, and those after them were not read: a \
+             damaged trace",
+        ),
+        (
+            Caveat::BufferStartedLate,
+            "the CPU's trace buffer starts inside the window: older events are gone",
+        ),
+        (
+            Caveat::Migrated {
+                from: 3,
+                to: 1,
+                at_ns: 2_500,
+            },
+            "the thread migrated from CPU 3 to CPU 1 at +2.5 us (pin it to one CPU)",
+        ),
+        (Caveat::Said("as it was".to_string()), "as it was"),
+    ];
+    for (c, want) in cases {
+        assert!(caveat::say(&c).starts_with(want), "{}", caveat::say(&c));
+    }
+}
+
+/// Also written here: a report of a newer kernel, with lost entries and no `ended at`.
+const NEWER: &str = "# tracer: preemptirqsoff
+# preemptirqsoff latency trace v1.1.5 on 6.6.0-rt15
+# latency: 1130 us, #3/9, CPU#12 | (M:preempt_rt VP:0, KP:0, SP:0 HP:0 #P:16)
+#    | task: Web Content-4242 (uid:1000 nice:-5 policy:2 rt_prio:10)
+#  => started at: rwsem_optimistic_spin+0x20/0x194
+   <...>-1        12d..1.    0us!: rwsem_optimistic_spin+0x20/0x194 <-rwsem_down+0x9/0x3f
+CPU:12 [LOST 6 EVENTS]
+Web Cont-4242     12dN.h4.. 1055999us : sched_wakeup: comm=a-b pid=3 prio=94
+Web Cont-4242     12dN.h4.. 1056000us : <stack trace>
+ => rwsem_down_write_slowpath+0xc9/0x3fe
+";
+
+/// Also written here: wakeup_dl (no sample in the kernel's documentation).
+const DL: &str = "# tracer: wakeup_dl
+# latency: 40 us, #2/2, CPU#1 | (M:preempt)
+#    | task: dl-77 (uid:0 nice:0 policy:6 rt_prio:0)
+  <idle>-0       1d.h4    0us :      0:120:R   + [001]    77: -1:R dl
+  <idle>-0       1d..3   40us :      0:120:R ==> [001]    77: -1:R dl
+";
+
+#[test]
+fn latency_reports_are_told() {
+    let story = |name: &str| {
+        let text = match name {
+            "NEWER" => NEWER.to_string(),
+            "DL" => DL.to_string(),
+            _ => fixture(&format!("traces/latency/{name}")),
+        };
+        latency::tell(&trace::latency::parse(&text).unwrap_or_default())
+    };
+    // Each case: the text (a fixture or a const above) ~ what its story says.
+    let cases = [
+        "kdoc_irqsoff_function_trace.txt ~ irqsoff: interrupts were off for 71 us on CPU 3 \
+         while bash (pid 2042) was running, from ata_scsi_queuecmd to ata_scsi_queuecmd. \
+         Longest steps: ata_bmdma_start <-ata_bmdma_qc_issue took 3 us (at 68 us). The \
+         header counts 168 of 168 entries; the text holds 19, some were elided. Top of the \
+         recorded stack (25 frames): _raw_spin_unlock_irqrestore <- ata_scsi_queuecmd <- \
+         scsi_dispatch_cmd.",
+        "kdoc_wakeup_rt_events.txt ~ wakeup_rt: sleep (pid 5882, SCHED_FIFO prio 5) took 6 \
+         us from its wake-up to running on CPU 2. It was woken at 0 us by <idle> (pid 0) and \
+         switched in at 6 us in place of <idle> (pid 0). No step between entries took 2 us \
+         or more: the time is spread out. The header counts 12 of 12 entries.",
+        "kdoc_wakeup_nofunc.txt ~ (pid 312, SCHED_OTHER nice -20) took 15 us",
+        "kdoc_preemptirqsoff_function_trace.txt ~ were off (nothing could run) for 161 us",
+        "kdoc_preemptirqsoff_function_trace.txt ~ meanwhile: kworker/-59, ls-2269.",
+        "kdoc_preemptoff_nofunc.txt ~ Longest steps: irq_enter <-do_IRQ took 46 us (at 0 us)",
+        "NEWER ~ while Web Content (pid 4242) was running, from rwsem_optimistic_spin+0x20",
+        "NEWER ~ counts 3 of 9 entries (6 lost to a full buffer); the text holds 3, some were",
+        "DL ~ dl (pid 77, SCHED_DEADLINE) took 40 us from its wake-up to running on CPU 1",
+    ];
+    for case in cases {
+        let (name, want) = case.split_once(" ~ ").unwrap_or_default();
+        assert!(story(name).contains(want), "{name}: {}", story(name));
+    }
+}
+
+#[test]
+fn hwlat_samples_are_told() {
+    let r = trace::hwlat::parse(&fixture("traces/hwlat/kdoc_hwlat_tracer_trace.txt")).unwrap();
+    assert_eq!(
+        hwlat::tell(&r),
+        "hwlat: 12 samples over the threshold on 7 of 8 CPUs; worst 18 us (inner) on CPU 3 at \
+         ts 1581527654.889013793 (sample #7). 2 samples saw NMIs (up to 7 us): that time is \
+         the kernel's own NMI handling, not the hardware's. Latency seen with interrupts off \
+         and nothing else running points at firmware (SMIs), the hypervisor or the hardware."
+    );
+    // No count, no header, an NMI count without its time.
+    let text = "           <...>-4711  [001] d... 35401.973699: #1       inner/outer(us): 2150/1930    ts:1578801212.559595228\n\
+        <...>-8799    [000] dn...   613.749741: #2 inner/outer(us):   41/41    ts:1702045267.016266287 count:9970 nmi-count:2\n\
+        <...>-1729  [012]   678.473449: hwlat: #3     inner/outer(us):   11/12    ts:1.5 count:6\n";
+    let s = hwlat::tell(&trace::hwlat::parse(text).unwrap());
+    assert!(s.starts_with("hwlat: 3 samples over the threshold on 3 CPUs; worst 2150 us (inner) on CPU 1 at ts 1578801212.559595228 (sample #1). 1 sample saw NMIs: that"), "{s}");
+    let none = hwlat::tell(&trace::hwlat::HwlatReport::default());
+    assert!(none.starts_with("hwlat: no sample went over"), "{none}");
+}
+
+#[test]
+fn timerlat_latencies_are_told() {
+    let text = fixture("traces/rtla/kdoc_timerlat_tracer_trace.txt");
+    let story = timerlat::tell(&trace::timerlat::parse(&text).unwrap());
+    assert!(
+        story.starts_with("timerlat: the worst thread latency is 11.7 us on CPU 0 (activation #1)"),
+        "{story}"
+    );
+    assert!(story.contains("\nCPU  activations  irq min"), "{story}");
+}
+
+proptest! {
+    #[test]
+    fn the_tracers_reports_are_told_whatever_they_hold(text in "\\PC{0,300}") {
+        if let Ok(r) = trace::latency::parse(&text) {
+            let _ = latency::tell(&r);
+        }
+        if let Ok(r) = trace::hwlat::parse(&text) {
+            let _ = hwlat::tell(&r);
+        }
+        if let Ok(r) = trace::timerlat::parse(&format!("# tracer: timerlat\n{text}")) {
+            let _ = timerlat::tell(&r);
+        }
+    }
+}
