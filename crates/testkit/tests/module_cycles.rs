@@ -41,7 +41,10 @@ fn the_detector_sees_a_cycle_and_lets_parents_be() {
     modules.insert(m(&["a"]), "use crate::b::x; use super::c;".to_string());
     modules.insert(m(&["b"]), "fn f() { crate::{c, a::y}; }".to_string());
     modules.insert(m(&["c"]), String::new());
-    modules.insert(m(&["c", "d"]), "use super::Thing; crate::c::e();".to_string());
+    modules.insert(
+        m(&["c", "d"]),
+        "use super::Thing; crate::c::e();".to_string(),
+    );
     modules.insert(m(&["c", "e"]), "use super::Thing;".to_string());
     let graph = graph(&modules);
     assert_eq!(cycles(&graph), vec![vec![m(&["a"]), m(&["b"])]]);
