@@ -82,57 +82,14 @@ fn small_text(path: &Path) -> Result<Option<String>> {
 
 fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     let name = path.display().to_string();
-    if let Some(text) = small_text(path)? {
-        if trace::latency::detect(&text) {
-            let r = trace::latency::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
-            let out = match args.format {
-                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => report::explain::latency_text(&r),
-            };
-            console::print_stdout(&out)?;
-            return Ok(Exit::Ok);
-        }
-        if trace::timerlat::detect(&text) {
-            let r =
-                trace::timerlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
-            let out = match args.format {
-                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => report::explain::timerlat_text(&r),
-            };
-            console::print_stdout(&out)?;
-            return Ok(Exit::Ok);
-        }
-        if trace::hwlat::detect(&text) {
-            let r = trace::hwlat::parse(&text).map_err(|e| UsageError(format!("{name}: {e}")))?;
-            let out = match args.format {
-                ExplainFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-                ExplainFormat::Text => report::explain::hwlat_text(&r),
-            };
-            console::print_stdout(&out)?;
-            return Ok(Exit::Ok);
-        }
+    if let Some(text) = small_text(path)?
+        && let Some(out) = tracer_report(&text, &name, args.format)?
+    {
+        console::print_stdout(&out)?;
+        return Ok(Exit::Ok);
     }
     let scan = explain::scan(open(path)?).with_context(|| format!("reading {name}"))?;
-    if scan.read.events == 0 {
-        return Err(UsageError(format!(
-            "{name}: no trace events in it{}; give the kernel's trace text, trace-cmd report \
-             output, a latency tracer's or timerlat's report or hwlat output",
-            scan.read
-                .first_malformed
-                .as_ref()
-                .map_or(String::new(), |(n, _)| format!(" (line {n} is not one)"))
-        ))
-        .into());
-    }
-    if scan.wakeups.is_empty() {
-        return Err(UsageError(format!(
-            "{name}: no timer wake-up of a sleeping task in this trace, so no spike to explain; \
-             it needs the sched_switch, sched_waking or sched_wakeup, and timer:hrtimer_start / \
-             hrtimer_expire_entry events (`rtlab measure --trace`, or trace-cmd record -e sched \
-             -e irq -e timer); `rtlab explain irqs|sched` read what it has"
-        ))
-        .into());
-    }
+    check_explainable(&scan, &name)?;
     let offset = scan.clock_offset_ns;
     let spikes = chosen(&scan, args.worst);
     if spikes.is_empty() {
@@ -184,6 +141,63 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     };
     print(&doc, args.format)?;
     Ok(Exit::Ok)
+}
+
+/// A latency tracer's, timerlat's or hwlat's own report in `text`, rendered; `None` when the
+/// text is none of them (a trace to explain).
+fn tracer_report(text: &str, name: &str, format: ExplainFormat) -> Result<Option<String>> {
+    let refused = |e: String| UsageError(format!("{name}: {e}"));
+    let json = format == ExplainFormat::Json;
+    if trace::latency::detect(text) {
+        let r = trace::latency::parse(text).map_err(|e| refused(e.to_string()))?;
+        return Ok(Some(if json {
+            serde_json::to_string_pretty(&r)? + "\n"
+        } else {
+            report::explain::latency_text(&r)
+        }));
+    }
+    if trace::timerlat::detect(text) {
+        let r = trace::timerlat::parse(text).map_err(|e| refused(e.to_string()))?;
+        return Ok(Some(if json {
+            serde_json::to_string_pretty(&r)? + "\n"
+        } else {
+            report::explain::timerlat_text(&r)
+        }));
+    }
+    if trace::hwlat::detect(text) {
+        let r = trace::hwlat::parse(text).map_err(|e| refused(e.to_string()))?;
+        return Ok(Some(if json {
+            serde_json::to_string_pretty(&r)? + "\n"
+        } else {
+            report::explain::hwlat_text(&r)
+        }));
+    }
+    Ok(None)
+}
+
+/// A trace with no events, or no timer wake-up of a sleeping task, has no spike to explain.
+fn check_explainable(scan: &Scan, name: &str) -> Result<()> {
+    if scan.read.events == 0 {
+        return Err(UsageError(format!(
+            "{name}: no trace events in it{}; give the kernel's trace text, trace-cmd report \
+             output, a latency tracer's or timerlat's report or hwlat output",
+            scan.read
+                .first_malformed
+                .as_ref()
+                .map_or(String::new(), |(n, _)| format!(" (line {n} is not one)"))
+        ))
+        .into());
+    }
+    if scan.wakeups.is_empty() {
+        return Err(UsageError(format!(
+            "{name}: no timer wake-up of a sleeping task in this trace, so no spike to explain; \
+             it needs the sched_switch, sched_waking or sched_wakeup, and timer:hrtimer_start / \
+             hrtimer_expire_entry events (`rtlab measure --trace`, or trace-cmd record -e sched \
+             -e irq -e timer); `rtlab explain irqs|sched` read what it has"
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The wake-ups to explain: the one before each breach marker, then the worst.
