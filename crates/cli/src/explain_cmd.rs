@@ -147,32 +147,34 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
 /// text is none of them (a trace to explain).
 fn tracer_report(text: &str, name: &str, format: ExplainFormat) -> Result<Option<String>> {
     let refused = |e: String| UsageError(format!("{name}: {e}"));
-    let json = format == ExplainFormat::Json;
     if trace::latency::detect(text) {
         let r = trace::latency::parse(text).map_err(|e| refused(e.to_string()))?;
-        return Ok(Some(if json {
-            serde_json::to_string_pretty(&r)? + "\n"
-        } else {
-            report::explain::latency_text(&r)
-        }));
+        let json = || serde_json::to_string_pretty(&r);
+        return rendered(format, json, || report::explain::latency_text(&r)).map(Some);
     }
     if trace::timerlat::detect(text) {
         let r = trace::timerlat::parse(text).map_err(|e| refused(e.to_string()))?;
-        return Ok(Some(if json {
-            serde_json::to_string_pretty(&r)? + "\n"
-        } else {
-            report::explain::timerlat_text(&r)
-        }));
+        let json = || serde_json::to_string_pretty(&r);
+        return rendered(format, json, || report::explain::timerlat_text(&r)).map(Some);
     }
     if trace::hwlat::detect(text) {
         let r = trace::hwlat::parse(text).map_err(|e| refused(e.to_string()))?;
-        return Ok(Some(if json {
-            serde_json::to_string_pretty(&r)? + "\n"
-        } else {
-            report::explain::hwlat_text(&r)
-        }));
+        let json = || serde_json::to_string_pretty(&r);
+        return rendered(format, json, || report::explain::hwlat_text(&r)).map(Some);
     }
     Ok(None)
+}
+
+/// A tracer's report as JSON, or in words.
+fn rendered(
+    format: ExplainFormat,
+    json: impl FnOnce() -> serde_json::Result<String>,
+    text: impl FnOnce() -> String,
+) -> Result<String> {
+    Ok(match format {
+        ExplainFormat::Json => json()? + "\n",
+        ExplainFormat::Text => text(),
+    })
 }
 
 /// A trace with no events, or no timer wake-up of a sleeping task, has no spike to explain.

@@ -170,7 +170,10 @@ fn export_says_in_its_exit_status_what_its_document_says() {
         .arg(&good)
         .args(["--format", "csv", "--budget", "6us"]));
     assert_eq!(code, Some(1));
-    assert!(err.contains("CPU 0: max latency 7.0us exceeds --budget 6us"), "{err}");
+    assert!(
+        err.contains("CPU 0: max latency 7.0us exceeds --budget 6us"),
+        "{err}"
+    );
 }
 
 #[test]
