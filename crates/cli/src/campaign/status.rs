@@ -283,6 +283,22 @@ mod tests {
         }
     }
 
+    /// A campaign state with `steps`, as started.
+    fn state_of(steps: Vec<StepState>) -> CampaignState {
+        CampaignState {
+            schema: STATE_SCHEMA.into(),
+            name: "c".into(),
+            session: "s".into(),
+            created_at: "2026-11-24T00:00:00Z".into(),
+            options: Options::default(),
+            tuning_applied: false,
+            steps,
+            boots: vec![],
+            reboot: None,
+            finished_at: None,
+        }
+    }
+
     #[test]
     fn a_step_that_measured_nothing_fails_and_one_at_its_budget_passes() {
         let plan = Plan::parse(
@@ -310,18 +326,7 @@ mod tests {
             ),
             (vec![empty], "fail", "a: nothing was measured"),
         ] {
-            let state = CampaignState {
-                schema: STATE_SCHEMA.into(),
-                name: "c".into(),
-                session: "s".into(),
-                created_at: "2026-11-24T00:00:00Z".into(),
-                options: Options::default(),
-                tuning_applied: false,
-                steps: vec![step(attempts)],
-                boots: vec![],
-                reboot: None,
-                finished_at: None,
-            };
+            let state = state_of(vec![step(attempts)]);
             let doc = document(&plan, &state);
             assert_eq!(doc.steps[0].verdict.as_deref(), Some(verdict));
             if verdict == "fail" {
