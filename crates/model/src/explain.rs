@@ -74,8 +74,9 @@ pub struct Explanation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Phases>,
     /// The sentences an rtlab before `rtlab.explain/2` stored: read, so that such a document is
-    /// told as it was (it has no [`Phases`] to tell it from), and never written.
-    #[serde(default, rename = "story", skip_serializing)]
+    /// told as it was (it has no [`Phases`] to tell it from), and written back only where it was
+    /// read, so a document carried over loses nothing; an explanation made now has none.
+    #[serde(default, rename = "story", skip_serializing_if = "Option::is_none")]
     pub old_story: Option<String>,
     /// What limits this explanation (lost events, missing events, switches inferred).
     pub caveats: Vec<Caveat>,
