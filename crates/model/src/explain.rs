@@ -1,6 +1,6 @@
 //! Why a spike happened: the trace a run captured (`measure --trace`) and the explanations
 //! built from it, in the measurement document and in `rtlab explain`'s JSON
-//! (`rtlab.explain/1`); and the whole-trace analyses of `rtlab explain irqs|sched|wakeups`
+//! (`rtlab.explain/2`); and the whole-trace analyses of `rtlab explain irqs|sched|wakeups`
 //! ([`TraceStats`], `rtlab.trace-stats/1`) with what to do about a slow handler
 //! ([`HandlerFix`]). Pure data; the trace room builds it.
 //!
@@ -13,6 +13,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::Histogram;
+
+mod agent;
+
+pub use agent::{Agent, Task};
 
 /// Schema id of `rtlab explain --format json`.
 pub const SCHEMA: &str = "rtlab.explain/2";
@@ -163,7 +167,7 @@ pub struct Cause {
     /// What kind of delay.
     pub kind: PartKind,
     /// What it was, as in [`Part::what`].
-    pub what: String,
+    pub what: Agent,
     /// How long in this phase, ns.
     pub duration_ns: u64,
 }
@@ -174,8 +178,9 @@ pub struct Cause {
 pub struct Part {
     /// What kind of delay.
     pub kind: PartKind,
-    /// What it was: `irq 36 virtio1-req.0`, `stress-ng-cpu (pid 812, real-time priority 99)`.
-    pub what: String,
+    /// What it was: a handler (`irq 36 virtio1-req.0`), a task (`stress-ng-cpu`, pid 812,
+    /// priority 0), the CPU idle; words only in documents written before `rtlab.explain/2`.
+    pub what: Agent,
     /// How long, ns.
     pub duration_ns: u64,
     /// When it first started, as an offset from the deadline (ns).

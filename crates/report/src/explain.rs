@@ -48,7 +48,7 @@ pub fn explanation_text(x: &Explanation) -> String {
         "from".to_string(),
     ]];
     for p in x.parts.iter().take(8) {
-        let mut what = p.what.clone();
+        let mut what = crate::story::agent::name(&p.what);
         if what.len() > 60 {
             let mut cut = 57;
             while !what.is_char_boundary(cut) {
@@ -123,7 +123,7 @@ pub fn capture_lines(t: &TraceCapture) -> String {
             x.culprit.describe(),
             top.map_or(String::new(), |p| format!(
                 "({}), ",
-                p.what.split(':').next().unwrap_or(&p.what)
+                crate::story::agent::short(&p.what)
             )),
             top.map_or(String::new(), |p| format!("{:.0} %", p.share * 100.0)),
         );

@@ -277,7 +277,7 @@ pub(crate) fn realistic() -> MeasureRun {
 /// A trace capture with one explained spike, every field set.
 fn trace() -> model::explain::TraceCapture {
     use model::explain::{
-        Cause, Caveat, Explanation, Milestones, Part, PartKind, Phases, TraceCapture,
+        Agent, Cause, Caveat, Explanation, Milestones, Part, PartKind, Phases, Task, TraceCapture,
     };
     TraceCapture {
         instance: "rtlab-4242".to_string(),
@@ -306,7 +306,7 @@ fn trace() -> model::explain::TraceCapture {
             },
             parts: vec![Part {
                 kind: PartKind::HigherPriorityTask,
-                what: "hog (pid 812, real-time priority 99)".to_string(),
+                what: Agent::Task(Task::new("hog", 812, 0)),
                 duration_ns: 5_007_000,
                 start_ns: 3_000,
                 times: 1,
@@ -318,7 +318,7 @@ fn trace() -> model::explain::TraceCapture {
                 before_fire: Vec::new(),
                 waiting: vec![Cause {
                     kind: PartKind::HigherPriorityTask,
-                    what: "hog (pid 812, real-time priority 99)".to_string(),
+                    what: Agent::Task(Task::new("hog", 812, 0)),
                     duration_ns: 5_007_000,
                 }],
             }),

@@ -61,7 +61,10 @@ fn explanations_written_before_explain_2_still_read() {
     }
     let again = serde_json::to_value(&old).unwrap();
     let second = &again["explanations"][1];
-    assert_eq!(second["story"], old.explanations[1].old_story.as_deref().unwrap());
+    assert_eq!(
+        second["story"],
+        old.explanations[1].old_story.as_deref().unwrap()
+    );
     assert!(second.get("phases").is_none(), "{second}");
     // Caveats in words stay words.
     let said = second["caveats"][0].as_str().unwrap_or_default();
@@ -95,6 +98,78 @@ fn explanations_keep_structure_not_sentences() {
     assert_eq!(unit, r#"{"kind":"no-wakeup"}"#);
     let unknown = r#"{"kind":"lost-events","times":1,"x":1}"#;
     assert!(serde_json::from_str::<Caveat>(unknown).is_err());
+}
+
+/// What a part was is a tagged object with its figures, every kind of it; the words an
+/// rtlab before `rtlab.explain/2` stored there read as words.
+#[test]
+fn what_a_part_was_is_data_not_words() {
+    let hog = Task::new("hog", 812, 0);
+    let cases = [
+        (
+            Agent::Irq {
+                irq: 36,
+                name: "virtio1-req.0".to_string(),
+            },
+            r#"{"kind":"irq","irq":36,"name":"virtio1-req.0"}"#,
+        ),
+        (
+            Agent::Vector {
+                name: "local_timer".to_string(),
+            },
+            r#"{"kind":"vector","name":"local_timer"}"#,
+        ),
+        (
+            Agent::Softirq {
+                name: "TIMER".to_string(),
+            },
+            r#"{"kind":"softirq","name":"TIMER"}"#,
+        ),
+        (
+            Agent::Task(hog.clone()),
+            r#"{"kind":"task","comm":"hog","pid":812,"prio":0}"#,
+        ),
+        (
+            Agent::FairShare(Task {
+                prio: None,
+                ..hog.clone()
+            }),
+            r#"{"kind":"fair-share","comm":"hog","pid":812,"prio":null}"#,
+        ),
+        (Agent::Idle, r#"{"kind":"idle"}"#),
+        (
+            Agent::Untraced {
+                task: Some(hog),
+                irqs_off: true,
+            },
+            r#"{"kind":"untraced","task":{"comm":"hog","pid":812,"prio":0},"irqs_off":true}"#,
+        ),
+        (Agent::Expiry, r#"{"kind":"expiry"}"#),
+        (Agent::ClockRead, r#"{"kind":"clock-read"}"#),
+        (Agent::NoSwitch, r#"{"kind":"no-switch"}"#),
+        (Agent::FromIdle, r#"{"kind":"from-idle"}"#),
+        (
+            Agent::Said("irq 36 virtio1-req.0".to_string()),
+            r#""irq 36 virtio1-req.0""#,
+        ),
+    ];
+    for (agent, json) in cases {
+        assert_eq!(serde_json::to_string(&agent).unwrap(), json);
+        assert_eq!(
+            serde_json::from_str::<Agent>(json).unwrap(),
+            agent,
+            "{json}"
+        );
+    }
+    for bad in [
+        r#"{"kind":"irq","irq":36}"#,
+        r#"{"kind":"task","comm":"x","pid":1,"prio":0,"extra":1}"#,
+        r#"{"kind":"nonsense"}"#,
+        r#"{"kind":"irq","irq":-1,"name":"x"}"#,
+        "36",
+    ] {
+        assert!(serde_json::from_str::<Agent>(bad).is_err(), "{bad}");
+    }
 }
 
 #[test]

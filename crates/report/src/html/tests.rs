@@ -539,7 +539,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
             },
             parts: vec![Part {
                 kind: PartKind::HigherPriorityTask,
-                what: "<hog> (pid 12050, real-time priority 99)".into(),
+                what: model::explain::Agent::Task(model::explain::Task::new("<hog>", 12050, 0)),
                 duration_ns: 5_697_000,
                 start_ns: 24_000,
                 times: 2,
@@ -551,7 +551,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
                 before_fire: Vec::new(),
                 waiting: vec![Cause {
                     kind: PartKind::HigherPriorityTask,
-                    what: "<hog> (pid 12050, real-time priority 99)".into(),
+                    what: model::explain::Agent::Task(model::explain::Task::new("<hog>", 12050, 0)),
                     duration_ns: 5_697_000,
                 }],
             }),

@@ -42,7 +42,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 .map(|p| {
                     vec![
                         p.kind.describe().to_string(),
-                        p.what.clone(),
+                        crate::story::agent::name(&p.what),
                         format!("{} us", format_opt_us(Some(p.duration_ns))),
                         format!("{:.1} %", p.share * 100.0),
                     ]

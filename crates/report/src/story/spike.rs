@@ -114,13 +114,13 @@ fn end_with(s: &mut String, x: &Explanation, causes: &[Cause], lead: &str) {
 
 /// One cause in words: `hog (pid 812, ...), of higher priority, held the CPU for 3018 us`.
 fn cause(x: &Explanation, c: &Cause) -> String {
-    let (w, d) = (&c.what, us(c.duration_ns));
+    let (w, d) = (super::agent::name(&c.what), us(c.duration_ns));
     match c.kind {
         PartKind::Irq => {
             let inside = x
                 .parts
                 .iter()
-                .find(|p| p.kind == PartKind::Irq && p.what == *w)
+                .find(|p| p.kind == PartKind::Irq && p.what == c.what)
                 .and_then(|p| p.inside.as_ref());
             match inside {
                 Some(i) => format!("{w} ran {d}: {}", super::inside::describe(i)),
@@ -150,7 +150,7 @@ fn largest(s: &mut String, x: &Explanation) {
             s,
             " Largest part: {} ({}), {} or {:.0} %.",
             p.kind.describe(),
-            p.what,
+            super::agent::name(&p.what),
             us(p.duration_ns),
             p.share * 100.0
         );
@@ -169,7 +169,7 @@ fn patterns(s: &mut String, x: &Explanation) {
                 s,
                 " Pattern: {} ({}). Fix: {}.",
                 pattern.describe(),
-                p.what,
+                super::agent::name(&p.what),
                 pattern.fix()
             );
         }

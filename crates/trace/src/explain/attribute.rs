@@ -14,10 +14,10 @@
 //! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
 //! off, or the CPU may have stalled where no tracepoint can see (hypervisor, SMI, firmware).
 
-use model::explain::{Caveat, Explanation, Milestones, Part, PartKind};
+use model::explain::{Agent, Caveat, Explanation, Milestones, Part, PartKind};
 
 use super::inside::Inside;
-use super::owned::{Ev, TaskRef, What};
+use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
 use super::piece::{Phase, Piece, phases};
 use super::repair::repair;
 use super::window::Window;
@@ -39,9 +39,6 @@ pub struct Spike {
     /// The measurement cycle.
     pub cycle: Option<u64>,
 }
-
-/// The priority of a task whose priority the window does not show.
-const UNKNOWN_PRIO: i32 = i32::MIN;
 
 /// Events within this much before a milestone's deadline still count for it (timestamps
 /// are truncated to microseconds).
@@ -303,7 +300,7 @@ fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) {
 struct Contexts {
     running: Option<TaskRef>,
     irqs_off: bool,
-    stack: Vec<(PartKind, String)>,
+    stack: Vec<(PartKind, Agent)>,
 }
 
 /// Walks the CPU's events over `[deadline, end)`: every stretch between two events (cut at
@@ -419,7 +416,7 @@ fn piece(
     phase: Phase,
     a: u64,
     b: u64,
-    stack: &[(PartKind, String)],
+    stack: &[(PartKind, Agent)],
     running: Option<&TaskRef>,
     irqs_off: bool,
     thread_prio: Option<i32>,
@@ -442,70 +439,50 @@ fn task_piece(
     running: Option<&TaskRef>,
     irqs_off: bool,
     thread_prio: Option<i32>,
-) -> (PartKind, String) {
-    let who = running.map_or("an unknown task".to_string(), TaskRef::describe);
+) -> (PartKind, Agent) {
     let idle = running.is_some_and(|r| r.pid == 0);
     match phase {
-        Phase::BeforeFire => {
-            let what = if idle {
-                "the CPU idle: waking from an idle state, or the CPU stalled (hypervisor, SMI, \
-                 firmware)"
-                    .to_string()
-            } else if irqs_off {
-                format!(
-                    "no event while {who} ran, with interrupts off at its last event: they \
-                     stayed off, or the CPU stalled (hypervisor, SMI, firmware); without the \
-                     preemptirq tracepoints the trace cannot tell which"
-                )
-            } else {
-                format!(
-                    "nothing traced while {who} ran: interrupts off without a tracepoint, or \
-                     the CPU stalled (hypervisor, SMI, firmware)"
-                )
-            };
-            (PartKind::TimerDelay, what)
-        }
-        Phase::Firing => (
-            PartKind::TimerHandler,
-            "the timer's expiry and wake-up".to_string(),
-        ),
-        Phase::Returning => (
-            PartKind::Return,
-            "switch-in to the thread reading its clock".to_string(),
-        ),
-        Phase::Waiting => match running {
-            None => (PartKind::Untraced, "no switch shows what ran".to_string()),
-            Some(r) if r.pid == 0 => (
-                PartKind::Scheduler,
-                "switching from the idle task".to_string(),
-            ),
-            Some(r) if r.is_irq_thread() => (PartKind::IrqThread, who),
-            Some(r) if r.prio == UNKNOWN_PRIO => (
-                PartKind::Scheduler,
-                format!("{} (pid {}, priority unknown)", r.comm, r.pid),
-            ),
-            // A normal (fair-scheduled) thread shares the CPU with the other normal tasks;
-            // their priorities decide nothing, so no priority story is told.
-            Some(r) if thread_prio.is_some_and(|p| p >= 100) && r.prio >= 100 => (
-                PartKind::Scheduler,
-                format!("{who}, sharing the CPU under the fair scheduler"),
-            ),
-            Some(r) => match thread_prio {
-                Some(p) if r.prio < p => (PartKind::HigherPriorityTask, who),
-                Some(p) if r.prio == p => (PartKind::SamePriorityTask, who),
-                Some(_) => (PartKind::NonPreemptible, who),
-                None => (PartKind::Scheduler, who),
+        Phase::BeforeFire if idle => (PartKind::TimerDelay, Agent::Idle),
+        Phase::BeforeFire => (
+            PartKind::TimerDelay,
+            Agent::Untraced {
+                task: running.map(TaskRef::named),
+                irqs_off,
             },
-        },
+        ),
+        Phase::Firing => (PartKind::TimerHandler, Agent::Expiry),
+        Phase::Returning => (PartKind::Return, Agent::ClockRead),
+        Phase::Waiting => waiting_piece(running, thread_prio),
+    }
+}
+
+/// What held the CPU while the thread waited to run, judged by its priority against the
+/// thread's.
+fn waiting_piece(running: Option<&TaskRef>, thread_prio: Option<i32>) -> (PartKind, Agent) {
+    let Some(r) = running else {
+        return (PartKind::Untraced, Agent::NoSwitch);
+    };
+    let task = Agent::Task(r.named());
+    match thread_prio {
+        _ if r.pid == 0 => (PartKind::Scheduler, Agent::FromIdle),
+        _ if r.is_irq_thread() => (PartKind::IrqThread, task),
+        _ if r.prio == UNKNOWN_PRIO => (PartKind::Scheduler, task),
+        // A normal (fair-scheduled) thread shares the CPU with the other normal tasks;
+        // their priorities decide nothing, so no priority story is told.
+        Some(p) if p >= 100 && r.prio >= 100 => (PartKind::Scheduler, Agent::FairShare(r.named())),
+        Some(p) if r.prio < p => (PartKind::HigherPriorityTask, task),
+        Some(p) if r.prio == p => (PartKind::SamePriorityTask, task),
+        Some(_) => (PartKind::NonPreemptible, task),
+        None => (PartKind::Scheduler, task),
     }
 }
 
 /// Parts from pieces: same kind and description merged, largest first, shares of `latency`.
 fn merge(pieces: &[Piece], deadline: u64, latency: u64) -> Vec<Part> {
     let mut parts: Vec<Part> = Vec::new();
-    let mut last: Option<(PartKind, &str, u64)> = None;
+    let mut last: Option<(PartKind, &Agent, u64)> = None;
     for p in pieces.iter().filter(|p| p.end > p.start) {
-        let contiguous = last.is_some_and(|(k, w, e)| k == p.kind && w == p.what && e == p.start);
+        let contiguous = last.is_some_and(|(k, w, e)| k == p.kind && *w == p.what && e == p.start);
         match parts
             .iter_mut()
             .find(|x| x.kind == p.kind && x.what == p.what)

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use model::explain::{HandlerInside, HandlerPattern, WokenTask};
+use model::explain::{Agent, HandlerInside, HandlerPattern, WokenTask};
 
 use super::owned::{TaskRef, What};
 
@@ -19,7 +19,6 @@ const STORM_EXPIRIES: u32 = 3;
 /// One open handler's work so far.
 #[derive(Clone, Debug, Default)]
 struct Frame {
-    label: String,
     expiries: u32,
     callbacks: BTreeMap<String, u32>,
     woken: BTreeMap<(u32, String, i32), u32>,
@@ -29,22 +28,19 @@ struct Frame {
 /// The handlers open on the CPU (innermost last) and what the closed ones did, by handler.
 #[derive(Debug, Default)]
 pub(super) struct Inside {
-    open: Vec<Frame>,
-    done: BTreeMap<String, Frame>,
+    open: Vec<(Agent, Frame)>,
+    done: BTreeMap<Agent, Frame>,
 }
 
 impl Inside {
-    /// A handler `label` started.
-    pub(super) fn enter(&mut self, label: &str) {
-        self.open.push(Frame {
-            label: label.to_string(),
-            ..Frame::default()
-        });
+    /// Handler `handler` started.
+    pub(super) fn enter(&mut self, handler: &Agent) {
+        self.open.push((handler.clone(), Frame::default()));
     }
 
     /// An event inside the innermost open handler, if one is open.
     pub(super) fn note(&mut self, what: &What) {
-        let Some(f) = self.open.last_mut() else {
+        let Some((_, f)) = self.open.last_mut() else {
             return;
         };
         match what {
@@ -63,25 +59,22 @@ impl Inside {
     /// The innermost handler ended at `at`; its work counts when it ran past `from` (the
     /// deadline: a handler over before it delayed nothing).
     pub(super) fn leave(&mut self, at: u64, from: u64) {
-        if let Some(f) = self.open.pop()
+        if let Some((handler, f)) = self.open.pop()
             && at > from
         {
-            self.keep(f);
+            self.keep(handler, f);
         }
     }
 
     /// The handlers still open at the end of the spike.
     pub(super) fn close_all(&mut self) {
-        while let Some(f) = self.open.pop() {
-            self.keep(f);
+        while let Some((handler, f)) = self.open.pop() {
+            self.keep(handler, f);
         }
     }
 
-    fn keep(&mut self, f: Frame) {
-        let into = self.done.entry(f.label.clone()).or_insert_with(|| Frame {
-            label: f.label.clone(),
-            ..Frame::default()
-        });
+    fn keep(&mut self, handler: Agent, f: Frame) {
+        let into = self.done.entry(handler).or_default();
         into.expiries = into.expiries.saturating_add(f.expiries);
         for (k, n) in f.callbacks {
             let e = into.callbacks.entry(k).or_default();
@@ -98,10 +91,10 @@ impl Inside {
         }
     }
 
-    /// What handler `label` did, when the trace shows it doing anything; `thread` is the pid
+    /// What handler `handler` did, when the trace shows it doing anything; `thread` is the pid
     /// of the thread whose spike this is (its own timer's expiry is not part of a storm).
-    pub(super) fn of(&self, label: &str, thread: Option<u32>) -> Option<HandlerInside> {
-        let f = self.done.get(label)?;
+    pub(super) fn of(&self, handler: &Agent, thread: Option<u32>) -> Option<HandlerInside> {
+        let f = self.done.get(handler)?;
         if f.expiries == 0 && f.woken.is_empty() && f.raised.is_empty() {
             return None;
         }

@@ -1,8 +1,13 @@
 //! Events kept for an explanation: the few an explanation reads, owned, so a window of them
 //! outlives the line buffer they were read from.
 
+use model::explain::{Agent, Task as Named};
+
 use crate::event::{Kind, Task};
 use crate::line::Event;
+
+/// The priority of a task whose priority the trace does not show (a switch rtlab inferred).
+pub(super) const UNKNOWN_PRIO: i32 = i32::MIN;
 
 /// A task, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,17 +31,13 @@ impl From<&Task<'_>> for TaskRef {
 }
 
 impl TaskRef {
-    /// `stress-ng-cpu (pid 812, real-time priority 99)`.
-    pub fn describe(&self) -> String {
-        let task = Task {
-            comm: &self.comm,
+    /// The task as an explanation names it, its priority absent where unknown.
+    pub fn named(&self) -> Named {
+        Named {
+            comm: self.comm.clone(),
             pid: self.pid,
-            prio: self.prio,
-        };
-        if self.pid == 0 {
-            return "the idle task".to_string();
+            prio: (self.prio != UNKNOWN_PRIO).then_some(self.prio),
         }
-        format!("{} (pid {}, {})", self.comm, self.pid, task.describe_prio())
     }
 
     /// Whether the task is an IRQ thread (`irq/41-eth0`).
@@ -74,11 +75,11 @@ pub enum What {
         to: u32,
     },
     /// An interrupt handler (or an architecture vector) started: `irq 36 virtio1-req.0`.
-    IrqIn(String),
+    IrqIn(Agent),
     /// One ended.
     IrqOut,
     /// A softirq started: `softirq TIMER`.
-    SoftIn(String),
+    SoftIn(Agent),
     /// One ended.
     SoftOut,
     /// An hrtimer's expiry was handled.
@@ -101,8 +102,6 @@ pub enum What {
     },
     /// A trace marker.
     Marker(String),
-    /// Interrupts or preemption went off (preemptirq events).
-    Off(String),
     /// A softirq was raised (`softirq_raise`): its name (`TIMER`).
     SoftRaise(String),
     /// Anything else (it still shows the CPU was running traced code).
@@ -168,13 +167,20 @@ impl Ev {
                 from: *orig_cpu,
                 to: *dest_cpu,
             },
-            Kind::IrqEntry { irq, name } => What::IrqIn(format!("irq {irq} {name}")),
-            Kind::VectorEntry { what } => What::IrqIn(format!("{what} interrupt")),
+            Kind::IrqEntry { irq, name } => What::IrqIn(Agent::Irq {
+                irq: *irq,
+                name: name.to_string(),
+            }),
+            Kind::VectorEntry { what } => What::IrqIn(Agent::Vector {
+                name: what.to_string(),
+            }),
             Kind::IrqExit { .. } | Kind::VectorExit { .. } => What::IrqOut,
-            Kind::SoftirqEntry { action, vec } => What::SoftIn(if action.is_empty() {
-                format!("softirq {vec}")
-            } else {
-                format!("softirq {action}")
+            Kind::SoftirqEntry { action, vec } => What::SoftIn(Agent::Softirq {
+                name: if action.is_empty() {
+                    vec.to_string()
+                } else {
+                    action.to_string()
+                },
             }),
             Kind::SoftirqExit { .. } => What::SoftOut,
             Kind::HrtimerExpireEntry {
@@ -196,9 +202,7 @@ impl Ev {
                 expires_ns: *expires_ns,
             },
             Kind::Marker { text } => What::Marker(text.to_string()),
-            Kind::IrqsOff { caller } => What::Off(format!("interrupts off at {caller}")),
             Kind::SoftirqRaise { vec } => What::SoftRaise(softirq_name(*vec)),
-            Kind::PreemptOff { caller } => What::Off(format!("preemption off at {caller}")),
             _ => What::Other(event.name.to_string()),
         };
         Ev {

@@ -2,7 +2,7 @@
 //! what it is attributed to. Attribution makes them; the parts and the phases an explanation
 //! keeps are summed from them.
 
-use model::explain::{Cause, PartKind, Phases};
+use model::explain::{Agent, Cause, PartKind, Phases};
 
 /// Where in the spike a piece of time lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,7 +22,7 @@ pub(super) enum Phase {
 pub(super) struct Piece {
     pub phase: Phase,
     pub kind: PartKind,
-    pub what: String,
+    pub what: Agent,
     pub start: u64,
     pub end: u64,
 }

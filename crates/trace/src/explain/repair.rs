@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::owned::{Ev, TaskRef, What};
+use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
 
 /// `events` (one CPU's, in order) with the missing switches inserted, and how many were.
 /// `running` is the task on the CPU before the first event, when known.
@@ -103,7 +103,7 @@ impl Repair {
                     e.task.clone()
                 },
                 pid: e.pid,
-                prio: self.prios.get(&e.pid).copied().unwrap_or(i32::MIN),
+                prio: self.prios.get(&e.pid).copied().unwrap_or(UNKNOWN_PRIO),
             },
         };
         self.infer(e.ts_ns, next);
@@ -195,7 +195,7 @@ fn prios_at_switch_out(out: &mut [Ev], cpu: u32) {
             _ => None,
         });
         if let (Some(p), What::Switch { next, .. }) = (later, &mut out[i].what)
-            && p != i32::MIN
+            && p != UNKNOWN_PRIO
         {
             next.prio = p;
         }
@@ -206,7 +206,7 @@ fn switch(ts_ns: u64, cpu: u32, prev: Option<TaskRef>, next: TaskRef) -> Ev {
     let prev = prev.unwrap_or(TaskRef {
         comm: "unknown".to_string(),
         pid: u32::MAX,
-        prio: i32::MIN,
+        prio: UNKNOWN_PRIO,
     });
     Ev {
         ts_ns,

@@ -13,6 +13,7 @@ use crate::line::{Event, Line};
 use crate::reader::{ReadStats, Reader};
 
 use super::attribute::Spike;
+use super::owned::UNKNOWN_PRIO;
 use super::switches::{SwitchIn, Switches};
 use super::window::{LOOKBACK_NS, WindowSpec};
 
@@ -282,7 +283,7 @@ impl Scanner {
             t.timer.record(latency);
         }
         t.comm = sw.comm;
-        if sw.prio != i32::MIN {
+        if sw.prio != UNKNOWN_PRIO {
             t.prio = sw.prio;
         }
         if let Some(w) = self.woken_at.remove(&sw.pid) {

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use crate::event::Kind;
 use crate::line::Event;
 
-/// A task switched in: pid, name, kernel priority (`i32::MIN` when unknown), CPU, time.
+use super::owned::UNKNOWN_PRIO;
+
+/// A task switched in: pid, name, kernel priority ([`UNKNOWN_PRIO`] when unknown), CPU, time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct SwitchIn {
     pub pid: u32,
@@ -91,7 +93,7 @@ impl Switches {
                     out.push(SwitchIn {
                         pid: e.pid,
                         comm: e.task.to_string(),
-                        prio: self.prios.get(&e.pid).copied().unwrap_or(i32::MIN),
+                        prio: self.prios.get(&e.pid).copied().unwrap_or(UNKNOWN_PRIO),
                         cpu: e.cpu,
                         ts_ns: e.ts_ns,
                     });
