@@ -2,7 +2,7 @@
 //! built from it, in the measurement document and in `rtlab explain`'s JSON
 //! (`rtlab.explain/2`); and the whole-trace analyses of `rtlab explain irqs|sched|wakeups`
 //! ([`TraceStats`], `rtlab.trace-stats/1`) with what to do about a slow handler
-//! ([`HandlerFix`]). Pure data; the trace room builds it.
+//! ([`HandlerFix`]). Pure data, no words; the trace room builds it, `report::story` tells it.
 //!
 //! An [`Explanation`] follows one late wake-up on one CPU from the deadline (the timer's
 //! expiry) to the thread running, and splits the delay into [`Part`]s: the timer interrupt's
@@ -238,26 +238,6 @@ pub enum HandlerPattern {
     ConcurrentHrtimerExpiries,
 }
 
-impl HandlerPattern {
-    /// The pattern in words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            HandlerPattern::ConcurrentHrtimerExpiries => {
-                "concurrent hrtimer expiries of non-real-time tasks: the timer interrupt runs every due timer's callback and wake-up in hard interrupt context before the real-time thread can run"
-            }
-        }
-    }
-
-    /// What to do about it.
-    pub fn fix(self) -> &'static str {
-        match self {
-            HandlerPattern::ConcurrentHrtimerExpiries => {
-                "on a PREEMPT_RT kernel the hrtimers of non-real-time tasks expire in the timer softirq (ktimers thread) instead, off the real-time thread's path; in the application, use fewer and coarser timers for non-real-time work (one periodic timer serving several jobs, timer slack via prctl(PR_SET_TIMERSLACK), periods that do not coincide with the real-time thread's)"
-            }
-        }
-    }
-}
-
 /// The kinds of delay an explanation tells apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -286,25 +266,6 @@ pub enum PartKind {
     Return,
     /// Time the trace does not cover: no events at all while the thread should have run.
     Untraced,
-}
-
-impl PartKind {
-    /// The kind for a person (`timer interrupt delay`).
-    pub fn describe(self) -> &'static str {
-        match self {
-            PartKind::TimerDelay => "timer interrupt delay",
-            PartKind::Irq => "IRQ handler",
-            PartKind::Softirq => "softirq",
-            PartKind::TimerHandler => "timer handling",
-            PartKind::HigherPriorityTask => "higher-priority task",
-            PartKind::SamePriorityTask => "same-priority task",
-            PartKind::NonPreemptible => "non-preemptible section",
-            PartKind::IrqThread => "IRQ thread",
-            PartKind::Scheduler => "scheduler",
-            PartKind::Return => "return to the thread",
-            PartKind::Untraced => "untraced",
-        }
-    }
 }
 
 /// `rtlab explain --format json`: what was explained, from what.
@@ -461,11 +422,11 @@ pub struct StatsTally {
     pub rt_migrating: usize,
 }
 
-/// What to do about an interrupt handler or softirq that runs long, by what it is: the
-/// advice under `rtlab explain irqs`. A softirq's fix is where its work comes from, not the
-/// IRQ affinity of a hard interrupt.
+/// What to do about an interrupt handler or softirq that runs long, by what it is: the kind
+/// of advice under `rtlab explain irqs` (`report::story::fix` words it). A softirq's fix is
+/// where its work comes from, not the IRQ affinity of a hard interrupt.
 ///
-/// Kernel facts behind the texts: on PREEMPT_RT every IRQ not marked `IRQF_NO_THREAD` runs
+/// Kernel facts behind the kinds: on PREEMPT_RT every IRQ not marked `IRQF_NO_THREAD` runs
 /// in a thread (`force_irqthreads`, kernel/irq/manage.c), and a softirq runs in the thread
 /// that raised it or in `ksoftirqd/N`, the timer softirqs in `ktimers/N` (kernel/softirq.c),
 /// at those threads' priorities; elsewhere softirqs run on interrupt exit with preemption
@@ -538,47 +499,11 @@ impl HandlerFix {
         }
     }
 
-    /// Whether the handler is a softirq (then [`SOFTIRQ_CONTEXT`] applies too).
+    /// Whether the handler is a softirq (then where softirqs run matters too).
     pub fn is_softirq(self) -> bool {
         !matches!(self, HandlerFix::HardIrq | HandlerFix::Vector)
     }
-
-    /// What to do, in words.
-    pub fn advice(self) -> &'static str {
-        match self {
-            HandlerFix::HardIrq => {
-                "a hard interrupt handler that long delays every real-time thread on its CPU; move its IRQ off the real-time CPUs (/proc/irq/N/smp_affinity_list) or make it a threaded IRQ (boot with threadirqs; PREEMPT_RT threads every IRQ not marked IRQF_NO_THREAD)"
-            }
-            HandlerFix::Vector => {
-                "a CPU-local interrupt (local timer, IPI, irq_work) that IRQ affinity cannot move; find what raises it on the real-time CPUs (hrtimers armed there, IPIs sent from other CPUs) and move that work away; nohz_full= stops the periodic tick on a CPU running one task"
-            }
-            HandlerFix::Network => {
-                "network processing runs on the CPU whose NIC queue interrupted: move the NIC queues' IRQs to housekeeping CPUs, and steer receive processing with RPS (/sys/class/net/DEV/queues/rx-N/rps_cpus) and transmit queues with XPS (tx-N/xps_cpus) away from the real-time CPUs"
-            }
-            HandlerFix::Timers => {
-                "expiring timers run on the CPU that armed them (hrtimers not marked hard expire here on PREEMPT_RT): move the tasks that arm them off the real-time CPUs, boot with nohz_full= so unpinned timers go to housekeeping CPUs, and turn timer migration off (echo 0 > /proc/sys/kernel/timer_migration) so idle CPUs' timers are not pushed onto them"
-            }
-            HandlerFix::Rcu => {
-                "RCU callbacks run in this softirq on the CPU that queued them: boot with rcu_nocbs= naming the real-time CPUs (nohz_full= implies it on kernels with CONFIG_RCU_NOCB_CPU) and keep the rcuo threads that then run them on housekeeping CPUs"
-            }
-            HandlerFix::Sched => {
-                "this is the scheduler's load balancing: take the real-time CPUs out of it with isolcpus=domain,CPUS or an isolated cpuset partition (cpuset.cpus.partition=isolated)"
-            }
-            HandlerFix::Block => {
-                "block I/O completions run on the CPU the storage device interrupted, or go back to the CPU that submitted the request (/sys/block/DEV/queue/rq_affinity): keep storage IRQs and the tasks doing I/O off the real-time CPUs"
-            }
-            HandlerFix::Tasklet => {
-                "a tasklet runs on the CPU whose interrupt handler scheduled it: move that device's IRQ off the real-time CPUs"
-            }
-            HandlerFix::OtherSoftirq => {
-                "find which interrupt or task raises it on the real-time CPUs (softirq_raise events show it) and move that off them"
-            }
-        }
-    }
 }
-
-/// Where a softirq runs, which decides whom it delays: said once under the softirqs' fixes.
-pub const SOFTIRQ_CONTEXT: &str = "on PREEMPT_RT a softirq runs in the thread that raised it or in ksoftirqd/N (timer softirqs in ktimers/N) at that thread's priority, so a real-time thread of higher priority preempts it; on other kernels it runs on interrupt exit with preemption off and delays every thread on its CPU";
 
 #[cfg(test)]
 mod tests;

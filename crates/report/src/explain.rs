@@ -35,7 +35,7 @@ pub fn explanation_text(x: &Explanation) -> String {
         "CPU {}{cycle}: {who}, {} late; main cause: {} ({share:.0} %)",
         x.cpu,
         us(x.latency_ns),
-        x.culprit.describe()
+        crate::story::agent::kind(x.culprit)
     );
     for line in wrap(&crate::story::spike::tell(x), WIDTH - 2) {
         let _ = writeln!(out, "  {line}");
@@ -61,7 +61,7 @@ pub fn explanation_text(x: &Explanation) -> String {
             what = format!("{what} (x{})", p.times);
         }
         rows.push(vec![
-            p.kind.describe().to_string(),
+            crate::story::agent::kind(p.kind).to_string(),
             what,
             us(p.duration_ns),
             format!("{:.1} %", p.share * 100.0),
@@ -120,7 +120,7 @@ pub fn capture_lines(t: &TraceCapture) -> String {
             x.cpu,
             x.cycle.map_or(String::new(), |c| format!(" cycle {c}")),
             us(x.latency_ns),
-            x.culprit.describe(),
+            crate::story::agent::kind(x.culprit),
             top.map_or(String::new(), |p| format!(
                 "({}), ",
                 crate::story::agent::short(&p.what)

@@ -5,9 +5,7 @@
 use std::fmt::Write as _;
 
 use model::Nanos;
-use model::explain::{
-    CpuRow, HandlerFix, HandlerRow, SOFTIRQ_CONTEXT, StatsRows, StatsTally, TaskRow, TraceStats,
-};
+use model::explain::{CpuRow, HandlerFix, HandlerRow, StatsRows, StatsTally, TaskRow, TraceStats};
 
 use crate::explain::us;
 
@@ -99,10 +97,15 @@ fn irqs(rows: &[HandlerRow], threshold_ns: u64, tally: &StatsTally) -> String {
     text.push_str(":\n");
     let groups = fixes(slow);
     for (fix, names) in &groups {
-        let _ = writeln!(text, "  {}: {}", named(names), fix.advice());
+        let _ = writeln!(
+            text,
+            "  {}: {}",
+            named(names),
+            crate::story::fix::advice(*fix)
+        );
     }
     if groups.iter().any(|(fix, _)| fix.is_softirq()) {
-        let _ = writeln!(text, "  softirqs: {SOFTIRQ_CONTEXT}");
+        let _ = writeln!(text, "  softirqs: {}", crate::story::fix::SOFTIRQ_CONTEXT);
     }
     text
 }

@@ -32,7 +32,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 x.cpu,
                 x.cycle.map_or(String::new(), |c| format!(", cycle {c}")),
                 format_opt_us(Some(x.latency_ns)),
-                x.culprit.describe()
+                crate::story::agent::kind(x.culprit)
             ),
             story: crate::story::spike::tell(x),
             parts: x
@@ -41,7 +41,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 .take(8)
                 .map(|p| {
                     vec![
-                        p.kind.describe().to_string(),
+                        crate::story::agent::kind(p.kind).to_string(),
                         crate::story::agent::name(&p.what),
                         format!("{} us", format_opt_us(Some(p.duration_ns))),
                         format!("{:.1} %", p.share * 100.0),

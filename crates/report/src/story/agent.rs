@@ -1,8 +1,25 @@
-//! What a part of a spike's delay was, in words: the handler, the task with its priority, or
-//! what the CPU was doing (`model::explain::Agent`), as the story, the parts table and the
-//! report name it.
+//! What a part of a spike's delay was, in words: its kind (`model::explain::PartKind`), and
+//! the handler, the task with its priority, or what the CPU was doing
+//! (`model::explain::Agent`), as the story, the parts table and the report name them.
 
-use model::explain::{Agent, Task};
+use model::explain::{Agent, PartKind, Task};
+
+/// The kind of a part for a person: `timer interrupt delay`, `higher-priority task`.
+pub fn kind(k: PartKind) -> &'static str {
+    match k {
+        PartKind::TimerDelay => "timer interrupt delay",
+        PartKind::Irq => "IRQ handler",
+        PartKind::Softirq => "softirq",
+        PartKind::TimerHandler => "timer handling",
+        PartKind::HigherPriorityTask => "higher-priority task",
+        PartKind::SamePriorityTask => "same-priority task",
+        PartKind::NonPreemptible => "non-preemptible section",
+        PartKind::IrqThread => "IRQ thread",
+        PartKind::Scheduler => "scheduler",
+        PartKind::Return => "return to the thread",
+        PartKind::Untraced => "untraced",
+    }
+}
 
 /// The stall a gap in the trace cannot tell apart from interrupts off.
 const STALL: &str = "the CPU stalled (hypervisor, SMI, firmware)";

@@ -1,12 +1,14 @@
 //! Sentences made from what rtlab found: a spike's explanation ([`spike`]) with what each part
 //! of its delay was ([`agent`]), the work inside its interrupt handlers ([`inside`]) and what
-//! limits it ([`caveat`]), and the kernel tracers' own reports — a latency tracer's
-//! ([`latency`]), hwlat's ([`hwlat`]) and timerlat's ([`timerlat`]). The data comes from `trace`
+//! limits it ([`caveat`]), what to do about it ([`fix`]), and the kernel tracers' own
+//! reports — a latency tracer's ([`latency`]), hwlat's ([`hwlat`]) and timerlat's
+//! ([`timerlat`]). The data comes from `trace`
 //! and `model`, which keep figures and structure only; every word a reader sees of them is
 //! made here, so rewording a sentence changes no stored document.
 
 pub mod agent;
 pub mod caveat;
+pub mod fix;
 pub mod hwlat;
 pub mod inside;
 pub mod latency;

@@ -149,7 +149,7 @@ fn largest(s: &mut String, x: &Explanation) {
         let _ = write!(
             s,
             " Largest part: {} ({}), {} or {:.0} %.",
-            p.kind.describe(),
+            super::agent::kind(p.kind),
             super::agent::name(&p.what),
             us(p.duration_ns),
             p.share * 100.0
@@ -168,9 +168,9 @@ fn patterns(s: &mut String, x: &Explanation) {
             let _ = write!(
                 s,
                 " Pattern: {} ({}). Fix: {}.",
-                pattern.describe(),
+                super::fix::pattern(pattern),
                 super::agent::name(&p.what),
-                pattern.fix()
+                super::fix::pattern_fix(pattern)
             );
         }
     }
