@@ -87,8 +87,12 @@ pub fn create_private_dir(base: &Path, prefix: &str, tries: u32) -> io::Result<O
     Ok(None)
 }
 
-/// Removes the directory `dir` rtlab made, with everything in it. True when it is gone:
-/// removed now, or absent already.
-pub fn remove_tree(dir: &Path) -> bool {
-    std::fs::remove_dir_all(dir).is_ok() || !dir.exists()
+/// Removes the directory `dir` rtlab made, with everything in it. Ok when it is gone:
+/// removed now, or absent already; else the error says why it stays.
+pub fn remove_tree(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::from_io(dir, e)),
+    }
 }

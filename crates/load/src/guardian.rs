@@ -194,8 +194,8 @@ fn clean_up(watched: &BTreeSet<Watched>, root: &sys::Root) -> Vec<String> {
     for item in watched {
         match item {
             Watched::Dir(dir) => {
-                if !files::remove_tree(dir) {
-                    problems.push(format!("{}: could not be removed", dir.display()));
+                if let Err(e) = files::remove_tree(dir) {
+                    problems.push(format!("{e} (the directory was left behind)"));
                 }
             }
             Watched::Cgroup(dir) => {

@@ -274,7 +274,8 @@ impl LoadSet {
                 self.watcher.release(&Watched::Cgroup(dir));
             }
         }
-        if files::remove_tree(&self.workdir) {
+        // If removal fails, the guardian retries at its exit and says why.
+        if files::remove_tree(&self.workdir).is_ok() {
             self.watcher.release(&Watched::Dir(self.workdir.clone()));
         }
         self.watcher.finish();

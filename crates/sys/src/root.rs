@@ -62,15 +62,8 @@ pub enum Error {
 impl Error {
     /// Classifies an I/O error on `path`.
     pub fn from_io(path: impl Into<PathBuf>, source: io::Error) -> Error {
-        let path = path.into();
-        match source.kind() {
-            io::ErrorKind::NotFound => Error::NotFound { path },
-            io::ErrorKind::PermissionDenied => Error::PermissionDenied {
-                path,
-                fix: "run as root".to_string(),
-            },
-            _ => Error::Io { path, source },
-        }
+        // One classification for the kernel's files and rtlab's own.
+        files::Error::from_io(path, source).into()
     }
 
     /// Classifies the failure of the system call `call` (named with its arguments, e.g.
