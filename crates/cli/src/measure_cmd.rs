@@ -23,6 +23,9 @@ const DEFAULT_WARMUP: Nanos = Nanos::from_secs(2);
 
 /// Runs `rtlab measure`: once, or with `--every` again and again until a signal.
 pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
+    if let Some(refusal) = args.cyclictest.refusal(args.output.as_deref()) {
+        return Err(UsageError(refusal).into());
+    }
     match args.every {
         None => run_once(args, root),
         Some(every) => repeat(args, root, every),
@@ -84,7 +87,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     let mut observer = CliObserver {
         console: &mut console,
         json: args.output.as_deref(),
-        table: args.format == MeasureFormat::Text,
+        table: args.output_format() == MeasureFormat::Text,
         checkpoint_error: None,
         load: load.as_mut(),
         audit: audit_summary.clone(),
@@ -160,9 +163,11 @@ fn prepare(
         measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
     }
     check_outputs(args)?;
-    if args.histogram.is_some() && args.format != MeasureFormat::Cyclictest {
+    if args.histogram.is_some() && args.output_format() != MeasureFormat::Cyclictest {
         return Err(UsageError(
-            "--histogram shapes --format cyclictest output; add --format cyclictest".into(),
+            "--histogram shapes --format cyclictest output; give --format cyclictest, or \
+             leave --format out"
+                .into(),
         )
         .into());
     }
@@ -246,7 +251,7 @@ fn keep(
 
 /// What standard output gets, in the chosen `--format`.
 fn output_text(args: &MeasureArgs, run: &MeasureRun) -> String {
-    match args.format {
+    match args.output_format() {
         MeasureFormat::Text => crate::runs::table_text(run),
         MeasureFormat::Json => run.to_json(),
         MeasureFormat::Cyclictest => match args.histogram {

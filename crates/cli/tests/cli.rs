@@ -269,9 +269,9 @@ fn bad_input_is_one_actionable_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let cases: &[(&[&str], &str)] = &[
-        (&["--interval", "1000"], "'1000' has no unit"),
+        (&["--interval", "1.5"], "'1.5' has no unit"),
         (&["--interval", "10us"], "below the 20us minimum"),
-        (&["--duration", "60"], "'60' has no unit"),
+        (&["--duration", "1.5"], "'1.5' has no unit"),
         (&["--duration", "1h30"], "unknown unit"),
         (&["--cpus", "7"], "CPU 7 does not exist"),
         (&["--cpus", "0-1,x"], "'x' in CPU list"),
@@ -284,7 +284,10 @@ fn bad_input_is_one_actionable_line_and_exit_2() {
         ),
         (&["--policy", "deadline"], "--dl-runtime"),
         (&["--cycles", "0"], "--cycles 0"),
-        (&["--histogram", "100us"], "--format cyclictest"),
+        (
+            &["--histogram", "100us", "--format", "json"],
+            "--format cyclictest",
+        ),
         (&["--fake-clock", "5"], "no unit"),
     ];
     for (args, expected) in cases {

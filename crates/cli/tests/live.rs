@@ -405,19 +405,19 @@ fn cyclictest_output_has_the_layout_of_real_cyclictest() {
         ])
         .output()
         .unwrap();
+    // The same command line: cyclictest's habits read the same at `rtlab measure`.
     let ours = rtlab()
         .args([
-            "measure",
-            "--cycles",
-            "300",
-            "--format",
-            "cyclictest",
-            "--histogram",
-            "40us",
-            "-q",
+            "measure", "-S", "-p", "95", "-m", "-i", "1000", "-l", "300", "-q", "-h", "40",
         ])
         .output()
         .unwrap();
+    assert_eq!(
+        ours.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
     let shape = |out: &[u8]| -> Vec<String> {
         String::from_utf8_lossy(out)
             .lines()

@@ -7,8 +7,12 @@ use model::load::LoadSpec;
 use model::measure::Policy;
 use model::{CpuSpec, Nanos};
 
+use super::cyclictest::CyclictestHabits;
 use super::load::LoadPlacementArgs;
-use super::values::{DmaLatency, parse_cpu_spec, parse_dma_latency, parse_load_spec, parse_time};
+use super::values::{
+    DmaLatency, parse_cpu_spec, parse_dma_latency, parse_load_spec, parse_time, parse_time_or_s,
+    parse_time_or_us,
+};
 
 pub const MEASURE_LONG: &str = "\
 Measure how late a periodic real-time thread wakes up. One thread per measured CPU sleeps to \
@@ -30,6 +34,13 @@ counted and split into a late start (the wake-up used the slack), a long executi
 was preempted or slowed while working) or both. The worst wake-up latency per CPU is kept \
 apart, for `rtlab sched check --jitter-from`.
 
+cyclictest's options read the same here where rtlab has them: -a, -p, -l, -q, --policy, \
+--mainaffinity, --latency, and -i, -b and -h in microseconds and -D in seconds when given as a \
+bare number (rtlab's own spelling has the unit: -i 1ms, -D 60s). -S, -m, -n, -t and \
+--tracemark ask for what rtlab always does (a thread per CPU, locked memory, clock_nanosleep, \
+a trace marker at a --break), so they change nothing. -h is cyclictest's histogram, not help \
+(--help is). Any other cyclictest option is refused with what to type instead.
+
 Needs root, or CAP_SYS_NICE (and CAP_IPC_LOCK for memory locking), for real-time policies.";
 
 pub const MEASURE_AFTER: &str = "\
@@ -45,7 +56,9 @@ EXAMPLES:
 CYCLICTEST EQUIVALENTS:
     cyclictest -S -m -p 95 -i 1000 -D 60     rtlab measure -p 95 -i 1ms -D 60s
     cyclictest -b 150 --tracemark            rtlab measure --break 150us
-    cyclictest -h 400 -q                     rtlab measure --format cyclictest --histogram 400us
+    cyclictest -h 400 -q                     rtlab measure -h 400us -q
+    cyclictest -t 4 -a 0-3                   rtlab measure -a 0-3
+    cyclictest --json=run.json               rtlab measure -o run.json
 
 EXIT STATUS:
     0    every CPU's maximum within --budget (or no budget given)
@@ -79,6 +92,7 @@ pub enum PolicyArg {
     /// SCHED_RR: like fifo with a time slice among equal priorities.
     Rr,
     /// SCHED_OTHER: the normal fair scheduler (not real-time).
+    #[value(alias = "normal")]
     Other,
     /// SCHED_BATCH: fair scheduler, treated as CPU-bound.
     Batch,
@@ -109,12 +123,14 @@ pub struct MeasureArgs {
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
     pub cpus: Option<CpuSpec>,
 
-    /// Period of each measuring thread. At least 20us.
-    #[arg(short, long, value_name = "TIME", value_parser = parse_time, default_value = "1ms", help_heading = "What to measure")]
+    /// Period of each measuring thread. At least 20us. A bare number is microseconds, as
+    /// cyclictest's -i reads it.
+    #[arg(short, long, value_name = "TIME", value_parser = parse_time_or_us, default_value = "1ms", help_heading = "What to measure")]
     pub interval: Nanos,
 
-    /// How long to measure, e.g. 60s, 10m, 3h, 2d. Default 60s.
-    #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time, conflicts_with = "cycles", help_heading = "What to measure")]
+    /// How long to measure, e.g. 60s, 10m, 3h, 2d. Default 60s. A bare number is seconds,
+    /// as cyclictest's -D reads it.
+    #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time_or_s, conflicts_with = "cycles", help_heading = "What to measure")]
     pub duration: Option<Nanos>,
 
     /// Measure this many periods per CPU instead of a duration (a period missed by a late
@@ -148,7 +164,7 @@ pub struct MeasureArgs {
     pub dl_period: Option<Nanos>,
 
     /// Pin rtlab's other threads to these CPUs (cyclictest's --mainaffinity).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Scheduling")]
+    #[arg(long, alias = "mainaffinity", value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "Scheduling")]
     pub main_cpu: Option<CpuSpec>,
 
     /// Do not lock memory or pre-fault stacks (page faults may then land in measurements).
@@ -157,13 +173,14 @@ pub struct MeasureArgs {
 
     /// Hold /dev/cpu_dma_latency at this value during the run (keeps CPUs out of deep idle
     /// states), or `off`. Recorded in the result.
-    #[arg(long, value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
+    #[arg(long, alias = "latency", value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
     pub dma_latency: DmaLatency,
 
-    /// The capture trigger: stop at the first wake-up later than TIME, write a marker naming the CPU, latency and
-    /// cycle to tracefs trace_marker, and switch tracing off so the kernel trace around the
-    /// spike is kept (cyclictest -b --tracemark).
-    #[arg(short = 'b', long = "break", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    /// The capture trigger: stop at the first wake-up later than TIME, write a marker naming
+    /// the CPU, latency and cycle to tracefs trace_marker, and switch tracing off so the kernel
+    /// trace around the spike is kept (cyclictest -b --tracemark; a bare number is
+    /// microseconds, as there).
+    #[arg(short = 'b', long = "break", value_name = "TIME", value_parser = parse_time_or_us, help_heading = "Verdicts")]
     pub break_threshold: Option<Nanos>,
 
     /// Record a kernel trace while measuring (a private tracefs instance with the scheduler,
@@ -224,18 +241,24 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "10s", help_heading = "Output")]
     pub checkpoint: Nanos,
 
-    /// What to print on standard output at the end.
-    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
-    pub format: MeasureFormat,
+    /// What to print on standard output at the end. Default: text, or cyclictest with
+    /// --histogram.
+    #[arg(long, value_enum, help_heading = "Output")]
+    pub format: Option<MeasureFormat>,
 
-    /// With --format cyclictest: print cyclictest's -h histogram layout with one row per
-    /// microsecond up to TIME (samples above it count as overflows).
-    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Output")]
+    /// Print cyclictest's -h histogram layout (--format cyclictest) with one row per
+    /// microsecond up to TIME (samples above it count as overflows); a bare number is
+    /// microseconds, as cyclictest reads it.
+    #[arg(short = 'h', long, value_name = "TIME", value_parser = parse_time_or_us, help_heading = "Output")]
     pub histogram: Option<Nanos>,
 
     /// No live view, progress or warnings on standard error; only the final output.
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// Print help (`-h` is cyclictest's histogram here, as in cyclictest).
+    #[arg(long, action = clap::ArgAction::HelpLong, help_heading = "Output")]
+    pub help: Option<bool>,
 
     /// The run store the result is saved in: a SQLite file or a postgres:// address
     /// (default: $RTLAB_DB, else $XDG_DATA_HOME/rtlab/rtlab.db, else
@@ -299,4 +322,20 @@ pub struct MeasureArgs {
     /// Replace the clock with scripted latencies (testing only; nothing is measured).
     #[arg(long, value_name = "SCRIPT", hide = true)]
     pub fake_clock: Option<String>,
+
+    /// cyclictest's options, accepted where rtlab does the same and refused otherwise.
+    #[command(flatten)]
+    pub cyclictest: CyclictestHabits,
+}
+
+impl MeasureArgs {
+    /// What to print at the end: --format, else cyclictest's layout with --histogram (as
+    /// cyclictest -h prints it), else the table.
+    pub fn output_format(&self) -> MeasureFormat {
+        match (self.format, self.histogram) {
+            (Some(f), _) => f,
+            (None, Some(_)) => MeasureFormat::Cyclictest,
+            (None, None) => MeasureFormat::Text,
+        }
+    }
 }

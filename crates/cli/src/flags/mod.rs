@@ -9,6 +9,7 @@
 mod audit;
 mod campaign;
 mod compare;
+mod cyclictest;
 mod exec;
 mod explain;
 mod help;
@@ -98,7 +99,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure wake-up latency on every CPU, cyclictest-style, with exact tails.
-    #[command(long_about = measure::MEASURE_LONG, after_long_help = measure::MEASURE_AFTER)]
+    #[command(long_about = measure::MEASURE_LONG, after_long_help = measure::MEASURE_AFTER, disable_help_flag = true)]
     Measure(Box<measure::MeasureArgs>),
     /// Measure OS noise on every CPU, oslat/osnoise-style, each interruption attributed.
     #[command(long_about = noise::NOISE_LONG, after_long_help = noise::NOISE_AFTER)]

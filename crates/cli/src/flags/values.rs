@@ -16,6 +16,26 @@ pub fn parse_time(text: &str) -> Result<Nanos, String> {
     parse_nanos(text).map_err(|e| e.to_string())
 }
 
+/// A time where a bare number is microseconds, as cyclictest reads its -h/--histogram:
+/// `400` is 400us; `400us` and `1ms` read as [`parse_time`] reads them.
+pub fn parse_time_or_us(text: &str) -> Result<Nanos, String> {
+    let bare = text.trim();
+    if !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) {
+        return parse_time(&format!("{bare}us"));
+    }
+    parse_time(text)
+}
+
+/// A time where a bare number is seconds, as cyclictest reads its -D/--duration: `60` is 60s;
+/// `10m` and `1h` read as [`parse_time`] reads them.
+pub fn parse_time_or_s(text: &str) -> Result<Nanos, String> {
+    let bare = text.trim();
+    if !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) {
+        return parse_time(&format!("{bare}s"));
+    }
+    parse_time(text)
+}
+
 /// A load spec (`cpu:60%,timer-storm`), as `rtlab load --help` describes it.
 pub fn parse_load_spec(text: &str) -> Result<LoadSpec, String> {
     LoadSpec::parse(text).map_err(|e| e.to_string())
@@ -63,7 +83,8 @@ pub fn parse_dma_latency(text: &str) -> Result<DmaLatency, String> {
     if text.trim().eq_ignore_ascii_case("off") {
         return Ok(DmaLatency(None));
     }
-    let value = parse_time(text)?;
+    // A bare number is microseconds, as the kernel and cyclictest's --latency read it.
+    let value = parse_time_or_us(text)?;
     if value.get() % 1_000 != 0 {
         return Err(format!(
             "'{text}' is not a whole number of microseconds (the kernel takes us)"
