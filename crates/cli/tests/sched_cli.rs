@@ -142,7 +142,7 @@ fn bad_task_sets_are_one_line_naming_line_and_field() {
             "[[task]]\nname = \"a\"\nperiod = \"-4ms\"\nwcet = \"1ms\"\n",
             "period",
         ),
-        ("", "no tasks"),
+        ("", "it is empty"),
         ("\u{0}\u{1}binary", "t7.toml: line 1"),
     ];
     for (i, (text, expect)) in cases.iter().enumerate() {

@@ -65,7 +65,7 @@ fn audit_refuses_inputs_it_cannot_read() {
         (&["audit", "--kconfig", "/bin/ls"], "not a kernel config"),
         (
             &["audit", "--kconfig", empty.to_str().unwrap()],
-            "no CONFIG_ option",
+            "it is empty",
         ),
         (
             &["audit", "--dmesg", dir.path().to_str().unwrap()],
@@ -79,6 +79,30 @@ fn audit_refuses_inputs_it_cannot_read() {
         assert!(out.is_empty(), "{args:?} printed a report: {out}");
         assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
         assert!(err.contains(why), "{args:?}: {err}");
+    }
+}
+
+/// An empty file is called empty, whichever command reads it.
+#[test]
+fn an_empty_file_is_called_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "\n").unwrap();
+    let e = empty.to_str().unwrap();
+    let cases: [&[&str]; 5] = [
+        &["import", e],
+        &["sched", "check", e],
+        &["audit", "--dmesg", e],
+        &["kconfig", "diff", e, e],
+        &["audit", "--kconfig", e],
+    ];
+    for args in cases {
+        let (code, out, err) = run(rtlab(dir.path()).args(args));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains("empty"), "{args:?}: {err}");
+        assert!(!err.contains("not UTF-8"), "{args:?}: {err}");
     }
 }
 

@@ -95,13 +95,9 @@ const ALL: [Format; 11] = [
 ];
 
 /// What the error for an unknown file lists.
-pub const SUPPORTED: &str = "cyclictest --json output, cyclictest -h/-H/--histfile histograms \
-                             (with their '#' footer), cyclictest summary lines ('T: 0 (...) \
-                             P:.. I:.. C:.. Min:.. Act:.. Avg:.. Max:..'), cyclictest -v sample lines \
-                             ('THREAD:CYCLE:LATENCY'), rtla \
-                             timerlat hist and osnoise hist text output, rtla osnoise top and \
-                             hwnoise text output, the osnoise tracer's trace, oslat text and \
-                             --json output, each plain or gzip/xz/zstd compressed";
+pub const SUPPORTED: &str = "the output of cyclictest (--json, -h histograms, summary and -v \
+                             lines), rtla timerlat and osnoise hist, the osnoise tracer and \
+                             oslat, plain or compressed; `rtlab import --help` lists each";
 
 impl Format {
     /// The format's id, as stored in `import.format`.
@@ -204,6 +200,12 @@ const TRACE_CMD_MAGIC: &[u8] = b"\x17\x08\x44tracing";
 /// Reads one file's text (`file` names it in errors and in the result). `modified` (the
 /// file's modification time) dates runs whose source records no time.
 pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun, ImportError> {
+    if text.trim().is_empty() {
+        return Err(ImportError::whole(
+            file,
+            format!("it is empty; rtlab import reads {SUPPORTED}"),
+        ));
+    }
     if is_rtlab_result(text) {
         return Err(ImportError::whole(
             file,

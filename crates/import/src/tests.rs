@@ -225,10 +225,16 @@ fn summary_lines() {
 fn unknown_files_name_the_formats() {
     let e = err("hello\nworld\n");
     assert!(
-        e.starts_with("f.txt: not a format rtlab import reads; it reads cyclictest --json"),
+        e.starts_with("f.txt: not a format rtlab import reads; it reads the output of cyclictest"),
         "{e}"
     );
-    assert!(err("").contains("not a format"));
+    assert!(e.contains("`rtlab import --help`"), "{e}");
+    assert!(e.len() < 300, "one short line: {e}");
+    // An empty file says so.
+    for empty in ["", "\n", "  \n\t\n"] {
+        let e = err(empty);
+        assert!(e.starts_with("f.txt: it is empty;"), "{e}");
+    }
     assert!(err("{\"a\": 1}").contains("not a format"));
 }
 

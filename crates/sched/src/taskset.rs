@@ -58,6 +58,11 @@ enum Form {
 
 /// Reads a task set from `text`; `source` (the file name) starts every error.
 pub fn parse(text: &str, source: &str) -> Result<TaskSet, TaskSetError> {
+    if text.trim().is_empty() {
+        return Err(TaskSetError(format!(
+            "{source}: it is empty; write one [[task]] table per task with name, period and wcet"
+        )));
+    }
     let form = if source.ends_with(".json") || text.trim_start().starts_with('{') {
         Form::Json
     } else {
@@ -392,7 +397,8 @@ priority = 10
 
     #[test]
     fn sets_that_cannot_be_analysed_are_refused() {
-        assert!(refusal("").contains("no tasks"));
+        assert!(refusal("").contains("it is empty"));
+        assert!(refusal(" \n").contains("it is empty"));
         let e = refusal(
             "[[task]]\nname = \"a\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n[[task]]\nname = \"a\"\nperiod = \"4ms\"\nwcet = \"1ms\"\n",
         );

@@ -135,6 +135,12 @@ fn kernel_config_source_for(root: &Root, release: &str) -> Option<(String, Strin
 pub fn read_config_file(path: &std::path::Path) -> Result<String, String> {
     let limit = model::limits::MAX_KCONFIG_BYTES;
     let bytes = files::read_input(path, limit)?;
+    if bytes.trim_ascii().is_empty() {
+        return Err(
+            "it is empty; give a .config, /boot/config-RELEASE or a copy of /proc/config.gz"
+                .to_string(),
+        );
+    }
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         gunzip_bounded(&bytes, limit).map_err(|e| format!("a damaged gzip file ({e})"))?
     } else {

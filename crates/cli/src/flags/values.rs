@@ -106,8 +106,23 @@ mod tests {
         assert_eq!(parse_dma_latency("off"), Ok(DmaLatency(None)));
         assert_eq!(parse_dma_latency("0"), Ok(DmaLatency(Some(0))));
         assert_eq!(parse_dma_latency("10us"), Ok(DmaLatency(Some(10))));
-        assert!(parse_dma_latency("10").is_err());
+        // A bare number is microseconds, as cyclictest's --latency reads it.
+        assert_eq!(parse_dma_latency("10"), Ok(DmaLatency(Some(10))));
         assert!(parse_dma_latency("1500ns").is_err());
+        assert!(parse_dma_latency("-10").is_err());
+    }
+
+    #[test]
+    fn cyclictests_bare_numbers_in_its_units() {
+        assert_eq!(parse_time_or_us("400"), Ok(Nanos::from_us(400)));
+        assert_eq!(parse_time_or_us(" 1000 "), Ok(Nanos::from_us(1000)));
+        assert_eq!(parse_time_or_us("1ms"), Ok(Nanos::from_us(1000)));
+        assert_eq!(parse_time_or_s("60"), Ok(Nanos::from_secs(60)));
+        assert_eq!(parse_time_or_s("10m"), Ok(Nanos::from_secs(600)));
+        for bad in ["", "-5", "1.5", "x", "99999999999999999999"] {
+            assert!(parse_time_or_us(bad).is_err(), "{bad:?}");
+            assert!(parse_time_or_s(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
