@@ -42,6 +42,7 @@ mod store_cmd;
 mod trace_cmd;
 mod tune_cmd;
 mod tuning;
+mod usage;
 mod verdict;
 
 // The build script's profile reading, tested with the binary's unit tests.
@@ -51,7 +52,6 @@ mod build_profile;
 
 use std::process::ExitCode;
 
-use clap::error::ErrorKind;
 use sys::Root;
 
 use crate::exit::{Exit, UsageError};
@@ -97,7 +97,7 @@ fn run() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = match flags::parse(&argv) {
         Ok(cli) => cli,
-        Err(e) => return usage_error(e),
+        Err(e) => return usage::usage_error(&e, &argv),
     };
     for notice in flags::renamed::notices(&argv) {
         console::warning(&notice);
@@ -156,42 +156,6 @@ fn run() -> ExitCode {
             } else {
                 console::error(&format!("{err:#}"));
             }
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// clap's errors, as one line (help and version are printed in full, exit 0).
-fn usage_error(e: clap::Error) -> ExitCode {
-    match e.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        _ => {
-            let text = e.render().to_string();
-            let mut lines = text.lines();
-            let mut first = lines.next().unwrap_or("invalid arguments").to_string();
-            // "the following required arguments were not provided:" lists them below.
-            if first.ends_with(':') {
-                let listed: Vec<&str> =
-                    lines.map(str::trim).take_while(|l| !l.is_empty()).collect();
-                first = format!("{} {}", first, listed.join(", "));
-            }
-            let message = first.strip_prefix("error: ").unwrap_or(&first);
-            let tip = text
-                .lines()
-                .map(str::trim)
-                .find_map(|l| l.strip_prefix("tip: "))
-                .map(|t| format!(" ({t})"))
-                .unwrap_or_default();
-            console::error(&format!("{message}{tip}; see `rtlab --help`"));
             ExitCode::from(2)
         }
     }

@@ -277,7 +277,10 @@ fn bad_input_is_one_actionable_line_and_exit_2() {
         (&["--cpus", "0-1,x"], "'x' in CPU list"),
         (&["--cpus", "!0-1"], "selects no CPU"),
         (&["--priority", "99"], "--allow-prio-99"),
-        (&["--priority", "0"], "1 to 98"),
+        (
+            &["--priority", "0"],
+            "--priority 0 is out of range; give 1 to 99",
+        ),
         (
             &["--policy", "other", "--priority", "10"],
             "fifo and rr only",

@@ -367,3 +367,43 @@ fn a_trace_without_a_real_time_thread_has_nothing_to_explain() {
     assert_eq!(code, Some(0));
     assert!(out.contains("app"), "{out}");
 }
+
+/// A usage error names the value and what it takes, in one line, and points to the help of the
+/// command typed.
+#[test]
+fn usage_errors_say_what_is_taken_and_where_the_help_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["measure", "--duration", "-5s"],
+            &["--duration -5s: a negative value", "`rtlab measure --help`"],
+        ),
+        (
+            &["measure", "--priority", "150"],
+            &["--priority 150 is out of range; give 1 to 99"],
+        ),
+        (
+            &["measure", "--trace", "--trace-buffer", "0"],
+            &["--trace-buffer 0 is out of range; give 64 to 1048576"],
+        ),
+        (
+            &["export", "last", "--format", "xml"],
+            &["'xml'", "it takes text, json", "`rtlab export --help`"],
+        ),
+        (
+            &["campaign", "status", "--bogus"],
+            &["'--bogus'", "`rtlab campaign status --help`"],
+        ),
+        (&["noise", "--cpus", "-1"], &["--cpus -1: a negative value"]),
+    ];
+    for (args, said) in cases {
+        let (code, out, err) = run(rtlab(dir.path()).args(args));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.starts_with("rtlab: error: "), "{args:?}: {err}");
+        for s in said {
+            assert!(err.contains(s), "{args:?}: {s:?} in {err}");
+        }
+    }
+}

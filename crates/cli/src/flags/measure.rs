@@ -144,7 +144,7 @@ pub struct MeasureArgs {
     pub aligned: bool,
 
     /// Real-time priority of the measuring threads, 1-98 (fifo and rr). Default 95.
-    #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(0..=99), help_heading = "Scheduling")]
+    #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
     pub priority: Option<u8>,
 
     /// Allow --priority 99, which starves kernel threads that need it (migration, watchdogs).
