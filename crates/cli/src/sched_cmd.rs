@@ -18,6 +18,26 @@ pub fn run(command: &SchedCommand, root: &Root) -> Result<Exit> {
     }
 }
 
+/// The analysis is for this machine (its deadline bandwidth is read here): a task placed on a
+/// CPU it does not have is refused, not proven schedulable.
+fn check_cpus(set: &model::sched::TaskSet, name: &str, root: &Root) -> Result<()> {
+    let online = sys::cpu::online(root).context("reading the online CPUs")?;
+    match set
+        .tasks
+        .iter()
+        .find(|t| t.cpu.is_some_and(|c| !online.contains(c)))
+    {
+        Some(t) => Err(UsageError(format!(
+            "{name}: task \"{}\" is on cpu = {}, which this machine does not have (CPUs {online}); \
+             place it on one of those",
+            t.name,
+            t.cpu.unwrap_or_default()
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
 fn check(args: &SchedCheckArgs, root: &Root) -> Result<Exit> {
     if let Some(path) = &args.output {
         files::check_creatable(path)
@@ -27,6 +47,7 @@ fn check(args: &SchedCheckArgs, root: &Root) -> Result<Exit> {
     let text = files::read_input_text(&args.taskset, model::sched::MAX_TASKSET_BYTES)
         .map_err(|e| UsageError(format!("{name}: {e}")))?;
     let mut set = sched::parse(&text, &name).map_err(|e| UsageError(e.0))?;
+    check_cpus(&set, &name, root)?;
     let mut notes = Vec::new();
     if let Some(spec) = &args.jitter_from {
         let run = runs::load(spec, args.db.db.as_deref())

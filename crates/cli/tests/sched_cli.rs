@@ -117,7 +117,11 @@ fn a_failing_order_exits_1_with_a_suggestion_and_edf_passes() {
 #[test]
 fn bad_task_sets_are_one_line_naming_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str); 8] = [
+    let cases: [(&str, &str); 9] = [
+        (
+            "[[task]]\nname = \"a\"\nperiod = \"4ms\"\nwcet = \"1ms\"\ncpu = 8000\n",
+            "task \"a\" is on cpu = 8000, which this machine does not have",
+        ),
         (
             "[[task]]\nname = \"a\"\nperiod = \"4ms\"\nwcte = \"1ms\"\n",
             "line 4",
@@ -143,7 +147,7 @@ fn bad_task_sets_are_one_line_naming_line_and_field() {
             "period",
         ),
         ("", "it is empty"),
-        ("\u{0}\u{1}binary", "t7.toml: line 1"),
+        ("\u{0}\u{1}binary", "t8.toml: line 1"),
     ];
     for (i, (text, expect)) in cases.iter().enumerate() {
         let path = dir.path().join(format!("t{i}.toml"));
@@ -159,7 +163,7 @@ fn bad_task_sets_are_one_line_naming_line_and_field() {
     assert_eq!(code, 2, "{err}");
     // Nothing is written when the input is bad.
     let out = dir.path().join("report.json");
-    let bad = dir.path().join("t1.toml");
+    let bad = dir.path().join("t2.toml");
     let (code, _, _) = check(&[bad.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(!out.exists());
@@ -176,6 +180,8 @@ fn jitter_comes_from_a_measured_run() {
             "5us,9us,40us",
             "--cycles",
             "300",
+            "--cpus",
+            "0",
             "--no-store",
             "-q",
             "-o",
@@ -214,7 +220,7 @@ fn jitter_comes_from_a_measured_run() {
     let pinned = dir2.path().join("p.toml");
     std::fs::write(
         &pinned,
-        "[[task]]\nperiod = \"1ms\"\nwcet = \"100us\"\ncpu = 4000\n",
+        "[[task]]\nperiod = \"1ms\"\nwcet = \"100us\"\ncpu = 1\n",
     )
     .unwrap();
     let (code, _, err) = check(&[
@@ -224,7 +230,7 @@ fn jitter_comes_from_a_measured_run() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("CPU 4000, which the run did not measure"),
+        err.contains("CPU 1, which the run did not measure"),
         "{err}"
     );
     let (code, _, err) = check(&[pinned.to_str().unwrap(), "--jitter-from", "./missing.json"]);

@@ -388,7 +388,7 @@ fn usage_errors_say_what_is_taken_and_where_the_help_is() {
         ),
         (
             &["export", "last", "--format", "xml"],
-            &["'xml'", "it takes text, json", "`rtlab export --help`"],
+            &["'xml'", "it takes json, csv", "`rtlab export --help`"],
         ),
         (
             &["campaign", "status", "--bogus"],
