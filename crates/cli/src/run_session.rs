@@ -4,7 +4,7 @@
 //! passed on to the phase running, and the end: the comparison, the report and the verdict
 //! against --budget. `rtlab run` and `run --tuned` drive it.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -95,6 +95,7 @@ impl Session<'_> {
                 || run
                     .as_ref()
                     .is_some_and(|r| r.status == RunStatus::Interrupted);
+            phase_line(n, &label, run.as_ref(), interrupted)?;
             if let Some(run) = run {
                 for w in &run.warnings {
                     if !self.warned.contains(&w.code) {
@@ -147,38 +148,15 @@ impl Session<'_> {
             self.write_report()?;
         }
         if self.stopped.is_some() {
+            console::print_stdout(
+                "verdict: INTERRUPTED: not every phase was measured; those that were are above\n",
+            )?;
             return Ok(Exit::Interrupted);
         }
-        let what = if args.tuned { "tuned phase" } else { "phase" };
-        if !unjudged.is_empty() {
-            // A phase that measured nothing cannot be within the budget.
-            for line in &unjudged {
-                self.console
-                    .verdict(&format!("{what} cannot be judged: {line}"));
-            }
-            if !over.is_empty() {
-                self.console.verdict(&format!(
-                    "over the {} budget: {}",
-                    args.budget,
-                    over.join(", ")
-                ));
-            }
-            return Ok(Exit::VerdictFailed);
-        }
-        if over.is_empty() {
-            self.console.verdict(&format!(
-                "every {what} stayed within the {} budget",
-                args.budget
-            ));
-            Ok(Exit::Ok)
-        } else {
-            self.console.verdict(&format!(
-                "over the {} budget: {}",
-                args.budget,
-                over.join(", ")
-            ));
-            Ok(Exit::VerdictFailed)
-        }
+        let (exit, lines) = verdict_lines(args, &over, &unjudged);
+        // The verdict ends standard output, where a script keeps it (`rtlab run > eval.txt`).
+        console::print_stdout(&lines)?;
+        Ok(exit)
     }
 }
 
@@ -231,7 +209,7 @@ impl Session<'_> {
         };
         crate::report_cmd::write(&named, &options, &path, None)
             .with_context(|| format!("writing the report to {}", path.display()))?;
-        self.console.verdict(&format!("report: {}", path.display()));
+        console::print_stdout(&format!("report: {}\n", path.display()))?;
         Ok(())
     }
 }
@@ -430,7 +408,59 @@ pub(crate) fn run_child(
     }
 }
 
-/// `rtlab-report-<host>-<date>.html` in the current directory.
+/// The verdict on the phases judged, as the lines that end standard output, and the exit
+/// status: `verdict: FAIL: over the 100us budget: idle max 900.0 us`.
+fn verdict_lines(args: &RunArgs, over: &[String], unjudged: &[String]) -> (Exit, String) {
+    let what = if args.tuned { "tuned phase" } else { "phase" };
+    let mut lines = String::new();
+    // A phase that measured nothing cannot be within the budget.
+    for line in unjudged {
+        lines += &format!("verdict: CANNOT JUDGE: {what} {line}\n");
+    }
+    if !over.is_empty() {
+        lines += &format!(
+            "verdict: FAIL: over the {} budget: {}\n",
+            args.budget,
+            over.join(", ")
+        );
+    }
+    if lines.is_empty() {
+        let line = format!(
+            "verdict: PASS: every {what} stayed within the {} budget\n",
+            args.budget
+        );
+        return (Exit::Ok, line);
+    }
+    (Exit::VerdictFailed, lines)
+}
+
+/// With standard output not a terminal (a script, a log file): one line per phase as it
+/// ends, so what a run measured is there before the end, and even if it never comes.
+fn phase_line(n: usize, label: &str, run: Option<&MeasureRun>, interrupted: bool) -> Result<()> {
+    if std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    let figures = run.map_or("nothing measured".to_string(), |r| {
+        let s = &r.all.stats;
+        let us = |v: Option<u64>| v.map_or("-".to_string(), |v| report::format_us(v) + " us");
+        format!(
+            "max {}, p99.9 {}, {} samples",
+            us(s.max_ns),
+            us(s.p99_9_ns),
+            s.count
+        )
+    });
+    let status = if interrupted { " (interrupted)" } else { "" };
+    console::print_stdout(&format!(
+        "phase {} of {}: {label}: {figures}{status}\n",
+        n + 1,
+        PHASES.len()
+    ))?;
+    Ok(())
+}
+
+/// `rtlab-report-<host>-<date>.html` in the current directory, or `...-2.html` and on where
+/// that exists: a second evaluation the same day never overwrites the first's report.
 fn default_report_name(first: &MeasureRun) -> PathBuf {
     let host: String = first
         .host
@@ -445,5 +475,12 @@ fn default_report_name(first: &MeasureRun) -> PathBuf {
         })
         .collect();
     let date: String = first.started_at.chars().take(10).collect();
-    Path::new(".").join(format!("rtlab-report-{host}-{date}.html"))
+    let named = |n: u32| match n {
+        1 => Path::new(".").join(format!("rtlab-report-{host}-{date}.html")),
+        n => Path::new(".").join(format!("rtlab-report-{host}-{date}-{n}.html")),
+    };
+    (1..10_000)
+        .map(named)
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| named(10_000))
 }

@@ -42,10 +42,25 @@ fn three_phases_are_stored_compared_judged_and_reported() {
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.starts_with("audit: "), "{stdout}");
     assert!(stdout.contains("rtlab compare: 3 runs"), "{stdout}");
-    assert!(
-        stderr.contains("over the 100us budget: idle max 900.0 us"),
-        "{stderr}"
+    // A line per phase as it ends (standard output is not a terminal here), and the verdict
+    // and the report's path at the end of standard output, where a script keeps them.
+    for (n, label) in ["1 of 3: idle", "2 of 3: cpu:60%", "3 of 3: full load"]
+        .iter()
+        .enumerate()
+    {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("phase {label}: max 900.0 us")))
+            .unwrap_or_else(|| panic!("phase {n}: {stdout}"));
+        assert!(line.contains(" samples"), "{line}");
+    }
+    let tail: Vec<&str> = stdout.trim_end().lines().rev().take(2).collect();
+    assert_eq!(
+        tail[0],
+        "verdict: FAIL: over the 100us budget: idle max 900.0 us, cpu:60% max 900.0 us, full load max 900.0 us",
+        "{stdout}"
     );
+    assert_eq!(tail[1], format!("report: {}", html.display()), "{stdout}");
     let runs = stored(&db);
     assert_eq!(runs.len(), 3);
     let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
@@ -153,6 +168,25 @@ fn a_real_evaluation_as_root() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
         .collect();
     assert_eq!(reports.len(), 1, "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.trim_end().ends_with("stayed within the 10s budget"),
+        "{stdout}"
+    );
+    // A second evaluation the same day keeps the first's report.
+    let again = rtlab()
+        .current_dir(dir.path())
+        .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0));
+    let reports = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
+        .count();
+    assert_eq!(reports, 2, "{}", String::from_utf8_lossy(&again.stdout));
 }
 
 #[test]

@@ -31,6 +31,10 @@ and the evaluation goes on with a partial tuning. The journal of originals (--jo
 closed when the revert is done; if rtlab is killed before that, `rtlab tune revert` puts \
 everything back.
 
+Standard output ends with the report's path and the verdict (`verdict: PASS`, `FAIL`, `CANNOT \
+JUDGE` or `INTERRUPTED`, with the reason), so a script that keeps it keeps them; when it is not \
+a terminal each phase also prints one line as it ends.
+
 Run it as root (SCHED_FIFO threads, /dev/cpu_dma_latency, the kernel log, and with --tuned the \
 tuning). Ctrl-C or SIGTERM stops the phase being measured and ends the evaluation; the phases \
 measured so far are kept and compared.";
@@ -66,7 +70,8 @@ pub struct RunArgs {
     /// CPUs to measure (as for `rtlab measure --cpus`). Default: every CPU rtlab may run on.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec_text)]
     pub cpus: Option<String>,
-    /// Where to write the HTML report. Default: rtlab-report-<host>-<date>.html here.
+    /// Where to write the HTML report. Default: rtlab-report-<host>-<date>.html here (with
+    /// -2, -3 and on added when that exists: a report is never overwritten unasked).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Write no HTML report.
