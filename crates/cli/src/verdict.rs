@@ -1,7 +1,7 @@
 //! A run's verdict on the command line: the gate's reasons ([`model::gate`]) in words on
 //! standard error, and the exit status they mean. No command judges a run itself.
 
-use model::gate::{Reason, Verdict, Worst};
+use model::gate::{Reason, Verdict};
 
 use crate::console::Console;
 use crate::exit::Exit;
@@ -44,54 +44,16 @@ pub fn say(console: &mut Console, verdict: &Verdict, who: Option<&str>, unjudgea
     }
 }
 
-/// One reason in words.
+/// One reason in words (`report::story::verdict`, which the HTML report says them with too).
 pub fn words(reason: &Reason) -> String {
-    match reason {
-        Reason::Unjudgeable { why } => format!("the run cannot be judged: {why}"),
-        Reason::OverBudget {
-            cpu,
-            worst,
-            ns,
-            budget,
-        } => {
-            let what = match worst {
-                Worst::Maximum => "max latency",
-                Worst::Interruption => "longest interruption",
-            };
-            format!("CPU {cpu}: {what} {} exceeds --budget {budget}", us(*ns))
-        }
-        Reason::DeadlineMissed {
-            cpu,
-            misses,
-            jobs,
-            late_start,
-            long_execution,
-            both,
-            deadline,
-        } => format!(
-            "CPU {cpu}: {misses} of {jobs} jobs missed the deadline {deadline} ({late_start} late start, {long_execution} long execution, {both} both)"
-        ),
-        Reason::HardLimit {
-            samples,
-            worst_ns,
-            limit,
-        } => format!(
-            "--hardlimit {limit}: {samples} sample{} reached it (the worst {} us)",
-            if *samples == 1 { "" } else { "s" },
-            worst_ns / 1000
-        ),
-    }
-}
-
-/// Nanoseconds as microseconds with one decimal and the unit: `250.0us`.
-fn us(ns: u64) -> String {
-    format!("{}us", report::format_us(ns))
+    report::story::verdict::words(reason)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use model::Nanos;
+    use model::gate::Worst;
 
     #[test]
     fn an_interrupted_run_exits_130_unless_a_criterion_failed() {

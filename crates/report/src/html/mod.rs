@@ -24,6 +24,7 @@ mod noise;
 mod page;
 mod plots;
 mod timeline;
+mod verdict;
 mod why;
 
 #[cfg(test)]

@@ -625,3 +625,50 @@ fn a_noise_run_has_its_osnoise_columns_and_culprits_escaped() {
     assert!(html.contains("2 interruptions fell outside the trace"));
     assert!(html.contains("under KVM"));
 }
+
+/// The first screen says the verdict in words (not colour alone), per run with its reasons,
+/// before anything else; then the runs compared.
+#[test]
+fn the_verdict_comes_first_in_words_per_run_with_its_reasons() {
+    let a = full_run();
+    let c = testdata::run_of(vec![testdata::cpu(0, None, &[], 0)]);
+    let runs = [
+        ReportRun {
+            run: &a,
+            name: "idle",
+            source: "stored run aaaa",
+            key: "aaaa",
+        },
+        ReportRun {
+            run: &c,
+            name: "empty",
+            source: "file empty.json",
+            key: "cccc",
+        },
+    ];
+    let budget = |us| ReportOptions {
+        budget: Some(Nanos::from_us(us)),
+        timeline: false,
+    };
+    let page = html_report(&runs, &budget(10)).page;
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} not in page"));
+    assert!(at("id=\"verdict\"") < at("id=\"overlay\""));
+    assert!(at("id=\"verdict\"") < at("id=\"run-aaaa\""));
+    assert!(page.contains("<h2>FAIL: 1 of 2 runs failed</h2>"), "{page}");
+    assert!(page.contains("exceeds --budget 10us"), "{page}");
+    assert!(page.contains("<td class=\"word\">FAIL</td>"));
+    assert!(page.contains("<td class=\"word\">CANNOT JUDGE</td>"));
+    assert!(page.contains("the run cannot be judged"));
+    assert!(page.contains("Budget: 10us"));
+    // The runs compared, with the change against the first.
+    assert!(at("id=\"verdict\"") < at("class=\"rtlab-compare\""));
+    assert!(at("class=\"rtlab-compare\"") < at("id=\"overlay\""));
+    // One run within its budget: a pass, and nothing to compare.
+    let page = html_report(&runs[..1], &budget(100_000)).page;
+    assert!(page.contains("<h2>PASS: the run passed</h2>"), "{page}");
+    assert!(page.contains("<td class=\"word\">PASS</td>"));
+    assert!(!page.contains("<table class=\"rtlab-compare\""));
+    // Without a budget the page says so.
+    let page = html_report(&runs[..1], &ReportOptions::default()).page;
+    assert!(page.contains("No budget was given"));
+}

@@ -2,7 +2,7 @@
 //! of its delay was ([`agent`]), the work inside its interrupt handlers ([`inside`]) and what
 //! limits it ([`caveat`]), what to do about it ([`fix`]), and the kernel tracers' own
 //! reports — a latency tracer's ([`latency`]), hwlat's ([`hwlat`]) and timerlat's
-//! ([`timerlat`]). The data comes from `trace`
+//! ([`timerlat`]); and the gate's reasons a run fails for ([`verdict`]). The data comes from `trace`
 //! and `model`, which keep figures and structure only; every word a reader sees of them is
 //! made here, so rewording a sentence changes no stored document.
 
@@ -14,6 +14,7 @@ pub mod inside;
 pub mod latency;
 pub mod spike;
 pub mod timerlat;
+pub mod verdict;
 
 #[cfg(test)]
 mod tests;
