@@ -436,7 +436,12 @@ impl Observer for CliObserver<'_> {
         }
         if self.console.live() {
             self.console.note(&format!(
-                "measuring CPUs {} every {} for {} ({}{}); Ctrl-C stops early and keeps the result",
+                "measuring {} {} every {} for {} ({}{}); Ctrl-C stops early and keeps the result",
+                if run.params.cpus.len() == 1 {
+                    "CPU"
+                } else {
+                    "CPUs"
+                },
                 run.params.cpus,
                 run.params.interval_ns,
                 Nanos(run.params.periods * run.params.interval_ns.get()),

@@ -148,7 +148,7 @@ pub fn compare_html_page(c: &Comparison) -> String {
         super::markdown::capital(c.figures_word()),
         escape(c.baseline().unwrap_or_default())
     );
-    if let Some(warning) = c.mixed_warning() {
+    for warning in c.warnings() {
         let _ = writeln!(
             out,
             "<p class=\"fail\"><strong>Warning:</strong> {}.</p>",

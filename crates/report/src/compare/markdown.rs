@@ -21,7 +21,7 @@ pub fn compare_markdown(c: &Comparison) -> String {
         capital(c.figures_word()),
         cell(baseline)
     );
-    if let Some(warning) = c.mixed_warning() {
+    for warning in c.warnings() {
         let _ = writeln!(out, "**Warning:** {}.\n", cell(&warning));
     }
     runs_table(&mut out, c);

@@ -27,7 +27,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use model::imported::Quantity;
-use model::measure::MeasureRun;
+use model::measure::{MeasureRun, RunStatus};
 
 pub use clusters::{Cluster, cpu_kind_name};
 pub use html::{compare_html, compare_html_page};
@@ -183,7 +183,11 @@ impl Comparison {
         let rows = runs
             .iter()
             .map(|(label, run)| RunFigures {
-                label: label.clone(),
+                // A run that did not complete says so wherever its row is shown.
+                label: match run.status {
+                    RunStatus::Complete => label.clone(),
+                    other => format!("{label} ({})", other.as_str()),
+                },
                 hostname: run.host.hostname.clone(),
                 kernel_release: run.host.kernel_release.clone(),
                 started_at: run.started_at.clone(),
@@ -240,6 +244,39 @@ impl Comparison {
             of(Quantity::WakeupLatency),
             of(Quantity::OsNoise)
         ))
+    }
+
+    /// Every warning a rendering prints above the table: runs that measured different things,
+    /// and runs from different machines (their figures compare machines, not a change).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.mixed_warning().into_iter().collect();
+        let mut hosts: Vec<&str> = Vec::new();
+        for r in &self.runs {
+            if !hosts.contains(&r.hostname.as_str()) {
+                hosts.push(&r.hostname);
+            }
+        }
+        if hosts.len() > 1 {
+            let each: Vec<String> = hosts
+                .iter()
+                .map(|h| {
+                    let runs: Vec<&str> = self
+                        .runs
+                        .iter()
+                        .filter(|r| r.hostname == *h)
+                        .map(|r| r.label.as_str())
+                        .collect();
+                    let h = if h.is_empty() { "unknown" } else { h };
+                    format!("{h}: {}", runs.join(", "))
+                })
+                .collect();
+            out.push(format!(
+                "these runs come from different machines ({}): the changes compare machines, \
+                 not one machine before and after",
+                each.join("; ")
+            ));
+        }
+        out
     }
 
     /// What the figures are, for a table's caption: `latencies`, `OS noise figures`.

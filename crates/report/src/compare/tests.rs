@@ -379,3 +379,27 @@ fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
     // Runs without load or noise keep the table as it was: no extra column.
     assert!(!compare_markdown(&talk()).contains("measured under"));
 }
+
+/// Runs from different machines are said to be so above every rendering, and a run that did
+/// not complete is marked wherever its row is.
+#[test]
+fn other_machines_and_unfinished_runs_are_said() {
+    let a = testdata::two_cpus();
+    let mut b = testdata::two_cpus();
+    b.host.hostname = "imx8-board".to_string();
+    b.status = model::measure::RunStatus::Interrupted;
+    let c = pair(&a, &b);
+    assert_eq!(c.runs[1].label, "new (interrupted)");
+    let warnings = c.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("different machines")
+            && warnings[0].contains("imx8-board: new (interrupted)"),
+        "{warnings:?}"
+    );
+    assert!(compare_text(&c).contains("warning: these runs come from different machines"));
+    assert!(compare_markdown(&c).contains("**Warning:** these runs come from different machines"));
+    assert!(compare_html_page(&c).contains("different machines"));
+    // One machine: no warning.
+    assert!(pair(&a, &a).warnings().is_empty());
+}

@@ -25,7 +25,7 @@ pub fn compare_text(c: &Comparison) -> String {
         if c.runs.len() == 1 { "" } else { "s" },
         c.figures_word()
     );
-    if let Some(warning) = c.mixed_warning() {
+    for warning in c.warnings() {
         let _ = writeln!(out, "warning: {warning}");
     }
     let legend: Vec<[String; 5]> = c

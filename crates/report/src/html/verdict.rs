@@ -26,6 +26,8 @@ pub(super) struct VerdictCtx {
     pub rows: Vec<VerdictRow>,
     /// The runs compared (an HTML table, escaped where it was built), for two runs or more.
     pub comparison: Option<Value>,
+    /// What the comparison warns of (other machines, other quantities).
+    pub warnings: Vec<String>,
 }
 
 /// One run's verdict.
@@ -91,14 +93,19 @@ pub(super) fn verdict(
         .filter(|r| r.run.noise.is_none())
         .map(|r| (r.name.to_string(), r.run))
         .collect();
-    let comparison = (measured.len() > 1)
-        .then(|| Value::from_safe_string(compare_html(&Comparison::new(&measured))));
+    let compared = (measured.len() > 1).then(|| Comparison::new(&measured));
+    let warnings = compared
+        .as_ref()
+        .map(Comparison::warnings)
+        .unwrap_or_default();
+    let comparison = compared.map(|c| Value::from_safe_string(compare_html(&c)));
     VerdictCtx {
         class,
         headline,
         budget,
         rows,
         comparison,
+        warnings,
     }
 }
 
