@@ -26,6 +26,34 @@ struct Parsed {
 /// `rtlab import`.
 pub fn run(args: &ImportArgs) -> Result<Exit> {
     let mut pusher = crate::push_to::prepare(&args.push)?;
+    let parsed = parse_all(args)?;
+    // A label names one run (`rtlab compare imx8 last`): several files get it numbered.
+    let labels: Vec<Option<String>> = match (&args.label, parsed.len()) {
+        (Some(l), 1) => vec![Some(l.clone())],
+        (Some(l), n) => (1..=n).map(|i| Some(format!("{l}-{i}"))).collect(),
+        (None, n) => vec![None; n],
+    };
+    let saved = save_all(args, &parsed, &labels)?;
+    console::print_stdout(&said(&parsed, &saved, &labels))?;
+    // Every run is saved: `--push` uploads them (or queues them), with warnings only.
+    if let Some(pusher) = pusher.as_mut() {
+        let mut console = console::Console::new(false);
+        for ((p, s), label) in parsed.iter().zip(&saved).zip(&labels) {
+            pusher.push(
+                &p.run,
+                Some(s.id.as_str()),
+                label.as_deref(),
+                None,
+                &mut console,
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// Every file read and parsed, before anything is saved; the first that does not parse is
+/// the error.
+fn parse_all(args: &ImportArgs) -> Result<Vec<Parsed>> {
     let mut parsed = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
@@ -49,11 +77,19 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
             run,
         });
     }
+    Ok(parsed)
+}
+
+/// Every run saved with its label; a save that fails takes back what this command stored.
+fn save_all(
+    args: &ImportArgs,
+    parsed: &[Parsed],
+    labels: &[Option<String>],
+) -> Result<Vec<store::Saved>> {
     let mut store = crate::runs::open(args.db.db.as_deref())?;
-    let label = args.label.as_deref();
     let mut saved = Vec::with_capacity(parsed.len());
-    for p in &parsed {
-        match store.save(&p.run, label, None) {
+    for (p, label) in parsed.iter().zip(labels) {
+        match store.save(&p.run, label.as_deref(), None) {
             Ok(s) => saved.push(s),
             Err(e) => {
                 // Only what this command stored is taken back: a run that was already there
@@ -65,8 +101,13 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
             }
         }
     }
+    Ok(saved)
+}
+
+/// What was imported, a line per file (and its label and skipped lines under it).
+fn said(parsed: &[Parsed], saved: &[store::Saved], labels: &[Option<String>]) -> String {
     let mut text = String::new();
-    for (p, s) in parsed.iter().zip(&saved) {
+    for ((p, s), label) in parsed.iter().zip(saved).zip(labels) {
         let id = &s.id;
         if !s.new {
             text.push_str(&format!(
@@ -96,19 +137,14 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
             p.format,
             if cpus == 1 { "" } else { "s" },
         ));
+        if let Some(label) = label {
+            text.push_str(&format!("  labelled \"{label}\"\n"));
+        }
         // Lines the importer did not know and skipped are said here, not only in the notes.
         let notes = p.run.import.as_ref().map_or(&[][..], |i| &i.notes[..]);
         for note in notes.iter().filter(|n| n.starts_with(import::SKIPPED_NOTE)) {
             text.push_str(&format!("  note: {note}\n"));
         }
     }
-    console::print_stdout(&text)?;
-    // Every run is saved: `--push` uploads them (or queues them), with warnings only.
-    if let Some(pusher) = pusher.as_mut() {
-        let mut console = console::Console::new(false);
-        for (p, s) in parsed.iter().zip(&saved) {
-            pusher.push(&p.run, Some(s.id.as_str()), label, None, &mut console);
-        }
-    }
-    Ok(Exit::Ok)
+    text
 }

@@ -38,6 +38,8 @@ fn import(db: &Path, files: &[PathBuf], label: Option<&str>) -> Vec<String> {
     );
     stdout
         .lines()
+        // Indented lines say more of the run above them (its label, skipped lines).
+        .filter(|l| !l.starts_with(' '))
         .map(|l| {
             l.split(" as run ")
                 .nth(1)
@@ -86,8 +88,18 @@ fn every_format_is_stored_labelled_and_shown() {
         .unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<&str> = stdout.lines().collect();
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("imported"))
+        .collect();
     assert_eq!(lines.len(), 3, "{stdout}");
+    // A label names one run: several files get it numbered.
+    for n in 1..=3 {
+        assert!(
+            stdout.contains(&format!("  labelled \"VM-{n}\"\n")),
+            "{stdout}"
+        );
+    }
     assert!(
         lines[0].ends_with("(cyclictest JSON, 2 CPUs, 6000 samples)"),
         "{stdout}"
@@ -115,8 +127,16 @@ fn every_format_is_stored_labelled_and_shown() {
     );
     assert_eq!(live.import.as_ref().unwrap().format, "cyclictest-summary");
 
-    let runs = rtlab(&db).args(["runs", "--label", "VM"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&runs.stdout).contains("3 runs"));
+    let runs = rtlab(&db)
+        .args(["runs", "--label", "VM-2"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("1 run"));
+    // ... so the labels name the runs to compare.
+    rtlab(&db)
+        .args(["compare", "VM-1", "VM-3"])
+        .assert()
+        .success();
     // An imported run reads in the other commands too.
     rtlab(&db)
         .args(["compare", ids[0], ids[1]])

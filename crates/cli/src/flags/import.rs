@@ -68,7 +68,8 @@ pub struct ImportArgs {
     /// osnoise hist; oslat text or JSON), plain or gzip/xz/zstd compressed.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Label every imported run (as `rtlab label` does), e.g. "RT-#2".
+    /// Label the imported run (as `rtlab label` does), e.g. "RT-#2"; with several files, each
+    /// gets it numbered in the order given ("imx8-1", "imx8-2"), so a label names one run.
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
     /// The store.
