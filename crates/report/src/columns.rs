@@ -11,37 +11,18 @@ pub(crate) fn align_right(rows: &[Vec<String>]) -> Vec<String> {
 /// Aligns every cell to its column's widest cell, columns two spaces apart: right-aligned,
 /// except the first column when `first_left` (a name column).
 pub fn align(rows: &[Vec<String>], first_left: bool) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(String::len)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                if i == 0 && first_left {
-                    let _ = write!(line, "{cell:<width$}");
-                } else {
-                    let _ = write!(line, "{cell:>width$}");
-                }
-            }
-            line
-        })
-        .collect()
+    lay_out(rows, usize::from(first_left))
 }
 
-/// Aligns cells to their column's widest (counted in characters), two spaces apart: the first
-/// two columns to the left, the rest to the right.
+/// Aligns cells to their column's widest, two spaces apart: the first two columns to the
+/// left, the rest to the right.
 pub(crate) fn align_two_left(rows: &[Vec<String>]) -> Vec<String> {
+    lay_out(rows, 2)
+}
+
+/// The one layout: widths counted in characters (as `format!` pads them, so `µs` and names
+/// beyond ASCII line up), the first `left` columns to the left, the rest to the right.
+fn lay_out(rows: &[Vec<String>], left: usize) -> Vec<String> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
@@ -59,7 +40,7 @@ pub(crate) fn align_two_left(rows: &[Vec<String>]) -> Vec<String> {
                 if i > 0 {
                     line.push_str("  ");
                 }
-                if i < 2 {
+                if i < left {
                     let _ = write!(line, "{cell:<w$}");
                 } else {
                     let _ = write!(line, "{cell:>w$}");

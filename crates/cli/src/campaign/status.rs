@@ -342,35 +342,24 @@ mod tests {
             "p.toml",
         )
         .unwrap();
-        let state = CampaignState {
-            schema: STATE_SCHEMA.into(),
-            name: "c".into(),
-            session: "s".into(),
-            created_at: "2026-11-24T00:00:00Z".into(),
-            options: Options::default(),
-            tuning_applied: false,
-            steps: vec![
-                StepState {
-                    label: "RT-#2".into(),
-                    status: StepStatus::Done,
-                    // Killed at 7 h with a 60 us spike, then the last hour within budget.
-                    attempts: vec![
-                        attempt(1, Outcome::Interrupted, 7 * 3600, 60),
-                        attempt(2, Outcome::Complete, 3600, 20),
-                    ],
-                    checks: vec![],
-                },
-                StepState {
-                    label: "idle".into(),
-                    status: StepStatus::Running,
-                    attempts: vec![attempt(1, Outcome::Interrupted, 600, 10)],
-                    checks: vec![],
-                },
-            ],
-            boots: vec![],
-            reboot: None,
-            finished_at: None,
-        };
+        let state = state_of(vec![
+            StepState {
+                label: "RT-#2".into(),
+                status: StepStatus::Done,
+                // Killed at 7 h with a 60 us spike, then the last hour within budget.
+                attempts: vec![
+                    attempt(1, Outcome::Interrupted, 7 * 3600, 60),
+                    attempt(2, Outcome::Complete, 3600, 20),
+                ],
+                checks: vec![],
+            },
+            StepState {
+                label: "idle".into(),
+                status: StepStatus::Running,
+                attempts: vec![attempt(1, Outcome::Interrupted, 600, 10)],
+                checks: vec![],
+            },
+        ]);
         let doc = document(&plan, &state);
         assert_eq!(doc.status, StepStatus::Running);
         assert_eq!(
