@@ -152,41 +152,36 @@ fn a_real_evaluation_as_root() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rtlab.db");
-    let out = rtlab()
-        .current_dir(dir.path())
-        .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let evaluate = || {
+        rtlab()
+            .current_dir(dir.path())
+            .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let reports = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
+            .count()
+    };
+    let out = evaluate();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(stored(&db).len(), 3);
     // The report lands in the working directory under its default name.
-    let reports: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
-        .collect();
-    assert_eq!(reports.len(), 1, "{stderr}");
+    assert_eq!(reports(), 1, "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.trim_end().ends_with("stayed within the 10s budget"),
         "{stdout}"
     );
     // A second evaluation the same day keeps the first's report.
-    let again = rtlab()
-        .current_dir(dir.path())
-        .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let again = evaluate();
     assert_eq!(again.status.code(), Some(0));
-    let reports = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
-        .count();
-    assert_eq!(reports, 2, "{}", String::from_utf8_lossy(&again.stdout));
+    assert_eq!(reports(), 2, "{}", String::from_utf8_lossy(&again.stdout));
 }
 
 #[test]
