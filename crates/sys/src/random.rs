@@ -6,8 +6,10 @@ pub fn fill(buf: &mut [u8]) -> std::io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
+        // The raw system call, not libc's weakly referenced `getrandom()` (see
+        // `sched::current_tid`).
         // SAFETY: `rest` is valid, writable memory of `rest.len()` bytes.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        let n = unsafe { libc::syscall(libc::SYS_getrandom, rest.as_mut_ptr(), rest.len(), 0) };
         if n < 0 {
             let err = std::io::Error::last_os_error();
             if err.kind() == std::io::ErrorKind::Interrupted {

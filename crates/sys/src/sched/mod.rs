@@ -94,9 +94,13 @@ impl SchedParams {
 }
 
 /// The calling thread's kernel thread id (gettid), as shown in traces and `/proc/PID/task`.
+///
+/// Asked with the raw system call, not libc's `gettid()`: the standard library refers to that
+/// symbol weakly, and in a static musl binary linked with LTO the reference stays weak, is not
+/// pulled from libc.a, and is null at run time (the dist build crashed in the measuring thread).
 pub fn current_tid() -> u32 {
     // SAFETY: gettid takes no arguments and cannot fail.
-    let tid = unsafe { libc::gettid() };
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
     tid as u32
 }
 
