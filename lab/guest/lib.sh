@@ -96,7 +96,7 @@ HOG
     chmod +x /tmp/lab-hog
     # rtlab exec sets the policy and the CPU, and joins the RT cpuset after `tune apply`
     # (busybox has no chrt).
-    rtlab exec --fifo "$2" --cpus "$1" -- /tmp/lab-hog &
+    rtlab exec --policy fifo --priority "$2" --cpus "$1" -- /tmp/lab-hog &
     echo $! >/tmp/lab-hog.pid
     sleep 1
     for p in /proc/[0-9]*; do

@@ -23,15 +23,15 @@ const POLL: Duration = Duration::from_millis(20);
 /// Runs `rtlab exec`.
 pub fn run(args: &ExecArgs, root: &Root) -> Result<Exit> {
     let mut console = Console::new(args.quiet);
-    let params = sched_params(args);
+    let params = sched_params(args).map_err(UsageError)?;
     if let Some(priority) = params
         .filter(|p| p.policy.takes_priority())
         .map(|p| p.priority)
     {
         let irq_threads = sys::launch::irq_thread_priorities(root)
             .context("reading the IRQ threads' priorities")?;
-        let warnings =
-            tune::launch::judge_priority(priority, args.force, &irq_threads).map_err(UsageError)?;
+        let warnings = tune::launch::judge_priority(priority, args.allow_prio_99, &irq_threads)
+            .map_err(UsageError)?;
         for w in warnings {
             console.warn(&w);
         }
@@ -85,18 +85,52 @@ pub fn run(args: &ExecArgs, root: &Root) -> Result<Exit> {
     )
 }
 
-/// The scheduling the flags ask for; `None` keeps rtlab's own.
-fn sched_params(args: &ExecArgs) -> Option<SchedParams> {
+/// The scheduling the flags ask for; `None` keeps rtlab's own. `Err` names a policy and
+/// priority that do not go together.
+fn sched_params(args: &ExecArgs) -> Result<Option<SchedParams>, String> {
     if let Some(p) = args.fifo {
-        return Some(SchedParams::new(Policy::Fifo, p));
+        return Ok(Some(SchedParams::new(Policy::Fifo, p)));
     }
     if let Some(p) = args.rr {
-        return Some(SchedParams::new(Policy::Rr, p));
+        return Ok(Some(SchedParams::new(Policy::Rr, p)));
     }
-    args.deadline.map(|r| SchedParams {
-        dl_deadline: Some(r.deadline),
-        ..SchedParams::deadline(r.runtime, r.period)
-    })
+    let policy = match (args.policy, args.priority, args.deadline) {
+        (None, None, None) => return Ok(None),
+        (Some(p), _, _) => Policy::from(p),
+        (None, Some(_), _) => Policy::Fifo,
+        (None, None, Some(_)) => Policy::Deadline,
+    };
+    if policy == Policy::Deadline {
+        let r = args.deadline.ok_or(
+            "--policy deadline needs its reservation: --deadline RUNTIME/DEADLINE/PERIOD \
+             (3ms/10ms/10ms)",
+        )?;
+        return Ok(Some(SchedParams {
+            dl_deadline: Some(r.deadline),
+            ..SchedParams::deadline(r.runtime, r.period)
+        }));
+    }
+    if args.deadline.is_some() {
+        return Err(format!(
+            "--deadline is a SCHED_DEADLINE reservation, not for --policy {}; leave \
+             --policy out or give --policy deadline",
+            policy.as_str()
+        ));
+    }
+    match (policy.takes_priority(), args.priority) {
+        (true, Some(p)) => Ok(Some(SchedParams::new(policy, p))),
+        (true, None) => Err(format!(
+            "--policy {} needs -p/--priority PRIO (1-98; 49 keeps it below the IRQ threads' \
+             default 50)",
+            policy.as_str()
+        )),
+        (false, Some(p)) => Err(format!(
+            "--priority {p} is for --policy fifo or rr; --policy {} has none (leave \
+             --priority out)",
+            policy.as_str()
+        )),
+        (false, None) => Ok(Some(SchedParams::new(policy, 0))),
+    }
 }
 
 /// The RT cpuset to join, when `tune apply` made one and it is still there, with its CPUs.

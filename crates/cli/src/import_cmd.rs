@@ -14,7 +14,7 @@ use model::measure::MeasureRun;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::flags::ImportArgs;
+use crate::flags::{ImportArgs, TextOrJson};
 
 /// One parsed file.
 struct Parsed {
@@ -34,7 +34,11 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         (None, n) => vec![None; n],
     };
     let saved = save_all(args, &parsed, &labels)?;
-    console::print_stdout(&said(&parsed, &saved, &labels))?;
+    let out = match args.format {
+        TextOrJson::Text => said(&parsed, &saved, &labels),
+        TextOrJson::Json => said_json(&parsed, &saved, &labels)?,
+    };
+    console::print_stdout(&out)?;
     // Every run is saved: `--push` uploads them (or queues them), with warnings only.
     if let Some(pusher) = pusher.as_mut() {
         let mut console = console::Console::new(false);
@@ -102,6 +106,33 @@ fn save_all(
         }
     }
     Ok(saved)
+}
+
+/// What was imported as JSON (`--format json`): per file its run id, whether it is new, its
+/// label, the format it was read as, and what it holds.
+fn said_json(
+    parsed: &[Parsed],
+    saved: &[store::Saved],
+    labels: &[Option<String>],
+) -> Result<String> {
+    let rows: Vec<serde_json::Value> = parsed
+        .iter()
+        .zip(saved)
+        .zip(labels)
+        .map(|((p, s), label)| {
+            serde_json::json!({
+                "file": p.file,
+                "id": s.id,
+                "new": s.new,
+                "label": label,
+                "format": p.run.import.as_ref().map(|i| i.format.as_str()),
+                "kind": if p.run.noise.is_some() { "noise" } else { "latency" },
+                "cpus": p.run.cpus.len(),
+                "samples": p.run.all.raw.count,
+            })
+        })
+        .collect();
+    Ok(serde_json::to_string_pretty(&rows)? + "\n")
 }
 
 /// What was imported, a line per file (and its label and skipped lines under it).

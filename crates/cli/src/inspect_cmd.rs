@@ -54,7 +54,7 @@ pub fn run(args: &InspectArgs, root: &Root) -> Result<Exit> {
     };
     let text = match format {
         InspectFormat::Json => serde_json::to_string_pretty(&inspection)? + "\n",
-        InspectFormat::Table => {
+        InspectFormat::Text => {
             let colour = std::io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
             report::inspect::inspect_table(&inspection, &|s, l| {

@@ -35,6 +35,7 @@ mod rt_placement;
 mod run_cmd;
 mod run_session;
 mod run_tuned;
+mod run_verdict;
 mod runs;
 mod sched_cmd;
 mod serve_cmd;

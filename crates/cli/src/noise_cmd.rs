@@ -93,8 +93,13 @@ fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
     config.threshold = args.threshold;
     config.period = args.period;
     config.runtime = args.runtime.unwrap_or(args.period);
-    config.policy = args.policy.into();
+    config.policy = match (args.policy, args.priority) {
+        (Some(p), _) => p.into(),
+        (None, Some(_)) => model::measure::Policy::Fifo,
+        (None, None) => model::measure::Policy::Other,
+    };
     config.priority = args.priority.unwrap_or(0);
+    config.allow_prio_99 = args.allow_prio_99;
     config.attribute = !args.no_attribute;
     // Checkpoints are for the result file: without one, none is built.
     config.checkpoint = args.output.is_some().then_some(args.checkpoint);

@@ -1,6 +1,6 @@
 //! `rtlab push [RUN...] --to URL`: the runs given read first (a RUN that is not a result is
 //! the error, before anything is sent), then sent after the queue through [`crate::push_to`],
-//! and the summary (text or `--json`). `--status` is [`crate::push_status`].
+//! and the summary (text or `--format json`). `--status` is [`crate::push_status`].
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ fn read_given(args: &PushArgs) -> Result<Vec<Given>> {
 pub fn run(args: &PushArgs) -> Result<Exit> {
     let queue = queue()?;
     if args.status {
-        return crate::push_status::show(&queue, args.json);
+        return crate::push_status::show(&queue, args.wants_json());
     }
     let target = target_from(args.to.as_deref(), "--to")?;
     let given = read_given(args)?;
@@ -93,7 +93,7 @@ pub fn run(args: &PushArgs) -> Result<Exit> {
 /// Prints what was done and decides the exit status: 0 when every RUN given is on the server
 /// (without RUN: nothing is left queued), else 1.
 fn finish(args: &PushArgs, queue: &Queue, out: &Outcome, draining: bool) -> Result<Exit> {
-    if args.json {
+    if args.wants_json() {
         console::print_stdout(&outcome_json(queue, out))?;
     } else {
         let mut text = String::new();

@@ -144,7 +144,7 @@ impl Server {
     }
 }
 
-/// What one push did, for the summary and `--json`.
+/// What one push did, for the summary and `--format json`.
 #[derive(Default)]
 pub(crate) struct Outcome {
     /// (what, target, uploaded, from the queue).

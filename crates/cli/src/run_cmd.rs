@@ -13,7 +13,7 @@ use sys::signals::TerminationSignals;
 
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
-use crate::flags::RunArgs;
+use crate::flags::{RunArgs, TextOrJson};
 use crate::run_session::{Placement, Session};
 
 /// Runs `rtlab run` (with `--tuned`: [`crate::run_tuned`]).
@@ -54,7 +54,9 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         &audit::Selection::default(),
     )
     .map_err(|e| UsageError(e.to_string()))?;
-    console::print_stdout(&audit_brief(&audit))?;
+    if args.format == TextOrJson::Text {
+        console::print_stdout(&audit_brief(&audit))?;
+    }
 
     let mut session = Session {
         args,
@@ -66,6 +68,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         noise_runs: Vec::new(),
         stopped: None,
         warned: Vec::new(),
+        audit: audit.counts,
     };
     let exit = match tuning {
         Some(tuning) => crate::run_tuned::run(&mut session, tuning),

@@ -4,7 +4,7 @@
 //! passed on to the phase running, and the end: the comparison, the report and the verdict
 //! against --budget. `rtlab run` and `run --tuned` drive it.
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -17,7 +17,8 @@ use sys::signals::{Signal, TerminationSignals};
 
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
-use crate::flags::RunArgs;
+use crate::flags::{RunArgs, TextOrJson};
+use crate::run_verdict;
 
 /// One phase: its label and the load it runs under.
 struct Phase {
@@ -67,6 +68,8 @@ pub(crate) struct Session<'a> {
     pub stopped: Option<Signal>,
     /// The warning codes a phase has printed already: later phases do not repeat them.
     pub warned: Vec<String>,
+    /// The audit's counts before the first phase.
+    pub audit: model::audit::Counts,
 }
 
 impl Session<'_> {
@@ -87,7 +90,7 @@ impl Session<'_> {
                 "phase {} of {}: {label} for {}",
                 n + 1,
                 PHASES.len(),
-                self.args.phase
+                self.args.duration
             ));
             let (run, code, signal) = self.measure_phase(phase, &label, cpus, placement)?;
             let interrupted = signal.is_some()
@@ -95,7 +98,9 @@ impl Session<'_> {
                 || run
                     .as_ref()
                     .is_some_and(|r| r.status == RunStatus::Interrupted);
-            phase_line(n, &label, run.as_ref(), interrupted)?;
+            if !self.json() {
+                run_verdict::phase_line(n, PHASES.len(), &label, run.as_ref(), interrupted)?;
+            }
             if let Some(run) = run {
                 for w in &run.warnings {
                     if !self.warned.contains(&w.code) {
@@ -129,23 +134,43 @@ impl Session<'_> {
 
     /// Prints the comparison of every phase and `extra` (more result lines), writes the
     /// report, and judges the phases whose label `judged` accepts against --budget.
+    ///
+    /// With `--format json` standard output gets the `rtlab.evaluation/1` document instead.
     pub fn finish(&mut self, extra: &str, judged: &dyn Fn(&str) -> bool) -> Result<Exit> {
         let args = self.args;
         if self.runs.is_empty() {
             self.console
                 .verdict("nothing was measured: no comparison, no report");
+            if self.json() {
+                let (exit, doc) = run_verdict::document(&[], self.about(None));
+                console::print_stdout(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+                return Ok(exit);
+            }
             return Ok(Exit::Interrupted);
         }
-        let pairs: Vec<(String, &MeasureRun)> =
-            self.runs.iter().map(|(l, r)| (l.clone(), r)).collect();
-        console::print_stdout(&crate::compare_cmd::render_table(&pairs))?;
-        console::print_stdout(extra)?;
-        for (label, run) in &self.noise_runs {
-            console::print_stdout(&format!("\n{label}: {}", report::noise::table(run)))?;
+        if !self.json() {
+            let pairs: Vec<(String, &MeasureRun)> =
+                self.runs.iter().map(|(l, r)| (l.clone(), r)).collect();
+            console::print_stdout(&crate::compare_cmd::render_table(&pairs))?;
+            console::print_stdout(extra)?;
+            for (label, run) in &self.noise_runs {
+                console::print_stdout(&format!("\n{label}: {}", report::noise::table(run)))?;
+            }
         }
-        let (over, unjudged) = self.judge(judged);
-        if !args.no_report {
-            self.write_report()?;
+        let report = if args.no_report {
+            None
+        } else {
+            Some(self.write_report()?)
+        };
+        let phases = run_verdict::judge(&self.runs, &self.noise_runs, args.budget, judged);
+        if self.json() {
+            let about = self.about(report.map(|p| p.display().to_string()));
+            let (exit, doc) = run_verdict::document(&phases, about);
+            console::print_stdout(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+            return Ok(exit);
+        }
+        if let Some(path) = report {
+            console::print_stdout(&format!("report: {}\n", path.display()))?;
         }
         if self.stopped.is_some() {
             console::print_stdout(
@@ -153,36 +178,34 @@ impl Session<'_> {
             )?;
             return Ok(Exit::Interrupted);
         }
-        let (exit, lines) = verdict_lines(args, &over, &unjudged);
+        let (exit, lines) = run_verdict::text(&phases, args.budget, args.tuned);
         // The verdict ends standard output, where a script keeps it (`rtlab run > eval.txt`).
         console::print_stdout(&lines)?;
         Ok(exit)
     }
+
+    /// Whether standard output is the `rtlab.evaluation/1` document (`--format json`).
+    pub fn json(&self) -> bool {
+        self.args.format == TextOrJson::Json
+    }
+
+    /// The evaluation's facts besides its phases, for the document.
+    fn about(&self, report: Option<String>) -> run_verdict::About<'_> {
+        run_verdict::About {
+            session: &self.id,
+            budget: self.args.budget,
+            tuned: self.args.tuned,
+            audit: self.audit,
+            report,
+            interrupted: self.stopped.is_some(),
+        }
+    }
 }
 
 impl Session<'_> {
-    /// The phases `judged` accepts, through the gate against --budget: those over it (with
-    /// their maximum) and those that cannot be judged (with why).
-    fn judge(&self, judged: &dyn Fn(&str) -> bool) -> (Vec<String>, Vec<String>) {
-        let gate = model::gate::Gate::new(Some(self.args.budget));
-        let mut over = Vec::new();
-        let mut unjudged = Vec::new();
-        for (label, run) in self.runs.iter().filter(|(l, _)| judged(l)) {
-            let verdict = gate.judge(run);
-            if let Some(model::gate::Reason::Unjudgeable { why }) =
-                verdict.reasons.iter().find(|r| r.is_unjudgeable())
-            {
-                unjudged.push(format!("{label}: {why}"));
-            } else if !verdict.passed() {
-                let max = run.all.stats.max_ns.unwrap_or_default();
-                over.push(format!("{label} max {} us", report::format_us(max)));
-            }
-        }
-        (over, unjudged)
-    }
-
-    /// Writes the HTML report of every phase (--output, else the default name).
-    fn write_report(&mut self) -> Result<()> {
+    /// Writes the HTML report of every phase (--output, else the default name); returns
+    /// where.
+    fn write_report(&mut self) -> Result<PathBuf> {
         let args = self.args;
         let path = match &args.output {
             Some(p) => p.clone(),
@@ -209,8 +232,7 @@ impl Session<'_> {
         };
         crate::report_cmd::write(&named, &options, &path, None)
             .with_context(|| format!("writing the report to {}", path.display()))?;
-        console::print_stdout(&format!("report: {}\n", path.display()))?;
-        Ok(())
+        Ok(path)
     }
 }
 
@@ -293,7 +315,7 @@ impl Session<'_> {
         let args = self.args;
         let mut cmd = self.rtlab_command(placement)?;
         cmd.args(["measure", "--format", "json", "--duration"])
-            .arg(args.phase.to_string())
+            .arg(args.duration.to_string())
             .args(["--session", &self.id, "--label", label]);
         if let Some(cpus) = cpus {
             cmd.args(["--cpus", cpus]);
@@ -406,57 +428,6 @@ pub(crate) fn run_child(
         ))
         .into()),
     }
-}
-
-/// The verdict on the phases judged, as the lines that end standard output, and the exit
-/// status: `verdict: FAIL: over the 100us budget: idle max 900.0 us`.
-fn verdict_lines(args: &RunArgs, over: &[String], unjudged: &[String]) -> (Exit, String) {
-    let what = if args.tuned { "tuned phase" } else { "phase" };
-    let mut lines = String::new();
-    // A phase that measured nothing cannot be within the budget.
-    for line in unjudged {
-        lines += &format!("verdict: CANNOT JUDGE: {what} {line}\n");
-    }
-    if !over.is_empty() {
-        lines += &format!(
-            "verdict: FAIL: over the {} budget: {}\n",
-            args.budget,
-            over.join(", ")
-        );
-    }
-    if lines.is_empty() {
-        let line = format!(
-            "verdict: PASS: every {what} stayed within the {} budget\n",
-            args.budget
-        );
-        return (Exit::Ok, line);
-    }
-    (Exit::VerdictFailed, lines)
-}
-
-/// With standard output not a terminal (a script, a log file): one line per phase as it
-/// ends, so what a run measured is there before the end, and even if it never comes.
-fn phase_line(n: usize, label: &str, run: Option<&MeasureRun>, interrupted: bool) -> Result<()> {
-    if std::io::stdout().is_terminal() {
-        return Ok(());
-    }
-    let figures = run.map_or("nothing measured".to_string(), |r| {
-        let s = &r.all.stats;
-        let us = |v: Option<u64>| v.map_or("-".to_string(), |v| report::format_us(v) + " us");
-        format!(
-            "max {}, p99.9 {}, {} samples",
-            us(s.max_ns),
-            us(s.p99_9_ns),
-            s.count
-        )
-    });
-    let status = if interrupted { " (interrupted)" } else { "" };
-    console::print_stdout(&format!(
-        "phase {} of {}: {label}: {figures}{status}\n",
-        n + 1,
-        PHASES.len()
-    ))?;
-    Ok(())
 }
 
 /// `rtlab-report-<host>-<date>.html` in the current directory, or `...-2.html` and on where

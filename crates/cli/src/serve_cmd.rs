@@ -8,7 +8,7 @@ use store::Role;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::flags::{RoleArg, ServeArgs, ServeCommand, TokenCommand};
+use crate::flags::{RoleArg, ServeArgs, ServeCommand, TextOrJson, TokenCommand};
 
 /// `rtlab serve ...`.
 pub fn run(args: &ServeArgs) -> Result<Exit> {
@@ -45,10 +45,10 @@ fn token(args: &ServeArgs, command: &TokenCommand) -> Result<Exit> {
             );
             Ok(Exit::Ok)
         }
-        TokenCommand::List { json } => {
+        TokenCommand::List { format, json } => {
             let store = crate::runs::open_existing(db)?;
             let tokens = store.tokens()?;
-            let text = if *json {
+            let text = if *json || *format == TextOrJson::Json {
                 serde_json::to_string_pretty(&tokens)? + "\n"
             } else {
                 let mut out = String::new();

@@ -156,7 +156,9 @@ fn how(ex: &Example, stage: &Path) -> How {
         if w.iter().any(|x| x == "--tuned") {
             return How::ParseOnly("tunes the machine (run_tuned_cli.rs)".into());
         }
-        let phase = value_of(w, &["--phase"]).and_then(seconds).unwrap_or(20.0);
+        let phase = value_of(w, &["--duration", "-D"])
+            .and_then(seconds)
+            .unwrap_or(20.0);
         if phase > 5.0 {
             return How::FakeClock;
         }

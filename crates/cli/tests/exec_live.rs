@@ -30,9 +30,19 @@ fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--fifo", "0", "--", "true"], "--fifo"),
-        (&["--fifo", "100", "--", "true"], "--fifo"),
-        (&["--rr", "99", "--", "true"], "watchdog"),
+        (&["--priority", "0", "--", "true"], "--priority"),
+        (&["-p", "100", "--", "true"], "--priority"),
+        (&["--policy", "rr", "-p", "99", "--", "true"], "watchdog"),
+        (&["--policy", "fifo", "--", "true"], "needs -p/--priority"),
+        (&["--policy", "other", "-p", "5", "--", "true"], "has none"),
+        (
+            &["--policy", "deadline", "--", "true"],
+            "--deadline RUNTIME",
+        ),
+        (
+            &["--policy", "fifo", "--deadline", "3ms/10ms", "--", "true"],
+            "not for --policy fifo",
+        ),
         (
             &["--deadline", "20ms/10ms/10ms", "--", "true"],
             "runtime 20ms exceeds the deadline 10ms",
@@ -47,8 +57,12 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (&["--cpus", "4000", "--", "true"], "CPU 4000 is not online"),
         (&["--rlimit-memlock", "lots", "--", "true"], "lots"),
-        (&["--fifo", "10"], "COMMAND"),
+        (&["-p", "10"], "COMMAND"),
         (&["--fifo", "10", "--rr", "10", "--", "true"], "--rr"),
+        (
+            &["--policy", "fifo", "--fifo", "10", "--", "true"],
+            "--fifo",
+        ),
     ];
     for (args, says) in cases {
         let (code, _, stderr) = run(exec().args(*args));
@@ -78,7 +92,9 @@ fn the_programs_exit_status_comes_back() {
 fn dry_run_starts_nothing_and_says_what_it_would_set() {
     let (code, stdout, stderr) = run(exec().args([
         "--dry-run",
-        "--rr",
+        "--policy",
+        "rr",
+        "-p",
         "10",
         "--rlimit-memlock",
         "64M",
@@ -173,7 +189,7 @@ fn fifo_10_on_cpu_0_is_what_the_program_gets() {
     let _one = serial();
     let script = "cat /proc/$$/stat; grep Cpus_allowed_list /proc/$$/status";
     let (code, stdout, stderr) =
-        run(exec().args(["--fifo", "10", "--cpus", "0", "--", "sh", "-c", script]));
+        run(exec().args(["--priority", "10", "--cpus", "0", "--", "sh", "-c", script]));
     assert_eq!(code, Some(0), "{stderr}");
     let mut lines = stdout.lines();
     let stat = lines.next().unwrap();

@@ -66,7 +66,7 @@ impl Fleet<'_> {
     fn queue_status(&self) -> String {
         let out = self
             .rtlab()
-            .args(["push", "--status", "--json"])
+            .args(["push", "--status", "--format", "json"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

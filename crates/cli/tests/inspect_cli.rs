@@ -141,7 +141,8 @@ fn a_program_with_planted_flaws_gets_exactly_its_findings() {
         &pid,
         "--duration",
         "1s",
-        "--json",
+        "--format",
+        "json",
         "--run-delay-budget",
         "10s",
     ]));
@@ -219,7 +220,8 @@ fn a_program_set_up_for_real_time_passes() {
         &pid,
         "--duration",
         "1s",
-        "--json",
+        "--format",
+        "json",
         "--rt-cpus",
         &cpu,
         "--run-delay-budget",
@@ -264,7 +266,8 @@ fn a_program_set_up_for_real_time_passes() {
         &pid,
         "--duration",
         "500ms",
-        "--json",
+        "--format",
+        "json",
         "--trace",
         "--rt-cpus",
         &cpu,
@@ -337,7 +340,7 @@ fn unknown_pids_and_bad_flags_are_exit_2() {
 fn inspects_this_test_process_without_changing_it() {
     // Not real-time, not locked: a verdict (exit 1) on any machine, read without root too.
     let me = std::process::id().to_string();
-    let (code, doc, stderr) = inspect(&args(&[&me, "--duration", "100ms", "--json"]));
+    let (code, doc, stderr) = inspect(&args(&[&me, "--duration", "100ms", "--format", "json"]));
     let doc = doc.unwrap_or_else(|| panic!("no JSON; stderr: {stderr}"));
     assert_eq!(code, 1, "{stderr}");
     let got = statuses(&doc);
@@ -349,7 +352,7 @@ fn inspects_this_test_process_without_changing_it() {
 fn sigint_ends_the_window_early_and_judges_what_was_watched() {
     let me = std::process::id().to_string();
     let mut child = common::rtlab()
-        .args(["inspect", &me, "--duration", "60s", "--json"])
+        .args(["inspect", &me, "--duration", "60s", "--format", "json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

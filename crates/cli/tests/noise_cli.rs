@@ -490,7 +490,7 @@ fn the_kernel_engine_reads_the_osnoise_tracer_and_restores_its_options() {
             "--engine",
             "kernel",
         ])
-        .args(["--no-store", "--json", "-q"])
+        .args(["--no-store", "--format", "json", "-q"])
         .output()
         .unwrap();
     assert!(

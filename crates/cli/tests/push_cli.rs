@@ -219,7 +219,7 @@ fn a_server_that_cannot_be_reached_leaves_the_run_queued() {
     );
     let json = s
         .rtlab()
-        .args(["push", "--status", "--json"])
+        .args(["push", "--status", "--format", "json"])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();

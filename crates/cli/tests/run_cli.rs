@@ -24,7 +24,7 @@ fn three_phases_are_stored_compared_judged_and_reported() {
         .arg(&root)
         .args([
             "run",
-            "--phase",
+            "--duration",
             "1s",
             "--quiet",
             "--fake-clock",
@@ -74,13 +74,69 @@ fn three_phases_are_stored_compared_judged_and_reported() {
 }
 
 #[test]
+fn format_json_prints_only_the_evaluation_document() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let html = dir.path().join("report.html");
+    let root = testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf();
+    let evaluate = |clock: &str, budget: &str| {
+        let out = rtlab()
+            .arg("--root")
+            .arg(&root)
+            .args([
+                "run", "-D", "1s", "-q", "--format", "json", "--budget", budget,
+            ])
+            .args(["--fake-clock", clock, "--db"])
+            .arg(&db)
+            .arg("-o")
+            .arg(&html)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let doc: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), doc)
+    };
+    let (code, doc) = evaluate("5us,7us,900us", "100us");
+    assert_eq!(code, Some(1), "{doc}");
+    assert_eq!(doc["schema"], "rtlab.evaluation/1");
+    assert_eq!(doc["verdict"], "fail");
+    assert_eq!(doc["budget_ns"], 100_000);
+    assert_eq!(doc["report"], html.display().to_string());
+    assert!(doc["audit"]["fail"].is_u64(), "{doc}");
+    let phases = doc["phases"].as_array().unwrap();
+    let labels: Vec<&str> = phases
+        .iter()
+        .map(|p| p["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["idle", "cpu:60%", "full load"]);
+    for p in phases {
+        assert_eq!(p["verdict"], "fail", "{p}");
+        assert_eq!(p["max_ns"], 900_000, "{p}");
+        let reason = p["reasons"][0].as_str().unwrap();
+        assert!(reason.contains("exceeds --budget 100us"), "{reason}");
+    }
+    let (code, doc) = evaluate("5us,7us", "1ms");
+    assert_eq!(code, Some(0), "{doc}");
+    assert_eq!(doc["verdict"], "pass");
+    assert!(
+        doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["verdict"] == "pass")
+    );
+}
+
+#[test]
 fn a_warning_is_printed_once_not_once_per_phase() {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = rtlab()
         .args([
             "run",
-            "--phase",
+            "--duration",
             "1s",
             "--no-report",
             "--fake-clock",
@@ -121,7 +177,7 @@ fn a_warning_is_printed_once_not_once_per_phase() {
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
-        vec!["run", "--phase", "1"],
+        vec!["run", "--duration", "1"],
         vec!["run", "--cpus", "x-"],
         vec!["run", "-o", "/nonexistent/dir/report.html"],
     ] {
@@ -155,7 +211,15 @@ fn a_real_evaluation_as_root() {
     let evaluate = || {
         rtlab()
             .current_dir(dir.path())
-            .args(["run", "--phase", "1s", "--quiet", "--budget", "10s", "--db"])
+            .args([
+                "run",
+                "--duration",
+                "1s",
+                "--quiet",
+                "--budget",
+                "10s",
+                "--db",
+            ])
             .arg(&db)
             .output()
             .unwrap()
@@ -193,7 +257,7 @@ fn sigint_stops_the_phase_and_the_run_survives_to_compare() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = rtlab()
         .current_dir(dir.path())
-        .args(["run", "--phase", "30s", "--quiet", "--no-report", "--db"])
+        .args(["run", "--duration", "30s", "--quiet", "--no-report", "--db"])
         .arg(dir.path().join("rtlab.db"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

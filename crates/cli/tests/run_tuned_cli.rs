@@ -87,10 +87,10 @@ fn bad_input_is_one_line_exit_2_and_changes_nothing() {
                 "2-7",
                 "--journal",
                 j,
-                "--phase",
+                "--duration",
                 "1",
             ],
-            "--phase",
+            "--duration",
         ),
     ];
     let before = testkit::tree_contents(&copy);
@@ -236,7 +236,7 @@ fn a_tuned_evaluation_as_root_measures_before_and_after_and_reverts() {
     } = Live::new();
     let html = dir.path().join("report.html");
     let out = rtlab()
-        .args(["run", "--tuned", "--rt-cpus", &rt, "--phase", "300ms"])
+        .args(["run", "--tuned", "--rt-cpus", &rt, "--duration", "300ms"])
         .args(["--warmup", "100ms", "--budget", "10s", "--quiet"])
         .args(["--irq-rule", "irq/*=fifo:61"])
         .arg("--journal")
@@ -329,7 +329,7 @@ fn sigterm_during_a_tuned_phase_still_reverts() {
         journal,
     } = Live::new();
     let mut child = rtlab()
-        .args(["run", "--tuned", "--rt-cpus", &rt, "--phase", "1s"])
+        .args(["run", "--tuned", "--rt-cpus", &rt, "--duration", "1s"])
         .args(["--warmup", "100ms", "--quiet", "--no-report"])
         .arg("--journal")
         .arg(&journal)

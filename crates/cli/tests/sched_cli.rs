@@ -31,7 +31,7 @@ fn check(args: &[&str]) -> (i32, String, String) {
 
 fn report(args: &[&str]) -> (i32, Value) {
     let mut all = args.to_vec();
-    all.push("--json");
+    all.extend(["--format", "json"]);
     let (code, out, err) = check(&all);
     assert!(matches!(code, 0 | 1), "exit {code}: {err}");
     (code, serde_json::from_str(&out).unwrap())

@@ -237,7 +237,7 @@ fn bad_outputs_are_refused_before_anything_is_measured() {
         "run",
         "--fake-clock",
         "5us",
-        "--phase",
+        "--duration",
         "20s",
         "--no-report",
         "--db",

@@ -141,7 +141,7 @@ fn a_runtime_over_a_tight_deadline_misses_every_job_by_its_execution() {
     )
     .unwrap();
     let out = common::rtlab()
-        .args(["sched", "check", "--json", "--jitter-from"])
+        .args(["sched", "check", "--format", "json", "--jitter-from"])
         .arg(&file)
         .arg(&set)
         .output()

@@ -16,6 +16,7 @@ pub mod build;
 pub mod campaign;
 pub mod campaign_state;
 pub mod cpuset;
+pub mod evaluation;
 pub mod explain;
 pub mod gate;
 pub mod histogram;

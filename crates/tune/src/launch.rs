@@ -27,11 +27,11 @@ pub fn judge_priority(
                 "priority {priority} is refused: the kernel's own migration and watchdog \
                  threads run at 99, and a program there competes with them (a busy loop at 99 \
                  can stall CPU hot-plug and the stop-machine work); use 98 or lower, best below \
-                 the IRQ threads (49 with their default 50), or add --force"
+                 the IRQ threads (49 with their default 50), or add --allow-prio-99"
             ));
         }
         warnings.push(format!(
-            "priority {priority} (--force): the program competes with the kernel's migration \
+            "priority {priority} (--allow-prio-99): the program competes with the kernel's migration \
              and watchdog threads"
         ));
     }
@@ -134,7 +134,7 @@ mod tests {
     fn priority_99_is_refused_without_force_and_warned_with_it() {
         let err = judge_priority(99, false, &[]).unwrap_err();
         assert!(err.contains("migration and watchdog"), "{err}");
-        assert!(err.contains("--force"), "{err}");
+        assert!(err.contains("--allow-prio-99"), "{err}");
         let warnings = judge_priority(99, true, &[]).unwrap();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
     }

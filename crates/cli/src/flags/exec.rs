@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 use model::{CpuSet, Nanos};
 
+use super::measure::PolicyArg;
 use super::values::{parse_cpu_list, parse_time};
 
 pub const EXEC_LONG: &str = "\
 Start a program set up for real time, as a real-time program should start: the scheduling \
-policy and priority (--fifo, --rr) or a SCHED_DEADLINE reservation (--deadline), the CPUs it \
+policy and priority (--policy, --priority) or a SCHED_DEADLINE reservation (--deadline), the CPUs it \
 may run on and RLIMIT_MEMLOCK are set in the child between fork and exec, so the program runs \
 under them from its first instruction.
 
@@ -20,7 +21,7 @@ them. --no-cpuset keeps it where rtlab runs. SCHED_DEADLINE needs an affinity th
 whole root domain (the kernel accounts deadline bandwidth per root domain): with --deadline, \
 leave --cpus out, or make the CPUs an exclusive cpuset partition of their own.
 
-Priority: 99 is refused without --force (the kernel's migration and watchdog threads run at \
+Priority: 99 is refused without --allow-prio-99 (the kernel's migration and watchdog threads run at \
 99; a program there competes with them), and a priority at or above the IRQ threads' (50 on \
 PREEMPT_RT by default) is warned about: their interrupts would wait for the program.
 
@@ -34,14 +35,15 @@ running unattended).";
 
 pub const EXEC_AFTER: &str = "\
 EXAMPLES:
-    rtlab exec --fifo 49 -- ./my-rt-app --config app.toml   below the IRQ threads (talk 002)
-    rtlab exec --fifo 80 --cpus 3 --rlimit-memlock 64M -- ./control-loop
+    rtlab exec --priority 49 -- ./my-rt-app --config app.toml   fifo, just below the IRQ threads
+    rtlab exec --policy fifo -p 80 --cpus 3 --rlimit-memlock 64M -- ./control-loop
     rtlab exec --deadline 3ms/10ms/10ms -- ./worker   held to 30% of a CPU
-    rtlab exec --dry-run --rr 10 -- sleep 1           what would be set, nothing started
+    rtlab exec --dry-run --policy rr -p 10 -- sleep 1   what would be set, nothing started
 
 PEER EQUIVALENTS:
-    chrt -f 49 ./app                                   rtlab exec --fifo 49 -- ./app
-    taskset -c 3 chrt -f 80 ./app                      rtlab exec --fifo 80 --cpus 3 -- ./app
+    chrt -f 49 ./app                                   rtlab exec --policy fifo -p 49 -- ./app
+    chrt -r 10 ./app                                   rtlab exec --policy rr -p 10 -- ./app
+    taskset -c 3 chrt -f 80 ./app                      rtlab exec -p 80 --cpus 3 -- ./app
     chrt -d -T 3000000 -D 10000000 -P 10000000 0 ./w   rtlab exec --deadline 3ms/10ms/10ms -- ./w
 
 EXIT STATUS:
@@ -54,22 +56,31 @@ EXIT STATUS:
 /// Options of `rtlab exec`.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Run under SCHED_FIFO at PRIO (1-99; 99 needs --force).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), group = "policy", help_heading = "Scheduling")]
+    /// The program's scheduling policy, as `rtlab measure --policy`. Default: fifo when
+    /// --priority is given, deadline with --deadline; with neither, rtlab's own.
+    #[arg(long, value_enum, help_heading = "Scheduling")]
+    pub policy: Option<PolicyArg>,
+
+    /// Real-time priority with --policy fifo or rr: 1-99, and 99 only with --allow-prio-99.
+    #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
+    pub priority: Option<u8>,
+
+    /// The old spelling of --policy fifo --priority PRIO (renamed).
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), hide = true, conflicts_with_all = ["policy", "priority", "rr", "deadline"])]
     pub fifo: Option<u8>,
 
-    /// Run under SCHED_RR at PRIO (1-99; 99 needs --force).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), group = "policy", help_heading = "Scheduling")]
+    /// The old spelling of --policy rr --priority PRIO (renamed).
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), hide = true, conflicts_with_all = ["policy", "priority", "deadline"])]
     pub rr: Option<u8>,
 
     /// Run under SCHED_DEADLINE: RUNTIME of CPU time every PERIOD, finished within DEADLINE
     /// of each period's start (`3ms/10ms/10ms`; `3ms/10ms` sets the deadline to the period).
-    #[arg(long, value_name = "RUNTIME/DEADLINE/PERIOD", value_parser = parse_reservation, group = "policy", help_heading = "Scheduling")]
+    #[arg(long, value_name = "RUNTIME/DEADLINE/PERIOD", value_parser = parse_reservation, conflicts_with = "priority", help_heading = "Scheduling")]
     pub deadline: Option<Reservation>,
 
-    /// Allow priority 99.
-    #[arg(long, help_heading = "Scheduling")]
-    pub force: bool,
+    /// Allow --priority 99, where the kernel's migration and watchdog threads run.
+    #[arg(long, alias = "force", help_heading = "Scheduling")]
+    pub allow_prio_99: bool,
 
     /// The CPUs the program may run on (`3`, `2-7`); within the RT cpuset when there is one.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_list, help_heading = "Placement")]

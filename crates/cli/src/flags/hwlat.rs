@@ -36,7 +36,7 @@ pub const HWLAT_AFTER: &str = "\
 EXAMPLES:
     rtlab hwlat --cpus 2-7 --duration 10m --threshold 5us
     rtlab hwlat --duration 1h --hardlimit 20us        exit 1 at a sample of 20 us or more
-    rtlab hwlat --engine user --cpus 1 --duration 5s --json   the screen, where no tracer is
+    rtlab hwlat --engine user --cpus 1 --duration 5s --format json   the screen, where no tracer is
     rtlab hwlat --from hwlatdetect-report.txt         a report from another machine
 
 HWLATDETECT EQUIVALENTS:
@@ -123,8 +123,8 @@ pub struct HwlatArgs {
     #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
     pub format: HwlatFormat,
 
-    /// Print the result document on standard output: --format json.
-    #[arg(long, conflicts_with = "format", help_heading = "Output")]
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format", help_heading = "Output")]
     pub json: bool,
 
     /// Worst samples listed in the table.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::store::DbArgs;
+use super::values::TextOrJson;
 
 /// The long help of `rtlab import`.
 pub const IMPORT_LONG: &str = "\
@@ -72,6 +73,9 @@ pub struct ImportArgs {
     /// gets it numbered in the order given ("imx8-1", "imx8-2"), so a label names one run.
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// What to print: a line per file (text), or a JSON array with each file's run id.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,

@@ -28,7 +28,7 @@ the machine or in the process. Typical use: `rtlab inspect $(pidof myapp)`.";
 pub const INSPECT_AFTER: &str = "\
 EXAMPLES:
     rtlab inspect 4242                           process 4242 over ten seconds
-    rtlab inspect 4242 --duration 2s --json      the document (schema rtlab.inspect/1)
+    rtlab inspect 4242 --duration 2s --format json   the document (schema rtlab.inspect/1)
     rtlab inspect 4242 --duration 2s --trace     the longest single wait from the tracepoints
     rtlab inspect 4242 --rt-cpus 1 --run-delay-budget 50us
 
@@ -43,8 +43,8 @@ EXIT STATUS:
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InspectFormat {
     /// The per-thread table and the findings.
-    #[value(alias = "text")]
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// The full document (schema rtlab.inspect/1).
     Json,
 }
@@ -77,10 +77,10 @@ pub struct InspectArgs {
     pub run_delay_budget: Nanos,
 
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, default_value = "text")]
     pub format: InspectFormat,
 
-    /// Same as --format json.
-    #[arg(long, conflicts_with = "format")]
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
 }

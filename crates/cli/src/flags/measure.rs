@@ -143,11 +143,12 @@ pub struct MeasureArgs {
     #[arg(long, help_heading = "What to measure")]
     pub aligned: bool,
 
-    /// Real-time priority of the measuring threads, 1-98 (fifo and rr). Default 95.
+    /// Real-time priority of the measuring threads (fifo and rr): 1-99, and 99 only with
+    /// --allow-prio-99. Default 95.
     #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
     pub priority: Option<u8>,
 
-    /// Allow --priority 99, which starves kernel threads that need it (migration, watchdogs).
+    /// Allow --priority 99, where the kernel's migration and watchdog threads run.
     #[arg(long, help_heading = "Scheduling")]
     pub allow_prio_99: bool,
 

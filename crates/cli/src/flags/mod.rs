@@ -29,6 +29,8 @@ mod store;
 mod trace;
 mod tune;
 mod values;
+#[cfg(test)]
+mod vocabulary;
 
 pub use self::push::{PushArgs, PushToArgs};
 pub use audit::{
@@ -56,6 +58,7 @@ pub use tune::{
     ApplyArgs, IrqdArgs, JournalArgs, PlanArgs, PlanFormat, ProfileArg, RunInArgs, SplitArgs,
     TuneCommand,
 };
+pub use values::TextOrJson;
 
 use std::path::PathBuf;
 

@@ -111,13 +111,18 @@ pub struct NoiseArgs {
     )]
     pub engine: NoiseEngineArg,
 
-    /// Scheduling policy of the detector threads (other, fifo or rr).
-    #[arg(long, value_enum, default_value = "other", help_heading = "Scheduling")]
-    pub policy: PolicyArg,
+    /// Scheduling policy of the detector threads (other, fifo or rr). Default: other, or fifo
+    /// when --priority is given.
+    #[arg(long, value_enum, help_heading = "Scheduling")]
+    pub policy: Option<PolicyArg>,
 
-    /// Real-time priority with --policy fifo or rr, 1-99.
+    /// Real-time priority with --policy fifo or rr: 1-99, and 99 only with --allow-prio-99.
     #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
     pub priority: Option<u8>,
+
+    /// Allow --priority 99, where the kernel's migration and watchdog threads run.
+    #[arg(long, help_heading = "Scheduling")]
+    pub allow_prio_99: bool,
 
     /// Pin rtlab's main thread to these CPUs. Default: the CPUs not measured (where there are
     /// any), as oslat keeps its main thread off the measured CPUs.
@@ -154,8 +159,8 @@ pub struct NoiseArgs {
     #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
     pub format: NoiseFormat,
 
-    /// Print the result document (JSON) on standard output: --format json.
-    #[arg(long, conflicts_with = "format", help_heading = "Output")]
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format", help_heading = "Output")]
     pub json: bool,
 
     /// No progress or warnings on standard error; only the final output.

@@ -28,7 +28,7 @@ of --cpus. Needs root or CAP_SYS_NICE. The result is schema rtlab.pi/1.";
 pub const PI_CHECK_AFTER: &str = "\
 EXAMPLES:
     rtlab pi check --duration 2s                   one group on the first allowed CPU
-    rtlab pi check --duration 10s --json > pi.json
+    rtlab pi check --duration 10s --format json > pi.json
     rtlab pi check --cpus 1 --duration 5s -o pi.json
 
 PEER EQUIVALENTS:
@@ -78,8 +78,8 @@ pub struct PiCheckArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: PiFormat,
 
-    /// Print the result document (JSON) on standard output: --format json.
-    #[arg(long, conflicts_with = "format")]
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
 
     /// Write the result document (JSON, schema rtlab.pi/1) to FILE.

@@ -7,7 +7,7 @@ use clap::Args;
 use model::Nanos;
 
 use super::store::DbArgs;
-use super::values::parse_time;
+use super::values::{TextOrJson, parse_time};
 
 pub const PUSH_LONG: &str = "\
 Upload runs to an `rtlab serve` over its HTTP API (docs/api.md): `POST /api/v1/runs` with a \
@@ -87,13 +87,24 @@ pub struct PushArgs {
     #[arg(long)]
     pub status: bool,
 
-    /// Print what was done (or the queue, with --status) as JSON on standard output.
-    #[arg(long)]
+    /// What to print: what was done (or the queue, with --status) as text or JSON.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
+
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
 
     /// The store RUN ids are looked up in.
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+impl PushArgs {
+    /// `--format json`, or its old spelling `--json`.
+    pub fn wants_json(&self) -> bool {
+        self.json || self.format == TextOrJson::Json
+    }
 }
 
 /// `--push URL` and its token, on the commands that make runs.

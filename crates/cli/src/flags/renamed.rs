@@ -61,6 +61,72 @@ pub const RENAMED: &[Renamed] = &[
         value: Some("table"),
         instead: "--format text",
     },
+    Renamed {
+        command: Some("noise"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("hwlat"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("inspect"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("pi"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("push"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("sched"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("serve"),
+        flag: "--json",
+        value: None,
+        instead: "--format json",
+    },
+    Renamed {
+        command: Some("exec"),
+        flag: "--fifo",
+        value: None,
+        instead: "--policy fifo --priority PRIO",
+    },
+    Renamed {
+        command: Some("exec"),
+        flag: "--rr",
+        value: None,
+        instead: "--policy rr --priority PRIO",
+    },
+    Renamed {
+        command: Some("exec"),
+        flag: "--force",
+        value: None,
+        instead: "--allow-prio-99",
+    },
+    Renamed {
+        command: Some("run"),
+        flag: "--phase",
+        value: None,
+        instead: "-D/--duration TIME (of each phase)",
+    },
 ];
 
 /// The warnings for the replaced spellings in `args` (the whole command line, program name
@@ -159,6 +225,15 @@ mod tests {
             ("runs --format table", 1),
             ("measure --format=table --json a", 2),
             ("show last --format=table", 1),
+            ("noise --json", 1),
+            ("hwlat --engine user --json", 1),
+            ("inspect 1 --json", 1),
+            ("pi check --json", 1),
+            ("push --status --json", 1),
+            ("sched check t.toml --json", 1),
+            ("exec --fifo 10 -- true", 1),
+            ("exec --rr 10 --force -- true", 2),
+            ("run --phase 1s", 1),
         ] {
             let args = line(text);
             assert_eq!(notices(&args).len(), expect, "{text}: {:?}", notices(&args));
@@ -174,6 +249,9 @@ mod tests {
             "tune plan --rt-cpus 2 --profile strict",
             "tune run -- rtlab measure --json x",
             "tune run rtlab measure --json x",
+            "exec -p 10 -- prog --force --json",
+            "run -D 1s --format json",
+            "noise --format json",
             "--root /tmp/tree audit --kernel-build debug",
             "runs --label --format",
         ] {

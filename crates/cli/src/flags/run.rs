@@ -8,12 +8,12 @@ use model::{CpuSpec, Nanos};
 
 use super::store::DbArgs;
 use super::tune::ProfileArg;
-use super::values::{parse_cpu_spec_text, parse_rule, parse_time};
+use super::values::{TextOrJson, parse_cpu_spec_text, parse_rule, parse_time};
 
 pub const RUN_LONG: &str = "\
 Evaluate this machine's real-time behaviour in one command, the way engineers evaluate a \
 PREEMPT_RT machine by hand: print the audit's top findings and their fixes; measure wake-up latency on every CPU in three \
-phases of --phase each — idle, under `cpu:60%` load, and under full load (`cpu:100%`, \
+phases of --duration each — idle, under `cpu:60%` load, and under full load (`cpu:100%`, \
 `timer-storm` and `messaging` together); save the three runs in the run store under one \
 session; print the comparison table of the phases (Min / Avg / p99.9 / Max per CPU) with the \
 verdict against --budget; and write an HTML report with the latency plots.
@@ -42,11 +42,11 @@ measured so far are kept and compared.";
 pub const RUN_AFTER: &str = "\
 EXAMPLES:
     sudo rtlab run                               three 20 s phases, report in this directory
-    sudo rtlab run --phase 1m --budget 50us      longer phases, a tighter budget
+    sudo rtlab run --duration 1m --budget 50us      longer phases, a tighter budget
     sudo rtlab run --cpus 2-7 -o tuned.html      only the RT CPUs
     sudo rtlab run --noise 1m                    the three phases, then a minute of OS noise
     sudo rtlab run --tuned --rt-cpus 2-7         before and after tuning CPUs 2-7, reverted
-    sudo rtlab run --tuned --rt-cpus 3 --profile strict --phase 1m --budget 50us
+    sudo rtlab run --tuned --rt-cpus 3 --profile strict --duration 1m --budget 50us
 
 EXIT STATUS:
     0    every phase's worst wake-up latency is within --budget (with --tuned: every tuned
@@ -60,9 +60,10 @@ EXIT STATUS:
 /// Options of `rtlab run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// How long each of the three phases measures, e.g. 20s, 5m, 1h.
-    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "20s")]
-    pub phase: Nanos,
+    /// How long each phase measures, e.g. 20s, 5m, 1h (the whole evaluation takes about
+    /// three times as long, six with --tuned).
+    #[arg(short = 'D', long, alias = "phase", value_name = "TIME", value_parser = parse_time, default_value = "20s")]
+    pub duration: Nanos,
     /// The latency budget: a phase whose worst wake-up is later fails the evaluation.
     #[arg(long, value_name = "TIME", value_parser = parse_time,
           default_value_t = model::gate::DEFAULT_BUDGET)]
@@ -74,6 +75,10 @@ pub struct RunArgs {
     /// -2, -3 and on added when that exists: a report is never overwritten unasked).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What standard output ends with: the comparison and the verdict lines (text), or only
+    /// the evaluation's verdict as a JSON document (schema rtlab.evaluation/1).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
     /// Write no HTML report.
     #[arg(long, conflicts_with = "output")]
     pub no_report: bool,

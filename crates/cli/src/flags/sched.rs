@@ -41,7 +41,7 @@ EXAMPLES:
     rtlab sched check tasks.toml                      fixed priorities, every test
     rtlab sched check tasks.toml --policy edf
     rtlab sched check tasks.toml --jitter-from rt.json   jitter as measured (a run or its id)
-    rtlab sched check tasks.toml --json -o sched.json
+    rtlab sched check tasks.toml --format json -o sched.json
 
 A TASK SET:
     [[task]]
@@ -108,8 +108,8 @@ pub struct SchedCheckArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: SchedFormat,
 
-    /// Print the report as JSON (as --format json).
-    #[arg(long)]
+    /// The old spelling of --format json (renamed).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub json: bool,
 
     /// Also write the report (JSON) to FILE.

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use super::values::TextOrJson;
+
 pub const SERVE_LONG: &str = "\
 Keep a fleet's runs in one store and serve them: boards upload with `rtlab push` (or \
 `--push URL` on measure, run, import and noise), people read the pages, programs the API, \
@@ -135,8 +137,11 @@ pub enum TokenCommand {
     /// List the tokens: names, roles, when made and revoked (never the secrets).
     #[command(after_long_help = TOKEN_AFTER)]
     List {
-        /// Print JSON instead of a table.
-        #[arg(long)]
+        /// What to print: a table (text) or JSON.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+        /// The old spelling of --format json (renamed).
+        #[arg(long, hide = true, conflicts_with = "format")]
         json: bool,
     },
     /// Revoke a token at once; uploads with it get 401 from then on.

@@ -7,6 +7,17 @@ use model::nanos::parse_nanos;
 use model::tune::IrqRule;
 use model::{CpuSet, CpuSpec, Nanos};
 
+/// `--format` of the commands whose output is a summary or its JSON document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// Lines for a person.
+    #[default]
+    #[value(alias = "table")]
+    Text,
+    /// The JSON document, for scripts.
+    Json,
+}
+
 /// `--dma-latency`: a request in microseconds, or off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DmaLatency(pub Option<u32>);

@@ -52,6 +52,8 @@ pub struct NoiseConfig {
     pub policy: Policy,
     /// Its real-time priority (fifo/rr).
     pub priority: u8,
+    /// Whether priority 99 was asked for knowingly (`--allow-prio-99`).
+    pub allow_prio_99: bool,
     /// Attribute interruptions from a private kernel trace.
     pub attribute: bool,
     /// Checkpoint interval.
@@ -84,6 +86,7 @@ impl NoiseConfig {
             period: Nanos::SECOND,
             policy: Policy::Other,
             priority: 0,
+            allow_prio_99: false,
             attribute: true,
             checkpoint: Some(Nanos::from_secs(10)),
             spikes: 64,
@@ -144,6 +147,13 @@ impl NoiseConfig {
                     self.priority,
                     self.policy.as_str().to_uppercase()
                 ));
+            }
+            Policy::Fifo | Policy::Rr if self.priority == 99 && !self.allow_prio_99 => {
+                return err(
+                    "--priority 99 would starve the kernel threads that run at 99 (migration, \
+                     watchdogs); use 98 or less, or add --allow-prio-99 if you mean it"
+                        .into(),
+                );
             }
             _ if self.engine == NoiseEngine::Kernel && self.policy != Policy::Other => {
                 return err(format!(
