@@ -57,13 +57,34 @@ window.addEventListener('load', function () {
     if (drawn === 0) problems.push(name + ': no drawn line of more than 2 points');
     plots.push({ name: name, lines: drawn, width: box.width, height: box.height });
   });
+  // Read in ten seconds: the verdict is whole on a 1366x768 laptop's first screen.
+  var verdict = document.querySelector('section.verdict h2');
+  var verdictBottom = verdict ? verdict.getBoundingClientRect().bottom + window.scrollY : -1;
+  if (!verdict) problems.push('no verdict heading');
+  else if (verdictBottom > 768) problems.push('the verdict is below the first screen: ' + verdictBottom);
+  // Plot text at body size: no tick label, axis title or legend entry under 12 px as shown.
+  var smallest = 1000;
+  svgs.forEach(function (svg) {
+    var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    svg.querySelectorAll('text').forEach(function (t) {
+      var px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (t.textContent.trim() && px < smallest) smallest = px;
+    });
+  });
+  if (smallest < 12) problems.push('plot text as small as ' + smallest.toFixed(1) + ' px');
+  // A check id is one word: one line box, never broken inside.
+  var checks = document.querySelectorAll('table.findings td.check code');
+  checks.forEach(function (c) {
+    if (c.getClientRects().length !== 1) problems.push('check id wraps: ' + c.textContent);
+  });
   performance.getEntriesByType('resource').forEach(function (r) {
     problems.push('fetched: ' + r.name);
   });
   problems = problems.concat(window.__rtlabErrors);
   var out = document.createElement('pre');
   out.id = 'rtlab-verdict';
-  out.textContent = JSON.stringify({ ok: problems.length === 0, problems: problems, plots: plots });
+  out.textContent = JSON.stringify({ ok: problems.length === 0, problems: problems, plots: plots,
+    verdict_bottom: verdictBottom, smallest_text: smallest, checks: checks.length });
   document.body.appendChild(out);
 });
 </script>
@@ -145,7 +166,7 @@ fn browse(page: &Path, work: &Path) -> serde_json::Value {
             "--no-first-run",
             "--disable-extensions",
             "--virtual-time-budget=5000",
-            "--window-size=1280,4000",
+            "--window-size=1366,4000",
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -275,6 +296,16 @@ fn the_report_renders_in_a_real_browser_with_every_plot_drawn() {
     }
     let names: Vec<&str> = plots.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(names[1].ends_with("-histogram"), "{names:?}");
+    // The readability checks had something to look at.
+    assert!(
+        verdict["verdict_bottom"].as_f64().unwrap() > 0.0,
+        "{verdict:#}"
+    );
+    assert!(
+        verdict["smallest_text"].as_f64().unwrap() >= 12.0,
+        "{verdict:#}"
+    );
+    assert!(verdict["checks"].as_u64().unwrap() > 0, "{verdict:#}");
     assert!(names[3].ends_with("-max-over-time"), "{names:?}");
 }
 
@@ -290,11 +321,21 @@ fn the_browser_probe_fails_a_broken_page() {
         .filter(|l| !l.starts_with("<polyline") && !l.starts_with("<path"))
         .collect::<Vec<_>>()
         .join("\n");
-    let broken = format!("{head}\n{}", &html[first_svg_end..]).replacen(
-        "<main>",
-        "<main><img alt=\"\" src=\"https://example.invalid/tracker.png\">",
-        1,
-    );
+    // And the old faults of readability: a plot shrunk until its labels are 6 px, a check id
+    // broken inside, the
+    // verdict pushed below the first screen.
+    let broken = format!("{head}\n{}", &html[first_svg_end..])
+        .replacen(
+            "<main>",
+            "<main><img alt=\"\" src=\"https://example.invalid/tracker.png\">\
+             <div style=\"height:900px\"></div>",
+            1,
+        )
+        .replacen("<svg ", "<svg style=\"width:400px\" ", 1)
+        .replace(
+            "<td class=\"check\"><code>",
+            "<td class=\"check\" style=\"width:3em\"><code style=\"white-space:normal;overflow-wrap:anywhere\">",
+        );
     let probe = dir.path().join("broken.html");
     std::fs::write(&probe, probed(&broken)).unwrap();
 
@@ -318,4 +359,14 @@ fn the_browser_probe_fails_a_broken_page() {
             .any(|p| p.starts_with("blocked: img-src") && p.contains("example.invalid")),
         "{problems:?}"
     );
+    for fault in [
+        "the verdict is below the first screen",
+        "plot text as small as 6.",
+        "check id wraps",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.starts_with(fault)),
+            "{fault}: {problems:?}"
+        );
+    }
 }

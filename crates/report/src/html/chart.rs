@@ -16,14 +16,23 @@ use std::fmt::Write as _;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
-/// Width of every chart, in SVG pixels.
+use super::legend::{LEGEND_LEFT, LEGEND_ROW, LegendLayout, legend_text};
+
+/// Width of every chart, in SVG pixels: shown at this size on a laptop screen, and scaled to
+/// about three quarters of it on an A4 page.
 const WIDTH: u32 = 960;
-/// Height of every chart.
+/// Height of the plot (the legend goes under it).
 const HEIGHT: u32 = 440;
-/// Height of one legend entry.
-const LEGEND_ROW: u32 = 16;
-/// Longest legend label kept (characters); longer ones end in `...`.
-const LEGEND_CHARS: usize = 36;
+/// Text sizes in SVG pixels: tick labels and legend at the page's body size (15 px), so that
+/// printed at three quarters they stay readable (about 11 pt).
+const TEXT_PX: f64 = 15.0;
+/// Axis titles.
+const AXIS_PX: f64 = 16.0;
+/// The chart's title.
+const TITLE_PX: f64 = 19.0;
+/// plotters writes a font of size `s` as `font-size = s / 1.24`: sizes are given to it
+/// multiplied by this.
+const PLOTTERS_FONT: f64 = 1.24;
 /// Radius of the ring that marks a lone point (a bin with empty neighbours).
 const RING: i32 = 3;
 /// Colour of reference rules (a budget): a dark red no series colour is close to.
@@ -186,17 +195,6 @@ impl Axis {
     }
 }
 
-/// `text` cut to [`LEGEND_CHARS`] characters.
-fn legend_text(text: &str) -> String {
-    if text.chars().count() <= LEGEND_CHARS {
-        text.to_string()
-    } else {
-        let mut cut: String = text.chars().take(LEGEND_CHARS - 3).collect();
-        cut.push_str("...");
-        cut
-    }
-}
-
 impl Chart {
     /// The chart as a standalone SVG document (no XML declaration, so it can also be placed
     /// inline in HTML).
@@ -226,29 +224,20 @@ impl Chart {
     /// Draws the frame and legend into `svg` with plotters; returns the data and rules as SVG
     /// elements, to go at the end of the document (over the grid).
     fn draw(&self, svg: &mut String) -> Result<String, String> {
-        let rows_fit = ((HEIGHT - 60) / LEGEND_ROW).max(1) as usize;
-        let columns = self.lines.len().div_ceil(rows_fit).max(1);
-        let widest = self
-            .lines
-            .iter()
-            .map(|l| legend_text(&l.label).chars().count())
-            .max()
-            .unwrap_or(0) as u32;
-        let column_width = 36 + widest * 7;
-        let legend_width = (16 + columns as u32 * column_width).min(WIDTH / 2);
-
-        let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let layout = LegendLayout::of(self.lines.iter().map(|l| l.label.as_str()), WIDTH);
+        let height = HEIGHT + layout.height();
+        let root = SVGBackend::with_string(svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let (plot, legend) = root.split_horizontally(WIDTH - legend_width);
+        let (plot, legend) = root.split_vertically(HEIGHT);
 
         let (x0, x1) = self.x.drawn_range();
         let (y0, y1) = self.y.drawn_range();
         let mut builder = ChartBuilder::on(&plot);
         builder
-            .caption(&self.title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(72);
+            .caption(&self.title, ("sans-serif", TITLE_PX * PLOTTERS_FONT))
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(96);
         let err = |e: plotters::drawing::DrawingAreaErrorKind<_>| e.to_string();
         let data = match (self.x.scale, self.y.scale) {
             (Scale::Linear, Scale::Linear) => {
@@ -270,7 +259,7 @@ impl Chart {
                     .map_err(err)?,
             )?,
         };
-        self.draw_legend(&legend, rows_fit, column_width)?;
+        self.draw_legend(&legend, &layout)?;
         root.present().map_err(|e| e.to_string())?;
         Ok(data)
     }
@@ -297,8 +286,8 @@ impl Chart {
             .y_label_formatter(&y_fmt)
             .bold_line_style(RGBColor(214, 214, 214))
             .light_line_style(RGBColor(240, 240, 240))
-            .axis_desc_style(("sans-serif", 14))
-            .label_style(("sans-serif", 12))
+            .axis_desc_style(("sans-serif", AXIS_PX * PLOTTERS_FONT))
+            .label_style(("sans-serif", TEXT_PX * PLOTTERS_FONT))
             .draw()
             .map_err(|e| e.to_string())?;
         let (x0, x1) = self.x.drawn_range();
@@ -329,13 +318,13 @@ impl Chart {
                  stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
             );
             let (tx, ty, anchor) = if rule.vertical {
-                (bx + 4, by + 14, "start")
+                (bx + 4, by + 16, "start")
             } else {
-                (bx - 4, by - 5, "end")
+                (bx - 4, by - 6, "end")
             };
             let _ = writeln!(
                 out,
-                "<text x=\"{tx}\" y=\"{ty}\" font-family=\"sans-serif\" font-size=\"12\" \
+                "<text x=\"{tx}\" y=\"{ty}\" font-family=\"sans-serif\" font-size=\"{TEXT_PX}\" \
                  fill=\"{RULE_COLOUR}\" text-anchor=\"{anchor}\">{}</text>",
                 xml_escape(&rule.label)
             );
@@ -343,25 +332,27 @@ impl Chart {
         Ok(out)
     }
 
+    /// The legend under the plot: entries in rows, left to right, in columns of one width.
     fn draw_legend(
         &self,
         area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-        rows_fit: usize,
-        column_width: u32,
+        layout: &LegendLayout,
     ) -> Result<(), String> {
         let count = self.lines.len();
-        let font = ("sans-serif", 13).into_font().color(&BLACK);
+        let font = ("sans-serif", TEXT_PX * PLOTTERS_FONT)
+            .into_font()
+            .color(&BLACK);
         for (i, line) in self.lines.iter().enumerate() {
-            let column = (i / rows_fit) as i32;
-            let row = (i % rows_fit) as i32;
-            let x = 4 + column * column_width as i32;
-            let y = 44 + row * LEGEND_ROW as i32;
+            let column = (i % layout.columns) as i32;
+            let row = (i / layout.columns) as i32;
+            let x = LEGEND_LEFT as i32 + column * layout.column_width as i32;
+            let y = (LEGEND_ROW / 2) as i32 + row * LEGEND_ROW as i32;
             let style = ShapeStyle::from(colour(i, count)).stroke_width(3);
-            area.draw(&PathElement::new(vec![(x, y), (x + 22, y)], style))
+            area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], style))
                 .map_err(|e| e.to_string())?;
             area.draw(&Text::new(
                 legend_text(&line.label),
-                (x + 28, y - 7),
+                (x + 32, y - (TEXT_PX * 0.55) as i32),
                 font.clone(),
             ))
             .map_err(|e| e.to_string())?;
@@ -572,10 +563,9 @@ mod tests {
     }
 
     #[test]
-    fn many_series_get_distinct_colours_and_long_labels_are_cut() {
+    fn many_series_get_distinct_colours() {
         let colours: std::collections::HashSet<_> =
             (0..24).map(|i| format!("{:?}", colour(i, 24))).collect();
         assert_eq!(colours.len(), 24);
-        assert_eq!(legend_text(&"x".repeat(50)).chars().count(), LEGEND_CHARS);
     }
 }

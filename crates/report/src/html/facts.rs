@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// One `key: value` line of a definition list.
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub(super) struct Fact {
     pub(super) key: String,
     pub(super) value: String,
@@ -20,7 +20,7 @@ pub(super) fn fact(key: &str, value: impl Into<String>) -> Fact {
 }
 
 /// A table: header cells, body rows, footer rows.
-#[derive(Serialize, Default)]
+#[derive(Serialize, Default, Debug, PartialEq, Eq)]
 pub(super) struct TableCtx {
     pub(super) head: Vec<String>,
     pub(super) rows: Vec<Vec<String>>,

@@ -20,6 +20,8 @@ mod chart;
 mod facts;
 pub mod fleet;
 mod host;
+mod legend;
+mod machine;
 mod noise;
 mod page;
 mod plots;

@@ -10,14 +10,15 @@ use std::collections::BTreeMap;
 
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
+use model::CpuSet;
 use model::imported::Quantity;
 use model::load::LoadReport;
 use model::measure::{MeasureParams, MeasureRun, RunStatus};
-use model::{CpuSet, audit::AuditSummary};
 use serde::Serialize;
 
 use super::facts::{Fact, TableCtx, fact};
 use super::host::{cpu_kinds, environment, topology};
+use super::machine::{MachineCtx, audit_ctx, split_shared};
 use super::plots::{self, Plot};
 use super::timeline;
 use super::{HtmlReport, ReportOptions, ReportRun, SvgFile, unique_keys};
@@ -39,6 +40,8 @@ struct PageCtx {
     verdict: super::verdict::VerdictCtx,
     overlays: Vec<PlotCtx>,
     overlay_notes: Vec<String>,
+    /// What every run shares, said once (several runs only).
+    machine: Option<MachineCtx>,
     runs: Vec<RunCtx>,
 }
 
@@ -67,12 +70,10 @@ struct RunCtx {
     plots: Vec<PlotCtx>,
     missing: Vec<String>,
     load: Option<LoadCtx>,
-    audit: Option<AuditCtx>,
     why: Option<super::why::WhyCtx>,
     noise: Option<super::noise::NoiseCtx>,
-    warnings: Vec<Fact>,
-    environment: Vec<Fact>,
-    topology: Option<TableCtx>,
+    /// Audit, warnings, environment: what the runs share is in [`PageCtx::machine`].
+    machine: MachineCtx,
 }
 
 #[derive(Serialize)]
@@ -83,32 +84,22 @@ struct LoadCtx {
     notes: Vec<String>,
 }
 
-#[derive(Serialize)]
-struct AuditCtx {
-    profile: &'static str,
-    rt_cpus: String,
-    counts: Vec<Fact>,
-    top: Vec<AuditItemCtx>,
-}
-
-#[derive(Serialize)]
-struct AuditItemCtx {
-    status: &'static str,
-    id: String,
-    summary: String,
-    fix: Option<String>,
-}
-
 /// Renders the page and collects the SVG files.
 pub(super) fn render(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlReport {
     let keys = unique_keys(runs);
     let mut svg_files = Vec::new();
     let (overlays, overlay_notes) = overlays(runs, options, &mut svg_files);
-    let run_ctxs: Vec<RunCtx> = runs
+    let mut run_ctxs: Vec<RunCtx> = runs
         .iter()
         .zip(&keys)
         .map(|(r, key)| run_ctx(r, key, options, &mut svg_files))
         .collect();
+    let machine = split_shared(
+        &mut run_ctxs
+            .iter_mut()
+            .map(|r| &mut r.machine)
+            .collect::<Vec<_>>(),
+    );
     let title = match runs {
         [one] => format!(
             "rtlab report: {} on {}",
@@ -125,6 +116,7 @@ pub(super) fn render(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlRep
         verdict: super::verdict::verdict(runs, &keys, options),
         overlays,
         overlay_notes,
+        machine,
         runs: run_ctxs,
     };
     HtmlReport {
@@ -272,21 +264,23 @@ fn run_ctx(
         plots,
         missing,
         load: run.load.as_ref().map(|l| load_ctx(l, run.status)),
-        audit: run.audit.as_ref().map(audit_ctx),
         why: run.trace.as_ref().map(super::why::why_ctx),
         noise: run.noise.as_ref().map(super::noise::noise_ctx),
-        warnings: run
-            .warnings
-            .iter()
-            .map(|w| fact(&w.code, w.message.clone()))
-            .chain(
-                run.import
-                    .iter()
-                    .flat_map(|i| i.notes.iter().map(|n| fact("import", n.clone()))),
-            )
-            .collect(),
-        environment: environment(&run.host),
-        topology: topology(&run.host, &kind_of),
+        machine: MachineCtx {
+            audit: run.audit.as_ref().map(audit_ctx),
+            warnings: run
+                .warnings
+                .iter()
+                .map(|w| fact(&w.code, w.message.clone()))
+                .chain(
+                    run.import
+                        .iter()
+                        .flat_map(|i| i.notes.iter().map(|n| fact("import", n.clone()))),
+                )
+                .collect(),
+            environment: environment(&run.host),
+            topology: topology(&run.host, &kind_of),
+        },
     }
 }
 
@@ -491,36 +485,6 @@ fn load_ctx(report: &LoadReport, status: RunStatus) -> LoadCtx {
             .generators
             .iter()
             .flat_map(|g| g.notes.iter().map(move |n| format!("{}: {n}", g.spec)))
-            .collect(),
-    }
-}
-
-fn audit_ctx(summary: &AuditSummary) -> AuditCtx {
-    let c = summary.counts;
-    AuditCtx {
-        profile: summary.profile.as_str(),
-        rt_cpus: if summary.rt_cpus.cpus.is_empty() {
-            format!("none set apart ({})", summary.rt_cpus.source)
-        } else {
-            format!("{} (from {})", summary.rt_cpus.cpus, summary.rt_cpus.source)
-        },
-        counts: vec![
-            fact("fail", c.fail.to_string()),
-            fact("warn", c.warn.to_string()),
-            fact("info", c.info.to_string()),
-            fact("pass", c.pass.to_string()),
-            fact("unknown", c.unknown.to_string()),
-            fact("error", c.error.to_string()),
-        ],
-        top: summary
-            .top
-            .iter()
-            .map(|t| AuditItemCtx {
-                status: t.status.as_str(),
-                id: t.id.clone(),
-                summary: t.summary.clone(),
-                fix: t.fix.clone(),
-            })
             .collect(),
     }
 }
