@@ -83,8 +83,11 @@ fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<Hwlat
         clock: ClockChoice::Real,
     };
     console.note(&format!(
-        "sampling CPUs {} for {} ({} of every {}); Ctrl-C stops early and keeps the samples",
-        config.cpus, config.duration, config.width, config.window
+        "sampling {} for {} ({} of every {}); Ctrl-C stops early and keeps the samples",
+        config.cpus.with_noun(),
+        config.duration,
+        config.width,
+        config.window
     ));
     let run = measure::hwlat::run_hwlat(&config, &env).map_err(|e| UsageError(e.to_string()))?;
     Ok(run)

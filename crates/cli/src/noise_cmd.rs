@@ -178,8 +178,8 @@ impl Observer for CliObserver<'_> {
         }
         if self.console.live() {
             self.console.note(&format!(
-                "polling CPUs {} for {} ({}); Ctrl-C stops early and keeps the result",
-                run.params.cpus,
+                "polling {} for {} ({}); Ctrl-C stops early and keeps the result",
+                run.params.cpus.with_noun(),
                 run.params.duration_ns.unwrap_or_default(),
                 run.params.policy.as_str(),
             ));

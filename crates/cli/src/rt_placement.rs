@@ -34,13 +34,15 @@ impl Placed {
     pub fn warning(&self) -> Warning {
         let why = if self.chosen_by_tuning {
             format!(
-                "the machine is tuned (rtlab tune apply): measured its RT CPUs {} from inside the RT cpuset {}; --cpus picks other CPUs",
-                self.cpus, self.group
+                "the machine is tuned (rtlab tune apply): measured its RT {} from inside the RT cpuset {}; --cpus picks other CPUs",
+                self.cpus.with_noun(),
+                self.group
             )
         } else {
             format!(
-                "the machine is tuned (rtlab tune apply): measured from inside the RT cpuset {} (CPUs {})",
-                self.group, self.cpus
+                "the machine is tuned (rtlab tune apply): measured from inside the RT cpuset {} ({})",
+                self.group,
+                self.cpus.with_noun()
             )
         };
         Warning::new(TUNED_CODE, why)

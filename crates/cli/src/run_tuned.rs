@@ -288,10 +288,10 @@ fn plan_summary(p: &TunePlan) -> String {
         )
     };
     format!(
-        "tuning ({}): RT CPUs {}, housekeeping CPUs {}: {} runtime changes ({}){boot}",
+        "tuning ({}): RT {}, housekeeping {}: {} runtime changes ({}){boot}",
         p.profile.as_str(),
-        p.rt_cpus,
-        p.housekeeping,
+        p.rt_cpus.with_noun(),
+        p.housekeeping.with_noun(),
         p.changes.len(),
         groups.join(", ")
     )
@@ -319,7 +319,8 @@ fn bought(runs: &[(String, MeasureRun)], cpus: &str) -> String {
     if out.is_empty() {
         return out;
     }
-    format!("\nwhat tuning bought on CPUs {cpus} (before -> after):\n{out}")
+    let on = CpuSet::parse_list(cpus).map_or_else(|_| format!("CPUs {cpus}"), |s| s.with_noun());
+    format!("\nwhat tuning bought on {on} (before -> after):\n{out}")
 }
 
 /// `85.3 -> 12.1 us (7.0x lower)`.
@@ -349,7 +350,8 @@ fn load_place(run: &MeasureRun) -> Option<String> {
         .iter()
         .fold(CpuSet::new(), |acc, g| acc.union(&g.cpus));
     Some(format!(
-        "on CPUs {cpus}{}",
+        "on {}{}",
+        cpus.with_noun(),
         load.cgroup
             .as_ref()
             .map_or(String::new(), |cg| format!(" in cgroup {cg}"))

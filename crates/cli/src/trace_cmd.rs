@@ -70,7 +70,7 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
     // A signal that came while the trace was written is taken here, not at the exit.
     let _ = signals.wait(Duration::ZERO);
     console::print_stdout(&format!(
-        "recorded {events} {} ({kinds}) in {:.1} s{} on CPUs {cpus} (clock {clock}) into {} ({} KiB){}\n",
+        "recorded {events} {} ({kinds}) in {:.1} s{} on {} (clock {clock}) into {} ({} KiB){}\n",
         if events == 1 { "event" } else { "events" },
         started.elapsed().as_secs_f64(),
         if interrupted {
@@ -78,10 +78,18 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
         } else {
             ""
         },
+        cpus.with_noun(),
         args.output.display(),
         bytes / 1024,
         if lost > 0 {
-            format!("; {lost} events were overwritten (the buffer filled): raise --buffer")
+            format!(
+                "; {lost} {} overwritten (the buffer filled): raise --buffer",
+                if lost == 1 {
+                    "event was"
+                } else {
+                    "events were"
+                }
+            )
         } else {
             String::new()
         }

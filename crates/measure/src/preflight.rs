@@ -47,7 +47,9 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
         out.push(Warning::new(
             "cpu-not-isolated",
             format!(
-                "measured CPUs {exposed} are not isolated (not in isolcpus=, nohz_full= or a cpuset partition): other tasks, IRQs and kernel work run there too; isolate them with `rtlab tune`, isolcpus=/nohz_full= on the kernel command line or a cpuset partition"
+                "measured {} {} not isolated (not in isolcpus=, nohz_full= or a cpuset partition): other tasks, IRQs and kernel work run there too; isolate them with `rtlab tune`, isolcpus=/nohz_full= on the kernel command line or a cpuset partition",
+                exposed.with_noun(),
+                if exposed.len() == 1 { "is" } else { "are" }
             ),
         ));
     }

@@ -156,6 +156,16 @@ impl CpuSet {
         CpuSet(cpus.into_iter().collect())
     }
 
+    /// The set with its noun, singular or plural as it needs: `CPU 3`, `CPUs 0-3,6`, or
+    /// `no CPU` — for a sentence, where the bare list would read `CPUs 3`.
+    pub fn with_noun(&self) -> String {
+        match self.len() {
+            0 => "no CPU".to_string(),
+            1 => format!("CPU {self}"),
+            _ => format!("CPUs {self}"),
+        }
+    }
+
     /// Whether `cpu` is in the set.
     pub fn contains(&self, cpu: u32) -> bool {
         self.0.contains(&cpu)
@@ -434,6 +444,13 @@ impl FromStr for CpuSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_is_named_singular_or_plural() {
+        assert_eq!(CpuSet::from_cpus([3]).with_noun(), "CPU 3");
+        assert_eq!(CpuSet::from_cpus([0, 1, 2, 6]).with_noun(), "CPUs 0-2,6");
+        assert_eq!(CpuSet::new().with_noun(), "no CPU");
+    }
 
     fn set(s: &str) -> CpuSet {
         CpuSet::parse_list(s).unwrap()

@@ -31,12 +31,16 @@ pub fn status_label(finding: &Finding) -> &'static str {
 /// The line that heads both forms: what was audited and against what.
 fn header(report: &AuditReport) -> String {
     let rt = if report.rt_cpus.cpus.is_empty() {
-        "none set apart".to_string()
+        "no RT CPUs set apart".to_string()
     } else {
-        format!("{} (from {})", report.rt_cpus.cpus, report.rt_cpus.source)
+        format!(
+            "RT {} (from {})",
+            report.rt_cpus.cpus.with_noun(),
+            report.rt_cpus.source
+        )
     };
     format!(
-        "rtlab audit: kernel {} {}, profile {}, RT CPUs {rt}",
+        "rtlab audit: kernel {} {}, profile {}, {rt}",
         report.kernel_release,
         report.arch,
         report.profile.as_str()

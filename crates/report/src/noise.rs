@@ -105,10 +105,11 @@ fn culprits(out: &mut String, noise: &NoiseInfo) {
         for k in c.culprits.iter().take(SHOWN_CULPRITS) {
             let _ = writeln!(
                 out,
-                "  {:<8} {:<56} {:>7} times, {:>10} us in all, longest {:>8} us",
+                "  {:<8} {:<56} {:>7} time{}, {:>10} us in all, longest {:>8} us",
                 k.source.column(),
                 k.name,
                 k.count,
+                if k.count == 1 { " " } else { "s" },
                 us(k.total_ns),
                 us(k.max_ns)
             );

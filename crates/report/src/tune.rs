@@ -13,10 +13,10 @@ pub fn plan_text(p: &TunePlan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "rtlab tune plan ({}): RT CPUs {}, housekeeping CPUs {}",
+        "rtlab tune plan ({}): RT {}, housekeeping {}",
         p.profile.as_str(),
-        p.rt_cpus,
-        p.housekeeping
+        p.rt_cpus.with_noun(),
+        p.housekeeping.with_noun()
     );
     out.push('\n');
     boot_text(&mut out, p);
@@ -172,12 +172,12 @@ pub fn plan_shell(p: &TunePlan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#!/bin/sh\n# rtlab tune plan ({}): RT CPUs {}, housekeeping CPUs {}.\n# Read it before \
+        "#!/bin/sh\n# rtlab tune plan ({}): RT {}, housekeeping {}.\n# Read it before \
          running it as root. It changes the running system only: nothing here survives a\n# \
          reboot, and nothing records the old values but the `# now:` comments.",
         p.profile.as_str(),
-        p.rt_cpus,
-        p.housekeeping
+        p.rt_cpus.with_noun(),
+        p.housekeeping.with_noun()
     );
     if !p.boot.params.is_empty() {
         let _ = writeln!(

@@ -154,8 +154,10 @@ impl Generator for CmdLoad {
     fn describe(&self) -> String {
         match &self.state {
             Some(r) => format!(
-                "`{}` (process group {}) on CPUs {}",
-                self.command, r.pgid, r.cpus
+                "`{}` (process group {}) on {}",
+                self.command,
+                r.pgid,
+                r.cpus.with_noun()
             ),
             None => format!("`{}`", self.command),
         }

@@ -126,7 +126,7 @@ impl Generator for CpuLoad {
         }
         let cpus = match self.cpus.len() {
             1 => format!("CPU {}", self.cpus),
-            _ => format!("CPUs {}", self.cpus),
+            _ => self.cpus.with_noun(),
         };
         vec![format!(
             "the workers got {:.0}% of the CPU time {}% duty asks for: other work on {cpus} \

@@ -140,8 +140,10 @@ impl Generator for ForkStorm {
             None => "exiting at once".to_string(),
         };
         format!(
-            "{} worker process(es) forking children {what}, one in flight each, on CPUs {}",
-            self.workers_wanted, self.cpus
+            "{} worker process{} forking children {what}, one in flight each, on {}",
+            self.workers_wanted,
+            if self.workers_wanted == 1 { "" } else { "es" },
+            self.cpus.with_noun()
         )
     }
 

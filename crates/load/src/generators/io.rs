@@ -130,11 +130,11 @@ impl Generator for IoLoad {
     fn describe(&self) -> String {
         format!(
             "{} writer{}, 64 KiB writes and an fsync every MiB, at most {} on disk each, on \
-             CPUs {}",
+             {}",
             self.workers_wanted,
             if self.workers_wanted == 1 { "" } else { "s" },
             format_size(self.bytes),
-            self.cpus
+            self.cpus.with_noun()
         )
     }
 

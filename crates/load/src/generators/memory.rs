@@ -136,12 +136,12 @@ impl Generator for MemoryLoad {
         };
         format!(
             "{} worker{} copying within a {} buffer{sized} and faulting in {} mappings page \
-             by page, on CPUs {}",
+             by page, on {}",
             self.workers_wanted,
             if self.workers_wanted == 1 { "" } else { "s" },
             format_size(self.buffer),
             format_size(FAULT_MAP as u64),
-            self.cpus
+            self.cpus.with_noun()
         )
     }
 

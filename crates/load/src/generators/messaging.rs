@@ -242,13 +242,13 @@ impl Generator for Messaging {
         };
         format!(
             "{} group{} of {} senders and {} receivers ({} {kind}), {MESSAGE}-byte messages \
-             over {channel}, on CPUs {}",
+             over {channel}, on {}",
             self.groups,
             if self.groups == 1 { "" } else { "s" },
             self.fds,
             self.fds,
             self.groups * self.fds * 2,
-            self.cpus
+            self.cpus.with_noun()
         )
     }
 

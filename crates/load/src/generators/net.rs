@@ -222,7 +222,7 @@ impl Generator for NetLoad {
             Protocols::Udp => udp,
             Protocols::Both => format!("{tcp} and {udp}"),
         };
-        format!("{what} over 127.0.0.1, on CPUs {}", self.cpus)
+        format!("{what} over 127.0.0.1, on {}", self.cpus.with_noun())
     }
 
     fn unit(&self) -> &'static str {

@@ -65,8 +65,9 @@ impl Generator for TimerStorm {
 
     fn describe(&self) -> String {
         format!(
-            "{} SCHED_OTHER threads sleeping a random 0-1 ms over and over, on CPUs {}",
-            self.threads, self.cpus
+            "{} SCHED_OTHER threads sleeping a random 0-1 ms over and over, on {}",
+            self.threads,
+            self.cpus.with_noun()
         )
     }
 

@@ -54,10 +54,10 @@ impl Planner<'_> {
         let by_systemd = env.iter().any(|(k, _)| k == "INVOCATION_ID");
         let Some(file) = CONFIG_FILES.iter().find(|f| self.root.exists(f)) else {
             self.notes.push(format!(
-                "irqbalance (pid {pid}) may move IRQs back onto RT CPUs {}: no {} to set \
+                "irqbalance (pid {pid}) may move IRQs back onto RT {}: no {} to set \
                  {new} in; ban them where it is started, or stop it (`systemctl disable --now \
                  irqbalance`)",
-                self.rt.difference(&banned),
+                self.rt.difference(&banned).with_noun(),
                 CONFIG_FILES.join(" or ")
             ));
             return;
@@ -76,8 +76,8 @@ impl Planner<'_> {
             new: Some(new),
             reason: format!(
                 "irqbalance (pid {pid}) rebalances IRQs every 10 s and would move them back onto \
-                 RT CPUs {}; it skips the CPUs banned here",
-                self.rt.difference(&banned)
+                 RT {}; it skips the CPUs banned here",
+                self.rt.difference(&banned).with_noun()
             ),
         });
         if by_systemd {

@@ -210,11 +210,12 @@ impl<'a> Planner<'a> {
                 }
                 (audit::IrqKind::Movable, _, _) => {
                     let reason = format!(
-                        "IRQ {} may run its handler on RT CPUs {}",
+                        "IRQ {} may run its handler on RT {}",
                         irq.label(),
                         irq.affinity
                             .as_ref()
                             .map_or(self.rt.clone(), |a| a.intersection(self.rt))
+                            .with_noun()
                     );
                     self.write("irq", &path, &hk_list, &reason);
                 }
@@ -287,8 +288,9 @@ impl<'a> Planner<'a> {
                 current: Some(allowed.to_string()),
                 new: Some(self.hk.to_string()),
                 reason: format!(
-                    "kernel thread {} may run on RT CPUs {on_rt}{}",
+                    "kernel thread {} may run on RT {}{}",
                     t.comm,
+                    on_rt.with_noun(),
                     if t.comm == "kthreadd" {
                         "; kernel threads created later inherit its CPUs"
                     } else {
@@ -333,7 +335,10 @@ impl<'a> Planner<'a> {
                 "workqueue",
                 &path,
                 &to_mask(self.hk),
-                &format!("workqueue {name} may run its items on RT CPUs {on_rt}"),
+                &format!(
+                    "workqueue {name} may run its items on RT {}",
+                    on_rt.with_noun()
+                ),
             );
         }
     }

@@ -454,11 +454,7 @@ pub(super) fn irqaffinity(ctx: &Ctx) -> Outcome {
 
 /// `RT CPU 3` or `RT CPUs 2-7`.
 fn rt_named(cpus: &CpuSet) -> String {
-    if cpus.len() == 1 {
-        format!("RT CPU {cpus}")
-    } else {
-        format!("RT CPUs {cpus}")
-    }
+    format!("RT {}", cpus.with_noun())
 }
 
 /// The verb form that agrees with a CPU set as subject.
