@@ -39,6 +39,17 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         TextOrJson::Json => said_json(&parsed, &saved, &labels)?,
     };
     console::print_stdout(&out)?;
+    let nameless = parsed
+        .iter()
+        .filter(|p| p.run.host.hostname == "unknown")
+        .count();
+    if nameless > 0 {
+        eprintln!(
+            "rtlab: note: {} names no machine; `--host NAME` names it, so `runs` and `compare` \
+             can tell machines apart",
+            if nameless == 1 { "the file" } else { "some files" }
+        );
+    }
     // Every run is saved: `--push` uploads them (or queues them), with warnings only.
     if let Some(pusher) = pusher.as_mut() {
         let mut console = console::Console::new(false);
@@ -68,8 +79,9 @@ fn parse_all(args: &ImportArgs) -> Result<Vec<Parsed>> {
         let modified = std::fs::metadata(path)
             .and_then(|m| m.modified())
             .unwrap_or_else(|_| SystemTime::now());
-        let run =
+        let mut run =
             import::import_bytes(&name, &bytes, modified).map_err(|e| UsageError(e.to_string()))?;
+        name_machine(&mut run, args);
         let format = run
             .import
             .as_ref()
@@ -82,6 +94,21 @@ fn parse_all(args: &ImportArgs) -> Result<Vec<Parsed>> {
         });
     }
     Ok(parsed)
+}
+
+/// `--host` and `--kernel` where the file did not say (a file that names them keeps its own).
+fn name_machine(run: &mut MeasureRun, args: &ImportArgs) {
+    let unsaid = |s: &str| s.is_empty() || s == "unknown";
+    if let Some(host) = &args.host
+        && unsaid(&run.host.hostname)
+    {
+        run.host.hostname = host.clone();
+    }
+    if let Some(kernel) = &args.kernel
+        && unsaid(&run.host.kernel_release)
+    {
+        run.host.kernel_release = kernel.clone();
+    }
 }
 
 /// Every run saved with its label; a save that fails takes back what this command stored.

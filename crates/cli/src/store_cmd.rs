@@ -69,10 +69,16 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// What a run in `rtlab runs` was measured under: its load, "no load", or that it is OS noise
-/// (a run of another quantity than wake-up latency).
+/// What a run in `rtlab runs` was measured under: its load, "no load" ("not recorded" for an
+/// imported run, whose file does not say), or that it is OS noise (a run of another quantity
+/// than wake-up latency).
 fn measured_under(r: &store::RunSummary) -> String {
-    let load = r.load.as_deref().unwrap_or("no load");
+    let none = if r.imported {
+        "not recorded"
+    } else {
+        "no load"
+    };
+    let load = r.load.as_deref().unwrap_or(none);
     if r.os_noise {
         format!("{load} (OS noise, not latency)")
     } else {

@@ -504,3 +504,67 @@ fn a_file_imported_twice_is_stored_once_and_keeps_its_label() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["label"], "rpi2");
 }
+
+/// A file that names no machine gets the one `--host`/`--kernel` name; one that names its own
+/// keeps it. Imported runs are listed as measured under a load "not recorded", not "no load".
+#[test]
+fn host_and_kernel_name_the_machine_a_file_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let out = rtlab(&db)
+        .arg("import")
+        .arg(fixture("analisi_imx8mp_baseline.hist"))
+        .arg(fixture("analisi_imx8mp_baseline.json"))
+        .args([
+            "--host",
+            "imx8-lab",
+            "--kernel",
+            "6.6.23-rt28",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = said
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let hist = show(&db, ids[0]);
+    assert_eq!(hist.host.hostname, "imx8-lab");
+    assert_eq!(hist.host.kernel_release, "6.6.23-rt28");
+    let json = show(&db, ids[1]);
+    assert_eq!(
+        json.host.hostname, "sm2s-imx8mp",
+        "the file's own name stays"
+    );
+    let runs = rtlab(&db).arg("runs").output().unwrap();
+    let listing = String::from_utf8_lossy(&runs.stdout);
+    assert_eq!(listing.matches("not recorded").count(), 2, "{listing}");
+    assert!(!listing.contains("no load"), "{listing}");
+    // Without --host the file's silence is said, with the fix.
+    let out = rtlab(&dir.path().join("other.db"))
+        .arg("import")
+        .arg(fixture("analisi_imx8mp_baseline.hist"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the file names no machine; `--host NAME` names it"),
+        "{stderr}"
+    );
+    let bad = rtlab(&db)
+        .arg("import")
+        .arg(fixture("analisi_imx8mp_baseline.hist"))
+        .args(["--host", "two words"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -106,7 +106,14 @@ fn host_run(r: &RunSummary) -> HostRun {
         under: if r.os_noise {
             "OS noise".into()
         } else {
-            r.load.clone().unwrap_or_else(|| "no load".into())
+            r.load.clone().unwrap_or_else(|| {
+                if r.imported {
+                    "not recorded"
+                } else {
+                    "no load"
+                }
+                .into()
+            })
         },
         os_noise: r.os_noise,
     }

@@ -79,6 +79,9 @@ pub struct RunSummary {
     pub load: Option<String>,
     /// Whether its samples are OS noise (an oslat or osnoise import), not wake-up latency.
     pub os_noise: bool,
+    /// Whether it was imported from another tool's output (`rtlab import`): then no load
+    /// means none was recorded, not that it ran without one.
+    pub imported: bool,
 }
 
 /// The run status names, for messages.
@@ -241,6 +244,7 @@ impl Store {
             p9999_ns: percentile(&raw, &histogram, 0.9999),
             load: row.load,
             os_noise,
+            imported: row.quantity.is_some(),
         })
     }
 

@@ -73,6 +73,14 @@ pub struct ImportArgs {
     /// gets it numbered in the order given ("imx8-1", "imx8-2"), so a label names one run.
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
+    /// The machine the files were measured on, for files that do not name it (cyclictest's
+    /// histogram and summary lines, rtla and oslat text): what `runs`, `compare` and the
+    /// report show as its host. A file that names its host keeps it.
+    #[arg(long, value_name = "NAME", value_parser = parse_name)]
+    pub host: Option<String>,
+    /// The kernel release they ran on, for files that do not say (`6.6.23-rt28`).
+    #[arg(long, value_name = "RELEASE", value_parser = parse_name)]
+    pub kernel: Option<String>,
     /// What to print: a line per file (text), or a JSON array with each file's run id.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
@@ -82,4 +90,16 @@ pub struct ImportArgs {
     /// Upload every imported run to an `rtlab serve` after saving it.
     #[command(flatten)]
     pub push: super::push::PushToArgs,
+}
+
+/// A host name or kernel release as typed: 1 to 64 printable characters, no spaces.
+fn parse_name(text: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_graphic();
+    if text.is_empty() || text.chars().count() > 64 || !text.chars().all(ok) {
+        return Err(format!(
+            "'{}' is not a name: give 1 to 64 printable characters without spaces",
+            text.escape_default()
+        ));
+    }
+    Ok(text.to_string())
 }

@@ -250,11 +250,27 @@ impl Comparison {
     /// and runs from different machines (their figures compare machines, not a change).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self.mixed_warning().into_iter().collect();
+        let unnamed = |h: &str| h.is_empty() || h == "unknown";
         let mut hosts: Vec<&str> = Vec::new();
         for r in &self.runs {
-            if !hosts.contains(&r.hostname.as_str()) {
+            if !unnamed(&r.hostname) && !hosts.contains(&r.hostname.as_str()) {
                 hosts.push(&r.hostname);
             }
+        }
+        let nameless: Vec<&str> = self
+            .runs
+            .iter()
+            .filter(|r| unnamed(&r.hostname))
+            .map(|r| r.label.as_str())
+            .collect();
+        if !nameless.is_empty() && self.runs.len() > 1 {
+            out.push(format!(
+                "{} {} no machine (imported from a file that does not say): whether these \
+                 runs come from one machine is not known; `rtlab import FILE --host NAME` \
+                 names it",
+                nameless.join(", "),
+                if nameless.len() == 1 { "names" } else { "name" }
+            ));
         }
         if hosts.len() > 1 {
             let each: Vec<String> = hosts
@@ -266,7 +282,6 @@ impl Comparison {
                         .filter(|r| r.hostname == *h)
                         .map(|r| r.label.as_str())
                         .collect();
-                    let h = if h.is_empty() { "unknown" } else { h };
                     format!("{h}: {}", runs.join(", "))
                 })
                 .collect();

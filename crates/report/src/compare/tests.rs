@@ -402,4 +402,13 @@ fn other_machines_and_unfinished_runs_are_said() {
     assert!(compare_html_page(&c).contains("different machines"));
     // One machine: no warning.
     assert!(pair(&a, &a).warnings().is_empty());
+    // A run whose file named no machine is not called another machine: it is said unknown.
+    b.host.hostname = "unknown".to_string();
+    let warnings = pair(&a, &b).warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("new (interrupted) names no machine")
+            && warnings[0].contains("--host NAME"),
+        "{warnings:?}"
+    );
 }
