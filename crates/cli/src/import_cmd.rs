@@ -47,7 +47,11 @@ pub fn run(args: &ImportArgs) -> Result<Exit> {
         eprintln!(
             "rtlab: note: {} names no machine; `--host NAME` names it, so `runs` and `compare` \
              can tell machines apart",
-            if nameless == 1 { "the file" } else { "some files" }
+            if nameless == 1 {
+                "the file"
+            } else {
+                "some files"
+            }
         );
     }
     // Every run is saved: `--push` uploads them (or queues them), with warnings only.
