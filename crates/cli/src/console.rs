@@ -174,6 +174,15 @@ fn visible_len(text: &str) -> usize {
     n
 }
 
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,14 +218,5 @@ mod tests {
     #[test]
     fn colour_takes_no_columns() {
         assert_eq!(visible_len("\x1b[31merror\x1b[0m"), 5);
-    }
-}
-
-/// Writes `text` to standard output; a closed pipe (`| head`) is not an error.
-pub fn print_stdout(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
     }
 }
