@@ -128,7 +128,13 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
         ));
     }
     let json_error = keep(args, &run, pusher.as_mut(), &mut console);
-    console::print_stdout(&output_text(args, &run)).context("writing to standard output")?;
+    let mut text = output_text(args, &run);
+    if args.output_format() == MeasureFormat::Text {
+        let gate = model::gate::Gate::new(args.budget).judge(&run);
+        let interrupted = run.status == RunStatus::Interrupted;
+        text += &crate::verdict::summary_line(&gate, args.budget, interrupted).unwrap_or_default();
+    }
+    console::print_stdout(&text).context("writing to standard output")?;
     let exit = verdict(&run, args.budget, &mut console);
     // A signal that came after the measurement ended (while saving) is taken here, so it
     // cannot end the process between this and the exit status.

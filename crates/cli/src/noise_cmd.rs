@@ -54,7 +54,12 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     }
     let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     let text = match format {
-        NoiseFormat::Text => crate::runs::table_text(&run),
+        NoiseFormat::Text => {
+            let gate = model::gate::Gate::new(args.budget).judge(&run);
+            let interrupted = run.status == RunStatus::Interrupted;
+            crate::runs::table_text(&run)
+                + &crate::verdict::summary_line(&gate, args.budget, interrupted).unwrap_or_default()
+        }
         NoiseFormat::Json => run.to_json(),
         NoiseFormat::Oslat => report::noise::oslat(&run),
     };

@@ -44,6 +44,39 @@ pub fn say(console: &mut Console, verdict: &Verdict, who: Option<&str>, unjudgea
     }
 }
 
+/// The line that ends a command's text summary on standard output, where a script keeps it
+/// (`rtlab measure --budget 50us > out.txt`): `verdict: PASS: every CPU within --budget 50us`,
+/// `verdict: FAIL: CPU 1: max latency 250.0us exceeds --budget 50us`, `verdict: CANNOT JUDGE:
+/// ...`, `verdict: INTERRUPTED: ...`. None for a run held to no budget that can be judged:
+/// there is no verdict to give.
+pub fn summary_line(
+    verdict: &Verdict,
+    budget: Option<model::Nanos>,
+    interrupted: bool,
+) -> Option<String> {
+    let failures: Vec<String> = verdict.failures().map(words).collect();
+    let unjudgeable: Vec<String> = verdict
+        .reasons
+        .iter()
+        .filter_map(|r| match r {
+            Reason::Unjudgeable { why } => Some(why.clone()),
+            _ => None,
+        })
+        .collect();
+    let line = if !failures.is_empty() {
+        format!("FAIL: {}", failures.join("; "))
+    } else if interrupted {
+        "INTERRUPTED: stopped by a signal; what was measured is above".to_string()
+    } else if !unjudgeable.is_empty() {
+        format!("CANNOT JUDGE: {}", unjudgeable.join("; "))
+    } else if let Some(budget) = budget {
+        format!("PASS: every CPU within --budget {budget}")
+    } else {
+        return None;
+    };
+    Some(format!("verdict: {line}\n"))
+}
+
 /// One reason in words (`report::story::verdict`, which the HTML report says them with too).
 pub fn words(reason: &Reason) -> String {
     report::story::verdict::words(reason)
@@ -75,6 +108,20 @@ mod tests {
         assert_eq!(
             words(&over.reasons[0]),
             "CPU 1: max latency 250.0us exceeds --budget 100us"
+        );
+        assert_eq!(
+            summary_line(&over, Some(Nanos::from_us(100)), true).as_deref(),
+            Some("verdict: FAIL: CPU 1: max latency 250.0us exceeds --budget 100us\n")
+        );
+        assert_eq!(
+            summary_line(&Verdict::default(), Some(Nanos::from_us(50)), false).as_deref(),
+            Some("verdict: PASS: every CPU within --budget 50us\n")
+        );
+        assert_eq!(summary_line(&Verdict::default(), None, false), None);
+        assert!(
+            summary_line(&unjudgeable, None, false)
+                .unwrap()
+                .starts_with("verdict: CANNOT JUDGE: x")
         );
         assert_eq!(live_exit(&Verdict::default(), true), Exit::Interrupted);
         assert_eq!(live_exit(&Verdict::default(), false), Exit::Ok);

@@ -214,7 +214,10 @@ fn user(config: &HwlatConfig, env: &Environment) -> Result<Engined, RunError> {
     noise.runtime = config.width;
     noise.period = config.window;
     noise.policy = Policy::Fifo;
+    // As hwlatdetect's own thread: at 99 for `width` of every `window`, and asleep for the
+    // rest, so the kernel's threads at 99 get the CPU between windows.
     noise.priority = 99;
+    noise.allow_prio_99 = true;
     noise.attribute = true;
     noise.engine = crate::noise::NoiseEngine::User;
     noise.checkpoint = None;

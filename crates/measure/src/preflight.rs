@@ -311,7 +311,7 @@ mod tests {
         let w = warnings(&config(|_| {}), &host);
         assert_eq!(codes(&w), ["cpu-not-isolated"]);
         assert!(
-            w[0].message.contains("measured CPUs 3 "),
+            w[0].message.contains("measured CPU 3 is not"),
             "{}",
             w[0].message
         );
