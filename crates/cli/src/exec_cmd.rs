@@ -177,7 +177,7 @@ fn dry_run_text(command: &[OsString], setup: &LaunchSetup, granted: Option<&CpuS
         ),
     };
     let cpuset = match (&setup.cgroup, granted) {
-        (Some(g), Some(c)) => format!("{g} (CPUs {c})"),
+        (Some(g), Some(c)) => format!("{g} ({})", c.with_noun()),
         (Some(g), None) => g.clone(),
         (None, _) => "none (stays in rtlab's)".to_string(),
     };

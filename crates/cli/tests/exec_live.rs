@@ -276,7 +276,7 @@ fn the_program_joins_the_rt_cpuset_tune_apply_made() {
     let (code, stdout, stderr) = run(dry.args(["--dry-run", "--", "true"]));
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stdout.contains("cpuset:         /sys/fs/cgroup/rtlab-rt (CPUs 1)"),
+        stdout.contains("cpuset:         /sys/fs/cgroup/rtlab-rt (CPU 1)"),
         "{stdout}"
     );
 

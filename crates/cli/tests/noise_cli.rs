@@ -324,8 +324,15 @@ fn bad_values_are_refused_in_one_line() {
             "--threshold 10ns is out of range",
         ),
         (vec!["--runtime", "2s"], "at most --period (1s)"),
-        (vec!["--policy", "deadline"], "--policy deadline"),
-        (vec!["--policy", "fifo"], "--priority 0 is out of range"),
+        (
+            vec!["--policy", "deadline"],
+            "(it takes fifo, rr, other, batch, idle)",
+        ),
+        (
+            vec!["--policy", "fifo"],
+            "--policy fifo needs -p/--priority PRIO",
+        ),
+        (vec!["-p", "99"], "--allow-prio-99"),
         (vec!["--threshold", "1parsec"], "--threshold"),
         (vec!["--cpus", "4096"], "--cpus"),
     ] {

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use model::{CpuSpec, Nanos};
 
-use super::measure::PolicyArg;
 use super::values::{parse_cpu_spec, parse_time};
 
 pub const NOISE_LONG: &str = "\
@@ -77,6 +76,36 @@ pub enum NoiseEngineArg {
     Kernel,
 }
 
+/// The policies a polling detector can run under: measure's, less `deadline` (a detector
+/// that polls for its whole runtime is what a reservation is not for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DetectorPolicyArg {
+    /// SCHED_FIFO: run until done or preempted by a higher priority.
+    Fifo,
+    /// SCHED_RR: like fifo with a time slice among equal priorities.
+    Rr,
+    /// SCHED_OTHER: the normal fair scheduler (not real-time).
+    #[value(alias = "normal")]
+    Other,
+    /// SCHED_BATCH: fair scheduler, treated as CPU-bound.
+    Batch,
+    /// SCHED_IDLE: runs only when nothing else wants the CPU.
+    Idle,
+}
+
+impl From<DetectorPolicyArg> for model::measure::Policy {
+    fn from(p: DetectorPolicyArg) -> Self {
+        use model::measure::Policy;
+        match p {
+            DetectorPolicyArg::Fifo => Policy::Fifo,
+            DetectorPolicyArg::Rr => Policy::Rr,
+            DetectorPolicyArg::Other => Policy::Other,
+            DetectorPolicyArg::Batch => Policy::Batch,
+            DetectorPolicyArg::Idle => Policy::Idle,
+        }
+    }
+}
+
 /// Options of `rtlab noise`.
 #[derive(Debug, Args)]
 pub struct NoiseArgs {
@@ -111,10 +140,10 @@ pub struct NoiseArgs {
     )]
     pub engine: NoiseEngineArg,
 
-    /// Scheduling policy of the detector threads (other, fifo or rr). Default: other, or fifo
-    /// when --priority is given.
+    /// Scheduling policy of the detector threads. Default: other, or fifo when --priority is
+    /// given.
     #[arg(long, value_enum, help_heading = "Scheduling")]
-    pub policy: Option<PolicyArg>,
+    pub policy: Option<DetectorPolicyArg>,
 
     /// Real-time priority with --policy fifo or rr: 1-99, and 99 only with --allow-prio-99.
     #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]

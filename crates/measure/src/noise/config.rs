@@ -141,6 +141,12 @@ impl NoiseConfig {
                     self.policy.as_str().to_uppercase()
                 ));
             }
+            Policy::Fifo | Policy::Rr if self.priority == 0 => {
+                return err(format!(
+                    "--policy {} needs -p/--priority PRIO (1-98)",
+                    self.policy.as_str()
+                ));
+            }
             Policy::Fifo | Policy::Rr if !(1..=99).contains(&self.priority) => {
                 return err(format!(
                     "--priority {} is out of range for SCHED_{}: give 1 to 99",
@@ -235,7 +241,14 @@ mod tests {
                     c.policy = Policy::Fifo;
                     c.priority = 0
                 }),
-                "--priority",
+                "--policy fifo needs -p/--priority",
+            ),
+            (
+                Box::new(|c| {
+                    c.policy = Policy::Rr;
+                    c.priority = 99
+                }),
+                "--priority 99 would starve",
             ),
             (Box::new(|c| c.policy = Policy::Deadline), "--policy"),
             (Box::new(|c| c.cpus = CpuSet::default()), "--cpus"),
