@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use model::{CpuSpec, Nanos};
 
+use super::measure::PolicyArg;
 use super::values::{parse_cpu_spec, parse_time};
 
 pub const NOISE_LONG: &str = "\
@@ -76,34 +77,18 @@ pub enum NoiseEngineArg {
     Kernel,
 }
 
-/// The policies a polling detector can run under: measure's, less `deadline` (a detector
-/// that polls for its whole runtime is what a reservation is not for).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DetectorPolicyArg {
-    /// SCHED_FIFO: run until done or preempted by a higher priority.
-    Fifo,
-    /// SCHED_RR: like fifo with a time slice among equal priorities.
-    Rr,
-    /// SCHED_OTHER: the normal fair scheduler (not real-time).
-    #[value(alias = "normal")]
-    Other,
-    /// SCHED_BATCH: fair scheduler, treated as CPU-bound.
-    Batch,
-    /// SCHED_IDLE: runs only when nothing else wants the CPU.
-    Idle,
-}
-
-impl From<DetectorPolicyArg> for model::measure::Policy {
-    fn from(p: DetectorPolicyArg) -> Self {
-        use model::measure::Policy;
-        match p {
-            DetectorPolicyArg::Fifo => Policy::Fifo,
-            DetectorPolicyArg::Rr => Policy::Rr,
-            DetectorPolicyArg::Other => Policy::Other,
-            DetectorPolicyArg::Batch => Policy::Batch,
-            DetectorPolicyArg::Idle => Policy::Idle,
-        }
-    }
+/// `--policy` of a polling detector: measure's policies less `deadline` (a detector that polls
+/// for its whole runtime is what a reservation is not for), with their help and aliases.
+fn detector_policy() -> impl clap::builder::TypedValueParser<Value = PolicyArg> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let values = PolicyArg::value_variants()
+        .iter()
+        .filter(|p| **p != PolicyArg::Deadline)
+        .filter_map(ValueEnum::to_possible_value);
+    PossibleValuesParser::new(values).try_map(|name| {
+        PolicyArg::from_str(&name, true)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e))
+    })
 }
 
 /// Options of `rtlab noise`.
@@ -142,8 +127,8 @@ pub struct NoiseArgs {
 
     /// Scheduling policy of the detector threads. Default: other, or fifo when --priority is
     /// given.
-    #[arg(long, value_enum, help_heading = "Scheduling")]
-    pub policy: Option<DetectorPolicyArg>,
+    #[arg(long, value_parser = detector_policy(), help_heading = "Scheduling")]
+    pub policy: Option<PolicyArg>,
 
     /// Real-time priority with --policy fifo or rr: 1-99, and 99 only with --allow-prio-99.
     #[arg(short, long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99), help_heading = "Scheduling")]
