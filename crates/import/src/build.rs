@@ -134,6 +134,7 @@ pub(crate) struct RunFacts {
 /// Neutral parameters for `cpus`; importers overwrite what the source says.
 pub(crate) fn neutral_params(cpus: &CpuSet) -> MeasureParams {
     MeasureParams {
+        engine: model::measure::Engine::User,
         cpus: cpus.clone(),
         interval_ns: Nanos::MILLISECOND,
         periods: 0,
@@ -228,6 +229,7 @@ pub(crate) fn run(
         trace: None,
         noise: None,
         workload: None,
+        timerlat: None,
     };
     // Figures the source did not give are not shown as if it had.
     run.hide_not_given();

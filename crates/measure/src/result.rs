@@ -26,6 +26,7 @@ pub(crate) struct RunFacts {
 /// The parameters as applied.
 pub(crate) fn params(config: &Config, dma_latency_us: Option<u32>, fake: bool) -> MeasureParams {
     MeasureParams {
+        engine: model::measure::Engine::User,
         cpus: config.cpus.clone(),
         interval_ns: config.interval,
         periods: config.periods(),
@@ -100,6 +101,7 @@ pub(crate) fn document(
         trace: None,
         noise: None,
         workload,
+        timerlat: None,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod noise;
 pub mod pi;
 pub mod sched;
 pub mod stats;
+pub mod timerlat;
 pub mod toml_error;
 pub mod tune;
 pub mod workload;

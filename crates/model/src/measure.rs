@@ -95,10 +95,44 @@ impl Policy {
     }
 }
 
+/// What measured a latency run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// rtlab's own measuring threads in user space (cyclictest's method); what every run
+    /// written before issue #29 used.
+    #[default]
+    User,
+    /// The kernel's timerlat tracer: the thread latency in `cpus`, the IRQ latency beside it
+    /// (the run's `timerlat` section).
+    Timerlat,
+}
+
+impl Engine {
+    /// The engine's name as typed and written (`user`, `timerlat`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::User => "user",
+            Engine::Timerlat => "timerlat",
+        }
+    }
+
+    /// The engine for a person.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Engine::User => "rtlab's user-space threads",
+            Engine::Timerlat => "the kernel's timerlat tracer",
+        }
+    }
+}
+
 /// Every parameter of a run as it was applied.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureParams {
+    /// What measured (`user` in documents written before it was recorded).
+    #[serde(default)]
+    pub engine: Engine,
     /// Measured CPUs.
     pub cpus: CpuSet,
     /// Period of each measuring thread.
@@ -316,6 +350,10 @@ pub struct MeasureRun {
     /// the histogram then holds response times. Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::workload::WorkloadInfo>,
+    /// For a run of the kernel's timerlat tracer: the IRQ latency beside the thread latency,
+    /// the tracer's stop and the auto-analysis of the worst activations. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timerlat: Option<crate::timerlat::TimerlatInfo>,
 }
 
 /// Why a document is not a measurement result rtlab can read.
@@ -404,6 +442,9 @@ impl MeasureRun {
                 .and_then(|t| t.checked_add(c.raw.count))
                 .ok_or("the CPUs' sample counts add up to more than 2^64")?;
         }
+        if let Some(timerlat) = &self.timerlat {
+            timerlat.check_bounds()?;
+        }
         match &self.noise {
             Some(noise) => noise.check_bounds(),
             None => Ok(()),
@@ -419,6 +460,9 @@ impl MeasureRun {
             c.regions = c.histogram.regions();
         }
         self.all = aggregate(&self.cpus);
+        if let Some(timerlat) = &mut self.timerlat {
+            timerlat.rederive();
+        }
         self.hide_not_given();
     }
 

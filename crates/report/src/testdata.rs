@@ -45,6 +45,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         ..HostInfo::default()
     };
     let params = MeasureParams {
+        engine: model::measure::Engine::User,
         cpus: CpuSet::from_cpus(cpus.iter().map(|c| c.cpu)),
         interval_ns: Nanos::MILLISECOND,
         periods: 60_000,
@@ -86,6 +87,7 @@ pub(crate) fn run_of(cpus: Vec<CpuResult>) -> MeasureRun {
         trace: None,
         noise: None,
         workload: None,
+        timerlat: None,
     }
 }
 

@@ -33,6 +33,7 @@ pub(crate) struct Encoded {
     pub(crate) build: Option<String>,
     pub(crate) noise: Option<String>,
     pub(crate) workload: Option<String>,
+    pub(crate) timerlat: Option<String>,
     pub(crate) cpus: Vec<EncodedCpu>,
     /// Lowercase hexadecimal SHA-256 of the above.
     pub(crate) digest: String,
@@ -108,6 +109,7 @@ impl Encoded {
             build: encode_opt("build_json", run.build.as_ref())?,
             noise: encode_opt("noise_json", run.noise.as_ref())?,
             workload: encode_opt("workload_json", run.workload.as_ref())?,
+            timerlat: encode_opt("timerlat_json", run.timerlat.as_ref())?,
             cpus,
             digest: String::new(),
         };
@@ -152,6 +154,11 @@ impl Encoded {
             ("workload_json", self.workload.as_deref()),
         ] {
             put(name, value);
+        }
+        // Added with schema 8: hashed only where present, so a run stored before hashes as
+        // it did (an upload of it again is still recognised).
+        if let Some(timerlat) = self.timerlat.as_deref() {
+            put("timerlat_json", Some(timerlat));
         }
         for c in &self.cpus {
             let cpu = c.cpu.to_string();

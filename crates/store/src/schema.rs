@@ -113,7 +113,12 @@ CREATE TABLE tokens (
 ) STRICT;
 "#,
     ),
+    M::up(STEP_8),
 ];
+
+/// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
+/// otherwise.
+const STEP_8: &str = "ALTER TABLE runs ADD COLUMN timerlat_json TEXT;";
 
 /// The schema version a new PostgreSQL database is created at.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -181,7 +186,7 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] = &[];
+pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -196,7 +201,7 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 7);
+        assert_eq!(SCHEMA_VERSION, 8);
     }
 
     #[test]

@@ -147,9 +147,10 @@ impl Store {
             "INSERT INTO runs (id, kind, schema, rtlab_version, status, started_at,
                  ended_at, elapsed_ns, hostname, kernel_release, arch, label, session,
                  host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                 import_json, trace_json, build_json, noise_json, workload_json, digest)
+                 import_json, trace_json, build_json, noise_json, workload_json, digest,
+                 timerlat_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)
              ON CONFLICT DO NOTHING",
             &[
                 Arg::Text(id.as_str()),
@@ -177,6 +178,7 @@ impl Store {
                 Arg::OptText(e.noise.as_deref()),
                 Arg::OptText(e.workload.as_deref()),
                 Arg::Text(&e.digest),
+                Arg::OptText(e.timerlat.as_deref()),
             ],
         )
     }
@@ -223,7 +225,8 @@ impl Store {
             .query_opt(
                 "SELECT kind, schema, rtlab_version, status, started_at, ended_at, elapsed_ns,
                         host_json, params_json, break_json, warnings_json, load_json, audit_json,
-                        import_json, trace_json, build_json, noise_json, workload_json
+                        import_json, trace_json, build_json, noise_json, workload_json,
+                        timerlat_json
                  FROM runs WHERE id = ?1",
                 &[Arg::Text(run)],
             )
@@ -232,7 +235,7 @@ impl Store {
                 db: self.name.clone(),
                 spec: id.to_string(),
             })?;
-        const COLUMNS: [&str; 18] = [
+        const COLUMNS: [&str; 19] = [
             "kind",
             "schema",
             "rtlab_version",
@@ -251,6 +254,7 @@ impl Store {
             "build_json",
             "noise_json",
             "workload_json",
+            "timerlat_json",
         ];
         let bad = |e: crate::db::CellError| self.corrupt(run, COLUMNS[e.index], e.why);
         let text = |i: usize| row.text(i).map_err(bad);
@@ -287,6 +291,7 @@ impl Store {
             trace: self.decode_opt(run, "trace_json", opt(14)?)?,
             noise: self.decode_opt(run, "noise_json", opt(16)?)?,
             workload: self.decode_opt(run, "workload_json", opt(17)?)?,
+            timerlat: self.decode_opt(run, "timerlat_json", opt(18)?)?,
         };
         // Statistics are derived again on load; those an imported source did not give stay
         // out (import.not_given).

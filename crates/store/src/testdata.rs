@@ -202,6 +202,7 @@ pub(crate) fn realistic() -> MeasureRun {
         cpu(3, Some(4713), &cpu3, 1),
     ];
     let params = MeasureParams {
+        engine: model::measure::Engine::User,
         cpus: CpuSet::from_cpus([0, 2, 3]),
         interval_ns: Nanos::MILLISECOND,
         periods: 30_000,
@@ -271,6 +272,7 @@ pub(crate) fn realistic() -> MeasureRun {
         trace: Some(trace()),
         noise: None,
         workload: None,
+        timerlat: None,
     }
 }
 

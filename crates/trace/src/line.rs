@@ -189,9 +189,34 @@ fn special(t: &str) -> Option<Line<'_>> {
     None
 }
 
-/// Parses an event line; `None` when it is not one. Byte scanning only: this runs on every
-/// line of traces of gigabytes.
-fn event(line: &str) -> Option<Event<'_>> {
+/// The columns every entry of a text trace starts with (`TASK-PID [CPU] FLAGS TIMESTAMP:`),
+/// for entries that are not `NAME: FIELDS` events: a tracer's own entries (timerlat's
+/// `#ID context irq timer_latency N ns`, a `<stack trace>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix<'a> {
+    /// The task's name.
+    pub task: &'a str,
+    /// Its pid.
+    pub pid: u32,
+    /// The CPU.
+    pub cpu: u32,
+    /// The context flags, when the trace has the column.
+    pub flags: Option<Flags>,
+    /// The timestamp, ns of the trace clock.
+    pub ts_ns: u64,
+    /// Digits of the printed fraction.
+    pub ts_digits: u8,
+}
+
+/// Splits an entry into its leading columns and what follows the timestamp (trimmed at the
+/// start); `None` when the line does not start like an entry.
+pub fn prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
+    let (p, k) = prefix_at(line)?;
+    Some((p, line[k..].trim_start()))
+}
+
+/// The leading columns and the byte offset just past the timestamp's `:`.
+fn prefix_at(line: &str) -> Option<(Prefix<'_>, usize)> {
     let b = line.as_bytes();
     let (open, close, cpu) = cpu_column(b)?;
     let (task, pid) = task_pid(&line[..open])?;
@@ -217,6 +242,24 @@ fn event(line: &str) -> Option<Event<'_>> {
         return None;
     }
     let (ts_ns, ts_digits) = timestamp(&line[ts.0..ts.1 - 1])?;
+    Some((
+        Prefix {
+            task,
+            pid,
+            cpu,
+            flags,
+            ts_ns,
+            ts_digits,
+        },
+        k,
+    ))
+}
+
+/// Parses an event line; `None` when it is not one. Byte scanning only: this runs on every
+/// line of traces of gigabytes.
+fn event(line: &str) -> Option<Event<'_>> {
+    let b = line.as_bytes();
+    let (p, mut k) = prefix_at(line)?;
     while k < b.len() && b[k] == b' ' {
         k += 1;
     }
@@ -230,12 +273,12 @@ fn event(line: &str) -> Option<Event<'_>> {
     let name = &line[name_start..k];
     let fields = line[k + 1..].trim_start();
     Some(Event {
-        task,
-        pid,
-        cpu,
-        flags,
-        ts_ns,
-        ts_digits,
+        task: p.task,
+        pid: p.pid,
+        cpu: p.cpu,
+        flags: p.flags,
+        ts_ns: p.ts_ns,
+        ts_digits: p.ts_digits,
         name,
         fields,
         line,

@@ -21,6 +21,7 @@ use crate::result::{self, RunFacts};
 pub(super) fn params(config: &NoiseConfig, clock: &str) -> MeasureParams {
     let periods = config.duration.get().div_ceil(config.period.get().max(1));
     MeasureParams {
+        engine: model::measure::Engine::User,
         cpus: config.cpus.clone(),
         interval_ns: config.period,
         periods,

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::line::timestamp;
 
+pub mod stream;
+
 /// One context's latencies on one CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextStats {
