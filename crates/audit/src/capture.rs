@@ -3,7 +3,8 @@
 //! user's machine becomes a fixture tree that `rtlab audit --root DIR` judges the same way.
 //!
 //! The kernel side is read through `source` ([`Root::kind`], [`Root::read_bytes`],
-//! [`Root::subdirs`], `sys::kmsg`); what is written is the user's own output tree.
+//! [`Root::subdirs`], `sys::kmsg`); what is written is the user's own output tree. A file
+//! consulted only for being there (tracefs's write-only `trace_marker`) is copied empty.
 //!
 //! Privacy: the hostname is replaced by `rtlab-host` in every copied text file, and process
 //! environments keep only the `IRQBALANCE_*` variables the audit looks at. The copy is made
@@ -148,6 +149,7 @@ fn copy_entry(
         return Ok(false);
     }
     let read = match kind {
+        EntryKind::File if presence_only(kernel_path) => Ok(Vec::new()),
         _ if kernel_path == Path::new(sys::kmsg::KMSG) => {
             sys::kmsg::read_all(source).map(String::into_bytes)
         }
@@ -191,6 +193,12 @@ fn copy_dir(source: &Root, kernel_path: &Path, out: &Path) -> Result<(), Capture
         }
     }
     Ok(())
+}
+
+/// Whether a file is consulted only for being there and copied empty: tracefs's
+/// `trace_marker`, which marks where tracefs is mounted and cannot be read (write-only).
+fn presence_only(kernel_path: &Path) -> bool {
+    kernel_path.file_name() == Some(std::ffi::OsStr::new("trace_marker"))
 }
 
 /// Renames the finished staging directory to `dest` (an empty `dest` is replaced); on
@@ -452,6 +460,11 @@ mod tests {
             .file(
                 "/sys/kernel/mm/transparent_hugepage/enabled",
                 "[always] madvise never\n",
+            )
+            .file("/sys/kernel/tracing/trace_marker", "write-only\n")
+            .file(
+                "/sys/kernel/tracing/available_tracers",
+                "timerlat osnoise nop\n",
             );
         let out = tempfile::tempdir().unwrap();
         let dest = out.path().join("robot7-tree");
@@ -462,6 +475,9 @@ mod tests {
         assert!(manifest.contains("\"/proc/cmdline\","));
         let version = std::fs::read_to_string(dest.join("proc/sys/kernel/version")).unwrap();
         assert!(!version.contains("robot7") && version.contains("rtlab-host"));
+        // tracefs's write-only marker is copied empty: only its presence was consulted.
+        let marker = std::fs::read(dest.join("sys/kernel/tracing/trace_marker")).unwrap();
+        assert!(marker.is_empty());
 
         let a = crate::run(&fake.root(), &Options::default(), &Selection::default()).unwrap();
         let b = crate::run(&Root::at(&dest), &Options::default(), &Selection::default()).unwrap();

@@ -29,6 +29,11 @@ pub fn run(args: &ExplainArgs) -> Result<Exit> {
         return explain_file(path, args);
     }
     let run = crate::runs::load(source, args.db.db.as_deref())?;
+    if run.trace.is_none()
+        && let Some(timerlat) = run.timerlat
+    {
+        return timerlat_analyses(source, timerlat, args);
+    }
     let Some(capture) = run.trace else {
         return Err(UsageError(format!(
             "{source}: this run has no trace to explain; measure with `rtlab measure --trace` \
@@ -44,6 +49,41 @@ pub fn run(args: &ExplainArgs) -> Result<Exit> {
         trace: None,
         explanations: capture.explanations,
         notes,
+        timerlat: Vec::new(),
+    };
+    print(&doc, args.format)?;
+    Ok(Exit::Ok)
+}
+
+/// A run of the timerlat tracer: the auto-analysis of its worst activations (the stop's
+/// first), as many as `--worst` asks.
+fn timerlat_analyses(
+    source: &str,
+    timerlat: model::timerlat::TimerlatInfo,
+    args: &ExplainArgs,
+) -> Result<Exit> {
+    let mut notes = Vec::new();
+    if timerlat.analyses.is_empty() {
+        notes.push(
+            "the run has no analysed activation: the tracer recorded no latency on its CPUs"
+                .to_string(),
+        );
+    }
+    if timerlat.lost_events > 0 {
+        notes.push(format!(
+            "the tracer's buffer lost {} events: an activation split by a loss is not analysed",
+            timerlat.lost_events
+        ));
+    }
+    let mut analyses = timerlat.analyses;
+    analyses.truncate(args.worst.max(1));
+    let doc = ExplainDoc {
+        schema: SCHEMA.to_string(),
+        source: source.to_string(),
+        trace: None,
+        explanations: Vec::new(),
+        notes,
+        timerlat: analyses,
     };
     print(&doc, args.format)?;
     Ok(Exit::Ok)
@@ -138,6 +178,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         trace: Some(trace::explain::summary(&scan)),
         explanations,
         notes,
+        timerlat: Vec::new(),
     };
     print(&doc, args.format)?;
     Ok(Exit::Ok)

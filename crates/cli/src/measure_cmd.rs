@@ -165,6 +165,21 @@ fn prepare(
         None
     };
     let config = config_from_args(args, root, fake.is_some())?;
+    if config.engine == model::measure::Engine::Timerlat {
+        // The tracer first: without it nothing else matters.
+        let env = Environment {
+            root: root.clone(),
+            clock: ClockChoice::Real,
+        };
+        measure::timerlat::available(&env).map_err(|e| UsageError(e.to_string()))?;
+        if fake.is_some() {
+            return Err(UsageError(
+                "--fake-clock scripts rtlab's own threads; --engine timerlat measures with the kernel's tracer"
+                    .into(),
+            )
+            .into());
+        }
+    }
     if fake.is_none() {
         measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
     }
@@ -303,6 +318,7 @@ fn verdict(run: &MeasureRun, budget: Option<Nanos>, console: &mut Console) -> Ex
             us(event.latency_ns),
             event.cycle,
             match (&event.tracefs, &run.trace) {
+                _ if run.timerlat.is_some() => "; the timerlat tracer stopped itself there, and the trace of that moment and the IRQ's stack are in the result (`rtlab explain last` analyses it)".to_string(),
                 (_, Some(_)) if event.trace_frozen => "; the kernel trace was frozen at it and the spike is explained above (`rtlab explain last` tells the whole story)".to_string(),
                 (Some(dir), _) => format!("; tracing is now off to keep the trace: read {dir}/trace, then `echo 1 > {dir}/tracing_on`"),
                 _ => "; no trace was frozen".to_string(),
@@ -362,6 +378,7 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         .map(|s| resolve(s, "--main-cpu"))
         .transpose()?;
     let request = Request {
+        engine: args.engine.into(),
         cpus,
         interval: Some(args.interval),
         duration: args.duration,

@@ -8,12 +8,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use model::CpuSpec;
 use model::audit::Status;
+use model::measure::Engine;
 use sys::Root;
 use sys::signals::TerminationSignals;
 
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
-use crate::flags::{RunArgs, TextOrJson};
+use crate::flags::{RunArgs, RunEngineArg, TextOrJson};
 use crate::run_session::{Placement, Session};
 
 /// Runs `rtlab run` (with `--tuned`: [`crate::run_tuned`]).
@@ -54,8 +55,19 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         &audit::Selection::default(),
     )
     .map_err(|e| UsageError(e.to_string()))?;
+    let engine = engine(args, root)?;
     if args.format == TextOrJson::Text {
         console::print_stdout(&audit_brief(&audit))?;
+        console::print_stdout(&format!(
+            "engine: {}{}\n",
+            engine.describe(),
+            match (args.engine, engine) {
+                (RunEngineArg::Auto, Engine::Timerlat) =>
+                    " (this kernel has it; --engine user for rtlab's own threads)",
+                (RunEngineArg::Auto, Engine::User) => " (this kernel has no timerlat tracer)",
+                _ => "",
+            }
+        ))?;
     }
 
     let mut session = Session {
@@ -69,6 +81,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         stopped: None,
         warned: Vec::new(),
         audit: audit.counts,
+        engine,
     };
     let exit = match tuning {
         Some(tuning) => crate::run_tuned::run(&mut session, tuning),
@@ -93,6 +106,25 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         }
     }
     exit
+}
+
+/// The engine of every phase: `--engine`, with `auto` resolved against this kernel (the
+/// timerlat tracer where it is there, and the clock is not scripted).
+fn engine(args: &RunArgs, root: &Root) -> Result<Engine> {
+    let has_tracer = sys::timerlat::available(root).is_some();
+    Ok(match args.engine {
+        RunEngineArg::User => Engine::User,
+        RunEngineArg::Auto if has_tracer && args.fake_clock.is_none() => Engine::Timerlat,
+        RunEngineArg::Auto => Engine::User,
+        RunEngineArg::Timerlat => {
+            let env = measure::Environment {
+                root: root.clone(),
+                clock: measure::ClockChoice::Real,
+            };
+            measure::timerlat::available(&env).map_err(|e| UsageError(e.to_string()))?;
+            Engine::Timerlat
+        }
+    })
 }
 
 /// The audit in a few lines: counts and the failing and warning findings with their first fix.

@@ -70,6 +70,8 @@ pub(crate) struct Session<'a> {
     pub warned: Vec<String>,
     /// The audit's counts before the first phase.
     pub audit: model::audit::Counts,
+    /// What measures every phase (`--engine`, resolved against this kernel).
+    pub engine: model::measure::Engine,
 }
 
 impl Session<'_> {
@@ -314,9 +316,16 @@ impl Session<'_> {
     ) -> Result<Command> {
         let args = self.args;
         let mut cmd = self.rtlab_command(placement)?;
-        cmd.args(["measure", "--format", "json", "--duration"])
-            .arg(args.duration.to_string())
-            .args(["--session", &self.id, "--label", label]);
+        cmd.args([
+            "measure",
+            "--format",
+            "json",
+            "--engine",
+            self.engine.as_str(),
+        ])
+        .arg("--duration")
+        .arg(args.duration.to_string())
+        .args(["--session", &self.id, "--label", label]);
         if let Some(cpus) = cpus {
             cmd.args(["--cpus", cpus]);
         }

@@ -5,7 +5,7 @@
 //! the kernel would reject) so every front end gets the same answers and the same messages.
 
 use model::limits::{MAX_RUN, MAX_SERIES_SLOTS, MAX_SPIKES};
-use model::measure::Policy;
+use model::measure::{Engine, Policy};
 use model::{CpuSet, Nanos};
 
 /// Shortest interval accepted: below it the thread spends most of its time in the kernel's
@@ -32,6 +32,8 @@ pub enum RunLength {
 /// A validated measurement configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
+    /// What measures: rtlab's threads, or the kernel's timerlat tracer.
+    pub engine: Engine,
     /// CPUs to measure, one thread each.
     pub cpus: CpuSet,
     /// Period of every measuring thread.
@@ -80,6 +82,8 @@ pub struct Workload {
 /// What a person asked for, before validation. Every field is optional where a default exists.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
+    /// `--engine` (`user` when not given).
+    pub engine: Engine,
     /// Resolved CPUs (the CLI resolves `all` / `!N` against the machine).
     pub cpus: CpuSet,
     /// `--interval`.
@@ -230,6 +234,39 @@ pub enum ConfigError {
     /// A checkpoint interval longer than any run.
     #[error("--checkpoint {0} is longer than the longest run ({MAX_RUN}); give e.g. 10s")]
     CheckpointTooLong(Nanos),
+    /// An option of the user engine given to the timerlat engine.
+    #[error(
+        "{0} is the user engine's: with --engine timerlat the kernel's timerlat threads measure (SCHED_FIFO 95); leave {0} out or use --engine user"
+    )]
+    NotForTimerlat(&'static str),
+    /// A period the timerlat tracer does not take.
+    #[error(
+        "--interval {0} with --engine timerlat: the tracer's period is whole microseconds from 100us to 1s; give e.g. 1ms"
+    )]
+    TimerlatPeriod(Nanos),
+}
+
+/// What the timerlat engine refuses: the options of rtlab's own threads, and a period the
+/// tracer cannot take (`osnoise/timerlat_period_us`: 100 to 1 000 000 us).
+fn timerlat_checks(req: &Request, interval: Nanos) -> Result<(), ConfigError> {
+    let user_only = [
+        ("--policy", req.policy.is_some_and(|p| p != Policy::Fifo)),
+        ("--priority", req.priority.is_some()),
+        ("--dl-runtime", req.dl_runtime.is_some()),
+        ("--dl-period", req.dl_period.is_some()),
+        ("--aligned", req.aligned),
+        ("--workload", req.workload.is_some()),
+        ("--deadline", req.deadline.is_some()),
+        ("--trace", req.trace.is_some()),
+    ];
+    if let Some((flag, _)) = user_only.iter().find(|(_, given)| *given) {
+        return Err(ConfigError::NotForTimerlat(flag));
+    }
+    let us = interval.get() / 1_000;
+    if !interval.get().is_multiple_of(1_000) || !(100..=1_000_000).contains(&us) {
+        return Err(ConfigError::TimerlatPeriod(interval));
+    }
+    Ok(())
 }
 
 /// `--duration` or `--cycles` (60 s when neither), bounded by [`MAX_RUN`].
@@ -332,6 +369,9 @@ impl Config {
         if interval < MIN_INTERVAL {
             return Err(ConfigError::IntervalTooShort(interval));
         }
+        if req.engine == Engine::Timerlat {
+            timerlat_checks(req, interval)?;
+        }
         let length = length(req, interval)?;
         let policy = req.policy.unwrap_or(Policy::Fifo);
         let priority = priority(req, policy)?;
@@ -352,6 +392,7 @@ impl Config {
         }
         let workload = workload(req, interval)?;
         Ok(Config {
+            engine: req.engine,
             cpus: req.cpus.clone(),
             interval,
             length,

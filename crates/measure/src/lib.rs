@@ -33,6 +33,7 @@ mod sampler;
 mod seqlock;
 mod session;
 mod threads;
+pub mod timerlat;
 pub mod tracing;
 pub mod workload;
 

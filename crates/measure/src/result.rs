@@ -111,14 +111,35 @@ pub(crate) fn progress<'a>(
     elapsed: Nanos,
     planned: Nanos,
 ) -> Progress {
+    let figures = cells
+        .into_iter()
+        .map(|cell| (cell.cpu, cell.accumulator(), cell.histogram()));
+    progress_from(figures, elapsed, planned)
+}
+
+/// The live view from snapshots (an engine that keeps its figures in the main thread).
+pub(crate) fn progress_of<'a>(
+    snapshots: impl IntoIterator<Item = &'a CellSnapshot>,
+    elapsed: Nanos,
+    planned: Nanos,
+) -> Progress {
+    let figures = snapshots
+        .into_iter()
+        .map(|s| (s.cpu, s.acc, s.histogram.clone()));
+    progress_from(figures, elapsed, planned)
+}
+
+fn progress_from(
+    figures: impl Iterator<Item = (u32, Accumulator, Histogram)>,
+    elapsed: Nanos,
+    planned: Nanos,
+) -> Progress {
     let mut all_acc = Accumulator::new();
     let mut all_hist = Histogram::new();
     let mut rows = Vec::new();
-    for cell in cells {
-        let acc = cell.accumulator();
-        let hist = cell.histogram();
+    for (cpu, acc, hist) in figures {
         rows.push(CpuProgress {
-            cpu: Some(cell.cpu),
+            cpu: Some(cpu),
             stats: LatencyStats::derive(&acc, &hist),
             last_ns: acc.last_ns,
         });

@@ -45,7 +45,10 @@ pub fn run(
     env: &Environment,
     observer: &mut dyn Observer,
 ) -> Result<MeasureRun, RunError> {
-    session::run(Latency::new(config, env)?, observer)
+    match config.engine {
+        model::measure::Engine::User => session::run(Latency::new(config, env)?, observer),
+        model::measure::Engine::Timerlat => crate::timerlat::run(config, env, observer),
+    }
 }
 
 /// The latency engine: what a run holds from its preparation to its result. Dropped before
@@ -260,7 +263,7 @@ fn look(
 }
 
 /// Holds `/dev/cpu_dma_latency` at `--dma-latency` for a real run; a warning when it cannot.
-fn hold_dma_latency(
+pub(crate) fn hold_dma_latency(
     config: &Config,
     env: &Environment,
     real: bool,

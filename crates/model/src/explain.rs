@@ -283,6 +283,10 @@ pub struct ExplainDoc {
     pub explanations: Vec<Explanation>,
     /// What could not be explained, and why.
     pub notes: Vec<String>,
+    /// For a run of the timerlat tracer: the auto-analysis of its worst activations (the
+    /// stop's first), worst first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timerlat: Vec<crate::timerlat::Analysis>,
 }
 
 /// What a trace file held.

@@ -77,6 +77,9 @@ pub struct TimerlatInfo {
     /// The thread latency above which the tracer records the IRQ's stack
     /// (`osnoise/print_stack`).
     pub stack_ns: Option<Nanos>,
+    /// The clock of the tracer's timestamps (`local` unless set otherwise): the spikes'
+    /// `monotonic_ns` of a timerlat run are on it, as are the analyses' `at_ns`.
+    pub trace_clock: String,
     /// Per CPU, the IRQ latency, ascending by CPU.
     pub irq: Vec<CpuResult>,
     /// Per CPU, the return to user space; empty without user-space threads.
@@ -108,6 +111,10 @@ pub struct TimerlatStop {
     /// The stack the tracer recorded in the timer's IRQ (innermost first); empty when the
     /// kernel recorded none.
     pub stack: Vec<String>,
+    /// The trace of that moment: the CPU's last entries before the stop, as the kernel
+    /// printed them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub window: String,
 }
 
 /// One interference of an analysed activation: an IRQ, a softirq or a thread that ran on the

@@ -159,6 +159,15 @@ pub fn explain_text(doc: &ExplainDoc) -> String {
         }
         out.push_str(&explanation_text(x));
     }
+    for (i, a) in doc.timerlat.iter().enumerate() {
+        if i > 0 || !doc.explanations.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&crate::timerlat::analysis_text(a));
+        for line in wrap(&crate::timerlat::advice(a), WIDTH - 6) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     for n in &doc.notes {
         for (i, line) in wrap(n, WIDTH - 6).into_iter().enumerate() {
             let _ = writeln!(out, "{} {line}", if i == 0 { "note:" } else { "     " });

@@ -37,6 +37,7 @@ pub mod pi;
 pub mod sched;
 pub mod story;
 pub mod table;
+pub mod timerlat;
 pub mod tune;
 pub mod workload;
 

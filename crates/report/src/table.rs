@@ -52,6 +52,9 @@ pub fn measure_table(run: &MeasureRun) -> String {
         None if run.workload.is_some() => out.push_str(
             "response times in us (release to the end of each job: wake-up latency + execution)\n",
         ),
+        None if run.timerlat.is_some() => out.push_str(
+            "thread latencies in us, from the kernel's timerlat tracer (timer expiry to its thread running)\n",
+        ),
         None => out.push_str("latencies in us\n"),
     }
 
@@ -67,6 +70,9 @@ pub fn measure_table(run: &MeasureRun) -> String {
 
     if let Some(w) = &run.workload {
         out.push_str(&crate::workload::table(w));
+    }
+    if let Some(t) = &run.timerlat {
+        out.push_str(&crate::timerlat::timerlat_text(t, &run.cpus));
     }
     if let Some(event) = &run.break_event {
         out.push_str(&break_line(event, &run.params));
@@ -119,7 +125,10 @@ fn header_line(run: &MeasureRun) -> String {
         status = run.status.as_str(),
         host = or_unknown(&host.hostname),
         kernel = or_unknown(&host.kernel_release),
-        policy = policy_text(p),
+        policy = match p.engine {
+            model::measure::Engine::Timerlat => "timerlat tracer".to_string(),
+            model::measure::Engine::User => policy_text(p),
+        },
         interval = p.interval_ns,
         planned = planned_text(p),
         elapsed = format_secs(run.elapsed_ns.get()),

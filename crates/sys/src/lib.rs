@@ -20,6 +20,7 @@ pub mod futex;
 pub mod host;
 pub mod hwlat;
 pub mod irq;
+mod kernel_tracer;
 pub mod kmsg;
 pub mod launch;
 pub mod mem;
@@ -37,6 +38,7 @@ pub mod service;
 pub mod signals;
 pub mod tasks;
 pub mod thread_stats;
+pub mod timerlat;
 pub mod trace_instance;
 pub mod tracefs;
 

@@ -1,6 +1,7 @@
 //! The catalogue: every check, grouped by the area it looks at, one module per group.
 //!
 //! - [`kernel`]: the running kernel's preemption model.
+//! - [`tracers`]: whether the kernel latency tracers rtlab drives can be used now.
 //! - [`kconfig`]: the kernel build configuration, judged for the profile.
 //! - [`cmdline`]: boot parameters and their consistency.
 //! - [`placement`]: IRQs, irqbalance, workqueues, tasks, SMT siblings, cpuset partitions and
@@ -20,11 +21,13 @@ pub(crate) mod placement;
 mod power;
 mod sched;
 mod time;
+mod tracers;
 
 /// Every check, in report order.
 pub fn catalogue() -> Vec<&'static Check> {
     [
         kernel::CHECKS,
+        tracers::CHECKS,
         kconfig::CHECKS,
         cmdline::CHECKS,
         placement::CHECKS,

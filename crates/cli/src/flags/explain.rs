@@ -58,10 +58,12 @@ pub struct ExplainArgs {
     /// An analysis over a whole trace instead of spike explanations.
     #[command(subcommand)]
     pub analysis: Option<Analysis>,
-    /// A run measured with --trace (id, prefix, `last`, or result file) or a trace file.
+    /// A run measured with --trace or with --engine timerlat (id, prefix, `last`, or result
+    /// file), or a trace file.
     #[arg(value_name = "SOURCE", required = true)]
     pub source: Option<String>,
-    /// From a trace file: how many of the worst wake-ups to explain.
+    /// From a trace file: how many of the worst wake-ups to explain; from a timerlat run,
+    /// how many CPUs' worst activations to analyse.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub worst: usize,
     /// Output format.

@@ -52,6 +52,7 @@ EXAMPLES:
     rtlab measure --duration 1h --budget 100us --quiet   gate a CI pipeline
     rtlab measure --format cyclictest --histogram 400us > hist.txt   OSADL-style plot input
     rtlab measure --cpus 1 --duration 5s --workload 300us --deadline 500us   deadline misses
+    rtlab measure --engine timerlat --cpus 1-3 --break 100us   the kernel's view, its stack at a spike
 
 CYCLICTEST EQUIVALENTS:
     cyclictest -S -m -p 95 -i 1000 -D 60     rtlab measure -p 95 -i 1ms -D 60s
@@ -115,6 +116,24 @@ impl From<PolicyArg> for Policy {
     }
 }
 
+/// Which engine measures latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MeasureEngineArg {
+    /// rtlab's own measuring threads in user space (cyclictest's method).
+    User,
+    /// The kernel's timerlat tracer: thread and IRQ latency, with the auto-analysis.
+    Timerlat,
+}
+
+impl From<MeasureEngineArg> for model::measure::Engine {
+    fn from(e: MeasureEngineArg) -> model::measure::Engine {
+        match e {
+            MeasureEngineArg::User => model::measure::Engine::User,
+            MeasureEngineArg::Timerlat => model::measure::Engine::Timerlat,
+        }
+    }
+}
+
 /// Options of `rtlab measure`.
 #[derive(Debug, Args)]
 pub struct MeasureArgs {
@@ -137,6 +156,20 @@ pub struct MeasureArgs {
     /// wake-up counts as an overrun).
     #[arg(short = 'l', long, value_name = "N", help_heading = "What to measure")]
     pub cycles: Option<u64>,
+
+    /// What measures. `user`: rtlab's threads, one per CPU. `timerlat`: the kernel's timerlat
+    /// tracer (CONFIG_TIMERLAT_TRACER, in every PREEMPT_RT kernel Debian ships): how late the
+    /// timer's IRQ ran and how late its thread ran after it, per CPU, with the auto-analysis
+    /// of each CPU's worst activation; --break becomes the tracer's own stop, with the IRQ's
+    /// stack. Its threads are the kernel's, so --policy, --priority, --aligned, --workload
+    /// and --trace are the user engine's only.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "user",
+        help_heading = "What to measure"
+    )]
+    pub engine: MeasureEngineArg,
 
     /// Wake all threads at the same instant. By default their deadlines are spread over the
     /// period so they do not all wake together.

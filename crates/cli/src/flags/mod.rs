@@ -47,7 +47,7 @@ pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 pub use pi::{PiCheckArgs, PiCommand, PiFormat};
-pub use run::RunArgs;
+pub use run::{RunArgs, RunEngineArg};
 pub use sched::{SchedCheckArgs, SchedCommand, SchedFormat, SchedPolicyArg};
 pub use serve::{RoleArg, ServeArgs, ServeCommand, TokenCommand};
 pub use store::{

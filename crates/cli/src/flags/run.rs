@@ -16,7 +16,9 @@ PREEMPT_RT machine by hand: print the audit's top findings and their fixes; meas
 phases of --duration each — idle, under `cpu:60%` load, and under full load (`cpu:100%`, \
 `timer-storm` and `messaging` together); save the three runs in the run store under one \
 session; print the comparison table of the phases (Min / Avg / p99.9 / Max per CPU) with the \
-verdict against --budget; and write an HTML report with the latency plots.
+verdict against --budget; and write an HTML report with the latency plots. The phases are \
+measured by the kernel's timerlat tracer where this kernel has one (--engine), else by \
+rtlab's own threads.
 
 With --tuned the evaluation shows what tuning buys: the three phases are measured on the RT \
 CPUs (--rt-cpus) as the machine is; then the runtime part of `rtlab tune plan`'s plan for \
@@ -57,9 +59,26 @@ EXIT STATUS:
          reverted (the message says so: run `rtlab tune revert`)
     130  interrupted: the phases measured so far are kept (and the tuning reverted)";
 
+/// Which engine `rtlab run` measures its phases with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunEngineArg {
+    /// The kernel's timerlat tracer where this kernel has it, else rtlab's threads.
+    Auto,
+    /// rtlab's own measuring threads (`rtlab measure --engine user`).
+    User,
+    /// The kernel's timerlat tracer (an error without it).
+    Timerlat,
+}
+
 /// Options of `rtlab run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// What measures the phases. `auto`: the kernel's timerlat tracer where the kernel has
+    /// it (thread and IRQ latency, and the auto-analysis of the worst activation), else
+    /// rtlab's own threads; the evaluation says which at its start and every run records it.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: RunEngineArg,
+
     /// How long each phase measures, e.g. 20s, 5m, 1h (the whole evaluation takes about
     /// three times as long, six with --tuned).
     #[arg(short = 'D', long, alias = "phase", value_name = "TIME", value_parser = parse_time, default_value = "20s")]

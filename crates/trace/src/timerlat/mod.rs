@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::line::timestamp;
 
+pub mod analysis;
 pub mod stream;
 
 /// One context's latencies on one CPU.

@@ -119,7 +119,7 @@ pub(crate) const CHECKS: &[Check] = &[
         title: "Latency tracers",
         group: Group::Kernel,
         severity: Severity::Info,
-        why: "Explaining a latency spike takes the timerlat, osnoise, hwlat, wakeup and function_graph tracers; rtla timerlat needs TIMERLAT_TRACER",
+        why: "Explaining a latency spike takes the timerlat, osnoise, hwlat, wakeup and function_graph tracers; rtla timerlat and rtlab measure --engine timerlat need TIMERLAT_TRACER; kernel.tracers says whether the running kernel offers them now",
         run: debug::latency_tracers,
     },
     Check {
