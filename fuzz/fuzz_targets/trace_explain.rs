@@ -56,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
         trace: None,
         explanations,
         notes: Vec::new(),
+        timerlat: Vec::new(),
     };
     let _ = report::explain::explain_text(&doc);
     let _ = report::explain::explain_json(&doc);

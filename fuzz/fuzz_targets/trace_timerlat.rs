@@ -1,5 +1,6 @@
 //! Fuzz target `trace_timerlat`: arbitrary UTF-8 text as the timerlat tracer's trace:
-//! `trace::timerlat::detect` and `trace::timerlat::parse`, then its story and table
+//! `trace::timerlat::detect` and `trace::timerlat::parse` (with the auto-analysis of its
+//! noise events and stacks, `trace::timerlat::analysis`), then its story, table and analyses
 //! (`report::explain::timerlat_text`).
 #![no_main]
 

@@ -1,10 +1,12 @@
 """The initramfs a lab VM boots: busybox, the static rtlab, the guest scripts and modules.
 
 This module owns the archive's layout (busybox init with lab/guest/inittab and rc, rtlab at
-/usr/bin/rtlab, lab/guest/* under /lab), choosing the kernel modules the guest needs (the
-disk, file systems, hot-plugged devices) with their dependencies from each module's .modinfo, unpacking
-them (.ko.xz, .ko.zst, .ko.gz) and writing the newc cpio archive itself, uncompressed (every
-kernel boots it; no cpio or gzip tool needed).
+/usr/bin/rtlab, lab/guest/* under /lab, a scenario's Debian packages where Debian installs
+them), choosing the kernel modules the guest needs (the disk, file systems, hot-plugged
+devices) with their dependencies from each module's .modinfo, unpacking them (.ko.xz, .ko.zst,
+.ko.gz) and writing the newc cpio archive itself, uncompressed (every kernel boots it; no cpio
+or gzip tool needed). Images are cached by content: one per kernel without packages, and one per
+kernel and package set (`initramfs-RELEASE-LABEL-HASH.cpio`, LABEL `base` or the packages).
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import lzma
+import os
+import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
 from .errors import LabError
 from .kernels import Kernel
+from .packages import Bundle, loader_links
 
 # What the scenarios need that Debian builds as modules: the PCI transport for virtio on 6.1,
 # the disk that outlives a reboot, the file systems boards keep data on, the virtio-serial
@@ -123,6 +129,7 @@ class Cpio:
     def __init__(self) -> None:
         self.out = bytearray()
         self.ino = 1
+        self.dirs: set[str] = set()
 
     def _entry(self, name: str, mode: int, data: bytes = b"", nlink: int = 1) -> None:
         name_b = name.encode() + b"\0"
@@ -134,6 +141,9 @@ class Cpio:
         self.out += b"\0" * (-len(self.out) % 4)
 
     def dir(self, name: str) -> None:
+        if name in self.dirs:
+            return
+        self.dirs.add(name)
         self._entry(name, 0o040755, nlink=2)
 
     def file(self, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -148,8 +158,14 @@ class Cpio:
         return bytes(self.out)
 
 
-def build(kernel: Kernel, rtlab: Path, guest: Path, out_dir: Path) -> Path:
-    """The initramfs for `kernel` with `rtlab`, cached under `out_dir` by content."""
+# The top directories of the image that are real directories (a package's files go inside).
+ROOT_DIRS = ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "proc", "sys", "dev", "tmp", "run",
+             "root", "state", "var", "var/lib", "var/lib/rtlab", "lib", "lib/modules", "lab"]  # fmt: skip
+
+
+def build(kernel: Kernel, rtlab: Path, guest: Path, out_dir: Path, packages: Bundle | None = None) -> Path:
+    """The initramfs for `kernel` with `rtlab` (and a scenario's unpacked `packages`), cached
+    under `out_dir` by content."""
     if not rtlab.exists():
         raise LabError(f"{rtlab}: no such binary; build it with packaging/dist (or pass --bin-dir)")
     mods = modules_in_order(kernel, WANTED)
@@ -159,12 +175,15 @@ def build(kernel: Kernel, rtlab: Path, guest: Path, out_dir: Path) -> Path:
         h.update(p.read_bytes())
     h.update(kernel.release.encode())
     h.update(" ".join(name for name, _ in mods).encode())
-    target = out_dir / f"initramfs-{kernel.release}-{h.hexdigest()[:12]}.cpio"
+    label = "base"
+    if packages is not None:
+        label = packages.label
+        h.update(f"{packages.suite} {packages.arch}\n{packages.manifest}".encode())
+    target = out_dir / f"initramfs-{kernel.release}-{label}-{h.hexdigest()[:12]}.cpio"
     if target.exists():
         return target
     c = Cpio()
-    for d in ["bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "proc", "sys", "dev", "tmp", "run",
-              "root", "state", "var", "var/lib", "var/lib/rtlab", "lib", "lib/modules", "lab"]:  # fmt: skip
+    for d in ROOT_DIRS:
         c.dir(d)
     c.file("bin/busybox", kernel.busybox.read_bytes(), 0o755)
     c.symlink("bin/sh", "busybox")
@@ -184,14 +203,42 @@ def build(kernel: Kernel, rtlab: Path, guest: Path, out_dir: Path) -> Path:
     c.dir("boot")
     c.file(f"boot/config-{kernel.release}", kernel.config.read_bytes())
     c.file("etc/lab-kernel", f"{kernel.spec.name} {kernel.release}\n".encode())
+    if packages is not None:
+        _add_tree(c, packages.tree)
+        for link, to in sorted(loader_links(packages.tree, set(ROOT_DIRS)).items()):
+            c.symlink(link, to)
+        c.file("etc/lab-packages", packages.manifest.encode())
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
     tmp.write_bytes(c.finish())
     tmp.replace(target)
+    # The previous image of the same kernel and package set (and one named before the label).
+    legacy = re.compile(rf"initramfs-{re.escape(kernel.release)}-[0-9a-f]{{12}}\.cpio")
     for old in out_dir.glob(f"initramfs-{kernel.release}-*.cpio"):
-        if old != target:
+        if old != target and (old.name.startswith(f"initramfs-{kernel.release}-{label}-") or
+                              (label == "base" and legacy.fullmatch(old.name))):  # fmt: skip
             old.unlink()
     return target
+
+
+def _add_tree(c: Cpio, tree: Path) -> None:
+    """Every directory, file and symlink of an unpacked package tree, at the same path; the
+    image's own files come first and are not replaced (a package's /bin/sh is not busybox's)."""
+    for base, dirs, files in os.walk(tree):
+        dirs.sort()
+        rel = os.path.relpath(base, tree)
+        for name in dirs + sorted(files):
+            path = Path(base) / name
+            inside = name if rel == "." else f"{rel}/{name}"
+            if (rel == "." and name.startswith(".")) or inside in ("bin/sh", "init", "bin/busybox"):
+                continue
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                c.symlink(inside, os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                c.dir(inside)
+            elif stat.S_ISREG(st.st_mode):
+                c.file(inside, path.read_bytes(), stat.S_IMODE(st.st_mode))
 
 
 def have(tool: str) -> bool:

@@ -3,8 +3,9 @@
 This module owns the scenario format (checked key by key: an unknown key or a step of no known
 kind is refused with its file), choosing the kernels a scenario runs on (by tag), and running
 one scenario on one kernel: a fresh VM with the scenario's CPUs, memory, command line and state
-disk, its steps in order, each judged by its exit status and what it printed. A step's failure
-ends the scenario; the outcome names the step and why.
+disk (and, with `packages`, an initramfs that holds those Debian packages), its steps in order,
+each judged by its exit status and what it printed. A step's failure ends the scenario; the
+outcome names the step and why.
 
 Step kinds:
   run = "script"       a shell script in the guest (LAB_* variables set); judged by `exit`
@@ -28,7 +29,8 @@ from . import vm as vmmod
 from .errors import LabError
 from .kernels import Kernel
 
-SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "cgroup", "files", "step"}
+SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "cgroup", "files", "packages",
+                 "step"}  # fmt: skip
 STEP_KEYS = {"name", "run", "monitor", "reset", "boot", "console", "timeout", "exit", "contains",
              "lacks", "matches", "sleep"}  # fmt: skip
 KINDS = ("run", "monitor", "reset", "boot", "console")
@@ -69,6 +71,7 @@ class Scenario:
     cgroup: str
     steps: list[Step]
     files: list[str] = field(default_factory=list)  # "KERNEL:config": /lab/files/KERNEL.config
+    packages: list[str] = field(default_factory=list)  # Debian packages of the kernel's suite
 
     def applies_to(self, kernel_tags: list[str], kernel_name: str) -> bool:
         if not self.kernels:
@@ -126,6 +129,11 @@ def load(path: Path) -> Scenario:
     for f in files:
         if not re.fullmatch(r"[\w.-]+:config", f):
             raise LabError(f"{path}: files entry '{f}' (KERNEL:config)")
+    packages = doc.get("packages", [])
+    if not isinstance(packages, list) or not all(
+        isinstance(p, str) and re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", p) for p in packages
+    ):
+        raise LabError(f"{path}: packages is a list of Debian package names (packages = [\"rtla\"])")
     cgroup = doc.get("cgroup", "v2")
     if cgroup not in ("v1", "v2"):
         raise LabError(f"{path}: cgroup '{cgroup}' (v1 or v2)")
@@ -144,6 +152,7 @@ def load(path: Path) -> Scenario:
         cgroup=cgroup,
         steps=steps,
         files=files,
+        packages=list(packages),
     )
 
 

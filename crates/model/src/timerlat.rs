@@ -126,8 +126,16 @@ pub struct Interference {
     pub name: String,
     /// The IRQ vector, softirq number or thread id.
     pub id: u64,
-    /// Its net duration (the tracer subtracts what interrupted it).
+    /// Its net duration (the tracer subtracts what interrupted it), all occurrences
+    /// together.
     pub duration_ns: u64,
+    /// How many times it ran in the window (the same IRQ, softirq or thread again).
+    #[serde(default = "one")]
+    pub count: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 /// The thread that was running when the timer fired, and kept the timerlat thread waiting.
@@ -301,6 +309,7 @@ mod tests {
                 name: "eth0".into(),
                 id: 33,
                 duration_ns: 5_000,
+                count: 1,
             }],
             softirqs: vec![],
             threads: vec![],

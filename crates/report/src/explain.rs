@@ -230,7 +230,15 @@ pub fn hwlat_text(r: &HwlatReport) -> String {
 
 /// timerlat's latencies: the story and the per-CPU table.
 pub fn timerlat_text(r: &TimerlatReport) -> String {
-    crate::story::timerlat::tell(r)
+    let mut out = crate::story::timerlat::tell(r);
+    for a in &r.analyses {
+        out.push('\n');
+        out.push_str(&crate::timerlat::analysis_text(a));
+        for line in wrap(&crate::timerlat::advice(a), REPORT_WIDTH - 2) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
 }
 
 /// `text` wrapped to the tracers' reports' width, a newline after each line.

@@ -75,10 +75,15 @@ impl<'a> Part<'a> {
 
 /// `name:id`, or the name alone for an NMI's empty name or the summed rest.
 pub(crate) fn who(i: &Interference) -> String {
-    if i.name == trace::timerlat::analysis::OTHERS {
-        i.name.clone()
+    let times = if i.count > 1 {
+        format!(" ×{}", i.count)
     } else {
-        format!("{}:{}", i.name, i.id)
+        String::new()
+    };
+    if i.name == trace::timerlat::analysis::OTHERS {
+        format!("{}{times}", i.name)
+    } else {
+        format!("{}:{}{times}", i.name, i.id)
     }
 }
 

@@ -80,25 +80,24 @@ fn read(
     let mut table = read_table(file, text)?;
     let footer = complete_footer(file, &table)?;
     let stats = column_stats(file, &table, &footer)?;
-    let wanted = if osnoise { Kind::Cpu } else { Kind::Thread };
     let imported = imported_columns(file, &table, osnoise)?;
     let figures: Vec<ThreadFigures> = imported
         .iter()
-        .map(|&c| {
-            let s = &stats[c];
-            ThreadFigures {
-                cpu: s.cpu,
-                tid: None,
-                count: s.total,
-                buckets: table.rows.iter().map(|(k, v)| (*k, v[c])).collect(),
-                unknown: s.over,
-                min: s.min,
-                max: s.max,
-                avg: s.avg.map(|a| a as f64),
-                last: None,
-            }
-        })
+        .map(|&c| column_figures(&table, &stats, c))
         .collect();
+    // timerlat's IRQ (and -u's user) columns: the run's timerlat section, as the engine
+    // writes it.
+    let beside = |kind: Kind| -> Vec<ThreadFigures> {
+        (0..stats.len())
+            .filter(|&c| stats[c].kind == kind)
+            .map(|c| column_figures(&table, &stats, c))
+            .collect()
+    };
+    let (irq, user) = if osnoise {
+        (Vec::new(), Vec::new())
+    } else {
+        (beside(Kind::Irq), beside(Kind::User))
+    };
     let unknown = build::checked_total(figures.iter().map(|f| f.unknown)).ok_or_else(|| {
         ImportError::at(
             file,
@@ -117,9 +116,8 @@ fn read(
     let (unit_ns, unit_name) = table.unit.unwrap_or((1000, "us"));
     let mut notes = build::histogram_notes(unit_name, step, unknown, None);
     notes.extend(source_notes(unit_name, step, osnoise));
-    notes.extend(other_column_notes(&stats, wanted, unit_name));
     notes.extend(std::mem::take(&mut table.skipped).notes("rtla's histogram output"));
-    assemble(
+    let mut run = assemble(
         file,
         Assembly {
             figures,
@@ -130,7 +128,47 @@ fn read(
             osnoise,
         },
         modified,
-    )
+    )?;
+    if !osnoise {
+        run.params.engine = model::measure::Engine::Timerlat;
+        let results = |list: Vec<ThreadFigures>| {
+            list.iter()
+                .map(|f| build::cpu_result(f, unit_ns))
+                .collect::<Vec<_>>()
+        };
+        run.timerlat = Some(model::timerlat::TimerlatInfo {
+            period_ns: run.params.interval_ns,
+            in_instance: false,
+            user_threads: !user.is_empty(),
+            stop_ns: None,
+            stack_ns: None,
+            trace_clock: "unknown".to_string(),
+            irq: results(irq),
+            user: results(user),
+            lost_events: 0,
+            stop: None,
+            analyses: Vec::new(),
+        });
+        run.check_bounds()
+            .map_err(|e| ImportError::at(file, table.index_line, e))?;
+    }
+    Ok(run)
+}
+
+/// One column's figures: its rows, `over:` and footer.
+fn column_figures(table: &Table, stats: &[ColumnStats], c: usize) -> ThreadFigures {
+    let s = &stats[c];
+    ThreadFigures {
+        cpu: s.cpu,
+        tid: None,
+        count: s.total,
+        buckets: table.rows.iter().map(|(k, v)| (*k, v[c])).collect(),
+        unknown: s.over,
+        min: s.min,
+        max: s.max,
+        avg: s.avg.map(|a| a as f64),
+        last: None,
+    }
 }
 
 /// The footer rows, all present.
@@ -294,31 +332,6 @@ fn source_notes(unit_name: &str, step: u64, osnoise: bool) -> Vec<String> {
                 .to_string()
         },
     ]
-}
-
-/// One note per column not imported (IRQ and user-thread latency) with its figures.
-fn other_column_notes(stats: &[ColumnStats], wanted: Kind, unit_name: &str) -> Vec<String> {
-    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v} {unit_name}"));
-    stats
-        .iter()
-        .filter(|s| s.kind != wanted)
-        .map(|s| {
-            let what = match s.kind {
-                Kind::Irq => "IRQ latency (timer expiry to the timer IRQ handler)",
-                Kind::Cpu => "noise",
-                _ => "user-space thread latency (-u: timer expiry to the user thread running)",
-            };
-            format!(
-                "CPU {} {what}: count {}, over {}, min {}, avg {}, max {}",
-                s.cpu,
-                s.total,
-                s.over,
-                show(s.min),
-                show(s.avg),
-                show(s.max)
-            )
-        })
-        .collect()
 }
 
 /// What [`assemble`] builds the run from.

@@ -72,6 +72,10 @@ pub struct RunFigures {
     /// oslat or rtla osnoise run).
     #[serde(default, skip_serializing_if = "is_wakeup")]
     pub quantity: Quantity,
+    /// What measured it; written only when it is not rtlab's own threads (`timerlat`: the
+    /// kernel's tracer, whose figures are its thread latency).
+    #[serde(default, skip_serializing_if = "is_user_engine")]
+    pub engine: model::measure::Engine,
     /// The load the run measured under (`rtlab measure --load`, canonical spec); absent when
     /// none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +196,7 @@ impl Comparison {
                 kernel_release: run.host.kernel_release.clone(),
                 started_at: run.started_at.clone(),
                 quantity: run.quantity(),
+                engine: run.params.engine,
                 load: run.load.as_ref().map(|l| l.spec.clone()),
                 cpus: columns.iter().map(|&cpu| figures_of(run, cpu)).collect(),
             })
@@ -250,6 +255,7 @@ impl Comparison {
     /// and runs from different machines (their figures compare machines, not a change).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self.mixed_warning().into_iter().collect();
+        out.extend(self.engine_note());
         let unnamed = |h: &str| h.is_empty() || h == "unknown";
         let mut hosts: Vec<&str> = Vec::new();
         for r in &self.runs {
@@ -292,6 +298,31 @@ impl Comparison {
             ));
         }
         out
+    }
+
+    /// When a run of the kernel's timerlat tracer is compared with runs of rtlab's own
+    /// threads: which is which, and what is compared (the tracer's thread latency, the
+    /// figure closest to a user-space thread's wake-up).
+    fn engine_note(&self) -> Option<String> {
+        use model::measure::Engine;
+        let of = |e: Engine| {
+            self.runs
+                .iter()
+                .filter(|r| r.engine == e)
+                .map(|r| r.label.as_str())
+                .collect::<Vec<_>>()
+        };
+        let (timerlat, user) = (of(Engine::Timerlat), of(Engine::User));
+        (!timerlat.is_empty() && !user.is_empty()).then(|| {
+            format!(
+                "{} measured by the kernel's timerlat tracer (its thread latency is compared: \
+                 timer expiry to a kernel thread running), {} by rtlab's threads in user \
+                 space (expiry to the thread reading its clock): the two methods differ by \
+                 the return to user space",
+                timerlat.join(", "),
+                user.join(", ")
+            )
+        })
     }
 
     /// What the figures are, for a table's caption: `latencies`, `OS noise figures`.
@@ -371,6 +402,10 @@ impl RunFigures {
         }
         parts.join(", ")
     }
+}
+
+fn is_user_engine(e: &model::measure::Engine) -> bool {
+    *e == model::measure::Engine::User
 }
 
 fn is_wakeup(q: &Quantity) -> bool {

@@ -412,3 +412,21 @@ fn other_machines_and_unfinished_runs_are_said() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn a_timerlat_run_against_a_user_space_run_is_labelled() {
+    let user = crate::testdata::two_cpus();
+    let mut kernel = crate::testdata::two_cpus();
+    kernel.params.engine = model::measure::Engine::Timerlat;
+    let c = pair(&user, &kernel);
+    let warnings = c.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("new measured by the kernel's timerlat tracer")
+            && warnings[0].contains("base by rtlab's threads"),
+        "{warnings:?}"
+    );
+    assert!(compare_text(&c).contains("timerlat tracer"));
+    // Timerlat against timerlat: nothing to say.
+    assert!(pair(&kernel, &kernel).warnings().is_empty());
+}

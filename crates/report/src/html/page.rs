@@ -72,6 +72,9 @@ struct RunCtx {
     load: Option<LoadCtx>,
     why: Option<super::why::WhyCtx>,
     noise: Option<super::noise::NoiseCtx>,
+    /// For a run of the timerlat tracer: the IRQ beside the thread latency and the
+    /// auto-analysis (HTML built and escaped by `crate::timerlat`).
+    timerlat: Option<Value>,
     /// Audit, warnings, environment: what the runs share is in [`PageCtx::machine`].
     machine: MachineCtx,
 }
@@ -266,6 +269,10 @@ fn run_ctx(
         load: run.load.as_ref().map(|l| load_ctx(l, run.status)),
         why: run.trace.as_ref().map(super::why::why_ctx),
         noise: run.noise.as_ref().map(super::noise::noise_ctx),
+        timerlat: run
+            .timerlat
+            .as_ref()
+            .map(|t| Value::from_safe_string(crate::timerlat::analyses_html(t, &run.cpus))),
         machine: MachineCtx {
             audit: run.audit.as_ref().map(audit_ctx),
             warnings: run

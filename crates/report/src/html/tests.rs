@@ -672,3 +672,33 @@ fn the_verdict_comes_first_in_words_per_run_with_its_reasons() {
     let page = html_report(&runs[..1], &ReportOptions::default()).page;
     assert!(page.contains("No budget was given"));
 }
+
+#[test]
+fn a_timerlat_run_has_its_kernel_section() {
+    use model::timerlat::{Context, TimerlatInfo, TimerlatStop};
+    let mut run = full_run();
+    run.params.engine = model::measure::Engine::Timerlat;
+    run.timerlat = Some(TimerlatInfo {
+        period_ns: model::Nanos::MILLISECOND,
+        in_instance: true,
+        user_threads: false,
+        stop_ns: Some(model::Nanos::from_us(200)),
+        stack_ns: Some(model::Nanos::from_us(200)),
+        trace_clock: "local".into(),
+        irq: run.cpus.clone(),
+        user: vec![],
+        lost_events: 0,
+        stop: Some(TimerlatStop {
+            cpu: 1,
+            context: Context::Thread,
+            activation: 3,
+            latency_ns: 250_000,
+            stack: vec!["timerlat_irq".into(), "<evil>".into()],
+            window: String::new(),
+        }),
+        analyses: vec![],
+    });
+    let page = one(&run, "RT-#1").page;
+    assert!(page.contains("Inside the kernel (timerlat)"), "{page}");
+    assert!(!page.contains("<evil>"));
+}

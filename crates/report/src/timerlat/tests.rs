@@ -12,6 +12,7 @@ fn item(name: &str, id: u64, ns: u64) -> Interference {
         name: name.into(),
         id,
         duration_ns: ns,
+        count: 1,
     }
 }
 

@@ -329,6 +329,7 @@ impl Activation {
                 name: String::new(),
                 id: 0,
                 duration_ns: 0,
+                count: 0,
             });
             set(p, &previous.name, previous.id, previous.duration_ns);
         } else {
@@ -405,8 +406,9 @@ fn is_measuring_thread(name: &str) -> bool {
 }
 
 /// An interference list filled in place: entries past `len` keep their names' allocations
-/// for the next activation. At most [`MAX_INTERFERENCES`] entries; past that the last one is
-/// [`OTHERS`], the sum of the rest.
+/// for the next activation. The same source again (name and id) adds to its entry and its
+/// count. At most [`MAX_INTERFERENCES`] entries; past that the last one is [`OTHERS`], the
+/// sum of the rest.
 #[derive(Debug, Default)]
 struct List {
     items: Vec<Interference>,
@@ -421,6 +423,15 @@ impl List {
     }
 
     fn push(&mut self, name: &str, id: u64, ns: u64) {
+        let short = &name[..cut_at(name)];
+        if let Some(same) = self.items[..self.len]
+            .iter_mut()
+            .find(|i| i.id == id && i.name == short)
+        {
+            same.duration_ns = same.duration_ns.saturating_add(ns);
+            same.count = same.count.saturating_add(1);
+            return;
+        }
         if self.len == MAX_INTERFERENCES {
             let last = &mut self.items[self.len - 1];
             if !self.folded {
@@ -430,6 +441,7 @@ impl List {
                 last.id = 0;
             }
             last.duration_ns = last.duration_ns.saturating_add(ns);
+            last.count = last.count.saturating_add(1);
             return;
         }
         if self.len == self.items.len() {
@@ -437,6 +449,7 @@ impl List {
                 name: String::new(),
                 id: 0,
                 duration_ns: 0,
+                count: 0,
             });
         }
         set(&mut self.items[self.len], name, id, ns);
@@ -482,16 +495,22 @@ fn set(slot: &mut Interference, name: &str, id: u64, ns: u64) {
     put_name(&mut slot.name, name);
     slot.id = id;
     slot.duration_ns = ns;
+    slot.count = 1;
 }
 
 /// `dst = src`, cut to [`MAX_NAME`] bytes at a character boundary, reusing `dst`'s buffer.
 fn put_name(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(&src[..cut_at(src)]);
+}
+
+/// Where a name is cut: [`MAX_NAME`] bytes, back to a character boundary.
+fn cut_at(src: &str) -> usize {
     let mut cut = src.len().min(MAX_NAME);
     while !src.is_char_boundary(cut) {
         cut -= 1;
     }
-    dst.clear();
-    dst.push_str(&src[..cut]);
+    cut
 }
 
 #[cfg(test)]

@@ -49,6 +49,11 @@ pub struct TimerlatReport {
     /// Per CPU: (IRQ context: timer expiry to its handler, thread context: expiry to the
     /// timerlat thread running).
     pub cpus: BTreeMap<u32, (ContextStats, ContextStats)>,
+    /// The auto-analysis of each CPU's worst activation ([`analysis::Analyser`]), with the
+    /// osnoise events the trace holds (rtla's `-a` traces have them; a bare trace gives the
+    /// IRQ and thread latencies only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub analyses: Vec<model::timerlat::Analysis>,
 }
 
 pub use crate::error::ParseError;
@@ -63,7 +68,18 @@ pub fn detect(text: &str) -> bool {
 /// Reads it.
 pub fn parse(text: &str) -> Result<TimerlatReport, ParseError> {
     let mut r = TimerlatReport::default();
+    let mut analyser = analysis::Analyser::new();
     for (i, line) in text.lines().enumerate() {
+        let record = stream::record(line);
+        analyser.feed(&record);
+        // The analysis reads the noise events, stacks and other events; the figures below
+        // are the samples', and a line that is neither is an error.
+        if !matches!(
+            record,
+            stream::Record::Sample(_) | stream::Record::Malformed
+        ) {
+            continue;
+        }
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
@@ -109,6 +125,7 @@ pub fn parse(text: &str) -> Result<TimerlatReport, ParseError> {
             _ => return Err(err("expected the context `irq` or `thread`")),
         }
     }
+    r.analyses = analyser.worst();
     if r.cpus.is_empty() {
         return Err(ParseError {
             line: text.lines().count() + 1,

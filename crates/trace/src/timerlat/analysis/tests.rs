@@ -62,7 +62,8 @@ fn a_blocking_thread_dominates() {
         vec![Interference {
             name: "eth0-rx-0".into(),
             id: 33,
-            duration_ns: 1_600
+            duration_ns: 1_600,
+            count: 1
         }]
     );
     assert_eq!(
@@ -138,7 +139,8 @@ fn exit_from_idle_and_a_previous_irq() {
         Some(Interference {
             name: "ahci".into(),
             id: 40,
-            duration_ns: 6_000
+            duration_ns: 6_000,
+            count: 1
         })
     );
 }
@@ -161,7 +163,9 @@ fn irq_softirq_nmi_and_thread_interference() {
     let a = analyse(text).last(2).unwrap();
     assert_eq!(a.context, Context::Thread);
     assert_eq!(Analysis::sum(&a.irqs), 5_000);
-    assert_eq!(a.irqs.len(), 2);
+    // nvme0q2 twice: one entry, counted twice.
+    assert_eq!(a.irqs.len(), 1);
+    assert_eq!(a.irqs[0].count, 2);
     assert_eq!(a.nmi_ns, 500);
     assert_eq!(Analysis::sum(&a.softirqs), 9_000);
     assert_eq!(a.blocking.as_ref().unwrap().duration_ns, Some(800));
@@ -379,4 +383,27 @@ proptest::proptest! {
         }
         proptest::prop_assert!(a.worst().len() <= 3);
     }
+}
+
+#[test]
+fn the_same_source_again_adds_to_its_entry() {
+    let mut a = Analyser::new();
+    for line in [
+        "  hog-512 [001] d.h1. 10.000100: #1 context irq timer_latency 100 ns",
+        "  hog-512 [001] d.h1. 10.000102: irq_noise: local_timer:236 start 10.000099900 duration 500 ns",
+        "  hog-512 [001] d.h1. 10.000200: irq_noise: local_timer:236 start 10.000199000 duration 700 ns",
+        "  hog-512 [001] d.h1. 10.000300: irq_noise: local_timer:236 start 10.000299000 duration 800 ns",
+        "  hog-512 [001] d.h1. 10.000310: irq_noise: eth0:33 start 10.000309000 duration 900 ns",
+        "  timerlat/1-77 [001] ....  10.000400: #1 context thread timer_latency 300000 ns",
+    ] {
+        a.feed(&crate::timerlat::stream::record(line));
+    }
+    let w = a.worst();
+    let irqs = &w[0].irqs;
+    assert_eq!(irqs.len(), 2, "{irqs:?}");
+    assert_eq!(
+        (irqs[0].name.as_str(), irqs[0].count, irqs[0].duration_ns),
+        ("local_timer", 2, 1_500)
+    );
+    assert_eq!((irqs[1].name.as_str(), irqs[1].count), ("eth0", 1));
 }
