@@ -197,6 +197,14 @@ fn how(ex: &Example, stage: &Path) -> How {
     How::AsWritten
 }
 
+/// Whether this kernel offers the timerlat tracer.
+fn has_timerlat() -> bool {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().any(|t| {
+        std::fs::read_to_string(format!("{t}/available_tracers"))
+            .is_ok_and(|a| a.split_whitespace().any(|w| w == "timerlat"))
+    })
+}
+
 /// Why an example cannot run on this machine or in the test's directory, if it cannot.
 fn not_here(ex: &Example, stage: &Path) -> Option<String> {
     let w = &ex.words;
@@ -225,6 +233,9 @@ fn not_here(ex: &Example, stage: &Path) -> Option<String> {
             || word.ends_with(".log");
         if output && Path::new(word).is_absolute() {
             return Some(format!("writes {word}, outside the test's directory"));
+        }
+        if flag == "--engine" && word == "timerlat" && !has_timerlat() {
+            return Some("needs the kernel's timerlat tracer, which this kernel lacks".into());
         }
         if path_like && !output && word.starts_with("/sys/kernel/tracing") {
             return Some("reads this machine's live trace buffer".into());
