@@ -199,10 +199,12 @@ fn how(ex: &Example, stage: &Path) -> How {
 
 /// Whether this kernel offers the timerlat tracer.
 fn has_timerlat() -> bool {
-    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().any(|t| {
-        std::fs::read_to_string(format!("{t}/available_tracers"))
-            .is_ok_and(|a| a.split_whitespace().any(|w| w == "timerlat"))
-    })
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .any(|t| {
+            std::fs::read_to_string(format!("{t}/available_tracers"))
+                .is_ok_and(|a| a.split_whitespace().any(|w| w == "timerlat"))
+        })
 }
 
 /// Why an example cannot run on this machine or in the test's directory, if it cannot.

@@ -74,6 +74,16 @@ impl<'a> Part<'a> {
 }
 
 /// `name:id`, or the name alone for an NMI's empty name or the summed rest.
+/// `name:id`, for a sentence (no count).
+pub(crate) fn source(i: &Interference) -> String {
+    if i.name == trace::timerlat::analysis::OTHERS {
+        i.name.clone()
+    } else {
+        format!("{}:{}", i.name, i.id)
+    }
+}
+
+/// `name:id ×count`, for a table row.
 pub(crate) fn who(i: &Interference) -> String {
     let times = if i.count > 1 {
         format!(" ×{}", i.count)

@@ -5,7 +5,7 @@
 
 use model::timerlat::{Analysis, Context, Interference};
 
-use super::{Kind, main_part, parts, who};
+use super::{Kind, main_part, parts, source};
 
 /// `12.3 us (45.6 %)`.
 fn amount(a: &Analysis, ns: u64) -> String {
@@ -145,7 +145,7 @@ fn delay(a: &Analysis, ns: u64) -> String {
     let previous = a.previous_irq.as_ref().map_or(String::new(), |p| {
         format!(
             " The IRQ {} was running at the expiry and may account for up to {} us of it.",
-            who(p),
+            source(p),
             crate::format_us(p.duration_ns)
         )
     });
@@ -194,7 +194,7 @@ fn irq(a: &Analysis, items: &[Interference], ns: u64) -> String {
     let what = format!(
         "IRQs took {} before the timerlat thread ran, most of it {} ({} us)",
         amount(a, ns),
-        who(i),
+        source(i),
         crate::format_us(i.duration_ns)
     );
     if per_cpu_vector(&i.name) {
@@ -245,7 +245,7 @@ fn softirq(a: &Analysis, items: &[Interference], ns: u64) -> String {
 }
 
 fn thread(a: &Analysis, items: &[Interference], ns: u64) -> String {
-    let first = top(items).map_or(String::new(), |i| format!(", first {}", who(i)));
+    let first = top(items).map_or(String::new(), |i| format!(", first {}", source(i)));
     format!(
         "Other threads ran {} before the timerlat thread{first}: they had its priority or \
          more. Isolate CPU {} (isolcpus=, a cpuset, or `rtlab tune`) and keep the measured \

@@ -354,7 +354,8 @@ impl Activation {
         if self.pid != 0 && n.id == u64::from(self.pid) && self.blocking_ns.is_none() {
             self.blocking_ns = Some(n.duration_ns);
             put_name(&mut self.comm, n.name);
-        } else if !is_measuring_thread(n.name) {
+        } else if n.id != 0 && !is_measuring_thread(n.name) {
+            // pid 0 is the idle task: the CPU had nothing to run, which is not interference.
             self.threads.push(n.name, n.id, n.duration_ns);
         }
     }
@@ -391,11 +392,18 @@ impl Activation {
             }),
             stack: self.stack.as_slice().to_vec(),
             nmi_ns: self.nmi_ns,
-            irqs: self.irqs.as_slice().to_vec(),
-            softirqs: self.softirqs.as_slice().to_vec(),
-            threads: self.threads.as_slice().to_vec(),
+            irqs: largest_first(self.irqs.as_slice()),
+            softirqs: largest_first(self.softirqs.as_slice()),
+            threads: largest_first(self.threads.as_slice()),
         }
     }
+}
+
+/// A list as shown: the longest first, `(others)` last.
+fn largest_first(list: &[Interference]) -> Vec<Interference> {
+    let mut out = list.to_vec();
+    out.sort_by_key(|i| (i.name == OTHERS, std::cmp::Reverse(i.duration_ns)));
+    out
 }
 
 /// Whether a thread is one of the tracer's measuring threads (`timerlat/3`, `timerlatu/3`).

@@ -407,3 +407,20 @@ fn the_same_source_again_adds_to_its_entry() {
     );
     assert_eq!((irqs[1].name.as_str(), irqs[1].count), ("eth0", 1));
 }
+
+#[test]
+fn threads_are_listed_longest_first_and_idle_is_not_interference() {
+    let mut a = Analyser::new();
+    for line in [
+        "  <idle>-0 [001] d.h1. 10.000100: #1 context irq timer_latency 100 ns",
+        "  <idle>-0 [001] d..2. 10.000200: thread_noise: swapper/1:0 start 10.000100000 duration 90000 ns",
+        "  kworker-40 [001] d..2. 10.000300: thread_noise: kworker/1:1:40 start 10.000200000 duration 1000 ns",
+        "  lab-hog-255 [001] d..2. 10.009000: thread_noise: lab-hog:255 start 10.000300000 duration 8700000 ns",
+        "  timerlat/1-77 [001] ....  10.009100: #1 context thread timer_latency 9000000 ns",
+    ] {
+        a.feed(&crate::timerlat::stream::record(line));
+    }
+    let w = a.worst();
+    let names: Vec<&str> = w[0].threads.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["lab-hog", "kworker/1:1"]);
+}
