@@ -379,6 +379,7 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         .transpose()?;
     let request = Request {
         engine: args.engine.into(),
+        user_threads: args.user_threads,
         cpus,
         interval: Some(args.interval),
         duration: args.duration,

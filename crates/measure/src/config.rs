@@ -34,6 +34,9 @@ pub enum RunLength {
 pub struct Config {
     /// What measures: rtlab's threads, or the kernel's timerlat tracer.
     pub engine: Engine,
+    /// With the timerlat tracer: user-space threads reading `timerlat_fd` measure, not the
+    /// kernel's own.
+    pub user_threads: bool,
     /// CPUs to measure, one thread each.
     pub cpus: CpuSet,
     /// Period of every measuring thread.
@@ -84,6 +87,8 @@ pub struct Workload {
 pub struct Request {
     /// `--engine` (`user` when not given).
     pub engine: Engine,
+    /// `--user-threads`.
+    pub user_threads: bool,
     /// Resolved CPUs (the CLI resolves `all` / `!N` against the machine).
     pub cpus: CpuSet,
     /// `--interval`.
@@ -239,6 +244,11 @@ pub enum ConfigError {
         "{0} is the user engine's: with --engine timerlat the kernel's timerlat threads measure (SCHED_FIFO 95); leave {0} out or use --engine user"
     )]
     NotForTimerlat(&'static str),
+    /// `--user-threads` without the timerlat engine.
+    #[error(
+        "--user-threads makes user-space threads the timerlat tracer's measuring threads; give --engine timerlat with it"
+    )]
+    UserThreadsWithoutTimerlat,
     /// A period the timerlat tracer does not take.
     #[error(
         "--interval {0} with --engine timerlat: the tracer's period is whole microseconds from 100us to 1s; give e.g. 1ms"
@@ -371,6 +381,8 @@ impl Config {
         }
         if req.engine == Engine::Timerlat {
             timerlat_checks(req, interval)?;
+        } else if req.user_threads {
+            return Err(ConfigError::UserThreadsWithoutTimerlat);
         }
         let length = length(req, interval)?;
         let policy = req.policy.unwrap_or(Policy::Fifo);
@@ -393,6 +405,7 @@ impl Config {
         let workload = workload(req, interval)?;
         Ok(Config {
             engine: req.engine,
+            user_threads: req.user_threads,
             cpus: req.cpus.clone(),
             interval,
             length,

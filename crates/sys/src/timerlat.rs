@@ -58,6 +58,50 @@ pub struct TimerlatSettings {
     pub stop_thread_us: Option<u64>,
     /// Record the IRQ's stack when a thread latency reaches this (`print_stack`).
     pub print_stack_us: Option<u64>,
+    /// User-space threads measure (they read [`TimerlatFd`]): the kernel's own threads are
+    /// not started (`osnoise/options` `NO_OSNOISE_WORKLOAD`).
+    pub user_threads: bool,
+}
+
+/// The `osnoise/options` flag that starts the kernel's measuring threads.
+const WORKLOAD: &str = "OSNOISE_WORKLOAD";
+
+/// Whether the kernel lets user-space threads measure (6.6 and later: the `OSNOISE_WORKLOAD`
+/// option and each CPU's `osnoise/per_cpu/cpuN/timerlat_fd`).
+pub fn has_user_threads(fs: &Tracefs) -> bool {
+    let options = std::fs::read_to_string(fs.dir().join("osnoise/options")).unwrap_or_default();
+    options.split_whitespace().any(|o| o.ends_with(WORKLOAD))
+        && fs.dir().join("osnoise/per_cpu/cpu0/timerlat_fd").exists()
+}
+
+/// A user-space measuring thread's end of the tracer: each read waits for the CPU's next
+/// activation (the kernel records the thread's wake-up, and at the next read its return to
+/// user space). Opened by a thread pinned to that one CPU, as the kernel requires.
+#[derive(Debug)]
+pub struct TimerlatFd {
+    file: std::fs::File,
+}
+
+impl TimerlatFd {
+    /// Opens `cpu`'s `timerlat_fd` under the tracefs at `top`.
+    pub fn open(top: &std::path::Path, cpu: u32) -> Result<TimerlatFd> {
+        let path = top.join(format!("osnoise/per_cpu/cpu{cpu}/timerlat_fd"));
+        std::fs::File::open(&path)
+            .map(|file| TimerlatFd { file })
+            .map_err(|e| Error::from_io(&path, e))
+    }
+
+    /// Waits for the next activation: returns when the timer has woken this thread.
+    pub fn wait(&mut self) -> std::io::Result<()> {
+        let mut byte = [0u8; 1];
+        loop {
+            match self.file.read(&mut byte) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// The tracer running; stopped and its options restored when [`restore`](Self::restore)d or
@@ -67,6 +111,9 @@ pub struct TimerlatTracer {
     inner: KernelTracer,
     pipe: Option<std::fs::File>,
     pipe_path: PathBuf,
+    /// `osnoise/options`' workload flag as found (`OSNOISE_WORKLOAD` or its `NO_` form),
+    /// when this run changed it.
+    workload_was: Option<String>,
 }
 
 impl TimerlatTracer {
@@ -78,6 +125,7 @@ impl TimerlatTracer {
             pipe_path: inner.dir().join("trace_pipe"),
             inner,
             pipe: None,
+            workload_was: None,
         };
         tracer.set_options(s)?;
         tracer.inner.start("timerlat", &EVENTS)?;
@@ -91,7 +139,7 @@ impl TimerlatTracer {
         Ok(tracer)
     }
 
-    fn set_options(&self, s: &TimerlatSettings) -> Result<()> {
+    fn set_options(&mut self, s: &TimerlatSettings) -> Result<()> {
         let top = self.inner.top();
         write(
             &top.join("osnoise/timerlat_period_us"),
@@ -111,6 +159,42 @@ impl TimerlatTracer {
                 None if path.exists() => write(&path, "0")?,
                 None => {}
             }
+        }
+        self.set_workload(s.user_threads)
+    }
+
+    /// The kernel's own threads on (kernel threads measure) or off (user-space threads do),
+    /// the flag as found remembered when it changes. `osnoise/options` takes one flag per
+    /// write, so the whole line read cannot be written back.
+    fn set_workload(&mut self, user_threads: bool) -> Result<()> {
+        let path = self.inner.top().join("osnoise/options");
+        if !path.exists() {
+            return if user_threads {
+                Err(Error::Parse {
+                    path,
+                    line: 1,
+                    what:
+                        "the OSNOISE_WORKLOAD option (user-space threads need Linux 6.6 or later)"
+                            .to_string(),
+                })
+            } else {
+                Ok(())
+            };
+        }
+        let found = read(&path)?
+            .split_whitespace()
+            .find(|o| o.trim_start_matches("NO_") == WORKLOAD)
+            .map(str::to_string);
+        let wanted = if user_threads {
+            format!("NO_{WORKLOAD}")
+        } else {
+            WORKLOAD.to_string()
+        };
+        if let Some(found) = found
+            && found != wanted
+        {
+            write(&path, &wanted)?;
+            self.workload_was = Some(found);
         }
         Ok(())
     }
@@ -175,7 +259,17 @@ impl TimerlatTracer {
     fn restore_all(&mut self) -> Result<()> {
         // An open pipe keeps the instance busy.
         self.pipe = None;
-        self.inner.restore(&[])
+        let restored = self.inner.restore(&[]);
+        let workload = match self.workload_was.take() {
+            Some(flag) => write(&self.inner.top().join("osnoise/options"), &flag),
+            None => Ok(()),
+        };
+        restored.and(workload)
+    }
+
+    /// The top-level tracefs directory (where `osnoise/per_cpu` is).
+    pub fn top(&self) -> &std::path::Path {
+        self.inner.top()
     }
 }
 
@@ -224,6 +318,7 @@ mod tests {
             stop_irq_us: Some(100),
             stop_thread_us: Some(100),
             print_stack_us: Some(100),
+            user_threads: false,
         }
     }
 
@@ -261,6 +356,39 @@ mod tests {
             .to_string();
         assert!(e.contains("'function' tracer is in use"), "{e}");
         assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn user_threads_switch_the_kernel_threads_off_and_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = top(dir.path(), "nop");
+        let options = dir.path().join("osnoise/options");
+        std::fs::write(&options, "DEFAULTS OSNOISE_WORKLOAD NO_PANIC_ON_STOP\n").unwrap();
+        assert!(!has_user_threads(&fs), "no timerlat_fd yet");
+        std::fs::create_dir_all(dir.path().join("osnoise/per_cpu/cpu0")).unwrap();
+        std::fs::write(dir.path().join("osnoise/per_cpu/cpu0/timerlat_fd"), "").unwrap();
+        assert!(has_user_threads(&fs));
+        let s = TimerlatSettings {
+            user_threads: true,
+            ..settings()
+        };
+        let t = TimerlatTracer::start(&fs, &s).unwrap();
+        assert_eq!(read(&options).unwrap(), "NO_OSNOISE_WORKLOAD");
+        t.restore().unwrap();
+        // One flag per write, as the kernel takes them.
+        assert_eq!(read(&options).unwrap(), "OSNOISE_WORKLOAD");
+    }
+
+    #[test]
+    fn user_threads_on_a_kernel_without_the_option_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = top(dir.path(), "nop");
+        let s = TimerlatSettings {
+            user_threads: true,
+            ..settings()
+        };
+        let e = TimerlatTracer::start(&fs, &s).unwrap_err().to_string();
+        assert!(e.contains("6.6"), "{e}");
     }
 
     #[test]

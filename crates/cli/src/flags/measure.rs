@@ -171,6 +171,12 @@ pub struct MeasureArgs {
     )]
     pub engine: MeasureEngineArg,
 
+    /// With --engine timerlat: user-space threads (one per CPU, SCHED_FIFO 95, reading the
+    /// CPU's timerlat_fd) measure instead of the kernel's, adding the return to user space,
+    /// the figure closest to an application thread's (Linux 6.6 and later).
+    #[arg(long, help_heading = "What to measure")]
+    pub user_threads: bool,
+
     /// Wake all threads at the same instant. By default their deadlines are spread over the
     /// period so they do not all wake together.
     #[arg(long, help_heading = "What to measure")]

@@ -14,6 +14,7 @@
 //! exactly its planned samples per CPU unless the ring buffer lost some (then said).
 
 mod reader;
+mod user;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -73,6 +74,9 @@ struct Timerlat<'a> {
     settings: TimerlatSettings,
     facts: RunFacts,
     dma_guard: Option<DmaLatencyRequest>,
+    /// With `--user-threads`: the measuring threads (stopped and joined before the tracer,
+    /// also when dropped: fields drop in order).
+    users: Option<user::UserThreads>,
     /// The tracer, running (restored when dropped, on every path).
     tracer: Option<TimerlatTracer>,
     reader: Reader,
@@ -111,11 +115,13 @@ impl<'a> Timerlat<'a> {
             stop_irq_us: stop_us,
             stop_thread_us: stop_us,
             print_stack_us: stop_us,
+            user_threads: config.user_threads,
         };
         let mut params = result::params(config, None, false);
         params.engine = MeasureEngine::Timerlat;
-        // The tracer's threads are the kernel's: nothing of rtlab's is locked or sized.
-        params.mlock = false;
+        // The kernel's threads measure, or rtlab's user threads (whose memory is locked; their
+        // stacks are the default's: they only read a file).
+        params.mlock = config.user_threads && config.mlock;
         params.thread_stack_bytes = 0;
         let reader = Reader::new(
             config.cpus.iter().collect(),
@@ -138,6 +144,7 @@ impl<'a> Timerlat<'a> {
                 workload: None,
             },
             dma_guard: None,
+            users: None,
             tracer: None,
             reader,
             buf: Vec::with_capacity(256 * 1024),
@@ -235,7 +242,7 @@ impl<'a> Timerlat<'a> {
                 .tracer
                 .as_ref()
                 .is_some_and(TimerlatTracer::in_instance),
-            user_threads: false,
+            user_threads: self.config.user_threads,
             stop_ns: self.settings.stop_thread_us.map(Nanos::from_us),
             stack_ns: self.settings.print_stack_us.map(Nanos::from_us),
             trace_clock: "local".to_string(),
@@ -257,9 +264,15 @@ impl Engine for Timerlat<'_> {
         self.dma_guard =
             crate::run::hold_dma_latency(self.config, self.env, true, &mut self.facts.warnings);
         self.facts.params.dma_latency_us = self.dma_guard.as_ref().map(|g| g.requested_us());
+        if self.config.user_threads && !sys::timerlat::has_user_threads(&self.fs) {
+            return Err(RunError::Setup(
+                "--user-threads: this kernel's timerlat tracer takes no user-space threads (timerlat_fd came with Linux 6.6); leave --user-threads out to measure with the kernel's threads".to_string(),
+            ));
+        }
         Ok(MainThread {
             cpus: self.config.main_cpus.clone(),
-            mlock: false,
+            // The user threads' memory is rtlab's: locked as the user engine's is.
+            mlock: self.config.user_threads && self.config.mlock,
         })
     }
 
@@ -276,6 +289,10 @@ impl Engine for Timerlat<'_> {
                     .to_string(),
                 source,
             })?;
+        if self.config.user_threads {
+            let cpus: Vec<u32> = self.config.cpus.iter().collect();
+            self.users = Some(user::UserThreads::start(tracer.top(), &cpus)?);
+        }
         self.tracer = Some(tracer);
         self.t0 = Instant::now();
         self.end = match self.config.length {
@@ -319,7 +336,11 @@ impl Engine for Timerlat<'_> {
         self.document(RunStatus::Running, None)
     }
 
-    fn stop(&mut self) {}
+    fn stop(&mut self) {
+        if let Some(users) = &self.users {
+            users.stop();
+        }
+    }
 
     /// Lets the last planned activations arrive, stops the tracer, reads the rest of its
     /// trace, restores it, and builds the document.
@@ -327,6 +348,8 @@ impl Engine for Timerlat<'_> {
         if status == RunStatus::Complete && self.reader.stop.is_none() {
             std::thread::sleep(self.config.interval.to_duration() + END_MARGIN);
         }
+        // The user threads end after their next activation, while the tracer still runs.
+        let joined = self.users.take().map_or(Ok(()), user::UserThreads::join);
         if let Some(tracer) = self.tracer.as_ref() {
             let _ = tracer.stop();
         }
@@ -339,6 +362,7 @@ impl Engine for Timerlat<'_> {
             source,
         })?;
         drop(self.dma_guard.take());
+        joined?;
         if let Some(e) = &self.read_error {
             return Err(RunError::Setup(format!(
                 "reading the timerlat tracer's trace: {e}"
