@@ -1,10 +1,11 @@
 """Debian kernels for the lab: resolved, downloaded and unpacked into the cache.
 
 This module owns the private apt (its own sources list, lists and cache per suite, so the host
-is never upgraded), the resolution of a (meta)package to the kernel image it depends on, the
-download of that image and of busybox-static for the same suite and architecture, and the
-unpacked trees the initramfs is built from. Everything lands under the cache directory and is
-reused while the archive serves the same versions.
+is never upgraded), the resolution of a (meta)package to the kernel image it depends on (and of
+a virtual package to one that provides it, for `packages`), the download of that image and of
+busybox-static for the same suite and architecture, and the unpacked trees the initramfs is
+built from. Everything lands under the cache directory and is reused while the archive serves
+the same versions.
 """
 
 from __future__ import annotations
@@ -151,6 +152,20 @@ class Archive:
                 k, v = line.split(":", 1)
                 fields[k] = v.strip()
         return fields
+
+    def provider(self, virtual: str, arch: str) -> str | None:
+        """A real package that provides `virtual` (`apt-cache showpkg`'s Reverse Provides), or None."""
+        r = subprocess.run(
+            ["apt-cache", *self._opts(), "showpkg", f"{virtual}:{arch}"], capture_output=True, text=True
+        )
+        lines = r.stdout.splitlines()
+        if "Reverse Provides: " not in lines:
+            return None
+        for line in lines[lines.index("Reverse Provides: ") + 1 :]:
+            m = re.match(r"([a-z0-9][a-z0-9+.-]*)(?::\S+)? ", line)
+            if m:
+                return m.group(1)
+        return None
 
     def download(self, package: str, arch: str, version: str, into: Path) -> Path:
         into.mkdir(parents=True, exist_ok=True)

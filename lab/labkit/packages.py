@@ -77,21 +77,6 @@ def _alternatives(field: str) -> list[list[str]]:
     return out
 
 
-def _provider(archive: Archive, virtual: str, arch: str) -> str | None:
-    """A real package of the archive that provides `virtual`, or None."""
-    r = subprocess.run(
-        ["apt-cache", *archive._opts(), "showpkg", f"{virtual}:{arch}"], capture_output=True, text=True
-    )
-    lines = r.stdout.splitlines()
-    if "Reverse Provides: " not in lines:
-        return None
-    for line in lines[lines.index("Reverse Provides: ") + 1 :]:
-        m = re.match(r"([a-z0-9][a-z0-9+.-]*)(?::\S+)? ", line)
-        if m:
-            return m.group(1)
-    return None
-
-
 def resolve(archive: Archive, arch: str, names: list[str]) -> list[tuple[str, str]]:
     """The packages `names` need, with their versions: the closure of Pre-Depends and Depends
     less SKIP."""
@@ -105,7 +90,7 @@ def resolve(archive: Archive, arch: str, names: list[str]) -> list[tuple[str, st
         try:
             fields = archive.show(name, arch)
         except LabError:
-            provider = _provider(archive, name, arch)
+            provider = archive.provider(name, arch)
             if provider is None:
                 raise LabError(
                     f"package {name}:{arch} (needed by {chain.get(name, '?')}) is not in Debian {archive.suite}"

@@ -207,26 +207,45 @@ impl TimerlatTracer {
             .all(|f| fs.dir().join(f).exists())
     }
 
-    /// Appends what the trace pipe holds now to `buf`, without waiting; returns the bytes
-    /// read (0 when nothing is there). What is read is gone from the buffer.
-    pub fn drain(&mut self, buf: &mut Vec<u8>) -> Result<usize> {
+    /// Appends what the trace pipe holds now to `buf`, without waiting, up to about
+    /// `at_most` bytes (a pipe fed faster than it is read has no end: a storm of noise
+    /// events); returns the bytes read (0 when nothing is there). What is read is gone from
+    /// the buffer.
+    pub fn drain(&mut self, buf: &mut Vec<u8>, at_most: usize) -> Result<usize> {
         let Some(pipe) = self.pipe.as_mut() else {
             return Ok(0);
         };
         let mut total = 0;
         let mut chunk = [0u8; 64 * 1024];
-        loop {
+        while total < at_most {
             match pipe.read(&mut chunk) {
-                Ok(0) => return Ok(total),
+                Ok(0) => break,
                 Ok(n) => {
                     buf.extend_from_slice(&chunk[..n]);
                     total += n;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(total),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::from_io(&self.pipe_path, e)),
             }
         }
+        Ok(total)
+    }
+
+    /// Switches the noise events off (the tracer measures on): what a run does when they
+    /// come faster than they can be read. An instance's go with it; in the top-level buffer
+    /// they were switched on by this run and are given back as found.
+    pub fn noise_events_off(&self) -> Result<()> {
+        let mut result = Ok(());
+        for event in EVENTS {
+            let enable = self.inner.dir().join("events").join(event).join("enable");
+            if enable.exists()
+                && let Err(e) = write(&enable, "0")
+            {
+                result = Err(e);
+            }
+        }
+        result
     }
 
     /// Whether the buffer is still recording (false once the tracer stopped itself at a
@@ -339,7 +358,7 @@ mod tests {
         assert_eq!(read_top("osnoise/print_stack"), "100");
         assert!(t.is_on().unwrap());
         let mut buf = Vec::new();
-        assert_eq!(t.drain(&mut buf).unwrap(), 0);
+        assert_eq!(t.drain(&mut buf, 1 << 20).unwrap(), 0);
         t.stop().unwrap();
         assert!(!t.is_on().unwrap());
         t.restore().unwrap();

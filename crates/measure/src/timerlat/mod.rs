@@ -36,6 +36,13 @@ use reader::Reader;
 /// How long the tracer runs on past the planned end, so the last planned activation of
 /// every CPU is in the trace before it stops.
 const END_MARGIN: Duration = Duration::from_millis(20);
+/// Bytes of trace read per tick at most: a storm of noise events can feed the pipe faster
+/// than it is read, and the main thread must still look for signals and the end. What the
+/// buffer cannot hold meanwhile is lost, counted and said.
+const DRAIN_PER_TICK: usize = 4 << 20;
+/// Bytes read at most once the tracer is stopped (a stopped buffer is finite; this bounds a
+/// kernel that keeps writing).
+const DRAIN_AT_END: usize = 256 << 20;
 
 /// Measures with the timerlat tracer according to `config`.
 pub(crate) fn run(
@@ -83,6 +90,9 @@ struct Timerlat<'a> {
     buf: Vec<u8>,
     /// A read of the pipe failed: the run ends and says so.
     read_error: Option<String>,
+    /// When the noise events were switched off because they came faster than they could be
+    /// read (the samples go on; the analysis covers the time before).
+    events_off_at: Option<Duration>,
     t0: Instant,
     end: Instant,
     /// When the tracer was stopped (the measured time ends there).
@@ -149,20 +159,29 @@ impl<'a> Timerlat<'a> {
             reader,
             buf: Vec::with_capacity(256 * 1024),
             read_error: None,
+            events_off_at: None,
             t0: now,
             end: now,
             stopped_at: None,
         }
     }
 
-    /// Reads what the pipe holds into the figures.
-    fn drain(&mut self) {
+    /// Reads what the pipe holds (up to `at_most` bytes) into the figures.
+    fn drain(&mut self, at_most: usize) {
         let Some(tracer) = self.tracer.as_mut() else {
             return;
         };
         self.buf.clear();
-        match tracer.drain(&mut self.buf) {
-            Ok(_) => self.reader.feed(&self.buf),
+        match tracer.drain(&mut self.buf, at_most) {
+            Ok(n) => {
+                // The pipe held more than a tick's worth: the noise events outrun the
+                // reader, and the samples would be lost with them. They go; the samples stay.
+                if n >= at_most && self.events_off_at.is_none() && tracer.noise_events_off().is_ok()
+                {
+                    self.events_off_at = Some(self.t0.elapsed());
+                }
+                self.reader.feed(&self.buf);
+            }
             Err(e) => {
                 self.read_error.get_or_insert(e.to_string());
             }
@@ -269,8 +288,9 @@ impl Engine for Timerlat<'_> {
                 "--user-threads: this kernel's timerlat tracer takes no user-space threads (timerlat_fd came with Linux 6.6); leave --user-threads out to measure with the kernel's threads".to_string(),
             ));
         }
+        self.facts.params.main_cpus = self.main_cpus();
         Ok(MainThread {
-            cpus: self.config.main_cpus.clone(),
+            cpus: self.main_cpus(),
             // The user threads' memory is rtlab's: locked as the user engine's is.
             mlock: self.config.user_threads && self.config.mlock,
         })
@@ -311,7 +331,7 @@ impl Engine for Timerlat<'_> {
 
     /// The planned end, every CPU's activations read, the tracer's stop, or a failed read.
     fn ended(&mut self) -> bool {
-        self.drain();
+        self.drain(DRAIN_PER_TICK);
         let cycles_done =
             matches!(self.config.length, RunLength::Cycles(_)) && self.reader.all_done();
         Instant::now() >= self.end
@@ -354,7 +374,7 @@ impl Engine for Timerlat<'_> {
             let _ = tracer.stop();
         }
         self.stopped_at = Some(Instant::now());
-        self.drain();
+        self.drain(DRAIN_AT_END);
         let section = self.section();
         let tracer = self.tracer.take().expect("armed");
         tracer.restore().map_err(|source| RunError::Kernel {
@@ -389,8 +409,32 @@ impl Engine for Timerlat<'_> {
 }
 
 impl Timerlat<'_> {
+    /// Where rtlab's reader runs: `--main-cpu`, else the CPUs it may use but the measured
+    /// ones (it reads and parses the trace all run long; on a measured CPU it would be the
+    /// thread that blocks the timerlat thread), else where it is.
+    fn main_cpus(&self) -> Option<model::CpuSet> {
+        if let Some(cpus) = &self.config.main_cpus {
+            return Some(cpus.clone());
+        }
+        let allowed = sys::sched::affinity().ok()?;
+        let others: model::CpuSet = allowed
+            .iter()
+            .filter(|c| !self.config.cpus.contains(*c))
+            .collect();
+        (!others.is_empty()).then_some(others)
+    }
+
     /// Warnings for what the trace could not give.
     fn note_losses(&mut self) {
+        if let Some(at) = self.events_off_at {
+            self.facts.warnings.push(Warning::new(
+                "timerlat-events-off",
+                format!(
+                    "the tracer's noise events came faster than rtlab could read them, and were switched off {:.1} s into the run so that no sample was lost: the analysis covers the activations before",
+                    at.as_secs_f64()
+                ),
+            ));
+        }
         if self.reader.lost > 0 {
             self.facts.warnings.push(Warning::new(
                 "trace-lost-events",

@@ -101,8 +101,10 @@ pub fn record(text: &str) -> Record<'_> {
         },
         Line::Lost { cpu, events } => Record::Lost { cpu, events },
         Line::BufferStarted { .. } | Line::Comment => Record::Other,
-        Line::Continuation(t) => match t.strip_prefix("=>") {
-            Some(f) => Record::Frame(f.trim()),
+        Line::Continuation(t) => match t.strip_prefix("=>").map(str::trim) {
+            // Some kernels (6.1) print the stack's unused entries as `=> 0`.
+            Some("0") => Record::Other,
+            Some(f) => Record::Frame(f),
             None => Record::Other,
         },
         Line::Malformed(t) => entry(t),
@@ -294,6 +296,7 @@ mod tests {
             }
         );
         assert_eq!(record(" => timerlat_irq"), Record::Frame("timerlat_irq"));
+        assert_eq!(record(" => 0"), Record::Other, "6.1's unused entries");
         assert_eq!(
             record("CPU:3 [LOST 812 EVENTS]"),
             Record::Lost {
