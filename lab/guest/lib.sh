@@ -98,13 +98,18 @@ HOG
     # (busybox has no chrt).
     rtlab exec --policy fifo --priority "$2" --cpus "$1" -- /tmp/lab-hog &
     echo $! >/tmp/lab-hog.pid
-    sleep 1
-    for p in /proc/[0-9]*; do
-        [ "$(cat "$p/comm" 2>/dev/null)" = lab-hog ] || continue
-        echo "hog: pid ${p#/proc/}, $(grep Cpus_allowed_list "$p/status")"
-        return 0
+    # Under emulation on a busy host the program may take seconds to come up.
+    n=0
+    while [ $n -lt 20 ]; do
+        sleep 1
+        for p in /proc/[0-9]*; do
+            [ "$(cat "$p/comm" 2>/dev/null)" = lab-hog ] || continue
+            echo "hog: pid ${p#/proc/}, $(grep Cpus_allowed_list "$p/status")"
+            return 0
+        done
+        n=$((n + 1))
     done
-    fail "the hog did not start"
+    fail "the hog did not start within 20 s"
 }
 
 unhog() { kill "$(cat /tmp/lab-hog.pid)" 2>/dev/null; rm -f /tmp/lab-hog.pid; }
