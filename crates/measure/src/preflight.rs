@@ -263,6 +263,31 @@ impl RtAccess {
     }
 }
 
+/// Holds `/dev/cpu_dma_latency` at `--dma-latency` for a real run; a warning when it cannot.
+pub(crate) fn hold_dma_latency(
+    config: &Config,
+    env: &crate::env::Environment,
+    real: bool,
+    warnings: &mut Vec<Warning>,
+) -> Option<sys::pmqos::DmaLatencyRequest> {
+    let (true, Some(us)) = (real, config.dma_latency_us) else {
+        return None;
+    };
+    match sys::pmqos::DmaLatencyRequest::hold(&env.root, us) {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            let hint = RtAccess::current(&env.root)
+                .dma_latency_hint()
+                .map_or(String::new(), |h| format!("; {h}"));
+            warnings.push(Warning::new(
+                "dma-latency-unavailable",
+                format!("could not hold /dev/cpu_dma_latency at {us} us ({e}): deep idle states may add their exit latency{hint}"),
+            ));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

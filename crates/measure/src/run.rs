@@ -109,7 +109,7 @@ impl Engine for Latency<'_> {
     fn prepare(&mut self) -> Result<MainThread, RunError> {
         let (config, env, real) = (self.config, self.env, self.real);
         let warnings = &mut self.facts.warnings;
-        self.dma_guard = hold_dma_latency(config, env, real, warnings);
+        self.dma_guard = preflight::hold_dma_latency(config, env, real, warnings);
         self.facts.params.dma_latency_us = self.dma_guard.as_ref().map(|g| g.requested_us());
         self.session = config
             .trace
@@ -260,31 +260,6 @@ fn look(
         ));
     }
     Ok((host, warnings))
-}
-
-/// Holds `/dev/cpu_dma_latency` at `--dma-latency` for a real run; a warning when it cannot.
-pub(crate) fn hold_dma_latency(
-    config: &Config,
-    env: &Environment,
-    real: bool,
-    warnings: &mut Vec<Warning>,
-) -> Option<DmaLatencyRequest> {
-    let (true, Some(us)) = (real, config.dma_latency_us) else {
-        return None;
-    };
-    match DmaLatencyRequest::hold(&env.root, us) {
-        Ok(guard) => Some(guard),
-        Err(e) => {
-            let hint = preflight::RtAccess::current(&env.root)
-                .dma_latency_hint()
-                .map_or(String::new(), |h| format!("; {h}"));
-            warnings.push(Warning::new(
-                "dma-latency-unavailable",
-                format!("could not hold /dev/cpu_dma_latency at {us} us ({e}): deep idle states may add their exit latency{hint}"),
-            ));
-            None
-        }
-    }
 }
 
 /// Measured time: up to the last deadline any thread reached (exact for complete runs, and

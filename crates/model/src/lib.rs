@@ -30,6 +30,7 @@ pub mod load;
 pub mod measure;
 pub mod nanos;
 pub mod noise;
+pub mod per_cpu;
 pub mod pi;
 pub mod sched;
 pub mod stats;

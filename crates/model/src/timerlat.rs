@@ -18,8 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::CpuResult;
 use crate::nanos::Nanos;
+use crate::per_cpu::CpuResult;
 
 /// Most frames kept of one stack.
 pub const MAX_STACK_FRAMES: usize = 64;

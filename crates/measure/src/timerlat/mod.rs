@@ -280,8 +280,12 @@ impl Engine for Timerlat<'_> {
     /// Holds the DMA latency request, as the user engine does: the tracer's threads meet the
     /// same idle states.
     fn prepare(&mut self) -> Result<MainThread, RunError> {
-        self.dma_guard =
-            crate::run::hold_dma_latency(self.config, self.env, true, &mut self.facts.warnings);
+        self.dma_guard = crate::preflight::hold_dma_latency(
+            self.config,
+            self.env,
+            true,
+            &mut self.facts.warnings,
+        );
         self.facts.params.dma_latency_us = self.dma_guard.as_ref().map(|g| g.requested_us());
         if self.config.user_threads && !sys::timerlat::has_user_threads(&self.fs) {
             return Err(RunError::Setup(
