@@ -171,8 +171,9 @@ pub fn compare_html_page(c: &Comparison) -> String {
     out
 }
 
-/// Text made safe for HTML element content and quoted attributes.
-fn escape(text: &str) -> String {
+/// Text made safe for HTML element content and quoted attributes (also the timerlat
+/// section's, `crate::timerlat`).
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {

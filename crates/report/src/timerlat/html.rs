@@ -18,18 +18,7 @@ use crate::format_us;
 
 /// Text made safe for element content and quoted attributes.
 fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::compare::html::escape(text)
 }
 
 /// A part's colour in the bar and its legend (the page's palette where it has one).
