@@ -38,6 +38,7 @@ pub mod timerlat;
 pub mod toml_error;
 pub mod tune;
 pub mod workload;
+pub mod worst;
 
 pub use cpuset::{CpuSet, CpuSpec};
 pub use histogram::Histogram;

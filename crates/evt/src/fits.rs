@@ -1,0 +1,332 @@
+//! The two methods run on one CPU's per-second maxima, each giving a [`TailFit`]: the
+//! estimate, return levels for an hour, a day and a year of operation, the budget's risk per
+//! hour, and every check with its verdict.
+
+use model::worst::{BudgetRisk, Check, Estimate, Method, ReturnLevel, Tail, TailFit};
+
+use crate::dist::{Gev, Gpd};
+use crate::gev::GevModel;
+use crate::gof::{self, Family};
+use crate::gpd::GpdModel;
+use crate::profile::Interval;
+use crate::tests_stat::{self, Outcome};
+use crate::{Settings, pot};
+
+/// The significance level of each check.
+pub const ALPHA: f64 = 0.01;
+
+/// The fewest block maxima a GEV is fitted to.
+pub const MIN_BLOCKS: usize = 30;
+
+/// Return periods: (words, hours).
+pub const PERIODS: [(&str, f64); 3] = [("hour", 1.0), ("day", 24.0), ("year", 8766.0)];
+
+/// One CPU's per-second maxima, in time order, only seconds that have samples.
+pub struct Series<'a> {
+    /// The maxima (ns).
+    pub maxima: &'a [f64],
+    /// Length of a slot (ns).
+    pub slot_ns: u64,
+}
+
+fn estimate(value: f64, se: Option<f64>, i: Interval) -> Estimate {
+    Estimate {
+        value,
+        se,
+        lower: i.lower,
+        upper: i.upper,
+    }
+}
+
+fn tail(shape: &Estimate, upper_end: Option<f64>) -> Tail {
+    match (shape.lower, shape.upper, upper_end) {
+        (_, Some(hi), Some(end)) if hi < 0.0 => Tail::Bounded { upper_end_ns: end },
+        (Some(lo), _, _) if lo > 0.0 => Tail::Unbounded,
+        _ => Tail::Undecided,
+    }
+}
+
+fn check(name: &str, o: Option<Outcome>, says: &str) -> Option<Check> {
+    o.map(|o| Check {
+        name: name.into(),
+        statistic: o.statistic,
+        p_value: o.p_value,
+        passed: o.p_value > ALPHA,
+        says: says.into(),
+    })
+}
+
+/// Independence and stationarity checks of a sequence in time order.
+fn order_checks(x: &[f64]) -> Vec<Check> {
+    let lags = (x.len() / 5).clamp(1, 10);
+    [
+        check(
+            "ljung-box",
+            tests_stat::ljung_box(x, lags),
+            "successive maxima are correlated: they are not independent",
+        ),
+        check(
+            "runs",
+            tests_stat::runs(x),
+            "high and low maxima come in runs: not independent",
+        ),
+        check(
+            "split-half",
+            tests_stat::split_half(x),
+            "the first and second halves differ: the conditions changed during the run",
+        ),
+        check(
+            "kpss",
+            tests_stat::kpss(x),
+            "the level drifts: the series is not stationary",
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn fit_checks(values: &[f64], family: Family) -> Vec<Check> {
+    let (ad, cvm) = gof::test(values, family, 0x5eed);
+    let says = "the distribution does not describe the values fitted";
+    [
+        check("anderson-darling", Some(ad), says),
+        check("cramer-von-mises", Some(cvm), says),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Where the second half's maximum falls in what the first half predicts for it
+/// (`F1(max)^n2`), as a check passed inside the central 99 %.
+fn back_test(p: f64) -> Check {
+    let two_sided = (2.0 * p.min(1.0 - p)).clamp(0.0, 1.0);
+    Check {
+        name: "back-test".into(),
+        statistic: p,
+        p_value: two_sided,
+        passed: two_sided > ALPHA,
+        says: "a fit to the first half did not predict the second half's maximum".into(),
+    }
+}
+
+fn budget_risk(budget_ns: u64, per_hour: impl Fn(f64) -> f64, q: f64, i: Interval) -> BudgetRisk {
+    BudgetRisk {
+        budget_ns,
+        per_hour: per_hour(q),
+        lower: per_hour(i.lower.unwrap_or(0.0)),
+        upper: per_hour(i.upper.unwrap_or(1.0)),
+    }
+}
+
+/// The block length in slots: the longest of 60, 30, 10, 5, 2 and 1 slots that leaves at least
+/// 100 blocks, else 1 slot.
+fn block_slots(n: usize) -> usize {
+    [60, 30, 10, 5, 2]
+        .into_iter()
+        .find(|b| n / b >= 100)
+        .unwrap_or(1)
+}
+
+/// Block maxima: a GEV fitted to the maxima of blocks of whole slots.
+pub fn block_maxima(s: &Series, set: &Settings) -> Result<TailFit, String> {
+    let b = block_slots(s.maxima.len());
+    let maxima: Vec<f64> = s
+        .maxima
+        .chunks_exact(b)
+        .map(|c| c.iter().copied().fold(f64::MIN, f64::max))
+        .collect();
+    if maxima.len() < MIN_BLOCKS {
+        return Err(format!(
+            "block maxima: {} blocks of {} s; a GEV needs at least {MIN_BLOCKS}",
+            maxima.len(),
+            b as u64 * s.slot_ns / 1_000_000_000
+        ));
+    }
+    let block_ns = b as u64 * s.slot_ns;
+    let mut m = GevModel::new(&maxima).ok_or("block maxima: all blocks have the same maximum")?;
+    let fit = m
+        .fit()
+        .ok_or("block maxima: the GEV fit did not converge")?;
+    let g = fit.dist;
+    let se = fit.se;
+    let shape = estimate(
+        g.xi,
+        se.map(|s| s[2]),
+        m.shape_interval(set.confidence, se.map(|s| s[2])),
+    );
+    let block_h = block_ns as f64 / 3.6e12;
+    let return_levels = PERIODS
+        .iter()
+        .map(|&(per, hours)| {
+            let q = block_h / hours;
+            let level_ns = (q < 1.0).then(|| {
+                let (v, i) = m.level_interval(q, set.confidence);
+                estimate(v, None, i)
+            });
+            ReturnLevel {
+                per: per.into(),
+                hours,
+                level_ns,
+            }
+        })
+        .collect();
+    let budget = set.budget_ns.map(|bud| {
+        let (q, i) = m.exceedance_interval(bud as f64, set.confidence);
+        // Blocks are independent maxima: 1 - (1 - q)^(blocks per hour).
+        let per_hour = |q: f64| -((1.0 / block_h) * (-q).ln_1p()).exp_m1();
+        budget_risk(bud, per_hour, q, i)
+    });
+    let mut checks = order_checks(&maxima);
+    checks.extend(fit_checks(&maxima, Family::Gev(g)));
+    let half = maxima.len() / 2;
+    if let Some(first) = crate::gev::fit(&maxima[..half]) {
+        let m2 = maxima[half..].iter().copied().fold(f64::MIN, f64::max);
+        checks.push(back_test(
+            first.dist.cdf(m2).powf((maxima.len() - half) as f64),
+        ));
+    }
+    Ok(TailFit {
+        method: Method::BlockMaxima,
+        data: format!(
+            "{} maxima of {} s blocks",
+            maxima.len(),
+            block_ns / 1_000_000_000
+        ),
+        block_ns: Some(block_ns),
+        threshold_ns: None,
+        rule: "the longest of 60, 30, 10, 5, 2 and 1 s blocks that leaves at least 100 blocks"
+            .into(),
+        n: maxima.len() as u64,
+        clusters_per_hour: None,
+        location_ns: Some(estimate(g.mu, se.map(|s| s[0]), Interval::default())),
+        scale_ns: estimate(g.sigma, se.map(|s| s[1]), Interval::default()),
+        tail: tail(&shape, g.upper_end()),
+        shape,
+        return_levels,
+        budget,
+        trusted: checks.iter().all(|c| c.passed),
+        checks,
+        values_ns: maxima,
+        candidates: Vec::new(),
+    })
+}
+
+/// Peaks over threshold: a GPD fitted to the declustered excesses over the chosen threshold.
+pub fn peaks_over_threshold(s: &Series, set: &Settings) -> Result<TailFit, String> {
+    let candidates = pot::candidates(s.maxima);
+    let k = pot::choose(&candidates).ok_or_else(|| {
+        format!(
+            "peaks over threshold: fewer than {} clusters above the median of {} per-second maxima",
+            pot::MIN_CLUSTERS,
+            s.maxima.len()
+        )
+    })?;
+    let u = candidates[k].threshold_ns;
+    let clusters = pot::decluster(s.maxima, u);
+    let excess: Vec<f64> = clusters.iter().map(|c| c.1).collect();
+    let hours = s.maxima.len() as f64 * s.slot_ns as f64 / 3.6e12;
+    let rate = excess.len() as f64 / hours;
+    let mut m = GpdModel::new(&excess).ok_or("peaks over threshold: no excess to fit")?;
+    let fit = m
+        .fit()
+        .ok_or("peaks over threshold: the GPD fit did not converge")?;
+    let g: Gpd = fit.dist;
+    let se = fit.se;
+    let shape = estimate(
+        g.xi,
+        se.map(|s| s[1]),
+        m.shape_interval(set.confidence, se.map(|s| s[1])),
+    );
+    let return_levels = pot_levels(&m, u, rate, set);
+    let budget = set.budget_ns.filter(|b| *b as f64 > u).map(|bud| {
+        let (q, i) = m.exceedance_interval(bud as f64 - u, set.confidence);
+        // Clusters arrive at `rate` per hour: 1 - exp(-rate q).
+        let per_hour = |q: f64| -(-rate * q).exp_m1();
+        budget_risk(bud, per_hour, q, i)
+    });
+    let checks = pot_checks(s, &clusters, &excess, g);
+    Ok(TailFit {
+        method: Method::PeaksOverThreshold,
+        data: format!("{} cluster maxima above {:.0} ns", excess.len(), u),
+        block_ns: None,
+        threshold_ns: Some(u),
+        rule: pot::RULE.into(),
+        n: excess.len() as u64,
+        clusters_per_hour: Some(rate),
+        location_ns: None,
+        scale_ns: estimate(g.sigma, se.map(|s| s[0]), Interval::default()),
+        tail: tail(&shape, g.upper_end().map(|e| u + e)),
+        shape,
+        return_levels,
+        budget,
+        trusted: checks.iter().all(|c| c.passed),
+        checks,
+        values_ns: clusters.iter().map(|c| u + c.1).collect(),
+        candidates,
+    })
+}
+
+/// The return levels of a GPD fit over threshold `u` with `rate` clusters per hour.
+fn pot_levels(m: &GpdModel, u: f64, rate: f64, set: &Settings) -> Vec<ReturnLevel> {
+    PERIODS
+        .iter()
+        .map(|&(per, h)| {
+            let n = rate * h;
+            let level_ns = (n > 1.0).then(|| {
+                let (v, i) = m.level_interval(n, set.confidence);
+                Estimate {
+                    value: u + v,
+                    se: None,
+                    lower: i.lower.map(|x| u + x),
+                    upper: i.upper.map(|x| u + x),
+                }
+            });
+            ReturnLevel {
+                per: per.into(),
+                hours: h,
+                level_ns,
+            }
+        })
+        .collect()
+}
+
+/// The checks of a GPD fit: order checks on the cluster excesses, KPSS on the whole series,
+/// goodness of fit, and the back-test split at the series' middle.
+fn pot_checks(s: &Series, clusters: &[(usize, f64)], excess: &[f64], g: Gpd) -> Vec<Check> {
+    let mut checks = order_checks(excess);
+    if let Some(c) = check(
+        "kpss",
+        tests_stat::kpss(s.maxima),
+        "the level drifts: not stationary",
+    ) {
+        checks.retain(|x| x.name != "kpss");
+        checks.push(c);
+    }
+    checks.extend(fit_checks(excess, Family::Gpd(g)));
+    let half_at = s.maxima.len() / 2;
+    let split = clusters
+        .iter()
+        .position(|c| c.0 >= half_at)
+        .unwrap_or(clusters.len());
+    if split >= 10
+        && clusters.len() > split
+        && let Some(first) = crate::gpd::fit(&excess[..split])
+    {
+        let m2 = excess[split..].iter().copied().fold(f64::MIN, f64::max);
+        checks.push(back_test(
+            first.dist.cdf(m2).powf((clusters.len() - split) as f64),
+        ));
+    }
+    checks
+}
+
+/// The GEV a [`TailFit`] of block maxima describes (for plots and tests).
+pub fn gev_of(f: &TailFit) -> Option<Gev> {
+    Some(Gev {
+        mu: f.location_ns?.value,
+        sigma: f.scale_ns.value,
+        xi: f.shape.value,
+    })
+}

@@ -1,0 +1,192 @@
+//! Runs into groups of one set of conditions (host, kernel, engine, load, period), each group's
+//! per-second series joined in time order, and every CPU (and all CPUs together) analysed.
+//!
+//! Runs of different conditions are never pooled unless asked: a tail fitted to idle and
+//! loaded seconds together describes neither.
+
+use model::measure::MeasureRun;
+use model::per_cpu::Series as RunSeries;
+use model::worst::{Conditions, WorstCpu, WorstDoc, WorstGroup};
+
+use crate::fits::{self, Series};
+use crate::{Settings, verdict};
+
+fn conditions(run: &MeasureRun) -> Conditions {
+    let engine = match &run.import {
+        Some(i) => i.tool.clone(),
+        None => run.params.engine.as_str().to_string(),
+    };
+    Conditions {
+        host: run.host.hostname.clone(),
+        kernel: run.host.kernel_release.clone(),
+        engine,
+        load: run
+            .load
+            .as_ref()
+            .map_or_else(|| "idle".to_string(), |l| l.spec.clone()),
+        interval_ns: run.params.interval_ns.0,
+    }
+}
+
+/// Conditions shown for a pooled group: each field that differs says so.
+fn pooled(members: &[(String, &MeasureRun)]) -> Conditions {
+    let all: Vec<Conditions> = members.iter().map(|(_, r)| conditions(r)).collect();
+    let pick = |f: fn(&Conditions) -> String| {
+        let first = f(&all[0]);
+        if all.iter().all(|c| f(c) == first) {
+            first
+        } else {
+            "(pooled: several)".to_string()
+        }
+    };
+    Conditions {
+        host: pick(|c| c.host.clone()),
+        kernel: pick(|c| c.kernel.clone()),
+        engine: pick(|c| c.engine.clone()),
+        load: pick(|c| c.load.clone()),
+        interval_ns: all[0].interval_ns,
+    }
+}
+
+/// The per-second maxima of the seconds that have samples, runs one after the other.
+fn joined(series: &[&RunSeries]) -> Result<(Vec<f64>, u64), String> {
+    let slot = series
+        .iter()
+        .map(|s| s.slot_ns.0)
+        .find(|s| *s > 0)
+        .unwrap_or(0);
+    if series
+        .iter()
+        .any(|s| s.slot_ns.0 != slot && !s.max_ns.is_empty())
+    {
+        return Err("the runs keep their series in slots of different lengths".into());
+    }
+    let maxima: Vec<f64> = series
+        .iter()
+        .flat_map(|s| {
+            s.max_ns
+                .iter()
+                .zip(&s.count)
+                .filter(|(_, c)| **c > 0)
+                .map(|(m, _)| *m as f64)
+        })
+        .collect();
+    if maxima.is_empty() || slot == 0 {
+        return Err("no per-second series: a histogram alone has no time order, so neither independence nor stationarity can be checked (measure with rtlab, or import cyclictest's verbose output)".into());
+    }
+    Ok((maxima, slot))
+}
+
+fn analyse_one(
+    cpu: Option<u32>,
+    samples: u64,
+    observed_max_ns: u64,
+    series: &[&RunSeries],
+    set: &Settings,
+) -> WorstCpu {
+    let mut not_fitted = Vec::new();
+    let (mut gev, mut pot, mut measured_ns) = (None, None, 0);
+    match joined(series) {
+        Err(e) => not_fitted.push(e),
+        Ok((maxima, slot_ns)) => {
+            measured_ns = (maxima.len() as u64).saturating_mul(slot_ns);
+            let s = Series {
+                maxima: &maxima,
+                slot_ns,
+            };
+            match fits::peaks_over_threshold(&s, set) {
+                Ok(f) => pot = Some(f),
+                Err(e) => not_fitted.push(e),
+            }
+            match fits::block_maxima(&s, set) {
+                Ok(f) => gev = Some(f),
+                Err(e) => not_fitted.push(e),
+            }
+        }
+    }
+    let v = verdict::verdict(pot.as_ref(), gev.as_ref(), set);
+    let run_longer = verdict::primary(pot.as_ref(), gev.as_ref())
+        .map(|p| verdict::run_longer(p, measured_ns, set))
+        .unwrap_or_default();
+    WorstCpu {
+        cpu,
+        samples,
+        measured_ns,
+        observed_max_ns,
+        block_maxima: gev,
+        peaks_over_threshold: pot,
+        not_fitted,
+        verdict: v,
+        run_longer,
+    }
+}
+
+fn analyse_group(members: &[(String, &MeasureRun)], set: &Settings) -> WorstGroup {
+    let runs: Vec<&MeasureRun> = members.iter().map(|(_, r)| *r).collect();
+    let mut cpus = vec![analyse_one(
+        None,
+        runs.iter().map(|r| r.all.raw.count).sum(),
+        runs.iter().map(|r| r.all.raw.max_ns).max().unwrap_or(0),
+        &runs.iter().map(|r| &r.all.series).collect::<Vec<_>>(),
+        set,
+    )];
+    if set.per_cpu {
+        let mut ids: Vec<u32> = runs
+            .iter()
+            .flat_map(|r| r.cpus.iter().map(|c| c.cpu))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let of: Vec<_> = runs
+                .iter()
+                .flat_map(|r| r.cpus.iter().filter(|c| c.cpu == id))
+                .collect();
+            cpus.push(analyse_one(
+                Some(id),
+                of.iter().map(|c| c.raw.count).sum(),
+                of.iter().map(|c| c.raw.max_ns).max().unwrap_or(0),
+                &of.iter().map(|c| &c.series).collect::<Vec<_>>(),
+                set,
+            ));
+        }
+    }
+    WorstGroup {
+        conditions: if set.pool {
+            pooled(members)
+        } else {
+            conditions(members[0].1)
+        },
+        runs: members.iter().map(|(n, _)| n.clone()).collect(),
+        cpus,
+    }
+}
+
+/// Everything `rtlab worst` says about these runs.
+pub fn analyse(runs: &[(String, &MeasureRun)], set: &Settings) -> WorstDoc {
+    let mut sorted: Vec<(String, &MeasureRun)> = runs.to_vec();
+    sorted.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));
+    let mut groups: Vec<(Conditions, Vec<(String, &MeasureRun)>)> = Vec::new();
+    for (name, run) in sorted {
+        let key = if set.pool {
+            None
+        } else {
+            Some(conditions(run))
+        };
+        match groups
+            .iter_mut()
+            .find(|(c, _)| key.as_ref().is_none_or(|k| k == c))
+        {
+            Some((_, members)) => members.push((name, run)),
+            None => groups.push((key.unwrap_or_else(|| conditions(run)), vec![(name, run)])),
+        }
+    }
+    WorstDoc {
+        schema: model::worst::SCHEMA.into(),
+        rtlab_version: env!("CARGO_PKG_VERSION").into(),
+        confidence: set.confidence,
+        budget_ns: set.budget_ns,
+        per_hour_target: set.per_hour,
+        groups: groups.iter().map(|(_, m)| analyse_group(m, set)).collect(),
+    }
+}

@@ -1,0 +1,46 @@
+//! rtlab's worst-case statistics: how bad can the latency get, and was the run long enough to
+//! say?
+//!
+//! Extreme-value theory on what a run keeps: a GEV fitted to block maxima (the per-second
+//! maxima of the series, grouped into blocks), a GPD fitted to the declustered exceedances of
+//! a threshold chosen by a stated rule, profile-likelihood intervals for the shape, the return
+//! levels and the probability of exceeding a budget, and the checks (independence,
+//! stationarity, goodness of fit, a back-test) that decide whether a fit may be trusted.
+//! Data in ([`model::measure::MeasureRun`]), data out ([`model::worst`]); no I/O.
+//!
+//! The method, its assumptions and where it fails: `docs/worst-case.md`.
+
+// `!(x > 0.0)` is the test that refuses NaN as well as non-positive values, on purpose.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+pub mod dist;
+pub mod fits;
+pub mod gev;
+pub mod gof;
+pub mod gpd;
+mod group;
+mod optim;
+pub mod pot;
+pub mod profile;
+mod rng;
+pub mod tests_stat;
+pub mod verdict;
+
+pub use group::analyse;
+
+/// What the analysis is asked.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Confidence of every interval (0.95).
+    pub confidence: f64,
+    /// The latency budget whose exceedance risk is wanted.
+    pub budget_ns: Option<u64>,
+    /// The highest acceptable probability per hour of exceeding the budget.
+    pub per_hour: f64,
+    /// The width the once-per-day level's interval should have (default: a tenth of it).
+    pub width_ns: Option<u64>,
+    /// Pool runs of different conditions.
+    pub pool: bool,
+    /// Each CPU as well as all together.
+    pub per_cpu: bool,
+}
