@@ -45,6 +45,7 @@ mod tune_cmd;
 mod tuning;
 mod usage;
 mod verdict;
+mod worst_cmd;
 
 // The build script's profile reading, tested with the binary's unit tests.
 #[cfg(test)]
@@ -126,6 +127,7 @@ fn run() -> ExitCode {
         Command::Rm(args) => store_cmd::rm(args),
         Command::Export(args) => store_cmd::export(args),
         Command::Compare(args) => compare_cmd::run(args),
+        Command::Worst(args) => worst_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Import(args) => import_cmd::run(args),
         Command::Push(args) => push_cmd::run(args),

@@ -31,6 +31,7 @@ mod tune;
 mod values;
 #[cfg(test)]
 mod vocabulary;
+mod worst;
 
 pub use self::push::{PushArgs, PushToArgs};
 pub use audit::{
@@ -59,6 +60,7 @@ pub use tune::{
     TuneCommand,
 };
 pub use values::TextOrJson;
+pub use worst::{WorstArgs, WorstFormat};
 
 use std::path::PathBuf;
 
@@ -152,6 +154,11 @@ pub enum Command {
     /// first run, and a regression verdict (--fail-if-worse).
     #[command(long_about = compare::COMPARE_LONG, after_long_help = compare::compare_after())]
     Compare(compare::CompareArgs),
+    /// Estimate the worst case beyond what was measured (extreme-value fits with intervals,
+    /// return levels per hour, day and year, the budget's risk per hour) and whether the data
+    /// support it; says how much longer to run.
+    #[command(long_about = worst::WORST_LONG, after_long_help = worst::worst_after())]
+    Worst(worst::WorstArgs),
     /// Write an HTML report with latency plots over one or more runs (self-contained; --svg
     /// writes the plots as SVG files too).
     #[command(long_about = compare::REPORT_LONG, after_long_help = format!("{}\n\n{}", store::RUN_HELP, help::REPORT))]

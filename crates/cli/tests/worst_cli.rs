@@ -1,0 +1,195 @@
+//! `rtlab worst` end to end: a scripted measurement's result file given a per-second series
+//! drawn from a known GEV (trusted, the true levels inside the intervals), the same series
+//! shifted halfway (flagged: not trusted, exit 1), a budget gate, and bad input (exit 2).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    testkit::fixture_root("arm64-8cpu-rt-tuned")
+        .base()
+        .to_path_buf()
+}
+
+/// A result file of a scripted measurement of CPU 0.
+fn result_file(dir: &Path) -> Value {
+    let out = dir.join("base.json");
+    let status = common::rtlab_with_store(&dir.join("db.sqlite"))
+        .arg("--root")
+        .arg(fixture())
+        .args([
+            "measure",
+            "--fake-clock",
+            "5us,7us",
+            "--cycles",
+            "20",
+            "--cpus",
+            "0",
+            "--no-store",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}
+
+/// GEV(mu 20 us, sigma 2 us, xi -0.15) per-second maxima, from a fixed SplitMix64 stream.
+fn gev_series(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let u = ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            let xi = -0.15;
+            (20_000.0 + 2_000.0 * ((-u.ln()).powf(-xi) - 1.0) / xi) as u64
+        })
+        .collect()
+}
+
+fn with_series(base: &Value, maxima: &[u64], path: &Path) {
+    let mut run = base.clone();
+    let series = serde_json::json!({
+        "slot_ns": 1_000_000_000u64,
+        "max_ns": maxima,
+        "count": vec![1000u64; maxima.len()],
+    });
+    run["all"]["series"] = series.clone();
+    run["cpus"][0]["series"] = series;
+    let max = maxima.iter().copied().max().unwrap();
+    run["all"]["raw"]["max_ns"] = max.into();
+    run["cpus"][0]["raw"]["max_ns"] = max.into();
+    std::fs::write(path, serde_json::to_string(&run).unwrap()).unwrap();
+}
+
+fn worst(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("rtlab")
+        .unwrap()
+        .env("RTLAB_DB", dir.join("db.sqlite"))
+        .arg("worst")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The true once-per-`hours` level of the per-second maxima.
+fn true_level(hours: f64) -> f64 {
+    let q = 1.0 / (3600.0 * hours);
+    let xi = -0.15;
+    20_000.0 + 2_000.0 * ((-(-q).ln_1p()).powf(-xi) - 1.0) / xi
+}
+
+#[test]
+fn a_known_tail_is_trusted_and_its_levels_covered() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let file = dir.path().join("gev.json");
+    with_series(&base, &gev_series(7200, 1), &file);
+    let (code, stdout, stderr) = worst(dir.path(), &[file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["schema"], "rtlab.worst/1");
+    let all = &doc["groups"][0]["cpus"][0];
+    assert!(all["cpu"].is_null());
+    assert_eq!(all["verdict"]["trusted"], true);
+    for method in ["block_maxima", "peaks_over_threshold"] {
+        let fit = &all[method];
+        assert_eq!(fit["trusted"], true, "{method}: {fit}");
+        for level in fit["return_levels"].as_array().unwrap() {
+            let e = &level["level_ns"];
+            let want = true_level(level["hours"].as_f64().unwrap());
+            let (lo, hi) = (e["lower"].as_f64().unwrap(), e["upper"].as_f64().unwrap());
+            assert!(
+                lo <= want && want <= hi,
+                "{method} {}: {want} not in [{lo}, {hi}]",
+                level["per"]
+            );
+        }
+        let xi = &fit["shape"];
+        assert!(
+            xi["lower"].as_f64().unwrap() < -0.15 + 0.1
+                && xi["upper"].as_f64().unwrap() > -0.15 - 0.1
+        );
+    }
+    // The text form: verdict first, then the fits with their checks.
+    let (code, text, _) = worst(dir.path(), &[file.to_str().unwrap(), "--budget", "40us"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("all CPUs [ok]") && text.contains("once per day"),
+        "{text}"
+    );
+    assert!(
+        text.contains("probability per hour of exceeding 40.0 us"),
+        "{text}"
+    );
+    assert!(text.contains("the latency has an upper bound"), "{text}");
+    // A budget inside the observed range is exceeded every hour: the gate fails.
+    let (code, text, _) = worst(dir.path(), &[file.to_str().unwrap(), "--budget", "27us"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("not bounded below the target"), "{text}");
+}
+
+#[test]
+fn a_change_halfway_is_flagged_not_fitted_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let mut maxima = gev_series(7200, 2);
+    for v in &mut maxima[3600..] {
+        *v = *v * 13 / 10;
+    }
+    let file = dir.path().join("shift.json");
+    with_series(&base, &maxima, &file);
+    let (code, text, _) = worst(dir.path(), &[file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("no fit may be trusted"), "{text}");
+    assert!(text.contains("split-half"), "{text}");
+}
+
+#[test]
+fn too_short_a_run_says_why_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let file = dir.path().join("short.json");
+    with_series(&base, &gev_series(20, 3), &file);
+    let (code, text, _) = worst(dir.path(), &[file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("not fitted: block maxima: 20 blocks of 1 s; a GEV needs at least 30"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["nothing/here.json"], "no such file"),
+        (
+            vec!["x.json", "--per-hour", "2"],
+            "is not a probability between 0 and 1",
+        ),
+        (vec!["x.json", "--budget", "fast"], "fast"),
+    ] {
+        let (code, _, stderr) = worst(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
