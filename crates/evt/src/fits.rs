@@ -2,7 +2,7 @@
 //! estimate, return levels for an hour, a day and a year of operation, the budget's risk per
 //! hour, and every check with its verdict.
 
-use model::worst::{BudgetRisk, Check, Estimate, Method, ReturnLevel, Tail, TailFit};
+use model::worst::{BudgetRisk, Check, CurvePoint, Estimate, Method, ReturnLevel, Tail, TailFit};
 
 use crate::dist::{Gev, Gpd};
 use crate::gev::GevModel;
@@ -29,7 +29,7 @@ pub struct Series<'a> {
     pub slot_ns: u64,
 }
 
-fn estimate(value: f64, se: Option<f64>, i: Interval) -> Estimate {
+pub(crate) fn estimate(value: f64, se: Option<f64>, i: Interval) -> Estimate {
     Estimate {
         value,
         se,
@@ -38,7 +38,7 @@ fn estimate(value: f64, se: Option<f64>, i: Interval) -> Estimate {
     }
 }
 
-fn tail(shape: &Estimate, upper_end: Option<f64>) -> Tail {
+pub(crate) fn tail(shape: &Estimate, upper_end: Option<f64>) -> Tail {
     match (shape.lower, shape.upper, upper_end) {
         (_, Some(hi), Some(end)) if hi < 0.0 => Tail::Bounded { upper_end_ns: end },
         (Some(lo), _, _) if lo > 0.0 => Tail::Unbounded,
@@ -111,13 +111,64 @@ fn back_test(p: f64) -> Check {
     }
 }
 
-fn budget_risk(budget_ns: u64, per_hour: impl Fn(f64) -> f64, q: f64, i: Interval) -> BudgetRisk {
+pub(crate) fn budget_risk(
+    budget_ns: u64,
+    per_hour: impl Fn(f64) -> f64,
+    q: f64,
+    i: Interval,
+) -> BudgetRisk {
     BudgetRisk {
         budget_ns,
         per_hour: per_hour(q),
         lower: per_hour(i.lower.unwrap_or(0.0)),
         upper: per_hour(i.upper.unwrap_or(1.0)),
     }
+}
+
+/// Return periods of the curve: 16 per decade-spaced points from `shortest` hours to ten
+/// years.
+pub(crate) fn curve_hours(shortest: f64) -> Vec<f64> {
+    let (a, b) = (shortest.max(1e-6).log10(), (10.0f64 * 8766.0).log10());
+    if !(b > a) {
+        return Vec::new();
+    }
+    (0..=24)
+        .map(|i| 10f64.powf(a + (b - a) * f64::from(i) / 24.0))
+        .collect()
+}
+
+/// A curve point from an estimate.
+pub(crate) fn point(hours: f64, e: &Estimate) -> CurvePoint {
+    CurvePoint {
+        hours,
+        level_ns: e.value,
+        lower_ns: e.lower,
+        upper_ns: e.upper,
+    }
+}
+
+/// Return levels and the curve of a GEV fit to blocks of `block_h` hours.
+fn gev_levels(m: &GevModel, block_h: f64, set: &Settings) -> (Vec<ReturnLevel>, Vec<CurvePoint>) {
+    let level = |hours: f64| {
+        let q = block_h / hours;
+        (q < 1.0).then(|| {
+            let (v, i) = m.level_interval(q, set.confidence);
+            estimate(v, None, i)
+        })
+    };
+    let levels = PERIODS
+        .iter()
+        .map(|&(per, hours)| ReturnLevel {
+            per: per.into(),
+            hours,
+            level_ns: level(hours),
+        })
+        .collect();
+    let curve = curve_hours(2.0 * block_h)
+        .into_iter()
+        .filter_map(|h| level(h).map(|e| point(h, &e)))
+        .collect();
+    (levels, curve)
 }
 
 /// The block length in slots: the longest of 60, 30, 10, 5, 2 and 1 slots that leaves at least
@@ -157,21 +208,7 @@ pub fn block_maxima(s: &Series, set: &Settings) -> Result<TailFit, String> {
         m.shape_interval(set.confidence, se.map(|s| s[2])),
     );
     let block_h = block_ns as f64 / 3.6e12;
-    let return_levels = PERIODS
-        .iter()
-        .map(|&(per, hours)| {
-            let q = block_h / hours;
-            let level_ns = (q < 1.0).then(|| {
-                let (v, i) = m.level_interval(q, set.confidence);
-                estimate(v, None, i)
-            });
-            ReturnLevel {
-                per: per.into(),
-                hours,
-                level_ns,
-            }
-        })
-        .collect();
+    let (return_levels, curve) = gev_levels(&m, block_h, set);
     let budget = set.budget_ns.map(|bud| {
         let (q, i) = m.exceedance_interval(bud as f64, set.confidence);
         // Blocks are independent maxima: 1 - (1 - q)^(blocks per hour).
@@ -205,6 +242,7 @@ pub fn block_maxima(s: &Series, set: &Settings) -> Result<TailFit, String> {
         tail: tail(&shape, g.upper_end()),
         shape,
         return_levels,
+        curve,
         budget,
         trusted: checks.iter().all(|c| c.passed),
         checks,
@@ -239,7 +277,7 @@ pub fn peaks_over_threshold(s: &Series, set: &Settings) -> Result<TailFit, Strin
         se.map(|s| s[1]),
         m.shape_interval(set.confidence, se.map(|s| s[1])),
     );
-    let return_levels = pot_levels(&m, u, rate, set);
+    let (return_levels, curve) = pot_levels(&m, u, rate, set);
     let budget = set.budget_ns.filter(|b| *b as f64 > u).map(|bud| {
         let (q, i) = m.exceedance_interval(bud as f64 - u, set.confidence);
         // Clusters arrive at `rate` per hour: 1 - exp(-rate q).
@@ -260,6 +298,7 @@ pub fn peaks_over_threshold(s: &Series, set: &Settings) -> Result<TailFit, Strin
         tail: tail(&shape, g.upper_end().map(|e| u + e)),
         shape,
         return_levels,
+        curve,
         budget,
         trusted: checks.iter().all(|c| c.passed),
         checks,
@@ -268,28 +307,38 @@ pub fn peaks_over_threshold(s: &Series, set: &Settings) -> Result<TailFit, Strin
     })
 }
 
-/// The return levels of a GPD fit over threshold `u` with `rate` clusters per hour.
-fn pot_levels(m: &GpdModel, u: f64, rate: f64, set: &Settings) -> Vec<ReturnLevel> {
-    PERIODS
-        .iter()
-        .map(|&(per, h)| {
-            let n = rate * h;
-            let level_ns = (n > 1.0).then(|| {
-                let (v, i) = m.level_interval(n, set.confidence);
-                Estimate {
-                    value: u + v,
-                    se: None,
-                    lower: i.lower.map(|x| u + x),
-                    upper: i.upper.map(|x| u + x),
-                }
-            });
-            ReturnLevel {
-                per: per.into(),
-                hours: h,
-                level_ns,
+/// The return levels and curve of a GPD fit over threshold `u` with `rate` clusters per hour.
+pub(crate) fn pot_levels(
+    m: &GpdModel,
+    u: f64,
+    rate: f64,
+    set: &Settings,
+) -> (Vec<ReturnLevel>, Vec<CurvePoint>) {
+    let level = |hours: f64| {
+        let n = rate * hours;
+        (n > 1.0).then(|| {
+            let (v, i) = m.level_interval(n, set.confidence);
+            Estimate {
+                value: u + v,
+                se: None,
+                lower: i.lower.map(|x| u + x),
+                upper: i.upper.map(|x| u + x),
             }
         })
-        .collect()
+    };
+    let levels = PERIODS
+        .iter()
+        .map(|&(per, hours)| ReturnLevel {
+            per: per.into(),
+            hours,
+            level_ns: level(hours),
+        })
+        .collect();
+    let curve = curve_hours(2.0 / rate)
+        .into_iter()
+        .filter_map(|h| level(h).map(|e| point(h, &e)))
+        .collect();
+    (levels, curve)
 }
 
 /// The checks of a GPD fit: order checks on the cluster excesses, KPSS on the whole series,

@@ -33,7 +33,7 @@ pub struct GevModel {
 }
 
 fn nll(z: &[f64], g: &Gev) -> f64 {
-    if !(g.sigma > 0.0) || g.xi <= -1.0 || !g.xi.is_finite() {
+    if !(g.sigma > 0.0) || g.xi <= -1.0 || !(g.xi < crate::MAX_SHAPE) {
         return OUTSIDE;
     }
     let mut sum = 0.0;
@@ -171,7 +171,14 @@ impl GevModel {
             Some(fx)
         };
         let step = se.unwrap_or(0.1).clamp(0.01, 0.5);
-        profile::interval(&mut prof, g.xi, nll_hat, step, (-0.999, 5.0), confidence)
+        profile::interval(
+            &mut prof,
+            g.xi,
+            nll_hat,
+            step,
+            (-0.999, crate::MAX_SHAPE - 1e-3),
+            confidence,
+        )
     }
 
     /// Profile-likelihood interval of the level exceeded with probability `q` per block, in the

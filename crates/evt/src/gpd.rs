@@ -22,24 +22,65 @@ pub struct GpdFit {
     pub n: usize,
 }
 
+/// Exceedances binned as a histogram has them: `count` values in `[lo, hi)` (`hi` may be
+/// infinite), above the threshold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bin {
+    /// Lower end of the bin, minus the threshold.
+    pub lo: f64,
+    /// Upper end, minus the threshold.
+    pub hi: f64,
+    /// Values in it.
+    pub count: f64,
+}
+
+/// What is fitted: exact values, or binned values (interval-censored likelihood).
+enum Data {
+    Exact(Vec<f64>),
+    Binned(Vec<Bin>),
+}
+
+impl Data {
+    fn len(&self) -> f64 {
+        match self {
+            Data::Exact(y) => y.len() as f64,
+            Data::Binned(b) => b.iter().map(|b| b.count).sum(),
+        }
+    }
+}
+
 /// Scaled exceedances and the likelihood on them.
 pub struct GpdModel {
-    y: Vec<f64>,
+    y: Data,
     scale: f64,
     hat: Option<(Gpd, f64)>,
 }
 
-fn nll(y: &[f64], g: &Gpd) -> f64 {
-    if !(g.sigma > 0.0) || g.xi <= -1.0 || !g.xi.is_finite() {
+fn nll(y: &Data, g: &Gpd) -> f64 {
+    if !(g.sigma > 0.0) || g.xi <= -1.0 || !(g.xi < crate::MAX_SHAPE) {
         return OUTSIDE;
     }
     let mut sum = 0.0;
-    for &x in y {
-        let l = g.ln_pdf(x);
-        if l == f64::NEG_INFINITY {
-            return OUTSIDE;
+    match y {
+        Data::Exact(y) => {
+            for &x in y {
+                let l = g.ln_pdf(x);
+                if l == f64::NEG_INFINITY {
+                    return OUTSIDE;
+                }
+                sum -= l;
+            }
         }
-        sum -= l;
+        Data::Binned(bins) => {
+            for b in bins {
+                // P(lo <= X < hi), from the survival function: exact far out in the tail.
+                let p = g.sf(b.lo) - if b.hi.is_finite() { g.sf(b.hi) } else { 0.0 };
+                if !(p > 0.0) {
+                    return OUTSIDE;
+                }
+                sum -= b.count * p.ln();
+            }
+        }
     }
     sum
 }
@@ -57,10 +98,71 @@ impl GpdModel {
             return None;
         }
         Some(GpdModel {
-            y: exceedances.iter().map(|x| x / mean).collect(),
+            y: Data::Exact(exceedances.iter().map(|x| x / mean).collect()),
             scale: mean,
             hat: None,
         })
+    }
+
+    /// The model for binned exceedances (a histogram's tail); `None` for fewer than 3 values,
+    /// a bad bin, or no spread.
+    pub fn binned(bins: &[Bin]) -> Option<GpdModel> {
+        let n: f64 = bins.iter().map(|b| b.count).sum();
+        let bad = |b: &Bin| {
+            !(b.lo >= 0.0
+                && b.hi > b.lo
+                && b.count >= 0.0
+                && b.lo.is_finite()
+                && b.count.is_finite())
+        };
+        if !(n >= 3.0) || bins.iter().any(bad) {
+            return None;
+        }
+        let mid = |b: &Bin| {
+            if b.hi.is_finite() {
+                0.5 * (b.lo + b.hi)
+            } else {
+                b.lo
+            }
+        };
+        let mean = bins.iter().map(|b| b.count * mid(b)).sum::<f64>() / n;
+        if !(mean > 0.0) {
+            return None;
+        }
+        let scaled = bins
+            .iter()
+            .filter(|b| b.count > 0.0)
+            .map(|b| Bin {
+                lo: b.lo / mean,
+                hi: b.hi / mean,
+                count: b.count,
+            })
+            .collect();
+        Some(GpdModel {
+            y: Data::Binned(scaled),
+            scale: mean,
+            hat: None,
+        })
+    }
+
+    /// Mean 1 by construction; the variance of the scaled data (bin midpoints when binned).
+    fn variance(&self) -> f64 {
+        let n = self.y.len();
+        let ss = match &self.y {
+            Data::Exact(y) => y.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>(),
+            Data::Binned(b) => b
+                .iter()
+                .map(|b| {
+                    let m = if b.hi.is_finite() {
+                        0.5 * (b.lo + b.hi)
+                    } else {
+                        b.lo
+                    };
+                    b.count * (m - 1.0).powi(2)
+                })
+                .sum(),
+        };
+        ss / (n - 1.0).max(1.0)
     }
 
     /// The maximum-likelihood fit.
@@ -76,8 +178,8 @@ impl GpdModel {
             )
         };
         // Method of moments on the scaled data (mean 1) as the start.
-        let n = y.len() as f64;
-        let var = y.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        let n = y.len();
+        let var = self.variance();
         let xi0 = (0.5 * (1.0 - 1.0 / var.max(1e-9))).clamp(-0.5, 0.5);
         let sigma0 = (0.5 * (1.0 / var.max(1e-9) + 1.0)).max(0.05);
         let mut best: Option<(Vec<f64>, f64)> = None;
@@ -113,9 +215,15 @@ impl GpdModel {
                 sigma: g.sigma * self.scale,
                 xi: g.xi,
             },
-            nll: fx + n * self.scale.ln(),
+            // A density scales with the data; a binned likelihood is of probabilities.
+            nll: fx
+                + if matches!(y, Data::Exact(_)) {
+                    n * self.scale.ln()
+                } else {
+                    0.0
+                },
             se,
-            n: y.len(),
+            n: n as usize,
         })
     }
 
@@ -143,7 +251,14 @@ impl GpdModel {
             Some(fx)
         };
         let step = se.unwrap_or(0.1).clamp(0.01, 0.5);
-        profile::interval(&mut prof, g.xi, nll_hat, step, (-0.999, 5.0), confidence)
+        profile::interval(
+            &mut prof,
+            g.xi,
+            nll_hat,
+            step,
+            (-0.999, crate::MAX_SHAPE - 1e-3),
+            confidence,
+        )
     }
 
     /// The exceedance reached once in `n` exceedances (`n > 1`) with its profile interval, in
@@ -203,6 +318,11 @@ impl GpdModel {
     }
 }
 
+/// Fits a GPD to binned exceedances; `None` when it cannot be fitted.
+pub fn fit_binned(bins: &[Bin]) -> Option<GpdFit> {
+    GpdModel::binned(bins)?.fit()
+}
+
 /// Fits a GPD to exceedances; `None` when it cannot be fitted.
 pub fn fit(exceedances: &[f64]) -> Option<GpdFit> {
     GpdModel::new(exceedances)?.fit()
@@ -226,6 +346,50 @@ mod tests {
             assert!((fit.dist.sigma - 8.0).abs() < 4.0 * se[0], "{fit:?}");
             assert!((fit.dist.xi - xi).abs() < 4.0 * se[1], "{fit:?}");
         }
+    }
+
+    #[test]
+    fn binned_exceedances_fit_like_exact_ones() {
+        let data = sample(
+            &Gpd {
+                sigma: 8.0,
+                xi: 0.1,
+            },
+            20_000,
+            21,
+        );
+        // 0.5-wide bins up to 100, everything above in one open bin.
+        let mut bins: Vec<Bin> = (0..200)
+            .map(|i| Bin {
+                lo: i as f64 * 0.5,
+                hi: (i + 1) as f64 * 0.5,
+                count: 0.0,
+            })
+            .collect();
+        bins.push(Bin {
+            lo: 100.0,
+            hi: f64::INFINITY,
+            count: 0.0,
+        });
+        for x in &data {
+            let i = ((x / 0.5) as usize).min(200);
+            bins[i].count += 1.0;
+        }
+        let b = fit_binned(&bins).unwrap();
+        let e = fit(&data).unwrap();
+        assert!((b.dist.xi - e.dist.xi).abs() < 0.01, "{b:?} {e:?}");
+        assert!(
+            (b.dist.sigma / e.dist.sigma - 1.0).abs() < 0.01,
+            "{b:?} {e:?}"
+        );
+        assert!(
+            fit_binned(&[Bin {
+                lo: 1.0,
+                hi: 0.5,
+                count: 9.0
+            }])
+            .is_none()
+        );
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! Runs of different conditions are never pooled unless asked: a tail fitted to idle and
 //! loaded seconds together describes neither.
 
+use model::histogram::Histogram;
 use model::measure::MeasureRun;
 use model::per_cpu::Series as RunSeries;
 use model::worst::{Conditions, WorstCpu, WorstDoc, WorstGroup};
 
 use crate::fits::{self, Series};
-use crate::{Settings, verdict};
+use crate::{Settings, binned, verdict};
 
 fn conditions(run: &MeasureRun) -> Conditions {
     let engine = match &run.import {
@@ -77,17 +78,38 @@ fn joined(series: &[&RunSeries]) -> Result<(Vec<f64>, u64), String> {
     Ok((maxima, slot))
 }
 
-fn analyse_one(
+/// What one CPU (or all together) of a group measured.
+struct Inputs<'a> {
     cpu: Option<u32>,
     samples: u64,
     observed_max_ns: u64,
-    series: &[&RunSeries],
-    set: &Settings,
-) -> WorstCpu {
+    series: Vec<&'a RunSeries>,
+    histogram: Histogram,
+    /// The coarsest time resolution of the runs (an imported tool's; 1 ns for rtlab's own).
+    resolution_ns: u64,
+    elapsed_ns: u64,
+}
+
+fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
     let mut not_fitted = Vec::new();
-    let (mut gev, mut pot, mut measured_ns) = (None, None, 0);
-    match joined(series) {
-        Err(e) => not_fitted.push(e),
+    let (mut gev, mut pot) = (None, None);
+    let measured_ns;
+    match joined(&inp.series) {
+        Err(e) => {
+            not_fitted.push(format!("block maxima: {e}"));
+            measured_ns = inp.elapsed_ns;
+            let hours = inp.elapsed_ns as f64 / 3.6e12;
+            match binned::peaks_over_threshold(
+                &inp.histogram,
+                inp.resolution_ns,
+                inp.observed_max_ns,
+                hours,
+                set,
+            ) {
+                Ok(f) => pot = Some(f),
+                Err(e) => not_fitted.push(e),
+            }
+        }
         Ok((maxima, slot_ns)) => {
             measured_ns = (maxima.len() as u64).saturating_mul(slot_ns);
             let s = Series {
@@ -109,10 +131,10 @@ fn analyse_one(
         .map(|p| verdict::run_longer(p, measured_ns, set))
         .unwrap_or_default();
     WorstCpu {
-        cpu,
-        samples,
+        cpu: inp.cpu,
+        samples: inp.samples,
         measured_ns,
-        observed_max_ns,
+        observed_max_ns: inp.observed_max_ns,
         block_maxima: gev,
         peaks_over_threshold: pot,
         not_fitted,
@@ -121,13 +143,34 @@ fn analyse_one(
     }
 }
 
+fn merged<'a>(h: impl Iterator<Item = &'a Histogram>) -> Histogram {
+    let mut out = Histogram::new();
+    for x in h {
+        out.merge(x);
+    }
+    out
+}
+
 fn analyse_group(members: &[(String, &MeasureRun)], set: &Settings) -> WorstGroup {
     let runs: Vec<&MeasureRun> = members.iter().map(|(_, r)| *r).collect();
+    let elapsed_ns = runs
+        .iter()
+        .fold(0u64, |a, r| a.saturating_add(r.elapsed_ns.0));
+    let resolution_ns = runs
+        .iter()
+        .map(|r| r.import.as_ref().map_or(1, |i| i.resolution_ns.max(1)))
+        .max()
+        .unwrap_or(1);
     let mut cpus = vec![analyse_one(
-        None,
-        runs.iter().map(|r| r.all.raw.count).sum(),
-        runs.iter().map(|r| r.all.raw.max_ns).max().unwrap_or(0),
-        &runs.iter().map(|r| &r.all.series).collect::<Vec<_>>(),
+        &Inputs {
+            cpu: None,
+            samples: runs.iter().map(|r| r.all.raw.count).sum(),
+            observed_max_ns: runs.iter().map(|r| r.all.raw.max_ns).max().unwrap_or(0),
+            series: runs.iter().map(|r| &r.all.series).collect(),
+            histogram: merged(runs.iter().map(|r| &r.all.histogram)),
+            resolution_ns,
+            elapsed_ns,
+        },
         set,
     )];
     if set.per_cpu {
@@ -143,10 +186,15 @@ fn analyse_group(members: &[(String, &MeasureRun)], set: &Settings) -> WorstGrou
                 .flat_map(|r| r.cpus.iter().filter(|c| c.cpu == id))
                 .collect();
             cpus.push(analyse_one(
-                Some(id),
-                of.iter().map(|c| c.raw.count).sum(),
-                of.iter().map(|c| c.raw.max_ns).max().unwrap_or(0),
-                &of.iter().map(|c| &c.series).collect::<Vec<_>>(),
+                &Inputs {
+                    cpu: Some(id),
+                    samples: of.iter().map(|c| c.raw.count).sum(),
+                    observed_max_ns: of.iter().map(|c| c.raw.max_ns).max().unwrap_or(0),
+                    series: of.iter().map(|c| &c.series).collect(),
+                    histogram: merged(of.iter().map(|c| &c.histogram)),
+                    resolution_ns,
+                    elapsed_ns,
+                },
                 set,
             ));
         }
@@ -188,5 +236,20 @@ pub fn analyse(runs: &[(String, &MeasureRun)], set: &Settings) -> WorstDoc {
         budget_ns: set.budget_ns,
         per_hour_target: set.per_hour,
         groups: groups.iter().map(|(_, m)| analyse_group(m, set)).collect(),
+    }
+}
+
+/// Each run on its own, in the order given (what `rtlab compare --worst` puts side by side).
+pub fn analyse_each(runs: &[(String, &MeasureRun)], set: &Settings) -> WorstDoc {
+    WorstDoc {
+        schema: model::worst::SCHEMA.into(),
+        rtlab_version: env!("CARGO_PKG_VERSION").into(),
+        confidence: set.confidence,
+        budget_ns: set.budget_ns,
+        per_hour_target: set.per_hour,
+        groups: runs
+            .iter()
+            .map(|r| analyse_group(std::slice::from_ref(r), set))
+            .collect(),
     }
 }

@@ -13,6 +13,7 @@
 // `!(x > 0.0)` is the test that refuses NaN as well as non-positive values, on purpose.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod binned;
 pub mod dist;
 pub mod fits;
 pub mod gev;
@@ -26,7 +27,12 @@ mod rng;
 pub mod tests_stat;
 pub mod verdict;
 
-pub use group::analyse;
+pub use group::{analyse, analyse_each};
+
+/// The largest shape a fit may take. A latency tail with a shape of 5 would have no finite
+/// fifth root of a moment; data that ask for more are outliers the checks will flag, and an
+/// unbounded search would only chase them.
+pub const MAX_SHAPE: f64 = 5.0;
 
 /// What the analysis is asked.
 #[derive(Clone, Debug)]

@@ -198,6 +198,32 @@ pub fn kpss(x: &[f64]) -> Option<Outcome> {
     })
 }
 
+/// Pearson's chi-squared goodness of fit of binned counts to their expectations under a fit
+/// with `fitted` estimated parameters; adjacent bins are merged until each expects at least 5.
+pub fn chi_square(observed: &[f64], expected: &[f64], fitted: usize) -> Option<Outcome> {
+    let mut cells: Vec<(f64, f64)> = Vec::new();
+    let (mut o, mut e) = (0.0, 0.0);
+    for (a, b) in observed.iter().zip(expected) {
+        o += a;
+        e += b;
+        if e >= 5.0 {
+            cells.push((o, e));
+            (o, e) = (0.0, 0.0);
+        }
+    }
+    if let Some(last) = cells.last_mut() {
+        last.0 += o;
+        last.1 += e;
+    }
+    let df = cells.len().checked_sub(1 + fitted).filter(|d| *d > 0)?;
+    let x2: f64 = cells.iter().map(|(o, e)| (o - e).powi(2) / e).sum();
+    let chi = ChiSquared::new(df as f64).ok()?;
+    Some(Outcome {
+        statistic: x2,
+        p_value: 1.0 - chi.cdf(x2),
+    })
+}
+
 /// The Anderson-Darling statistic of probability-integral transforms `u` (any order).
 pub fn anderson_darling(u: &[f64]) -> f64 {
     let mut s = u.to_vec();
@@ -276,6 +302,17 @@ mod tests {
         let skewed: Vec<f64> = u.iter().map(|v| v * v).collect();
         assert!(anderson_darling(&skewed) > 10.0);
         assert!(cramer_von_mises(&skewed) > 1.0);
+    }
+
+    #[test]
+    fn chi_square_of_matching_and_wrong_expectations() {
+        let observed = [98.0, 102.0, 97.0, 103.0, 100.0, 100.0];
+        let expected = [100.0; 6];
+        assert!(chi_square(&observed, &expected, 2).unwrap().p_value > 0.5);
+        let wrong = [150.0, 50.0, 150.0, 50.0, 100.0, 100.0];
+        assert!(chi_square(&observed, &wrong, 2).unwrap().p_value < 1e-6);
+        // Too few cells for the parameters fitted.
+        assert!(chi_square(&[10.0, 10.0], &[10.0, 10.0], 2).is_none());
     }
 
     #[test]

@@ -7,10 +7,15 @@ use crate::Settings;
 
 /// Latency in words: microseconds below a millisecond, else milliseconds.
 pub fn fmt_ns(v: f64) -> String {
-    if v.abs() < 1e6 {
+    let a = v.abs();
+    if a < 1e6 {
         format!("{:.1} us", v / 1e3)
-    } else {
+    } else if a < 1e9 {
         format!("{:.2} ms", v / 1e6)
+    } else if a < 1e12 {
+        format!("{:.2} s", v / 1e9)
+    } else {
+        format!("{:.2e} s", v / 1e9)
     }
 }
 
@@ -38,6 +43,14 @@ fn failed(f: &TailFit) -> String {
         .filter(|c| !c.passed)
         .map(|c| format!("{} (p = {:.3}): {}", c.name, c.p_value, c.says))
         .collect();
+    if list.is_empty() {
+        // Nothing failed, yet not trusted: the checks that matter could not run.
+        return format!(
+            "{}: its assumptions could not be checked: {}",
+            method_words(f.method),
+            f.data
+        );
+    }
     format!("{}: {}", method_words(f.method), list.join("; "))
 }
 

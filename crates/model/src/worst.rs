@@ -148,6 +148,9 @@ pub struct TailFit {
     pub tail: Tail,
     /// Latencies exceeded once per hour, day and year of operation at the run's rate.
     pub return_levels: Vec<ReturnLevel>,
+    /// The return-level curve with its band, from the shortest period the method resolves to
+    /// ten years (for the return-level plot).
+    pub curve: Vec<CurvePoint>,
     /// The probability per hour of exceeding the budget.
     pub budget: Option<BudgetRisk>,
     /// The checks.
@@ -170,6 +173,20 @@ pub struct ReturnLevel {
     pub hours: f64,
     /// The level (absent where the method cannot give it, e.g. a period shorter than a block).
     pub level_ns: Option<Estimate>,
+}
+
+/// A point of the return-level curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurvePoint {
+    /// The return period in hours.
+    pub hours: f64,
+    /// The level exceeded once in that period.
+    pub level_ns: f64,
+    /// Lower end of its interval.
+    pub lower_ns: Option<f64>,
+    /// Upper end of its interval.
+    pub upper_ns: Option<f64>,
 }
 
 /// The risk of exceeding the budget.
