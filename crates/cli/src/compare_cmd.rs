@@ -43,6 +43,12 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         ))
         .into());
     }
+    if args.worst && matches!(args.format, CompareFormat::Html | CompareFormat::Json) {
+        return Err(UsageError(
+            "--worst adds to the text and Markdown forms; for HTML or JSON run `rtlab worst RUN... --format html|json`".into(),
+        )
+        .into());
+    }
     let verdict = args.fail_if_worse.map(|pct| comparison.judge(pct).clone());
     let text = match args.format {
         CompareFormat::Text => compare::compare_text(&comparison),
@@ -51,6 +57,20 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
         CompareFormat::Json => comparison.to_json(),
     };
     console::print_stdout(&text)?;
+    if args.worst {
+        let settings = evt::Settings {
+            confidence: 0.95,
+            budget_ns: None,
+            per_hour: 1e-6,
+            width_ns: None,
+            pool: false,
+            per_cpu: false,
+        };
+        let summary = report::worst::summary_text(&evt::analyse_each(&pairs, &settings));
+        console::print_stdout(&format!(
+            "\nWorst case (extreme-value estimate, all CPUs):\n{summary}"
+        ))?;
+    }
     let mut console = Console::new(false);
     let mut failed = false;
     // A comparison with a run that measured nothing, or did not finish, proves nothing:

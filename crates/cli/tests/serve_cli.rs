@@ -384,6 +384,7 @@ fn hostile_hostname_is_text(server: &Server, docs: &[(String, String)], push: &s
     for path in [
         "/".to_string(),
         format!("/hosts/{}", "%3Cscript%3Ealert%281%29%3C%2Fscript%3E"),
+        format!("/hosts/{}/worst", "%3Cscript%3Ealert%281%29%3C%2Fscript%3E"),
         format!("/runs/{script_id}"),
         format!("/compare?run={script_id}&run={}", docs[1].0),
     ] {

@@ -193,3 +193,144 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_histogram_alone_gives_an_estimate_never_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = testkit::fixtures_dir().join("../imports/analisi_imx8mp_baseline.json");
+    let out = Command::cargo_bin("rtlab")
+        .unwrap()
+        .env("RTLAB_DB", dir.path().join("db.sqlite"))
+        .arg("import")
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, stdout, stderr) = worst(dir.path(), &["last", "--format", "json"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let all = &doc["groups"][0]["cpus"][0];
+    assert_eq!(all["verdict"]["trusted"], false);
+    let pot = &all["peaks_over_threshold"];
+    assert_eq!(pot["trusted"], false);
+    assert!(
+        pot["data"].as_str().unwrap().contains("no time order"),
+        "{pot}"
+    );
+    assert!(
+        pot["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "chi-squared")
+    );
+    assert!(all["block_maxima"].is_null());
+    assert!(
+        all["not_fitted"][0]
+            .as_str()
+            .unwrap()
+            .contains("no per-second series")
+    );
+}
+
+#[test]
+fn every_form_for_machines_and_people() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let file = dir.path().join("gev.json");
+    with_series(&base, &gev_series(3600, 4), &file);
+    let f = file.to_str().unwrap();
+    let (code, html, _) = worst(dir.path(), &[f, "--format", "html", "--budget", "40us"]);
+    assert_eq!(code, 0, "{html}");
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains("<svg"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Return levels")
+            && html.contains("QQ plot")
+            && html.contains("Threshold choice")
+    );
+    assert!(!html.contains("<script"));
+    let (_, om, _) = worst(
+        dir.path(),
+        &[f, "--format", "openmetrics", "--budget", "40us"],
+    );
+    assert!(
+        om.contains("rtlab_worst_return_level_seconds{cpu=\"all\""),
+        "{om}"
+    );
+    assert!(om.contains("rtlab_worst_trusted{cpu=\"cpu0\"} 1"), "{om}");
+    assert!(om.contains("rtlab_worst_budget_risk_per_hour"), "{om}");
+    assert!(om.trim_end().ends_with("# EOF"), "{om}");
+    let (_, junit, _) = worst(dir.path(), &[f, "--format", "junit"]);
+    assert!(
+        junit.contains("<testsuite name=\"rtlab worst\" tests=\"2\" failures=\"0\""),
+        "{junit}"
+    );
+    let (_, lava, _) = worst(dir.path(), &[f, "--format", "lava"]);
+    assert!(
+        lava.contains("lava-test-case worst-all --result pass"),
+        "{lava}"
+    );
+    assert!(
+        lava.contains("lava-test-case worst-cpu0-day-level --result pass --measurement"),
+        "{lava}"
+    );
+    let (_, lines, _) = worst(dir.path(), &[f, "--format", "lava-results"]);
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.starts_with("worst-all-shape pass ")),
+        "{lines}"
+    );
+}
+
+#[test]
+fn compare_adds_each_runs_worst_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    with_series(&base, &gev_series(3600, 5), &a);
+    let mut shifted = gev_series(3600, 6);
+    shifted[1800..].iter_mut().for_each(|v| *v = *v * 13 / 10);
+    with_series(&base, &shifted, &b);
+    let out = Command::cargo_bin("rtlab")
+        .unwrap()
+        .env("RTLAB_DB", dir.path().join("db.sqlite"))
+        .args([
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--worst",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Worst case (extreme-value estimate, all CPUs):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("trusted") && text.contains("NOT TRUSTED"),
+        "{text}"
+    );
+    let refused = Command::cargo_bin("rtlab")
+        .unwrap()
+        .env("RTLAB_DB", dir.path().join("db.sqlite"))
+        .args([
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--worst",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}

@@ -40,6 +40,7 @@ pub mod table;
 pub mod timerlat;
 pub mod tune;
 pub mod workload;
+pub mod worst;
 
 #[cfg(test)]
 mod testdata;

@@ -84,6 +84,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/metrics", get(pages::metrics))
         .route("/", get(pages::fleet_page))
         .route("/hosts/{name}", get(pages::host_page))
+        .route("/hosts/{name}/worst", get(pages::host_worst_page))
         .route("/runs/{id}", get(pages::run_page))
         .route("/compare", get(pages::compare_page))
         .fallback(pages::not_found)

@@ -177,6 +177,60 @@ pub(crate) async fn host_page(
     ))
 }
 
+/// Runs the worst-case page reads: the newest of a host's, each loaded whole.
+const MAX_WORST: usize = 50;
+
+/// `/hosts/{name}/worst`: `rtlab worst` over the host's newest runs (all CPUs together), runs
+/// of one set of conditions joined. The fits run on a blocking thread, off the runtime.
+pub(crate) async fn host_worst_page(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers, Need::Read).await?;
+    let host = name.clone();
+    let runs: Vec<(String, MeasureRun)> = state
+        .pool
+        .with(move |s| {
+            let list = s.list(&Filter {
+                host: Some(host),
+                limit: Some(MAX_WORST),
+                ..Filter::default()
+            })?;
+            list.iter()
+                .map(|r| {
+                    let name = r.label.clone().unwrap_or_else(|| r.id.to_string());
+                    Ok((name, s.load_measure(&r.id)?))
+                })
+                .collect()
+        })
+        .await?;
+    if runs.is_empty() {
+        return Err(ApiError::not_found(format!(
+            "no runs of host '{}'",
+            clip(&name)
+        )));
+    }
+    let doc = tokio::task::spawn_blocking(move || {
+        let pairs: Vec<(String, &MeasureRun)> = runs.iter().map(|(n, r)| (n.clone(), r)).collect();
+        let settings = evt::Settings {
+            confidence: 0.95,
+            budget_ns: None,
+            per_hour: 1e-6,
+            width_ns: None,
+            pool: false,
+            per_cpu: false,
+        };
+        evt::analyse(&pairs, &settings)
+    })
+    .await
+    .map_err(|_| ApiError::unavailable("the worst-case analysis stopped"))?;
+    Ok(html(
+        StatusCode::OK,
+        report::worst::html::worst_html_page(&doc),
+    ))
+}
+
 /// `/runs/{id}`: the report page of one run.
 pub(crate) async fn run_page(
     State(state): State<Arc<AppState>>,

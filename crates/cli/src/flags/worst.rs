@@ -43,6 +43,7 @@ EXAMPLES:
     rtlab worst vanilla.json rt.json              runs of one set of conditions are joined in time order
     rtlab worst last --budget 100us --per-hour 1e-9   gate: is 100 us exceeded less than once in 10^9 hours?
     rtlab worst last --format json > worst.json
+    rtlab worst last --format html > worst.html   the plots: return levels with their band, QQ, threshold
 
 EXIT STATUS:
     0    every CPU (and all together) has a trusted fit, and with --budget its risk per hour
@@ -87,8 +88,20 @@ pub struct WorstArgs {
 pub enum WorstFormat {
     /// The verdict first, then each fit with its checks.
     Text,
+    /// A self-contained HTML page: the verdicts, the return-level plot with its band and the
+    /// values fitted, the QQ plot, and the threshold choice.
+    Html,
     /// Everything as JSON (schema rtlab.worst/1).
     Json,
+    /// JUnit XML, a test case per CPU (fails when no fit is trusted or the budget's risk is
+    /// over the target).
+    Junit,
+    /// OpenMetrics gauges: return levels with their bounds, shape, trusted, budget risk.
+    Openmetrics,
+    /// LAVA's `lava-test-case` commands: a verdict and the figures per CPU.
+    Lava,
+    /// The same LAVA test cases as result-file lines, for send-to-lava.sh.
+    LavaResults,
 }
 
 /// A probability strictly between 0 and 1 (`1e-6`, `0.001`).

@@ -64,28 +64,28 @@ pub fn openmetrics(run: &MeasureRun) -> String {
 }
 
 /// A sample's label set.
-pub(super) type Labels = Vec<(&'static str, String)>;
+pub(crate) type Labels = Vec<(&'static str, String)>;
 
 /// A sample's value.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Value {
+pub(crate) enum Value {
     Int(u64),
     Float(f64),
 }
 
 /// One gauge family and its samples, in output order.
 #[derive(Debug)]
-pub(super) struct Family {
-    pub(super) name: &'static str,
-    pub(super) help: &'static str,
-    pub(super) unit: Option<Unit>,
-    pub(super) samples: Vec<(Labels, Value)>,
+pub(crate) struct Family {
+    pub(crate) name: &'static str,
+    pub(crate) help: &'static str,
+    pub(crate) unit: Option<Unit>,
+    pub(crate) samples: Vec<(Labels, Value)>,
 }
 
 /// Every family of a run, encoded in order (a registry's own families live in a hash map and
 /// would come out in a different order each time).
 #[derive(Debug)]
-pub(super) struct Families(pub(super) Vec<Family>);
+pub(crate) struct Families(pub(crate) Vec<Family>);
 
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {

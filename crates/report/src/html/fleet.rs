@@ -165,6 +165,8 @@ struct PageCtx {
     show_runs: bool,
     runs: Vec<RunCtx>,
     audits: Vec<AuditCtx>,
+    /// The host's worst-case page (`rtlab serve`'s `/hosts/{name}/worst`).
+    worst_href: Option<String>,
 }
 
 fn us(ns: Option<u64>) -> String {
@@ -196,6 +198,7 @@ fn base(title: String, subtitle: String) -> PageCtx {
         show_runs: false,
         runs: Vec::new(),
         audits: Vec::new(),
+        worst_href: None,
     }
 }
 
@@ -294,6 +297,7 @@ pub fn host_page(
         })
         .collect();
     ctx.show_runs = true;
+    ctx.worst_href = Some(format!("/hosts/{}/worst", url_encode(hostname)));
     ctx.runs = runs
         .iter()
         .map(|r| RunCtx {

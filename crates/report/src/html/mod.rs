@@ -16,7 +16,7 @@
 //! by [`chart`] behind a small chart type. This module returns text only; the caller writes
 //! the files (docs/decisions/0011-html-reports.md).
 
-mod chart;
+pub(crate) mod chart;
 mod facts;
 pub mod fleet;
 mod host;
