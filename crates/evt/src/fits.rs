@@ -86,8 +86,8 @@ fn order_checks(x: &[f64]) -> Vec<Check> {
     .collect()
 }
 
-fn fit_checks(values: &[f64], family: Family) -> Vec<Check> {
-    let (ad, cvm) = gof::test(values, family, 0x5eed);
+fn fit_checks(values: &[f64], family: Family, set: &Settings) -> Vec<Check> {
+    let (ad, cvm) = gof::test(values, family, set.bootstrap, 0x5eed);
     let says = "the distribution does not describe the values fitted";
     [
         check("anderson-darling", Some(ad), says),
@@ -125,15 +125,14 @@ pub(crate) fn budget_risk(
     }
 }
 
-/// Return periods of the curve: 16 per decade-spaced points from `shortest` hours to ten
-/// years.
+/// Return periods of the curve: 13 log-spaced points from `shortest` hours to ten years.
 pub(crate) fn curve_hours(shortest: f64) -> Vec<f64> {
     let (a, b) = (shortest.max(1e-6).log10(), (10.0f64 * 8766.0).log10());
     if !(b > a) {
         return Vec::new();
     }
-    (0..=24)
-        .map(|i| 10f64.powf(a + (b - a) * f64::from(i) / 24.0))
+    (0..=12)
+        .map(|i| 10f64.powf(a + (b - a) * f64::from(i) / 12.0))
         .collect()
 }
 
@@ -171,6 +170,18 @@ fn gev_levels(m: &GevModel, block_h: f64, set: &Settings) -> (Vec<ReturnLevel>, 
     (levels, curve)
 }
 
+/// The fewest distinct values a continuous tail is fitted to: a handful of repeated values
+/// (a quantised clock, a stuck timer) is no sample of a GEV or GPD.
+pub const MIN_DISTINCT: usize = 10;
+
+/// How many distinct values.
+pub(crate) fn distinct(values: &[f64]) -> usize {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v.len()
+}
+
 /// The block length in slots: the longest of 60, 30, 10, 5, 2 and 1 slots that leaves at least
 /// 100 blocks, else 1 slot.
 fn block_slots(n: usize) -> usize {
@@ -195,6 +206,13 @@ pub fn block_maxima(s: &Series, set: &Settings) -> Result<TailFit, String> {
             b as u64 * s.slot_ns / 1_000_000_000
         ));
     }
+    let kinds = distinct(&maxima);
+    if kinds < MIN_DISTINCT {
+        return Err(format!(
+            "block maxima: the {} maxima take only {kinds} distinct values; a continuous tail needs at least {MIN_DISTINCT}",
+            maxima.len()
+        ));
+    }
     let block_ns = b as u64 * s.slot_ns;
     let mut m = GevModel::new(&maxima).ok_or("block maxima: all blocks have the same maximum")?;
     let fit = m
@@ -216,7 +234,7 @@ pub fn block_maxima(s: &Series, set: &Settings) -> Result<TailFit, String> {
         budget_risk(bud, per_hour, q, i)
     });
     let mut checks = order_checks(&maxima);
-    checks.extend(fit_checks(&maxima, Family::Gev(g)));
+    checks.extend(fit_checks(&maxima, Family::Gev(g), set));
     let half = maxima.len() / 2;
     if let Some(first) = crate::gev::fit(&maxima[..half]) {
         let m2 = maxima[half..].iter().copied().fold(f64::MIN, f64::max);
@@ -284,7 +302,7 @@ pub fn peaks_over_threshold(s: &Series, set: &Settings) -> Result<TailFit, Strin
         let per_hour = |q: f64| -(-rate * q).exp_m1();
         budget_risk(bud, per_hour, q, i)
     });
-    let checks = pot_checks(s, &clusters, &excess, g);
+    let checks = pot_checks(s, &clusters, &excess, g, set);
     Ok(TailFit {
         method: Method::PeaksOverThreshold,
         data: format!("{} cluster maxima above {:.0} ns", excess.len(), u),
@@ -343,7 +361,13 @@ pub(crate) fn pot_levels(
 
 /// The checks of a GPD fit: order checks on the cluster excesses, KPSS on the whole series,
 /// goodness of fit, and the back-test split at the series' middle.
-fn pot_checks(s: &Series, clusters: &[(usize, f64)], excess: &[f64], g: Gpd) -> Vec<Check> {
+fn pot_checks(
+    s: &Series,
+    clusters: &[(usize, f64)],
+    excess: &[f64],
+    g: Gpd,
+    set: &Settings,
+) -> Vec<Check> {
     let mut checks = order_checks(excess);
     if let Some(c) = check(
         "kpss",
@@ -353,7 +377,7 @@ fn pot_checks(s: &Series, clusters: &[(usize, f64)], excess: &[f64], g: Gpd) -> 
         checks.retain(|x| x.name != "kpss");
         checks.push(c);
     }
-    checks.extend(fit_checks(excess, Family::Gpd(g)));
+    checks.extend(fit_checks(excess, Family::Gpd(g), set));
     let half_at = s.maxima.len() / 2;
     let split = clusters
         .iter()

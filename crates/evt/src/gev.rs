@@ -154,31 +154,18 @@ impl GevModel {
     pub fn shape_interval(&self, confidence: f64, se: Option<f64>) -> Interval {
         let (g, nll_hat) = self.hat();
         let z = &self.z;
-        let mut warm = vec![g.mu, g.sigma.ln()];
-        let mut prof = |xi: f64| {
-            let f = |p: &[f64]| {
-                nll(
-                    z,
-                    &Gev {
-                        mu: p[0],
-                        sigma: p[1].exp(),
-                        xi,
-                    },
-                )
-            };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.1, 0.1])?;
-            warm = x;
-            Some(fx)
+        let nll_at = |p: &[f64], xi: f64| {
+            nll(
+                z,
+                &Gev {
+                    mu: p[0],
+                    sigma: p[1].exp(),
+                    xi,
+                },
+            )
         };
-        let step = se.unwrap_or(0.1).clamp(0.01, 0.5);
-        profile::interval(
-            &mut prof,
-            g.xi,
-            nll_hat,
-            step,
-            (-0.999, crate::MAX_SHAPE - 1e-3),
-            confidence,
-        )
+        let warm = vec![g.mu, g.sigma.ln()];
+        profile::shape(&nll_at, warm, &[0.1, 0.1], (g.xi, nll_hat), se, confidence)
     }
 
     /// Profile-likelihood interval of the level exceeded with probability `q` per block, in the
@@ -200,7 +187,7 @@ impl GevModel {
                     },
                 )
             };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.1, 0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.1, 0.05])?;
             warm = x;
             Some(fx)
         };
@@ -238,7 +225,7 @@ impl GevModel {
                     },
                 )
             };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.1, 0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.1, 0.05])?;
             warm = x;
             Some(fx)
         };

@@ -7,7 +7,7 @@ use crate::dist::{Gev, Gpd};
 use crate::rng::Uniform;
 use crate::tests_stat::{Outcome, anderson_darling, cramer_von_mises};
 
-/// Bootstrap samples per p-value: 99 gives p-values in steps of 0.01.
+/// Bootstrap samples per p-value by default: 99 gives p-values in steps of 0.01.
 pub const BOOTSTRAP: usize = 99;
 
 /// The fitted family, for drawing from and refitting.
@@ -42,9 +42,9 @@ impl Family {
     }
 }
 
-/// Anderson-Darling and Cramér-von Mises outcomes of `fit` on `data`; `seed` makes the
-/// bootstrap reproducible.
-pub fn test(data: &[f64], fit: Family, seed: u64) -> (Outcome, Outcome) {
+/// Anderson-Darling and Cramér-von Mises outcomes of `fit` on `data`, with `samples` bootstrap
+/// refits; `seed` makes the bootstrap reproducible.
+pub fn test(data: &[f64], fit: Family, samples: usize, seed: u64) -> (Outcome, Outcome) {
     let stats = |f: &Family, d: &[f64]| {
         let u: Vec<f64> = d.iter().map(|x| f.cdf(*x)).collect();
         (anderson_darling(&u), cramer_von_mises(&u))
@@ -53,7 +53,7 @@ pub fn test(data: &[f64], fit: Family, seed: u64) -> (Outcome, Outcome) {
     let mut rng = Uniform::new(seed);
     let (mut ge_ad, mut ge_cvm, mut done) = (0usize, 0usize, 0usize);
     let mut sample = vec![0.0; data.len()];
-    for _ in 0..BOOTSTRAP {
+    for _ in 0..samples {
         for v in &mut sample {
             *v = fit.draw(rng.open01());
         }
@@ -91,7 +91,7 @@ mod tests {
         let mut u = Uniform::new(5);
         let data: Vec<f64> = (0..200).map(|_| truth.quantile(u.open01())).collect();
         let fit = crate::gpd::fit(&data).unwrap();
-        let (ad, cvm) = test(&data, Family::Gpd(fit.dist), 1);
+        let (ad, cvm) = test(&data, Family::Gpd(fit.dist), BOOTSTRAP, 1);
         assert!(ad.p_value > 0.01 && cvm.p_value > 0.01, "{ad:?} {cvm:?}");
         // A mixture of two well-separated exponentials is no GPD.
         let mixed: Vec<f64> = (0..400)
@@ -104,7 +104,7 @@ mod tests {
             })
             .collect();
         let fit = crate::gpd::fit(&mixed).unwrap();
-        let (ad, _) = test(&mixed, Family::Gpd(fit.dist), 1);
+        let (ad, _) = test(&mixed, Family::Gpd(fit.dist), BOOTSTRAP, 1);
         assert!(ad.p_value <= 0.01, "{ad:?}");
     }
 }

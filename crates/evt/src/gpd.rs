@@ -235,28 +235,21 @@ impl GpdModel {
     pub fn shape_interval(&self, confidence: f64, se: Option<f64>) -> Interval {
         let (g, nll_hat) = self.hat();
         let y = &self.y;
-        let mut warm = vec![g.sigma.ln()];
-        let mut prof = |xi: f64| {
-            let f = |p: &[f64]| {
-                nll(
-                    y,
-                    &Gpd {
-                        sigma: p[0].exp(),
-                        xi,
-                    },
-                )
-            };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.1])?;
-            warm = x;
-            Some(fx)
+        let nll_at = |p: &[f64], xi: f64| {
+            nll(
+                y,
+                &Gpd {
+                    sigma: p[0].exp(),
+                    xi,
+                },
+            )
         };
-        let step = se.unwrap_or(0.1).clamp(0.01, 0.5);
-        profile::interval(
-            &mut prof,
-            g.xi,
-            nll_hat,
-            step,
-            (-0.999, crate::MAX_SHAPE - 1e-3),
+        profile::shape(
+            &nll_at,
+            vec![g.sigma.ln()],
+            &[0.1],
+            (g.xi, nll_hat),
+            se,
             confidence,
         )
     }
@@ -273,7 +266,7 @@ impl GpdModel {
                 Some(sigma) => nll(y, &Gpd { sigma, xi: p[0] }),
                 None => OUTSIDE,
             };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05])?;
             warm = x;
             Some(fx)
         };
@@ -305,7 +298,7 @@ impl GpdModel {
                 Some(sigma) => nll(y, &Gpd { sigma, xi: p[0] }),
                 None => OUTSIDE,
             };
-            let (x, fx) = optim::minimise(&f, &warm, &[0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05])?;
             warm = x;
             Some(fx)
         };

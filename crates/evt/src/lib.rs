@@ -49,4 +49,6 @@ pub struct Settings {
     pub pool: bool,
     /// Each CPU as well as all together.
     pub per_cpu: bool,
+    /// Bootstrap refits per goodness-of-fit p-value ([`gof::BOOTSTRAP`] by default).
+    pub bootstrap: usize,
 }

@@ -29,16 +29,26 @@ impl CostFunction for Problem<'_> {
     }
 }
 
-fn one_simplex(f: &dyn Fn(&[f64]) -> f64, x0: &[f64], step: &[f64]) -> Option<(Vec<f64>, f64)> {
+fn one_simplex(
+    f: &dyn Fn(&[f64]) -> f64,
+    x0: &[f64],
+    step: &[f64],
+    iters: u64,
+) -> Option<(Vec<f64>, f64)> {
     let mut vertices = vec![x0.to_vec()];
     for (i, s) in step.iter().enumerate() {
         let mut v = x0.to_vec();
         v[i] += s;
         vertices.push(v);
     }
-    let solver = NelderMead::new(vertices).with_sd_tolerance(1e-12).ok()?;
+    // Converged when the vertices' costs agree to about 1e-11 of the cost: an absolute
+    // tolerance below the cost's rounding would never be met, and the simplex would run to
+    // its iteration limit.
+    let f0 = f(x0);
+    let tol = 1e-11 * (1.0 + if f0 < OUTSIDE { f0.abs() } else { 0.0 });
+    let solver = NelderMead::new(vertices).with_sd_tolerance(tol).ok()?;
     let result = Executor::new(Problem { f }, solver)
-        .configure(|s| s.max_iters(4000))
+        .configure(|s| s.max_iters(iters))
         .timer(false)
         .run()
         .ok()?;
@@ -54,11 +64,31 @@ pub(crate) fn minimise(
     x0: &[f64],
     step: &[f64],
 ) -> Option<(Vec<f64>, f64)> {
-    let (mut x, mut fx) = one_simplex(f, x0, step)?;
+    minimise_with(f, x0, step, 4, 4000)
+}
+
+/// [`minimise`] for the inner problems of a profile likelihood: started from the neighbouring
+/// solution, one restart is enough, and the search runs hundreds of them.
+pub(crate) fn minimise_near(
+    f: &dyn Fn(&[f64]) -> f64,
+    x0: &[f64],
+    step: &[f64],
+) -> Option<(Vec<f64>, f64)> {
+    minimise_with(f, x0, step, 1, 600)
+}
+
+fn minimise_with(
+    f: &dyn Fn(&[f64]) -> f64,
+    x0: &[f64],
+    step: &[f64],
+    restarts: usize,
+    iters: u64,
+) -> Option<(Vec<f64>, f64)> {
+    let (mut x, mut fx) = one_simplex(f, x0, step, iters)?;
     // Restart with a fresh simplex around the answer: Nelder-Mead may stall on a ridge.
-    for _ in 0..4 {
+    for _ in 0..restarts {
         let small: Vec<f64> = step.iter().map(|s| s * 0.1).collect();
-        let Some((x2, f2)) = one_simplex(f, &x, &small) else {
+        let Some((x2, f2)) = one_simplex(f, &x, &small, iters) else {
             break;
         };
         let improved = fx - f2 > 1e-10 * (1.0 + fx.abs());

@@ -62,6 +62,9 @@ pub fn candidates(values: &[f64]) -> Vec<Candidate> {
             break;
         }
         let excess: Vec<f64> = clusters.iter().map(|c| c.1).collect();
+        if crate::fits::distinct(&excess) < crate::fits::MIN_DISTINCT {
+            continue;
+        }
         let Some(fit) = gpd::fit(&excess) else {
             continue;
         };

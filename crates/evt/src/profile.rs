@@ -27,6 +27,9 @@ pub(crate) fn critical(confidence: f64) -> f64 {
 ///
 /// `profile(psi)` is the negative log-likelihood minimised over the other parameters with
 /// `psi` held (`None`: no admissible parameters there, taken as outside the region).
+/// Each end is bracketed by doubling steps out from the estimate, then found by the Illinois
+/// variant of regula falsi on the deviance (bisection where the outer point is inadmissible):
+/// a few profile evaluations where bisection needs twenty.
 pub(crate) fn interval(
     profile: &mut dyn FnMut(f64) -> Option<f64>,
     psi_hat: f64,
@@ -36,46 +39,88 @@ pub(crate) fn interval(
     confidence: f64,
 ) -> Interval {
     let crit = critical(confidence);
-    let outside = |psi: f64, profile: &mut dyn FnMut(f64) -> Option<f64>| {
-        profile(psi).is_none_or(|v| 2.0 * (v - nll_hat) > crit)
-    };
+    // Deviance minus the limit: <= 0 inside the region; None outside the admissible space.
+    let mut g = |psi: f64| profile(psi).map(|v| 2.0 * (v - nll_hat) - crit);
     let mut side = |dir: f64, bound: f64| -> Option<f64> {
-        let mut inside = psi_hat;
+        let (mut a, mut ga) = (psi_hat, -crit);
         let mut s = step;
-        let mut out = None;
+        let mut b = None;
         for _ in 0..64 {
-            let mut next = psi_hat + dir * s;
-            let at_bound = (next - bound) * dir >= 0.0;
-            if at_bound {
-                next = bound;
+            let at_bound = (psi_hat + dir * s - bound) * dir >= 0.0;
+            let next = if at_bound { bound } else { psi_hat + dir * s };
+            match g(next) {
+                Some(v) if v <= 0.0 => (a, ga) = (next, v),
+                other => {
+                    b = Some((next, other));
+                    break;
+                }
             }
-            if outside(next, profile) {
-                out = Some(next);
-                break;
-            }
-            inside = next;
             if at_bound {
                 return None;
             }
             s *= 2.0;
         }
-        let mut out = out?;
+        let (mut b, mut gb) = b?;
+        let tol = 1e-6 * (1.0 + psi_hat.abs());
+        let mut last = 0i8;
         for _ in 0..60 {
-            if (out - inside).abs() <= 1e-9 * (1.0 + psi_hat.abs()) {
+            if (b - a).abs() <= tol {
                 break;
             }
-            let mid = 0.5 * (inside + out);
-            if outside(mid, profile) {
-                out = mid;
-            } else {
-                inside = mid;
+            let mid = 0.5 * (a + b);
+            let c = match gb {
+                Some(vb) if vb.is_finite() && vb > ga => {
+                    let c = b - vb * (b - a) / (vb - ga);
+                    if (c - a) * (c - b) < 0.0 { c } else { mid }
+                }
+                _ => mid,
+            };
+            match g(c) {
+                Some(v) if v.abs() < 1e-7 => return Some(c),
+                Some(v) if v <= 0.0 => {
+                    (a, ga) = (c, v);
+                    // Illinois: the end that stays twice running has its value halved.
+                    if last == -1 {
+                        gb = gb.map(|x| x / 2.0);
+                    }
+                    last = -1;
+                }
+                other => {
+                    (b, gb) = (c, other);
+                    if last == 1 {
+                        ga /= 2.0;
+                    }
+                    last = 1;
+                }
             }
         }
-        Some(0.5 * (inside + out))
+        Some(0.5 * (a + b))
     };
     let lower = side(-1.0, bounds.0);
     let upper = side(1.0, bounds.1);
     Interval { lower, upper }
+}
+
+/// The profile interval of the shape: `nll(nuisance, xi)` minimised over the nuisance
+/// parameters from `warm` (simplex edges `step`), around the estimate `(xi_hat, nll_hat)`,
+/// searched within the shapes a fit may take.
+pub(crate) fn shape(
+    nll: &dyn Fn(&[f64], f64) -> f64,
+    mut warm: Vec<f64>,
+    step: &[f64],
+    (xi_hat, nll_hat): (f64, f64),
+    se: Option<f64>,
+    confidence: f64,
+) -> Interval {
+    let mut prof = |xi: f64| {
+        let f = |p: &[f64]| nll(p, xi);
+        let (x, fx) = crate::optim::minimise_near(&f, &warm, step)?;
+        warm = x;
+        Some(fx)
+    };
+    let first = se.unwrap_or(0.1).clamp(0.01, 0.5);
+    let bounds = (-0.999, crate::MAX_SHAPE - 1e-3);
+    interval(&mut prof, xi_hat, nll_hat, first, bounds, confidence)
 }
 
 #[cfg(test)]
