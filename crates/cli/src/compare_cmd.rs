@@ -65,6 +65,7 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
             width_ns: None,
             pool: false,
             per_cpu: false,
+            bootstrap: evt::gof::BOOTSTRAP,
         };
         let summary = report::worst::summary_text(&evt::analyse_each(&pairs, &settings));
         console::print_stdout(&format!(

@@ -24,6 +24,7 @@ pub fn run(args: &WorstArgs) -> Result<Exit> {
         width_ns: args.width.map(|w| w.0),
         pool: args.pool,
         per_cpu: true,
+        bootstrap: evt::gof::BOOTSTRAP,
     };
     let doc = evt::analyse(&pairs, &settings);
     let text = match args.format {

@@ -220,6 +220,7 @@ pub(crate) async fn host_worst_page(
             width_ns: None,
             pool: false,
             per_cpu: false,
+            bootstrap: evt::gof::BOOTSTRAP,
         };
         evt::analyse(&pairs, &settings)
     })
