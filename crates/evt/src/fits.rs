@@ -9,7 +9,7 @@ use crate::gev::GevModel;
 use crate::gof::{self, Family};
 use crate::gpd::GpdModel;
 use crate::profile::Interval;
-use crate::tests_stat::{self, Outcome};
+use crate::tests_stat::{self, MIN_DISTINCT, Outcome, distinct};
 use crate::{Settings, pot};
 
 /// The significance level of each check.
@@ -168,18 +168,6 @@ fn gev_levels(m: &GevModel, block_h: f64, set: &Settings) -> (Vec<ReturnLevel>, 
         .filter_map(|h| level(h).map(|e| point(h, &e)))
         .collect();
     (levels, curve)
-}
-
-/// The fewest distinct values a continuous tail is fitted to: a handful of repeated values
-/// (a quantised clock, a stuck timer) is no sample of a GEV or GPD.
-pub const MIN_DISTINCT: usize = 10;
-
-/// How many distinct values.
-pub(crate) fn distinct(values: &[f64]) -> usize {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.dedup();
-    v.len()
 }
 
 /// The block length in slots: the longest of 60, 30, 10, 5, 2 and 1 slots that leaves at least

@@ -247,7 +247,7 @@ impl GpdModel {
         profile::shape(
             &nll_at,
             vec![g.sigma.ln()],
-            &[0.1],
+            (&[0.1], 0),
             (g.xi, nll_hat),
             se,
             confidence,
@@ -266,7 +266,7 @@ impl GpdModel {
                 Some(sigma) => nll(y, &Gpd { sigma, xi: p[0] }),
                 None => OUTSIDE,
             };
-            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05], 0)?;
             warm = x;
             Some(fx)
         };
@@ -298,7 +298,7 @@ impl GpdModel {
                 Some(sigma) => nll(y, &Gpd { sigma, xi: p[0] }),
                 None => OUTSIDE,
             };
-            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05])?;
+            let (x, fx) = optim::minimise_near(&f, &warm, &[0.05], 0)?;
             warm = x;
             Some(fx)
         };

@@ -68,13 +68,25 @@ pub(crate) fn minimise(
 }
 
 /// [`minimise`] for the inner problems of a profile likelihood: started from the neighbouring
-/// solution, one restart is enough, and the search runs hundreds of them.
+/// solution, one restart is enough, and the search runs hundreds of them. Holding the profiled
+/// quantity further out can put the neighbour outside the support (a data point beyond the
+/// distribution's end, where every vertex costs the same and the simplex cannot move); the
+/// start is then moved along coordinate `widen` (the log-scale, or the shape for a GPD level),
+/// which widens the support, until it is admissible.
 pub(crate) fn minimise_near(
     f: &dyn Fn(&[f64]) -> f64,
     x0: &[f64],
     step: &[f64],
+    widen: usize,
 ) -> Option<(Vec<f64>, f64)> {
-    minimise_with(f, x0, step, 1, 600)
+    let mut start = x0.to_vec();
+    for _ in 0..40 {
+        if f(&start) < OUTSIDE {
+            break;
+        }
+        start[widen] += 0.5;
+    }
+    minimise_with(f, &start, step, 1, 600)
 }
 
 fn minimise_with(

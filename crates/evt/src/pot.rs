@@ -62,7 +62,7 @@ pub fn candidates(values: &[f64]) -> Vec<Candidate> {
             break;
         }
         let excess: Vec<f64> = clusters.iter().map(|c| c.1).collect();
-        if crate::fits::distinct(&excess) < crate::fits::MIN_DISTINCT {
+        if crate::tests_stat::distinct(&excess) < crate::tests_stat::MIN_DISTINCT {
             continue;
         }
         let Some(fit) = gpd::fit(&excess) else {

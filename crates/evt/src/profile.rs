@@ -102,19 +102,20 @@ pub(crate) fn interval(
 }
 
 /// The profile interval of the shape: `nll(nuisance, xi)` minimised over the nuisance
-/// parameters from `warm` (simplex edges `step`), around the estimate `(xi_hat, nll_hat)`,
+/// parameters from `warm` (simplex edges `step`, the log-scale at index `widen`), around the
+/// estimate `(xi_hat, nll_hat)`,
 /// searched within the shapes a fit may take.
 pub(crate) fn shape(
     nll: &dyn Fn(&[f64], f64) -> f64,
     mut warm: Vec<f64>,
-    step: &[f64],
+    (step, widen): (&[f64], usize),
     (xi_hat, nll_hat): (f64, f64),
     se: Option<f64>,
     confidence: f64,
 ) -> Interval {
     let mut prof = |xi: f64| {
         let f = |p: &[f64]| nll(p, xi);
-        let (x, fx) = crate::optim::minimise_near(&f, &warm, step)?;
+        let (x, fx) = crate::optim::minimise_near(&f, &warm, step, widen)?;
         warm = x;
         Some(fx)
     };

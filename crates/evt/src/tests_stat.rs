@@ -17,6 +17,18 @@ pub struct Outcome {
     pub p_value: f64,
 }
 
+/// The fewest distinct values a continuous tail is fitted to: a handful of repeated values
+/// (a quantised clock, a stuck timer) is no sample of a GEV or GPD.
+pub const MIN_DISTINCT: usize = 10;
+
+/// How many distinct values.
+pub(crate) fn distinct(values: &[f64]) -> usize {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v.len()
+}
+
 fn ranks(x: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..x.len()).collect();
     idx.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
