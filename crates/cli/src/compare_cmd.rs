@@ -58,15 +58,7 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     };
     console::print_stdout(&text)?;
     if args.worst {
-        let settings = evt::Settings {
-            confidence: 0.95,
-            budget_ns: None,
-            per_hour: 1e-6,
-            width_ns: None,
-            pool: false,
-            per_cpu: false,
-            bootstrap: evt::gof::BOOTSTRAP,
-        };
+        let settings = evt::Settings::all_cpus();
         let summary = report::worst::summary_text(&evt::analyse_each(&pairs, &settings));
         console::print_stdout(&format!(
             "\nWorst case (extreme-value estimate, all CPUs):\n{summary}"

@@ -18,13 +18,12 @@ pub fn run(args: &WorstArgs) -> Result<Exit> {
     let pairs: Vec<(String, &model::measure::MeasureRun)> =
         named.iter().map(|n| (n.name.clone(), &n.run)).collect();
     let settings = evt::Settings {
-        confidence: 0.95,
         budget_ns: args.budget.map(|b| b.0),
         per_hour: args.per_hour,
         width_ns: args.width.map(|w| w.0),
         pool: args.pool,
         per_cpu: true,
-        bootstrap: evt::gof::BOOTSTRAP,
+        ..evt::Settings::all_cpus()
     };
     let doc = evt::analyse(&pairs, &settings);
     let text = match args.format {

@@ -52,3 +52,19 @@ pub struct Settings {
     /// Bootstrap refits per goodness-of-fit p-value ([`gof::BOOTSTRAP`] by default).
     pub bootstrap: usize,
 }
+
+impl Settings {
+    /// All CPUs together, no budget, the defaults of `rtlab worst` otherwise: what a summary
+    /// beside other figures (`compare --worst`, a host's page) asks.
+    pub fn all_cpus() -> Settings {
+        Settings {
+            confidence: 0.95,
+            budget_ns: None,
+            per_hour: 1e-6,
+            width_ns: None,
+            pool: false,
+            per_cpu: false,
+            bootstrap: gof::BOOTSTRAP,
+        }
+    }
+}

@@ -213,15 +213,7 @@ pub(crate) async fn host_worst_page(
     }
     let doc = tokio::task::spawn_blocking(move || {
         let pairs: Vec<(String, &MeasureRun)> = runs.iter().map(|(n, r)| (n.clone(), r)).collect();
-        let settings = evt::Settings {
-            confidence: 0.95,
-            budget_ns: None,
-            per_hour: 1e-6,
-            width_ns: None,
-            pool: false,
-            per_cpu: false,
-            bootstrap: evt::gof::BOOTSTRAP,
-        };
+        let settings = evt::Settings::all_cpus();
         evt::analyse(&pairs, &settings)
     })
     .await
