@@ -44,6 +44,25 @@ pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 /// The largest IRQ rules file read (`--irq-rules-file`): one short line per rule.
 pub const MAX_RULES_BYTES: u64 = 1 << 20;
 
+/// The most bytes one metadata part of a trace.dat may hold once decompressed (kallsyms of a
+/// kernel with every module is some 20 MiB; the event formats a few MiB).
+pub const MAX_TRACEDAT_SECTION_BYTES: u64 = 256 << 20;
+
+/// The most event formats a trace.dat may describe (a kernel with every tracepoint has some
+/// 3,000).
+pub const MAX_TRACEDAT_FORMATS: u32 = 100_000;
+
+/// The largest ring-buffer page (sub-buffer) a trace.dat may hold: the kernel's
+/// `buffer_subbuf_size_kb` goes to 1 MiB.
+pub const MAX_TRACEDAT_PAGE_BYTES: u32 = 8 << 20;
+
+/// The largest compressed chunk of trace data, decompressed (trace-cmd writes chunks of a
+/// few pages).
+pub const MAX_TRACEDAT_CHUNK_BYTES: u32 = 64 << 20;
+
+/// The most option sections (version 7) or options in one section a trace.dat may chain.
+pub const MAX_TRACEDAT_OPTIONS: usize = 4096;
+
 #[cfg(test)]
 mod tests {
     use super::*;

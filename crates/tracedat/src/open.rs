@@ -1,0 +1,441 @@
+//! Opening a recording: the initial format, then the metadata, laid out in order (version 6)
+//! or as sections found through option sections (version 7), into one [`TraceDat`]: byte
+//! order, page layout, event formats, symbols, task names, and where each CPU's data is.
+
+use std::collections::HashMap;
+
+use model::limits::{
+    MAX_CPU, MAX_TRACEDAT_FORMATS, MAX_TRACEDAT_OPTIONS, MAX_TRACEDAT_PAGE_BYTES,
+    MAX_TRACEDAT_SECTION_BYTES,
+};
+
+use crate::bytes::{Cursor, Endian, ReadAt, read_full, read_vec};
+use crate::compress::Compression;
+use crate::format::{EventFormat, PageHeader};
+use crate::input::{Input, Seq};
+use crate::meta::{Comms, Symbols};
+use crate::options::{self, Options};
+use crate::{Error, MAGIC};
+
+/// The longest event format file read (the largest real ones are a few KiB).
+const MAX_FORMAT_BYTES: u64 = 1 << 20;
+
+/// The longest name (system, buffer, clock, compression) read.
+pub(crate) const MAX_NAME: usize = 256;
+
+/// One CPU's trace data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuData {
+    /// The CPU.
+    pub cpu: u32,
+    /// Where its data starts in the file.
+    pub offset: u64,
+    /// Its length in the file (compressed, when the buffer is).
+    pub size: u64,
+}
+
+/// One ring buffer's recording (the top instance, or a named one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    /// The instance's name; empty for the top one.
+    pub name: String,
+    /// The trace clock (`local`, `mono`, `x86-tsc`...), when the file says.
+    pub clock: Option<String>,
+    /// The ring buffer's page (sub-buffer) size.
+    pub page_size: u32,
+    /// Whether its data is in compressed chunks.
+    pub compressed: bool,
+    /// Each CPU's data.
+    pub cpus: Vec<CpuData>,
+}
+
+/// The event formats by id.
+#[derive(Clone, Debug, Default)]
+pub struct Formats {
+    list: Vec<EventFormat>,
+    by_id: HashMap<u32, usize>,
+}
+
+impl Formats {
+    /// The format of records with `id`.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<&EventFormat> {
+        self.by_id.get(&id).map(|&i| &self.list[i])
+    }
+
+    /// Every format, in file order.
+    pub fn all(&self) -> &[EventFormat] {
+        &self.list
+    }
+
+    /// The format named `system:name`.
+    pub fn find(&self, system: &str, name: &str) -> Option<&EventFormat> {
+        self.list.iter().find(|f| f.name == name && f.system == system)
+    }
+
+    fn push(&mut self, f: EventFormat) {
+        self.by_id.insert(f.id, self.list.len());
+        self.list.push(f);
+    }
+}
+
+/// An opened recording: everything but the events, which [`crate::Events`] reads.
+#[derive(Debug)]
+pub struct TraceDat<R> {
+    pub(crate) src: R,
+    /// The file's length.
+    pub len: u64,
+    /// The file version (6 or 7).
+    pub version: u32,
+    /// Its byte order.
+    pub endian: Endian,
+    /// The recorder's user-space `long` size (4 or 8).
+    pub long_size: u8,
+    /// The recorded machine's page size.
+    pub host_page_size: u32,
+    /// The compression of its sections and trace data.
+    pub compression: Compression,
+    /// The ring buffer's page header.
+    pub page_header: PageHeader,
+    /// The event formats.
+    pub formats: Formats,
+    /// The kernel's symbols.
+    pub symbols: Symbols,
+    /// Task names by pid.
+    pub comms: Comms,
+    /// What the options said.
+    pub options: Options,
+    /// The ring buffers recorded, the top instance first.
+    pub buffers: Vec<Buffer>,
+    /// Parts not read, and why (the file still reads without them).
+    pub notes: Vec<String>,
+}
+
+/// The metadata, as the sections give it.
+#[derive(Default)]
+struct Meta {
+    page_header: Option<PageHeader>,
+    formats: Formats,
+    symbols: Symbols,
+    comms: Comms,
+}
+
+impl<R: ReadAt> TraceDat<R> {
+    /// Opens a recording: reads its metadata (the events are read later, streaming).
+    pub fn open(src: R) -> Result<TraceDat<R>, Error> {
+        let len = src.len()?;
+        let mut head = [0u8; 64];
+        let n = read_full(&src, &mut head, 0)?;
+        if !head[..n].starts_with(MAGIC) {
+            return Err(Error::NotTraceDat);
+        }
+        let mut c = Cursor::new(&head[..n], 0, Endian::Little);
+        c.bytes(MAGIC.len(), "magic")?;
+        let version: u32 = c
+            .cstr(8, "the version")?
+            .parse()
+            .map_err(|_| Error::damaged("the version is not a number", 10))?;
+        let endian = match c.u8("the byte order")? {
+            0 => Endian::Little,
+            1 => Endian::Big,
+            b => return Err(Error::damaged(format!("byte order flag {b} is neither 0 nor 1"), c.offset() - 1)),
+        };
+        let long_size = c.u8("the long size")?;
+        let mut seq = Seq {
+            src: &src,
+            pos: c.offset(),
+            endian,
+            len,
+        };
+        let host_page_size = seq.u32("the page size")?;
+        let mut dat = TraceDat {
+            src: &src,
+            len,
+            version,
+            endian,
+            long_size,
+            host_page_size,
+            compression: Compression::None,
+            page_header: PageHeader::LONG64,
+            formats: Formats::default(),
+            symbols: Symbols::default(),
+            comms: Comms::default(),
+            options: Options::default(),
+            buffers: Vec::new(),
+            notes: Vec::new(),
+        };
+        let meta = match version {
+            6 => dat.read_v6(&mut seq)?,
+            7 => dat.read_v7(&mut seq)?,
+            v => {
+                return Err(Error::Unsupported(format!(
+                    "trace.dat version {v}: rtlab reads versions 6 and 7 (`trace-cmd convert --file-version 7` converts)"
+                )));
+            }
+        };
+        let TraceDat { len, version, endian, long_size, host_page_size, compression, options, buffers, notes, .. } = dat;
+        let page_header = meta
+            .page_header
+            .ok_or_else(|| Error::damaged("the page header (header_page) is missing", 0))?;
+        Ok(TraceDat {
+            src,
+            len,
+            version,
+            endian,
+            long_size,
+            host_page_size,
+            compression,
+            page_header,
+            formats: meta.formats,
+            symbols: meta.symbols,
+            comms: meta.comms,
+            options,
+            buffers,
+            notes,
+        })
+    }
+}
+
+impl<R: ReadAt + ?Sized> TraceDat<&R> {
+    /// Version 6: header info, formats, symbols, printk formats, task names, then the CPU
+    /// count, options, and the flyrecord's CPU offsets, one after another.
+    fn read_v6(&mut self, seq: &mut Seq<'_, R>) -> Result<Meta, Error> {
+        let mut meta = Meta {
+            page_header: Some(header_info(seq)?),
+            ..Meta::default()
+        };
+        ftrace_formats(seq, &mut meta.formats)?;
+        event_formats(seq, &mut meta.formats)?;
+        meta.symbols = symbols(seq)?;
+        seq.sized(4, MAX_TRACEDAT_SECTION_BYTES, "the printk formats")?;
+        meta.comms = comms(seq)?;
+        let cpus = seq.u32("the CPU count")?;
+        if cpus > MAX_CPU + 1 {
+            return Err(Error::damaged(format!("{cpus} CPUs is more than any kernel has"), seq.pos - 4));
+        }
+        let mut label = seq.take(10, "the data label")?;
+        if label == b"options  \0" {
+            for _ in 0..MAX_TRACEDAT_OPTIONS {
+                let id = seq.u16("an option")?;
+                if id == 0 {
+                    break;
+                }
+                let at = seq.pos;
+                let data = seq.sized(4, MAX_TRACEDAT_SECTION_BYTES, "an option")?;
+                options::apply(&mut self.options, id, &data, 6, self.endian, at, &mut self.notes);
+            }
+            label = seq.take(10, "the data label")?;
+        }
+        match &label[..] {
+            b"flyrecord\0" => {
+                let mut list = Vec::new();
+                for cpu in 0..cpus {
+                    let offset = seq.u64("a CPU's data offset")?;
+                    let size = seq.u64("a CPU's data size")?;
+                    list.push(CpuData { cpu, offset, size });
+                }
+                self.buffers.push(Buffer {
+                    name: String::new(),
+                    clock: self.options.clock.clone(),
+                    page_size: self.host_page_size,
+                    compressed: false,
+                    cpus: list,
+                });
+            }
+            b"latency  \0" => {
+                self.options.latency_text = Some((seq.pos, self.len.saturating_sub(seq.pos)));
+            }
+            _ => return Err(Error::damaged("neither flyrecord nor latency data follows the header", seq.pos - 10)),
+        }
+        for (name, _) in &self.options.v6_instances {
+            self.notes.push(format!("instance buffer \"{name}\" of a version 6 file is not read"));
+        }
+        check_page(self.host_page_size, 0)?;
+        Ok(meta)
+    }
+
+    /// Version 7: the compression, then option sections chained from the header, which say
+    /// where each metadata section and each buffer's data is.
+    fn read_v7(&mut self, seq: &mut Seq<'_, R>) -> Result<Meta, Error> {
+        let name = seq.cstr(MAX_NAME, "the compression name")?;
+        self.compression = Compression::from_name(&name).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "compression \"{name}\": rtlab reads zlib and zstd (`trace-cmd convert --compression zstd` converts)"
+            ))
+        })?;
+        seq.cstr(MAX_NAME, "the compression version")?;
+        let mut next = seq.u64("the options offset")?;
+        let mut seen = 0;
+        while next != 0 {
+            seen += 1;
+            if seen > MAX_TRACEDAT_OPTIONS {
+                return Err(Error::damaged("the option sections form a loop", next));
+            }
+            let data = self.section(next, 0, "an option section")?;
+            next = options::section(&mut self.options, &data, next, self.endian, &mut self.notes)?;
+        }
+        let mut meta = Meta::default();
+        let s = self.options.sections;
+        if let Some(at) = s.header_info {
+            let data = self.section(at, 16, "the header info section")?;
+            meta.page_header = Some(header_info(&mut Cursor::new(&data, at, self.endian))?);
+        }
+        if let Some(at) = s.ftrace_events {
+            let data = self.section(at, 17, "the ftrace formats section")?;
+            ftrace_formats(&mut Cursor::new(&data, at, self.endian), &mut meta.formats)?;
+        }
+        if let Some(at) = s.event_formats {
+            let data = self.section(at, 18, "the event formats section")?;
+            event_formats(&mut Cursor::new(&data, at, self.endian), &mut meta.formats)?;
+        }
+        self.optional_meta(&mut meta);
+        self.v7_buffers()?;
+        Ok(meta)
+    }
+
+    /// Symbols and task names: a damaged one is a note, not a refusal (the events still read,
+    /// with addresses and `<...>` for names).
+    fn optional_meta(&mut self, meta: &mut Meta) {
+        let s = self.options.sections;
+        if let Some(at) = s.kallsyms {
+            match self.section(at, 19, "the kallsyms section").and_then(|d| symbols(&mut Cursor::new(&d, at, self.endian))) {
+                Ok(sym) => meta.symbols = sym,
+                Err(e) => self.notes.push(format!("kernel symbols not read: {e}")),
+            }
+        }
+        if let Some(at) = s.cmdlines {
+            match self.section(at, 21, "the task names section").and_then(|d| comms(&mut Cursor::new(&d, at, self.endian))) {
+                Ok(c) => meta.comms = c,
+                Err(e) => self.notes.push(format!("task names not read: {e}")),
+            }
+        }
+    }
+
+    /// Each buffer the options named: whether its data is compressed (its section's flag).
+    fn v7_buffers(&mut self) -> Result<(), Error> {
+        for b in std::mem::take(&mut self.options.v7_buffers) {
+            check_page(b.page_size, b.section)?;
+            let mut head = [0u8; 4];
+            let n = read_full(self.src, &mut head, b.section)?;
+            if n < 4 {
+                return Err(Error::truncated("a buffer's section", b.section));
+            }
+            let flags = self.endian.u16(&head[2..]);
+            self.buffers.push(Buffer {
+                name: b.name,
+                clock: Some(b.clock),
+                page_size: b.page_size,
+                compressed: flags & 1 != 0,
+                cpus: b.cpus,
+            });
+        }
+        Ok(())
+    }
+
+    /// A version 7 section's content, decompressed: `id` is what the option that pointed here
+    /// promised.
+    fn section(&self, at: u64, id: u16, what: &str) -> Result<Vec<u8>, Error> {
+        let head = read_vec(self.src, at, 16, 16, what)?;
+        let found = self.endian.u16(&head);
+        if found != id {
+            return Err(Error::damaged(format!("{what} has section id {found}, not {id}"), at));
+        }
+        let flags = self.endian.u16(&head[2..]);
+        let size = self.endian.u64(&head[8..]);
+        if flags & 1 == 0 {
+            return read_vec(self.src, at + 16, size, MAX_TRACEDAT_SECTION_BYTES, what);
+        }
+        let sizes = read_vec(self.src, at + 16, 8, 8, what)?;
+        let packed_len = u64::from(self.endian.u32(&sizes));
+        let plain_len = u64::from(self.endian.u32(&sizes[4..]));
+        let packed = read_vec(self.src, at + 24, packed_len, MAX_TRACEDAT_SECTION_BYTES, what)?;
+        let mut out = Vec::new();
+        self.compression
+            .decompress_into(&packed, plain_len, MAX_TRACEDAT_SECTION_BYTES, &mut out, (what, at))?;
+        Ok(out)
+    }
+}
+
+/// A page size the reader can hold.
+fn check_page(size: u32, at: u64) -> Result<(), Error> {
+    if (64..=MAX_TRACEDAT_PAGE_BYTES).contains(&size) {
+        Ok(())
+    } else {
+        Err(Error::damaged(format!("a page size of {size} bytes is not one a kernel uses"), at))
+    }
+}
+
+/// `header_page` and `header_event`: the page layout (the event header is the kernel's fixed
+/// one, read but not needed).
+fn header_info(input: &mut impl Input) -> Result<PageHeader, Error> {
+    let at = input.offset();
+    if input.take(12, "the header_page label")? != b"header_page\0" {
+        return Err(Error::damaged("no header_page where the header info starts", at));
+    }
+    let page = input.sized(8, MAX_FORMAT_BYTES, "header_page")?;
+    let text = String::from_utf8_lossy(&page);
+    let header = PageHeader::parse(&text)
+        .ok_or_else(|| Error::damaged("header_page does not describe a timestamp, commit and data", at))?;
+    let at = input.offset();
+    if input.take(13, "the header_event label")? != b"header_event\0" {
+        return Err(Error::damaged("no header_event after header_page", at));
+    }
+    input.sized(8, MAX_FORMAT_BYTES, "header_event")?;
+    Ok(header)
+}
+
+/// The ftrace tracers' own formats (function, print, bprint...).
+fn ftrace_formats(input: &mut impl Input, formats: &mut Formats) -> Result<(), Error> {
+    let at = input.offset();
+    let count = input.u32("the ftrace format count")?;
+    check_count(count, at)?;
+    for _ in 0..count {
+        let text = input.sized(8, MAX_FORMAT_BYTES, "an ftrace format")?;
+        if let Some(f) = EventFormat::parse("ftrace", &String::from_utf8_lossy(&text)) {
+            formats.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// Every other event's format, by system.
+fn event_formats(input: &mut impl Input, formats: &mut Formats) -> Result<(), Error> {
+    let at = input.offset();
+    let systems = input.u32("the event system count")?;
+    check_count(systems, at)?;
+    let mut total = 0u32;
+    for _ in 0..systems {
+        let system = input.cstr(MAX_NAME, "an event system's name")?;
+        let at = input.offset();
+        let count = input.u32("an event system's format count")?;
+        total = total.saturating_add(count);
+        check_count(total, at)?;
+        for _ in 0..count {
+            let text = input.sized(8, MAX_FORMAT_BYTES, "an event format")?;
+            if let Some(f) = EventFormat::parse(&system, &String::from_utf8_lossy(&text)) {
+                formats.push(f);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_count(count: u32, at: u64) -> Result<(), Error> {
+    if count > MAX_TRACEDAT_FORMATS {
+        return Err(Error::damaged(
+            format!("{count} event formats, more than the {MAX_TRACEDAT_FORMATS} rtlab reads"),
+            at,
+        ));
+    }
+    Ok(())
+}
+
+fn symbols(input: &mut impl Input) -> Result<Symbols, Error> {
+    let text = input.sized(4, MAX_TRACEDAT_SECTION_BYTES, "the kernel symbols")?;
+    Ok(Symbols::parse(&String::from_utf8_lossy(&text)))
+}
+
+fn comms(input: &mut impl Input) -> Result<Comms, Error> {
+    let text = input.sized(8, MAX_TRACEDAT_SECTION_BYTES, "the task names")?;
+    Ok(Comms::parse(&String::from_utf8_lossy(&text)))
+}
