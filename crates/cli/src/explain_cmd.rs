@@ -15,7 +15,7 @@ use trace::explain::{self, Scan, WindowSpec};
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::explain_stats::{self, open};
+use crate::explain_stats;
 use crate::flags::{ExplainArgs, ExplainFormat};
 
 /// `rtlab explain`.
@@ -122,13 +122,15 @@ fn small_text(path: &Path) -> Result<Option<String>> {
 
 fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     let name = path.display().to_string();
-    if let Some(text) = small_text(path)?
+    if crate::explain_stats::is_dat(path) {
+        // A recording is binary: none of the text reports below.
+    } else if let Some(text) = small_text(path)?
         && let Some(out) = tracer_report(&text, &name, args.format)?
     {
         console::print_stdout(&out)?;
         return Ok(Exit::Ok);
     }
-    let scan = explain::scan(open(path)?).with_context(|| format!("reading {name}"))?;
+    let (scan, mut notes) = explain_stats::scan(path)?;
     check_explainable(&scan, &name)?;
     let offset = scan.clock_offset_ns;
     let spikes = chosen(&scan, args.worst);
@@ -148,9 +150,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         .into());
     }
     let specs: Vec<WindowSpec> = spikes.iter().map(|(w, _)| w.window_spec(offset)).collect();
-    let windows =
-        explain::collect(open(path)?, &specs, false).with_context(|| format!("reading {name}"))?;
-    let mut notes = Vec::new();
+    let windows = explain_stats::collect(path, &specs)?;
     let explanations = spikes
         .iter()
         .zip(&windows)
@@ -165,7 +165,11 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             explain::explain(win, &spike, offset)
         })
         .collect();
-    if scan.read.malformed > 0 {
+    if let Some(damage) = &scan.read.damage {
+        notes.push(format!(
+            "parts of the recording could not be read: {damage}"
+        ));
+    } else if scan.read.malformed > 0 {
         notes.push(format!(
             "{} lines could not be read (the first: line {})",
             scan.read.malformed,

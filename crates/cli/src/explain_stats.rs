@@ -18,10 +18,12 @@ use crate::console;
 use crate::exit::{Exit, UsageError};
 use crate::flags::{Analysis, ExplainFormat};
 
-/// Opens a trace file for one streaming pass.
-pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
-    let file = File::open(path)
-        .map_err(|e| UsageError(format!("{}: {}", path.display(), files::plain_io(&e))))?;
+/// Opens a trace file for one streaming pass: text for the line reader, or a trace-cmd
+/// recording (trace.dat) opened with its metadata.
+pub(crate) fn open(path: &Path) -> Result<Opened> {
+    let io_error =
+        |e: &std::io::Error| UsageError(format!("{}: {}", path.display(), files::plain_io(e)));
+    let file = File::open(path).map_err(|e| io_error(&e))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(UsageError(format!(
             "{}: it is a directory; name a trace file",
@@ -30,16 +32,59 @@ pub(crate) fn open(path: &Path) -> Result<BufReader<File>> {
         .into());
     }
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let head = std::io::BufRead::fill_buf(&mut reader)
-        .map_err(|e| UsageError(format!("{}: {}", path.display(), files::plain_io(&e))))?;
-    if trace::is_trace_cmd_data(head) {
-        return Err(UsageError(format!(
-            "{0}: this is a trace-cmd recording (trace.dat), not trace text; run `trace-cmd report {0} > trace.txt` and give trace.txt to rtlab",
+    let head = std::io::BufRead::fill_buf(&mut reader).map_err(|e| io_error(&e))?;
+    if !tracedat::is_trace_dat(head) {
+        return Ok(Opened::Text(reader));
+    }
+    let dat = tracedat::TraceDat::open(reader.into_inner()).map_err(|e| {
+        UsageError(format!(
+            "{}: {e}; `trace-cmd report {}` shows whether trace-cmd reads it",
+            path.display(),
             path.display()
         ))
-        .into());
-    }
-    Ok(reader)
+    })?;
+    Ok(Opened::Dat(Box::new(dat)))
+}
+
+/// Whether `path` starts as a trace-cmd recording does (false when it cannot be read: the
+/// open that follows says why).
+pub(crate) fn is_dat(path: &Path) -> bool {
+    let mut head = [0u8; 10];
+    File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| tracedat::is_trace_dat(&head))
+}
+
+/// A trace file, opened.
+pub(crate) enum Opened {
+    /// Text, read line by line.
+    Text(BufReader<File>),
+    /// A trace-cmd recording.
+    Dat(Box<tracedat::TraceDat<File>>),
+}
+
+/// Reads the trace at `path` once: the first pass, and what reading a recording's metadata
+/// left out (nothing for text).
+pub(crate) fn scan(path: &Path) -> Result<(explain::Scan, Vec<String>)> {
+    let name = path.display().to_string();
+    let (scan, notes) = match open(path)? {
+        Opened::Text(r) => (explain::scan(r), Vec::new()),
+        Opened::Dat(dat) => (
+            explain::scan_source(&mut trace::dat::Dat::new(&dat)),
+            dat.notes.clone(),
+        ),
+    };
+    Ok((scan.with_context(|| format!("reading {name}"))?, notes))
+}
+
+/// Reads the trace at `path` once more: the windows of `specs`.
+pub(crate) fn collect(path: &Path, specs: &[explain::WindowSpec]) -> Result<Vec<explain::Window>> {
+    let name = path.display().to_string();
+    let windows = match open(path)? {
+        Opened::Text(r) => explain::collect(r, specs, false),
+        Opened::Dat(dat) => explain::collect_source(&mut trace::dat::Dat::new(&dat), specs, false),
+    };
+    windows.with_context(|| format!("reading {name}"))
 }
 
 /// Runs one analysis: the trace's statistics from the trace room, rendered by the report room.
@@ -50,10 +95,10 @@ pub fn run(analysis: &Analysis) -> Result<Exit> {
         Analysis::Wakeups(a) => (a, explain::Analysis::Wakeups),
     };
     let name = args.trace.display().to_string();
-    let scan = explain::scan(open(&args.trace)?).with_context(|| format!("reading {name}"))?;
+    let (scan, _) = scan(&args.trace)?;
     if scan.read.events == 0 {
         return Err(crate::exit::UsageError(format!(
-            "{name}: no trace events in it; give the kernel's trace text or trace-cmd report output"
+            "{name}: no trace events in it; give the kernel's trace text, trace-cmd report output or a trace.dat"
         ))
         .into());
     }

@@ -329,7 +329,7 @@ fn other_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
 }
 
 /// x86's `irq_vectors` events (`local_timer_entry`, `reschedule_exit`...).
-fn is_vector(name: &str) -> bool {
+pub(crate) fn is_vector(name: &str) -> bool {
     [
         "local_timer",
         "reschedule",

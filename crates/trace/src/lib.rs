@@ -5,6 +5,9 @@
 //!   fields), a lost-events marker, a buffer-start marker, a comment, or something else.
 //! - [`event`]: the events an explanation needs, decoded from their fields (both the kernel's
 //!   `key=value` print formats and trace-cmd's plugin formats).
+//! - [`source`]: where events come from, text or binary: the passes take any [`source::Source`].
+//! - [`dat`]: a trace-cmd recording (trace.dat) as a source: binary records decoded straight
+//!   into events and kinds by the file's own formats.
 //! - [`reader`]: a streaming reader over any `BufRead`: one reused line buffer, so a trace larger
 //!   than memory still reads.
 //! - [`latency`]: the latency tracers' reports (irqsoff, preemptoff, preemptirqsoff, wakeup,
@@ -19,8 +22,10 @@
 //! - [`explain`]: for a spike (CPU, deadline, wake-up, measuring thread), the timeline from the
 //!   timer's expiry to the thread running, and the delay attributed to its parts.
 //!
-//! Everything here is data in, data out: no file system access, no clock.
+//! Everything here is data in, data out: no clock, and no file system access but reading the
+//! file a caller opened.
 
+pub mod dat;
 mod error;
 pub mod event;
 pub mod explain;
@@ -31,6 +36,7 @@ pub mod noise;
 pub mod osnoise;
 pub mod reader;
 pub mod run_delay;
+pub mod source;
 pub mod timerlat;
 
 pub use error::ParseError;

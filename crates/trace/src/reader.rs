@@ -40,6 +40,8 @@ pub struct ReadStats {
     pub not_utf8: u64,
     /// Lines longer than [`MAX_LINE_BYTES`] (read past, counted as malformed).
     pub too_long: u64,
+    /// What of a binary recording could not be read (damaged pages, a cut file), in words.
+    pub damage: Option<String>,
 }
 
 impl ReadStats {
@@ -51,7 +53,7 @@ impl ReadStats {
 
     /// Whether anything suggests the trace is incomplete.
     pub fn incomplete(&self) -> bool {
-        self.lost_markers > 0 || self.malformed > 0
+        self.lost_markers > 0 || self.malformed > 0 || self.damage.is_some()
     }
 }
 

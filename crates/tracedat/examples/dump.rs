@@ -30,7 +30,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .and_then(|f| f.field("common_pid"))
                     .and_then(|p| p.int(r.data, dat.endian))
                     .unwrap_or(-1);
-                println!("{} {}.{:09} {} {}", r.cpu, r.ts / 1_000_000_000, r.ts % 1_000_000_000, name, pid);
+                println!(
+                    "{} {}.{:09} {} {}",
+                    r.cpu,
+                    r.ts / 1_000_000_000,
+                    r.ts % 1_000_000_000,
+                    name,
+                    pid
+                );
             }
             tracedat::Item::Lost { cpu, ts, count } => println!("{cpu} {ts} LOST {count:?}"),
         }

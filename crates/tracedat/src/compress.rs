@@ -49,13 +49,16 @@ impl Compression {
     ) -> Result<(), Error> {
         if expect > limit {
             return Err(Error::damaged(
-                format!("{what} claims {expect} bytes uncompressed, more than the {limit} rtlab reads"),
+                format!(
+                    "{what} claims {expect} bytes uncompressed, more than the {limit} rtlab reads"
+                ),
                 offset,
             ));
         }
         out.clear();
         out.reserve(expect as usize);
-        let bad = |e: std::io::Error| Error::damaged(format!("{what} does not decompress: {e}"), offset);
+        let bad =
+            |e: std::io::Error| Error::damaged(format!("{what} does not decompress: {e}"), offset);
         match self {
             Compression::None => out.extend_from_slice(&data[..data.len().min(expect as usize)]),
             Compression::Zlib => {
@@ -66,14 +69,18 @@ impl Compression {
             }
             Compression::Zstd => {
                 let mut rest = data;
-                let decoder = ruzstd::decoding::StreamingDecoder::new(&mut rest)
-                    .map_err(|e| Error::damaged(format!("{what} does not decompress: {e}"), offset))?;
+                let decoder = ruzstd::decoding::StreamingDecoder::new(&mut rest).map_err(|e| {
+                    Error::damaged(format!("{what} does not decompress: {e}"), offset)
+                })?;
                 decoder.take(expect + 1).read_to_end(out).map_err(bad)?;
             }
         }
         if out.len() as u64 != expect {
             return Err(Error::damaged(
-                format!("{what} decompresses to {} bytes, not the {expect} the file says", out.len()),
+                format!(
+                    "{what} decompresses to {} bytes, not the {expect} the file says",
+                    out.len()
+                ),
                 offset,
             ));
         }
@@ -86,15 +93,15 @@ impl Compression {
             Compression::None => data.to_vec(),
             Compression::Zlib => {
                 use std::io::Write;
-                let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+                let mut e =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
                 // Writing to a Vec cannot fail.
                 let _ = e.write_all(data);
                 e.finish().unwrap_or_default()
             }
-            Compression::Zstd => ruzstd::encoding::compress_to_vec(
-                data,
-                ruzstd::encoding::CompressionLevel::Fastest,
-            ),
+            Compression::Zstd => {
+                ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+            }
         }
     }
 }

@@ -52,7 +52,10 @@ impl fmt::Display for Error {
             Error::NotTraceDat => f.write_str("not a trace-cmd recording (no trace.dat magic)"),
             Error::Unsupported(what) => f.write_str(what),
             Error::Truncated { what, offset } => {
-                write!(f, "the file is cut short: {what} (at byte {offset}) is past its end")
+                write!(
+                    f,
+                    "the file is cut short: {what} (at byte {offset}) is past its end"
+                )
             }
             Error::Damaged { what, offset } => write!(f, "damaged at byte {offset}: {what}"),
         }

@@ -283,7 +283,10 @@ mod tests {
     #[test]
     fn a_format_file_gives_its_fields_and_tables() {
         let f = EventFormat::parse("sched", SWITCH).unwrap();
-        assert_eq!((f.name.as_str(), f.id, f.fields.len()), ("sched_switch", 372, 6));
+        assert_eq!(
+            (f.name.as_str(), f.id, f.fields.len()),
+            ("sched_switch", 372, 6)
+        );
         let comm = f.field("prev_comm").unwrap();
         assert_eq!((comm.offset, comm.size, comm.loc), (8, 16, Loc::Fixed));
         assert_eq!(f.field("name").unwrap().loc, Loc::DataLoc);
@@ -292,7 +295,10 @@ mod tests {
             f.symbols("__print_flags"),
             vec![(1, "S".to_string()), (2, "D".to_string())]
         );
-        assert_eq!(f.symbols("__print_symbolic"), vec![(7, "SCHED".to_string())]);
+        assert_eq!(
+            f.symbols("__print_symbolic"),
+            vec![(7, "SCHED".to_string())]
+        );
     }
 
     #[test]

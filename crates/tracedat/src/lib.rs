@@ -30,7 +30,7 @@ pub mod stream;
 pub use bytes::{Endian, ReadAt};
 pub use compress::Compression;
 pub use error::Error;
-pub use format::{EventFormat, Field, PageHeader};
+pub use format::{EventFormat, Field, Loc, PageHeader};
 pub use open::{Buffer, CpuData, TraceDat};
 pub use stream::{Events, Item, ReadReport, Record};
 

@@ -49,6 +49,18 @@ impl Symbols {
         self.addrs.is_empty()
     }
 
+    /// The address of the symbol named `name` (a scan: for the few looked up once).
+    pub fn address(&self, name: &str) -> Option<u64> {
+        self.addrs
+            .iter()
+            .find(|&&(_, start, len)| {
+                self.names
+                    .get(start as usize..start as usize + usize::from(len))
+                    == Some(name)
+            })
+            .map(|&(a, _, _)| a)
+    }
+
     /// The symbol containing `addr` (the last at or below it), as the kernel's `%ps` names it;
     /// `None` below the first symbol.
     pub fn name(&self, addr: u64) -> Option<&str> {
@@ -124,6 +136,8 @@ mod tests {
         assert_eq!(s.name(0xffff_ffff_8110_0010), Some("hrtimer_wakeup"));
         assert_eq!(s.name(0xffff_ffff_8110_0100), Some("next_one"));
         assert_eq!(s.name(0x10), None);
+        assert_eq!(s.address("next_one"), Some(0xffff_ffff_8110_0100));
+        assert_eq!(s.address("nothing"), None);
         let hidden = Symbols::parse("0000000000000000 T _stext\n0000000000000000 t x\n");
         assert!(hidden.is_empty(), "kptr_restrict hides every address");
     }

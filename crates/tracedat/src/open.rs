@@ -70,7 +70,9 @@ impl Formats {
 
     /// The format named `system:name`.
     pub fn find(&self, system: &str, name: &str) -> Option<&EventFormat> {
-        self.list.iter().find(|f| f.name == name && f.system == system)
+        self.list
+            .iter()
+            .find(|f| f.name == name && f.system == system)
     }
 
     fn push(&mut self, f: EventFormat) {
@@ -138,7 +140,12 @@ impl<R: ReadAt> TraceDat<R> {
         let endian = match c.u8("the byte order")? {
             0 => Endian::Little,
             1 => Endian::Big,
-            b => return Err(Error::damaged(format!("byte order flag {b} is neither 0 nor 1"), c.offset() - 1)),
+            b => {
+                return Err(Error::damaged(
+                    format!("byte order flag {b} is neither 0 nor 1"),
+                    c.offset() - 1,
+                ));
+            }
         };
         let long_size = c.u8("the long size")?;
         let mut seq = Seq {
@@ -173,7 +180,18 @@ impl<R: ReadAt> TraceDat<R> {
                 )));
             }
         };
-        let TraceDat { len, version, endian, long_size, host_page_size, compression, options, buffers, notes, .. } = dat;
+        let TraceDat {
+            len,
+            version,
+            endian,
+            long_size,
+            host_page_size,
+            compression,
+            options,
+            buffers,
+            notes,
+            ..
+        } = dat;
         let page_header = meta
             .page_header
             .ok_or_else(|| Error::damaged("the page header (header_page) is missing", 0))?;
@@ -211,7 +229,10 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
         meta.comms = comms(seq)?;
         let cpus = seq.u32("the CPU count")?;
         if cpus > MAX_CPU + 1 {
-            return Err(Error::damaged(format!("{cpus} CPUs is more than any kernel has"), seq.pos - 4));
+            return Err(Error::damaged(
+                format!("{cpus} CPUs is more than any kernel has"),
+                seq.pos - 4,
+            ));
         }
         let mut label = seq.take(10, "the data label")?;
         if label == b"options  \0" {
@@ -222,7 +243,15 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
                 }
                 let at = seq.pos;
                 let data = seq.sized(4, MAX_TRACEDAT_SECTION_BYTES, "an option")?;
-                options::apply(&mut self.options, id, &data, 6, self.endian, at, &mut self.notes);
+                options::apply(
+                    &mut self.options,
+                    id,
+                    &data,
+                    6,
+                    self.endian,
+                    at,
+                    &mut self.notes,
+                );
             }
             label = seq.take(10, "the data label")?;
         }
@@ -245,10 +274,17 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
             b"latency  \0" => {
                 self.options.latency_text = Some((seq.pos, self.len.saturating_sub(seq.pos)));
             }
-            _ => return Err(Error::damaged("neither flyrecord nor latency data follows the header", seq.pos - 10)),
+            _ => {
+                return Err(Error::damaged(
+                    "neither flyrecord nor latency data follows the header",
+                    seq.pos - 10,
+                ));
+            }
         }
         for (name, _) in &self.options.v6_instances {
-            self.notes.push(format!("instance buffer \"{name}\" of a version 6 file is not read"));
+            self.notes.push(format!(
+                "instance buffer \"{name}\" of a version 6 file is not read"
+            ));
         }
         check_page(self.host_page_size, 0)?;
         Ok(meta)
@@ -298,13 +334,19 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
     fn optional_meta(&mut self, meta: &mut Meta) {
         let s = self.options.sections;
         if let Some(at) = s.kallsyms {
-            match self.section(at, 19, "the kallsyms section").and_then(|d| symbols(&mut Cursor::new(&d, at, self.endian))) {
+            match self
+                .section(at, 19, "the kallsyms section")
+                .and_then(|d| symbols(&mut Cursor::new(&d, at, self.endian)))
+            {
                 Ok(sym) => meta.symbols = sym,
                 Err(e) => self.notes.push(format!("kernel symbols not read: {e}")),
             }
         }
         if let Some(at) = s.cmdlines {
-            match self.section(at, 21, "the task names section").and_then(|d| comms(&mut Cursor::new(&d, at, self.endian))) {
+            match self
+                .section(at, 21, "the task names section")
+                .and_then(|d| comms(&mut Cursor::new(&d, at, self.endian)))
+            {
                 Ok(c) => meta.comms = c,
                 Err(e) => self.notes.push(format!("task names not read: {e}")),
             }
@@ -338,7 +380,10 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
         let head = read_vec(self.src, at, 16, 16, what)?;
         let found = self.endian.u16(&head);
         if found != id {
-            return Err(Error::damaged(format!("{what} has section id {found}, not {id}"), at));
+            return Err(Error::damaged(
+                format!("{what} has section id {found}, not {id}"),
+                at,
+            ));
         }
         let flags = self.endian.u16(&head[2..]);
         let size = self.endian.u64(&head[8..]);
@@ -348,10 +393,21 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
         let sizes = read_vec(self.src, at + 16, 8, 8, what)?;
         let packed_len = u64::from(self.endian.u32(&sizes));
         let plain_len = u64::from(self.endian.u32(&sizes[4..]));
-        let packed = read_vec(self.src, at + 24, packed_len, MAX_TRACEDAT_SECTION_BYTES, what)?;
+        let packed = read_vec(
+            self.src,
+            at + 24,
+            packed_len,
+            MAX_TRACEDAT_SECTION_BYTES,
+            what,
+        )?;
         let mut out = Vec::new();
-        self.compression
-            .decompress_into(&packed, plain_len, MAX_TRACEDAT_SECTION_BYTES, &mut out, (what, at))?;
+        self.compression.decompress_into(
+            &packed,
+            plain_len,
+            MAX_TRACEDAT_SECTION_BYTES,
+            &mut out,
+            (what, at),
+        )?;
         Ok(out)
     }
 }
@@ -361,7 +417,10 @@ fn check_page(size: u32, at: u64) -> Result<(), Error> {
     if (64..=MAX_TRACEDAT_PAGE_BYTES).contains(&size) {
         Ok(())
     } else {
-        Err(Error::damaged(format!("a page size of {size} bytes is not one a kernel uses"), at))
+        Err(Error::damaged(
+            format!("a page size of {size} bytes is not one a kernel uses"),
+            at,
+        ))
     }
 }
 
@@ -370,12 +429,19 @@ fn check_page(size: u32, at: u64) -> Result<(), Error> {
 fn header_info(input: &mut impl Input) -> Result<PageHeader, Error> {
     let at = input.offset();
     if input.take(12, "the header_page label")? != b"header_page\0" {
-        return Err(Error::damaged("no header_page where the header info starts", at));
+        return Err(Error::damaged(
+            "no header_page where the header info starts",
+            at,
+        ));
     }
     let page = input.sized(8, MAX_FORMAT_BYTES, "header_page")?;
     let text = String::from_utf8_lossy(&page);
-    let header = PageHeader::parse(&text)
-        .ok_or_else(|| Error::damaged("header_page does not describe a timestamp, commit and data", at))?;
+    let header = PageHeader::parse(&text).ok_or_else(|| {
+        Error::damaged(
+            "header_page does not describe a timestamp, commit and data",
+            at,
+        )
+    })?;
     let at = input.offset();
     if input.take(13, "the header_event label")? != b"header_event\0" {
         return Err(Error::damaged("no header_event after header_page", at));

@@ -97,7 +97,10 @@ pub(crate) fn apply(
         // DATE: microseconds, as C reads the text.
         1 => match c_number(&text(data)).and_then(|us| us.checked_mul(1000)) {
             Some(ns) => o.ts_offset = o.ts_offset.saturating_add(ns),
-            None => notes.push(format!("the DATE option \"{}\" is not a number", text(data))),
+            None => notes.push(format!(
+                "the DATE option \"{}\" is not a number",
+                text(data)
+            )),
         },
         2 => o.cpu_stats.push(text(data)),
         3 if version >= 7 => match v7_buffer(&mut c) {
@@ -105,7 +108,9 @@ pub(crate) fn apply(
             Err(e) => notes.push(format!("a buffer option does not read: {e}")),
         },
         3 => {
-            if let (Ok(off), Ok(name)) = (c.u64("a buffer offset"), c.cstr(MAX_NAME, "a buffer name")) {
+            if let (Ok(off), Ok(name)) =
+                (c.u64("a buffer offset"), c.cstr(MAX_NAME, "a buffer name"))
+            {
                 o.v6_instances.push((name.to_string(), off));
             }
         }
@@ -119,12 +124,17 @@ pub(crate) fn apply(
         5 => o.uname = Some(text(data)),
         7 => match c_number(&text(data)) {
             Some(ns) => o.ts_offset = o.ts_offset.saturating_add(ns),
-            None => notes.push(format!("the OFFSET option \"{}\" is not a number", text(data))),
+            None => notes.push(format!(
+                "the OFFSET option \"{}\" is not a number",
+                text(data)
+            )),
         },
         8 => o.cpu_count = c.u32("the CPU count").ok(),
         9 => o.recorder = Some(text(data)),
         14 => {
-            if let (Ok(mult), Ok(shift), Ok(off)) = (c.u32("tsc2nsec"), c.u32("tsc2nsec"), c.u64("tsc2nsec")) {
+            if let (Ok(mult), Ok(shift), Ok(off)) =
+                (c.u32("tsc2nsec"), c.u32("tsc2nsec"), c.u64("tsc2nsec"))
+            {
                 o.tsc2nsec = Some((mult, shift.min(63), off));
             }
         }
@@ -152,14 +162,20 @@ fn v7_buffer(c: &mut Cursor<'_>) -> Result<V7Buffer, Error> {
     let at = c.offset();
     let count = c.u32("the buffer's CPU count")?;
     if count > MAX_CPU + 1 {
-        return Err(Error::damaged(format!("{count} CPUs is more than any kernel has"), at));
+        return Err(Error::damaged(
+            format!("{count} CPUs is more than any kernel has"),
+            at,
+        ));
     }
     let mut cpus = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let at = c.offset();
         let cpu = c.u32("a CPU number")?;
         if cpu > MAX_CPU {
-            return Err(Error::damaged(format!("CPU {cpu} is beyond any kernel's"), at));
+            return Err(Error::damaged(
+                format!("CPU {cpu} is beyond any kernel's"),
+                at,
+            ));
         }
         cpus.push(CpuData {
             cpu,
@@ -199,7 +215,10 @@ pub(crate) fn section(
         }
         apply(o, id, body, 7, endian, body_at, notes);
     }
-    Err(Error::damaged("an option section holds more options than rtlab reads", at))
+    Err(Error::damaged(
+        "an option section holds more options than rtlab reads",
+        at,
+    ))
 }
 
 #[cfg(test)]

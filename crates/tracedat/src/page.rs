@@ -35,7 +35,13 @@ pub(crate) struct Page {
 
 /// Reads the header of the page at `buf[at..at + len]`; `None` when the page is damaged
 /// (its commit claims more than the page holds).
-pub(crate) fn page(buf: &[u8], at: usize, len: usize, h: &PageHeader, endian: Endian) -> Option<Page> {
+pub(crate) fn page(
+    buf: &[u8],
+    at: usize,
+    len: usize,
+    h: &PageHeader,
+    endian: Endian,
+) -> Option<Page> {
     let p = buf.get(at..at.checked_add(len)?)?;
     let ts = endian.u64(p.get(h.ts_offset..h.ts_offset + 8)?);
     let commit = endian.uint(p.get(h.commit_offset..)?, h.commit_size)?;
@@ -87,7 +93,11 @@ pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian:
             Endian::Little => (word & 0x1f, u64::from(word >> 5)),
             Endian::Big => (word >> 27, u64::from(word & ((1 << 27) - 1))),
         };
-        let array = || buf.get(pos + 4..pos + 8).filter(|_| pos + 8 <= end).map(|b| endian.u32(b));
+        let array = || {
+            buf.get(pos + 4..pos + 8)
+                .filter(|_| pos + 8 <= end)
+                .map(|b| endian.u32(b))
+        };
         match type_len {
             PADDING => {
                 // A null event (no delta) ends the page's data; a discarded event or the
@@ -102,12 +112,16 @@ pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian:
                 };
             }
             TIME_EXTEND => {
-                let Some(ext) = array() else { return Step::Damaged };
+                let Some(ext) = array() else {
+                    return Step::Damaged;
+                };
                 *ts = ts.wrapping_add((u64::from(ext) << 27) + delta);
                 pos += 8;
             }
             TIME_STAMP => {
-                let Some(ext) = array() else { return Step::Damaged };
+                let Some(ext) = array() else {
+                    return Step::Damaged;
+                };
                 let mut abs = (u64::from(ext) << 27) | delta;
                 if *ts & TS_MSB != 0 {
                     abs |= *ts & TS_MSB;
@@ -119,7 +133,9 @@ pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian:
                 pos += 8;
             }
             0 => {
-                let Some(len) = array() else { return Step::Damaged };
+                let Some(len) = array() else {
+                    return Step::Damaged;
+                };
                 let Some(len) = (len as usize).checked_sub(4) else {
                     return Step::Damaged;
                 };
@@ -129,7 +145,11 @@ pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian:
                     return Step::Damaged;
                 }
                 *ts = ts.wrapping_add(delta);
-                return Step::Event { start, len, next: start + len };
+                return Step::Event {
+                    start,
+                    len,
+                    next: start + len,
+                };
             }
             n => {
                 let len = n as usize * 4;
@@ -138,7 +158,11 @@ pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian:
                     return Step::Damaged;
                 }
                 *ts = ts.wrapping_add(delta);
-                return Step::Event { start, len, next: start + len };
+                return Step::Event {
+                    start,
+                    len,
+                    next: start + len,
+                };
             }
         }
     }
@@ -183,7 +207,13 @@ pub(crate) mod tests {
             e.put(&mut pad, 4, 4);
             let p = page_of(
                 e,
-                &[(1, 5, b"AAAA"), (30, 3, &ext), (0, 1, &long), (29, 7, &pad), (2, 10, b"BBBBBBBB")],
+                &[
+                    (1, 5, b"AAAA"),
+                    (30, 3, &ext),
+                    (0, 1, &long),
+                    (29, 7, &pad),
+                    (2, 10, b"BBBBBBBB"),
+                ],
                 0,
             );
             let pg = page(&p, 0, p.len(), &PageHeader::LONG64, e).unwrap();
@@ -213,16 +243,33 @@ pub(crate) mod tests {
         let p = page_of(e, &[(3, 1, b"AAAA")], 0);
         let pg = page(&p, 0, p.len(), &PageHeader::LONG64, e).unwrap();
         let mut ts = 0;
-        assert_eq!(step(&p, pg.data, pg.end, &mut ts, e), Step::Damaged, "runs past commit");
+        assert_eq!(
+            step(&p, pg.data, pg.end, &mut ts, e),
+            Step::Damaged,
+            "runs past commit"
+        );
         let mut lost = page_of(e, &[(1, 1, b"AAAA")], MISSED_EVENTS | MISSED_STORED);
         lost[16 + 8..16 + 16].copy_from_slice(&77u64.to_le_bytes());
-        assert_eq!(page(&lost, 0, lost.len(), &PageHeader::LONG64, e).unwrap().lost, Some(Some(77)));
+        assert_eq!(
+            page(&lost, 0, lost.len(), &PageHeader::LONG64, e)
+                .unwrap()
+                .lost,
+            Some(Some(77))
+        );
         let mut big = page_of(e, &[], 0);
         big[8..16].copy_from_slice(&4096u64.to_le_bytes());
-        assert_eq!(page(&big, 0, big.len(), &PageHeader::LONG64, e), None, "commit past the page");
+        assert_eq!(
+            page(&big, 0, big.len(), &PageHeader::LONG64, e),
+            None,
+            "commit past the page"
+        );
         let mut zero = page_of(e, &[(0, 1, &[0, 0, 0, 0])], 0);
         zero.truncate(256);
         let pg = page(&zero, 0, zero.len(), &PageHeader::LONG64, e).unwrap();
-        assert_eq!(step(&zero, pg.data, pg.end, &mut ts, e), Step::Damaged, "length below its own word");
+        assert_eq!(
+            step(&zero, pg.data, pg.end, &mut ts, e),
+            Step::Damaged,
+            "length below its own word"
+        );
     }
 }

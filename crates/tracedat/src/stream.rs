@@ -193,6 +193,13 @@ impl<R: ReadAt> Events<'_, R> {
     /// The next item in time order; `None` at the end.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Item<'_>> {
+        let i = self.prepare()?;
+        Some(self.item(i))
+    }
+
+    /// Moves to the next item without borrowing it: the index of the CPU that holds it, for
+    /// [`Events::item`]; `None` at the end.
+    pub fn prepare(&mut self) -> Option<usize> {
         let i = match self.current.take() {
             Some(i) => {
                 self.advance(i);
@@ -208,24 +215,33 @@ impl<R: ReadAt> Events<'_, R> {
             None => self.pop()?,
         };
         self.current = Some(i);
+        if let Pending::Event { .. } = self.cpus[i].pending {
+            self.report.events += 1;
+        }
+        Some(i)
+    }
+
+    /// The item [`Events::prepare`] moved to.
+    pub fn item(&self, i: usize) -> Item<'_> {
         let c = &self.cpus[i];
-        let dat = self.dat;
-        Some(match c.pending {
-            Pending::Done => return None,
-            Pending::Event { ts, start, len } => {
-                self.report.events += 1;
-                Item::Event(Record {
-                    cpu: c.cpu,
-                    ts: dat.convert_ts(ts),
-                    data: &c.buf[start..start + len],
-                })
-            }
+        match c.pending {
+            Pending::Event { ts, start, len } => Item::Event(Record {
+                cpu: c.cpu,
+                ts: self.dat.convert_ts(ts),
+                data: &c.buf[start..start + len],
+            }),
             Pending::Lost { ts, count } => Item::Lost {
                 cpu: c.cpu,
-                ts: dat.convert_ts(ts),
+                ts: self.dat.convert_ts(ts),
                 count,
             },
-        })
+            // Never held by a CPU in the heap; an empty record rather than a panic.
+            Pending::Done => Item::Lost {
+                cpu: c.cpu,
+                ts: 0,
+                count: Some(0),
+            },
+        }
     }
 
     /// The heap's key of CPU `i`'s pending item.
@@ -254,7 +270,11 @@ impl<R: ReadAt> Events<'_, R> {
                 match page::step(&c.buf, c.pos, c.page_end, &mut c.ts, self.dat.endian) {
                     Step::Event { start, len, next } => {
                         c.pos = next;
-                        c.pending = Pending::Event { ts: c.ts, start, len };
+                        c.pending = Pending::Event {
+                            ts: c.ts,
+                            start,
+                            len,
+                        };
                         return;
                     }
                     Step::End => {}
@@ -274,7 +294,13 @@ impl<R: ReadAt> Events<'_, R> {
             }
             let c = &mut self.cpus[i];
             let len = self.page_size.min(c.buf_len - c.page_at);
-            match page::page(&c.buf, c.page_at, len, &self.dat.page_header, self.dat.endian) {
+            match page::page(
+                &c.buf,
+                c.page_at,
+                len,
+                &self.dat.page_header,
+                self.dat.endian,
+            ) {
                 Some(p) => {
                     self.report.pages += 1;
                     (c.ts, c.pos, c.page_end, c.in_page) = (p.ts, p.data, p.end, true);
@@ -328,7 +354,9 @@ impl<R: ReadAt> Events<'_, R> {
             let c = &mut self.cpus[i];
             let mut head = [0u8; 8];
             if c.chunks.is_none() {
-                if read_full(&self.dat.src, &mut head[..4], c.next).ok() != Some(4) || c.next + 4 > c.end {
+                if read_full(&self.dat.src, &mut head[..4], c.next).ok() != Some(4)
+                    || c.next + 4 > c.end
+                {
                     return false;
                 }
                 c.chunks = Some(endian.u32(&head));

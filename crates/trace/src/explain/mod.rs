@@ -19,9 +19,11 @@ mod window;
 
 pub use attribute::{Spike, explain};
 pub use owned::{Ev, TaskRef, What};
-pub use scan::{HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan};
+pub use scan::{
+    HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan, scan_source,
+};
 pub use stats::{Analysis, stats, summary};
-pub use window::{LOOKBACK_NS, Window, WindowSpec, collect};
+pub use window::{LOOKBACK_NS, Window, WindowSpec, collect, collect_source};
 
 #[cfg(test)]
 mod tests;

@@ -8,9 +8,10 @@ use std::io::{self, BufRead};
 
 use model::Histogram;
 
-use crate::event::{self, Kind};
-use crate::line::{Event, Line};
-use crate::reader::{ReadStats, Reader};
+use crate::event::Kind;
+use crate::line::Event;
+use crate::reader::ReadStats;
+use crate::source::{self, Item, Source, Text};
 
 use super::attribute::Spike;
 use super::owned::UNKNOWN_PRIO;
@@ -200,15 +201,22 @@ struct Pending {
     woken_ts: Option<u64>,
 }
 
-/// Reads the whole trace once.
+/// Reads a whole text trace once.
 pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
-    let mut reader = Reader::new(input);
+    scan_source(&mut Text::new(input))
+}
+
+/// Reads a whole trace once, from any source (text, or a trace.dat).
+pub fn scan_source(src: &mut impl Source) -> io::Result<Scan> {
     let mut scanner = Scanner::default();
-    while let Some((_, line)) = reader.next_line()? {
-        let Line::Event(e) = line else { continue };
-        scanner.event(&e);
+    while let Some(item) = src.next_item()? {
+        let Item::Event(e, decoded) = item else {
+            continue;
+        };
+        let kind = source::kind(&e, decoded);
+        scanner.event(&e, kind);
     }
-    Ok(scanner.finish(reader.stats().clone()))
+    Ok(scanner.finish(src.stats().clone()))
 }
 
 /// The scan's state between events: what it has found ([`Scan`]) and what is in flight.
@@ -238,9 +246,8 @@ struct Scanner {
 
 impl Scanner {
     /// One event: counted, its switch-ins completed, then what it starts or ends.
-    fn event(&mut self, e: &Event<'_>) {
+    fn event(&mut self, e: &Event<'_>, kind: Kind<'_>) {
         self.count(e);
-        let kind = event::decode(e);
         self.switches.event(e, &kind, &mut self.switched_in);
         let mut switched_in = std::mem::take(&mut self.switched_in);
         for sw in switched_in.drain(..) {

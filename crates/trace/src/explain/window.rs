@@ -3,9 +3,9 @@
 
 use std::io::{self, BufRead};
 
-use crate::event::{self, Kind, Task};
-use crate::line::{Event, Line};
-use crate::reader::Reader;
+use crate::event::{Kind, Task};
+use crate::line::Event;
+use crate::source::{self, Item, Source, Text};
 
 use super::owned::{Ev, TaskRef};
 
@@ -54,12 +54,22 @@ pub struct Window {
     pub truncated: bool,
 }
 
-/// Reads the trace once more and fills one [`Window`] per spec.
+/// Reads a text trace once more and fills one [`Window`] per spec.
 pub fn collect<R: BufRead>(
     input: R,
     specs: &[WindowSpec],
     keep_text: bool,
 ) -> io::Result<Vec<Window>> {
+    collect_source(&mut Text::new(input), specs, keep_text)
+}
+
+/// Reads a trace (any source) once more and fills one [`Window`] per spec.
+pub fn collect_source(
+    src: &mut impl Source,
+    specs: &[WindowSpec],
+    keep_text: bool,
+) -> io::Result<Vec<Window>> {
+    src.keep_lines(keep_text);
     let mut windows: Vec<Window> = specs
         .iter()
         .map(|s| Window {
@@ -73,10 +83,9 @@ pub fn collect<R: BufRead>(
     let first_from = specs.iter().map(|s| s.from_ts).min().unwrap_or(u64::MAX);
     let last_to = specs.iter().map(|s| s.to_ts).max().unwrap_or(0);
     let mut last_ts = 0u64;
-    let mut reader = Reader::new(input);
-    while let Some((_, line)) = reader.next_line()? {
-        let e = match line {
-            Line::Event(e) => e,
+    while let Some(item) = src.next_item()? {
+        let (e, decoded) = match item {
+            Item::Event(e, decoded) => (e, decoded),
             other => {
                 mark(&mut windows, &other, last_ts);
                 continue;
@@ -86,7 +95,7 @@ pub fn collect<R: BufRead>(
         let cpu = cpus.grow(e.cpu);
         let in_span = e.ts_ns >= first_from && e.ts_ns <= last_to;
         if in_span || e.name == "sched_switch" {
-            let kind = event::decode(&e);
+            let kind = source::kind(&e, decoded);
             keep(&mut windows, &e, &kind, &cpus, keep_text);
             if let Kind::Switch { next, .. } = &kind {
                 cpus.switch(cpu, next);
@@ -139,9 +148,9 @@ impl Cpus {
 
 /// A lost-events marker counts in the windows open at the last event; a buffer that starts
 /// late marks its CPU's windows that had opened by then.
-fn mark(windows: &mut [Window], line: &Line<'_>, last_ts: u64) {
-    match line {
-        Line::Lost { .. } => {
+fn mark(windows: &mut [Window], item: &Item<'_>, last_ts: u64) {
+    match item {
+        Item::Lost { .. } => {
             for w in windows
                 .iter_mut()
                 .filter(|w| w.from_ts <= last_ts && last_ts <= w.to_ts)
@@ -149,7 +158,7 @@ fn mark(windows: &mut [Window], line: &Line<'_>, last_ts: u64) {
                 w.lost_markers += 1;
             }
         }
-        Line::BufferStarted { cpu } => {
+        Item::BufferStarted { cpu } => {
             for w in windows
                 .iter_mut()
                 .filter(|w| w.cpu == *cpu && last_ts >= w.from_ts)

@@ -1,0 +1,247 @@
+//! A trace-cmd recording (trace.dat) as a [`Source`]: each binary record decoded straight into
+//! the [`Event`] and [`Kind`] the text path builds from a line, by the file's own formats, so
+//! every pass over a trace reads a trace.dat as it reads the `trace-cmd report` text of it —
+//! without formatting and parsing text.
+//!
+//! The task a record's pid names comes from the recording's saved task names (`<idle>` for 0,
+//! `<...>` when it has none), as trace-cmd shows it.
+
+mod plan;
+mod render;
+
+use std::io;
+
+use tracedat::{Item as DatItem, ReadAt, TraceDat};
+
+use crate::line::{Event, Flags};
+use crate::reader::{MAX_MARKERS, ReadStats};
+use crate::source::{Item, Source};
+
+use plan::{Ctx, Plan};
+
+/// `common_flags` bits (the kernel's `trace_flag_type`).
+const IRQS_OFF: u8 = 0x01;
+const NEED_RESCHED: u8 = 0x04;
+const HARDIRQ: u8 = 0x08;
+const SOFTIRQ: u8 = 0x10;
+const PREEMPT_RESCHED: u8 = 0x20;
+const NMI: u8 = 0x40;
+const BH_OFF: u8 = 0x80;
+
+/// The common fields every record starts with.
+struct Common {
+    flags: Option<tracedat::Field>,
+    preempt: Option<tracedat::Field>,
+    pid: tracedat::Field,
+}
+
+/// A recording's events, decoded.
+pub struct Dat<'t, R> {
+    dat: &'t TraceDat<R>,
+    events: tracedat::Events<'t, R>,
+    /// Formats and plans by id (ids are 16 bits in a record).
+    plans: Vec<Option<(&'t tracedat::EventFormat, Plan)>>,
+    common: Option<Common>,
+    ctx: Ctx<'t>,
+    /// Per CPU, the last pid named and its name (consecutive records share a task).
+    names: Vec<(u32, &'t str)>,
+    stats: ReadStats,
+    keep_lines: bool,
+    hrtimer: String,
+    line: String,
+}
+
+impl<'t, R: ReadAt> Dat<'t, R> {
+    /// The events of `dat`'s top buffer.
+    pub fn new(dat: &'t TraceDat<R>) -> Dat<'t, R> {
+        let mut plans: Vec<Option<(&tracedat::EventFormat, Plan)>> = Vec::new();
+        for f in dat.formats.all() {
+            let Ok(id) = usize::try_from(f.id) else {
+                continue;
+            };
+            if id > usize::from(u16::MAX) {
+                continue;
+            }
+            if plans.len() <= id {
+                plans.resize_with(id + 1, || None);
+            }
+            plans[id] = Some((f, plan::plan(f)));
+        }
+        let common = dat.formats.all().iter().find_map(|f| {
+            Some(Common {
+                flags: f.field("common_flags").cloned(),
+                preempt: f.field("common_preempt_count").cloned(),
+                pid: f.field("common_pid")?.clone(),
+            })
+        });
+        Dat {
+            dat,
+            events: dat.events(0),
+            plans,
+            common,
+            ctx: Ctx::new(dat),
+            names: Vec::new(),
+            stats: ReadStats::default(),
+            keep_lines: false,
+            hrtimer: String::new(),
+            line: String::new(),
+        }
+    }
+
+    /// What the recording's reader met (pages, damage, losses).
+    pub fn report(&self) -> &tracedat::ReadReport {
+        self.events.report()
+    }
+
+    /// The reader's report into the stats: damage as unreadable parts, named.
+    fn settle(&mut self) {
+        let r = self.events.report();
+        self.stats.malformed = r.damaged_pages + r.damaged_chunks;
+        let mut parts = Vec::new();
+        if r.damaged_pages > 0 {
+            parts.push(format!("{} damaged pages skipped", r.damaged_pages));
+        }
+        if r.damaged_chunks > 0 {
+            parts.push(format!(
+                "{} compressed chunks that did not decompress skipped",
+                r.damaged_chunks
+            ));
+        }
+        if !r.truncated_cpus.is_empty() {
+            let cpus: Vec<String> = r.truncated_cpus.iter().map(u32::to_string).collect();
+            parts.push(format!(
+                "the file ends inside the data of CPU {}",
+                cpus.join(", ")
+            ));
+        }
+        if let Some(first) = &r.first_damage {
+            parts.push(format!("first: {first}"));
+        }
+        self.stats.damage = (!parts.is_empty()).then(|| parts.join("; "));
+    }
+}
+
+impl<R: ReadAt> Source for Dat<'_, R> {
+    fn next_item(&mut self) -> io::Result<Option<Item<'_>>> {
+        let Some(i) = self.events.prepare() else {
+            self.settle();
+            return Ok(None);
+        };
+        let item = self.events.item(i);
+        self.stats.lines += 1;
+        let r = match item {
+            DatItem::Lost { cpu, count, .. } => {
+                let s = &mut self.stats;
+                s.lost_markers += 1;
+                match count {
+                    Some(n) => s.lost_counted = s.lost_counted.saturating_add(n),
+                    None => s.lost_uncounted = true,
+                }
+                if s.lost.len() < MAX_MARKERS {
+                    s.lost.push((s.lines, Some(cpu), count));
+                }
+                return Ok(Some(Item::Lost {
+                    cpu: Some(cpu),
+                    events: count,
+                }));
+            }
+            DatItem::Event(r) => r,
+        };
+        let endian = self.dat.endian;
+        let (Some(common), Some(id)) = (&self.common, endian.uint(r.data, 2)) else {
+            self.stats.malformed += 1;
+            return Ok(Some(Item::Other));
+        };
+        let Some(Some((format, plan))) = self.plans.get(id as usize) else {
+            self.stats.malformed += 1;
+            return Ok(Some(Item::Other));
+        };
+        self.stats.events += 1;
+        let pid = common
+            .pid
+            .int(r.data, endian)
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(0);
+        let flags = common
+            .flags
+            .as_ref()
+            .and_then(|f| f.uint(r.data, endian))
+            .map(|f| {
+                let f = f as u8;
+                let preempt = common
+                    .preempt
+                    .as_ref()
+                    .and_then(|p| p.uint(r.data, endian))
+                    .unwrap_or(0);
+                Flags {
+                    irqs_off: f & IRQS_OFF != 0,
+                    bh_off: f & BH_OFF != 0,
+                    need_resched: f & (NEED_RESCHED | PREEMPT_RESCHED) != 0,
+                    hardirq: f & HARDIRQ != 0,
+                    softirq: f & SOFTIRQ != 0,
+                    nmi: f & NMI != 0,
+                    preempt_depth: (preempt & 0x0f) as u8,
+                }
+            });
+        let task = task_name(&mut self.names, self.dat, r.cpu, pid);
+        let kind = plan::decode(plan, r.data, &self.ctx, &mut self.hrtimer);
+        let mut event = Event {
+            task,
+            pid,
+            cpu: r.cpu,
+            flags,
+            ts_ns: r.ts,
+            ts_digits: 9,
+            name: &format.name,
+            fields: "",
+            line: "",
+        };
+        if self.keep_lines {
+            self.line.clear();
+            render::head(&mut self.line, &event);
+            let start = self.line.len();
+            let known = kind
+                .as_ref()
+                .is_some_and(|k| render::kind_fields(&mut self.line, k));
+            if !known {
+                render::record_fields(&mut self.line, format, r.data, endian);
+            }
+            event.line = &self.line;
+            event.fields = &self.line[start..];
+        }
+        Ok(Some(Item::Event(
+            event,
+            Some(kind.unwrap_or(crate::event::Kind::Other)),
+        )))
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+
+    fn keep_lines(&mut self, yes: bool) {
+        self.keep_lines = yes;
+    }
+}
+
+/// The name of `pid` on `cpu`: the cached one when the CPU's last record had the same pid.
+#[inline]
+fn task_name<'t, R>(
+    names: &mut Vec<(u32, &'t str)>,
+    dat: &'t TraceDat<R>,
+    cpu: u32,
+    pid: u32,
+) -> &'t str {
+    let c = cpu as usize;
+    if names.len() <= c {
+        names.resize(c + 1, (u32::MAX, ""));
+    }
+    if names[c].0 != pid {
+        let name = match pid {
+            0 => "<idle>",
+            p => dat.comms.get(p).unwrap_or("<...>"),
+        };
+        names[c] = (pid, name);
+    }
+    names[c].1
+}

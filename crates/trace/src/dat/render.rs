@@ -1,0 +1,160 @@
+//! A binary record as the kernel's text would show it: `TASK-PID [CPU] FLAGS SECS.USECS:
+//! NAME: FIELDS`, the fields in the kernel's `key=value` print format for the events rtlab
+//! reads (so the text reads back through [`crate::line`] and [`crate::event`] to the same
+//! kind) and `field=value` for the rest. Only the windows a run keeps are rendered.
+
+use std::fmt::Write;
+
+use tracedat::{Endian, EventFormat, Loc};
+
+use crate::event::{Kind, Task};
+use crate::line::Flags;
+
+/// The flags column (`d..2.`) of `f`.
+fn flags(out: &mut String, f: Flags) {
+    out.push(match (f.irqs_off, f.bh_off) {
+        (true, true) => 'D',
+        (true, false) => 'd',
+        (false, true) => 'b',
+        _ => '.',
+    });
+    out.push(if f.need_resched { 'N' } else { '.' });
+    out.push(match (f.hardirq, f.softirq, f.nmi) {
+        (_, _, true) => 'Z',
+        (true, true, _) => 'H',
+        (true, false, _) => 'h',
+        (false, true, _) => 's',
+        _ => '.',
+    });
+    out.push(match f.preempt_depth {
+        0 => '.',
+        d => char::from_digit(u32::from(d.min(15)), 16).unwrap_or('f'),
+    });
+    out.push('.');
+}
+
+fn task(out: &mut String, prefix: &str, t: &Task<'_>) {
+    let _ = write!(
+        out,
+        "{prefix}comm={} {prefix}pid={} {prefix}prio={}",
+        t.comm, t.pid, t.prio
+    );
+}
+
+/// The line's head: task, pid, CPU, flags, time, name.
+pub(super) fn head(out: &mut String, e: &crate::line::Event<'_>) {
+    let _ = write!(out, "{:>16}-{:<7} [{:03}] ", e.task, e.pid, e.cpu);
+    if let Some(f) = e.flags {
+        flags(out, f);
+        out.push(' ');
+    }
+    let _ = write!(
+        out,
+        "{}.{:06}: {}: ",
+        e.ts_ns / 1_000_000_000,
+        e.ts_ns % 1_000_000_000 / 1000,
+        e.name
+    );
+}
+
+/// The fields of a decoded `kind` in the kernel's format; false when the kind has none of its
+/// own (the caller writes the record's fields).
+pub(super) fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
+    let _ = match kind {
+        Kind::Switch {
+            prev,
+            prev_state,
+            next,
+        } => {
+            task(out, "prev_", prev);
+            let _ = write!(out, " prev_state={prev_state} ==> ");
+            task(out, "next_", next);
+            Ok(())
+        }
+        Kind::Waking {
+            task: t,
+            target_cpu,
+        }
+        | Kind::Wakeup {
+            task: t,
+            target_cpu,
+        } => {
+            task(out, "", t);
+            match target_cpu {
+                Some(c) => write!(out, " target_cpu={c:03}"),
+                None => Ok(()),
+            }
+        }
+        Kind::Migrate {
+            task: t,
+            orig_cpu,
+            dest_cpu,
+        } => {
+            task(out, "", t);
+            write!(out, " orig_cpu={orig_cpu} dest_cpu={dest_cpu}")
+        }
+        Kind::IrqEntry { irq, name } => write!(out, "irq={irq} name={name}"),
+        Kind::IrqExit { irq } => write!(out, "irq={irq} ret=handled"),
+        Kind::SoftirqEntry { vec, action } => write!(out, "vec={vec} [action={action}]"),
+        Kind::SoftirqExit { vec } | Kind::SoftirqRaise { vec } => write!(out, "vec={vec}"),
+        Kind::HrtimerStart {
+            hrtimer,
+            function,
+            expires_ns,
+        } => write!(
+            out,
+            "hrtimer={hrtimer} function={function} expires={expires_ns} softexpires={expires_ns}"
+        ),
+        Kind::HrtimerExpireEntry {
+            hrtimer,
+            function,
+            now_ns,
+        } => {
+            write!(out, "hrtimer={hrtimer} now={now_ns} function={function}")
+        }
+        Kind::HrtimerExpireExit { hrtimer } => write!(out, "hrtimer={hrtimer}"),
+        Kind::WorkStart { function } => write!(out, "work struct 0x0: function {function}"),
+        Kind::Marker { text } => write!(out, "{text}"),
+        Kind::Nmi { handler, delta_ns } => {
+            write!(out, "{handler}() delta_ns: {delta_ns} handled: 1")
+        }
+        Kind::IrqsOff { caller }
+        | Kind::IrqsOn { caller }
+        | Kind::PreemptOff { caller }
+        | Kind::PreemptOn { caller } => {
+            write!(out, "caller={caller}")
+        }
+        Kind::VectorEntry { .. }
+        | Kind::VectorExit { .. }
+        | Kind::Ipi { .. }
+        | Kind::WorkEnd
+        | Kind::Other => {
+            return false;
+        }
+    };
+    true
+}
+
+/// The record's own fields (past the common ones) as `name=value`.
+pub(super) fn record_fields(out: &mut String, f: &EventFormat, d: &[u8], e: Endian) {
+    let mut first = true;
+    for field in f.fields.iter().filter(|x| !x.name.starts_with("common_")) {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        let is_text = field.loc != Loc::Fixed
+            || (field.decl.starts_with("char ") && field.decl.ends_with(']'));
+        let _ = if is_text {
+            write!(out, "{}={}", field.name, field.str(d, e).unwrap_or(""))
+        } else if let Some(v) = field.int(d, e) {
+            if field.decl.contains('*') {
+                write!(out, "{}=0x{:x}", field.name, v as u64)
+            } else {
+                write!(out, "{}={v}", field.name)
+            }
+        } else {
+            write!(out, "{}=?", field.name)
+        };
+    }
+}
