@@ -35,6 +35,40 @@ struct Common {
     pid: tracedat::Field,
 }
 
+impl Common {
+    /// The context flags of record `d`.
+    #[inline]
+    fn flags(&self, d: &[u8], endian: tracedat::Endian) -> Option<Flags> {
+        let f = self.flags.as_ref()?.uint(d, endian)? as u8;
+        let preempt = self
+            .preempt
+            .as_ref()
+            .and_then(|p| p.uint(d, endian))
+            .unwrap_or(0);
+        Some(Flags {
+            irqs_off: f & IRQS_OFF != 0,
+            bh_off: f & BH_OFF != 0,
+            need_resched: f & (NEED_RESCHED | PREEMPT_RESCHED) != 0,
+            hardirq: f & HARDIRQ != 0,
+            softirq: f & SOFTIRQ != 0,
+            nmi: f & NMI != 0,
+            preempt_depth: (preempt & 0x0f) as u8,
+        })
+    }
+}
+
+/// A lost-events marker counted.
+fn lost(s: &mut ReadStats, cpu: u32, count: Option<u64>) {
+    s.lost_markers += 1;
+    match count {
+        Some(n) => s.lost_counted = s.lost_counted.saturating_add(n),
+        None => s.lost_uncounted = true,
+    }
+    if s.lost.len() < MAX_MARKERS {
+        s.lost.push((s.lines, Some(cpu), count));
+    }
+}
+
 /// A recording's events, decoded.
 pub struct Dat<'t, R> {
     dat: &'t TraceDat<R>,
@@ -131,15 +165,7 @@ impl<R: ReadAt> Source for Dat<'_, R> {
         self.stats.lines += 1;
         let r = match item {
             DatItem::Lost { cpu, count, .. } => {
-                let s = &mut self.stats;
-                s.lost_markers += 1;
-                match count {
-                    Some(n) => s.lost_counted = s.lost_counted.saturating_add(n),
-                    None => s.lost_uncounted = true,
-                }
-                if s.lost.len() < MAX_MARKERS {
-                    s.lost.push((s.lines, Some(cpu), count));
-                }
+                lost(&mut self.stats, cpu, count);
                 return Ok(Some(Item::Lost {
                     cpu: Some(cpu),
                     events: count,
@@ -162,27 +188,7 @@ impl<R: ReadAt> Source for Dat<'_, R> {
             .int(r.data, endian)
             .and_then(|p| u32::try_from(p).ok())
             .unwrap_or(0);
-        let flags = common
-            .flags
-            .as_ref()
-            .and_then(|f| f.uint(r.data, endian))
-            .map(|f| {
-                let f = f as u8;
-                let preempt = common
-                    .preempt
-                    .as_ref()
-                    .and_then(|p| p.uint(r.data, endian))
-                    .unwrap_or(0);
-                Flags {
-                    irqs_off: f & IRQS_OFF != 0,
-                    bh_off: f & BH_OFF != 0,
-                    need_resched: f & (NEED_RESCHED | PREEMPT_RESCHED) != 0,
-                    hardirq: f & HARDIRQ != 0,
-                    softirq: f & SOFTIRQ != 0,
-                    nmi: f & NMI != 0,
-                    preempt_depth: (preempt & 0x0f) as u8,
-                }
-            });
+        let flags = common.flags(r.data, endian);
         let task = task_name(&mut self.names, self.dat, r.cpu, pid);
         let kind = plan::decode(plan, r.data, &self.ctx, &mut self.hrtimer);
         let mut event = Event {
@@ -197,15 +203,14 @@ impl<R: ReadAt> Source for Dat<'_, R> {
             line: "",
         };
         if self.keep_lines {
-            self.line.clear();
-            render::head(&mut self.line, &event);
-            let start = self.line.len();
-            let known = kind
-                .as_ref()
-                .is_some_and(|k| render::kind_fields(&mut self.line, k));
-            if !known {
-                render::record_fields(&mut self.line, format, r.data, endian);
-            }
+            let start = render::line(
+                &mut self.line,
+                &event,
+                kind.as_ref(),
+                format,
+                r.data,
+                endian,
+            );
             event.line = &self.line;
             event.fields = &self.line[start..];
         }

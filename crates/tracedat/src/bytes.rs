@@ -10,7 +10,7 @@ pub trait ReadAt {
     /// Reads into `buf` from `offset`; the bytes read (0 at the end).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// The length in bytes.
-    fn len(&self) -> io::Result<u64>;
+    fn size(&self) -> io::Result<u64>;
 }
 
 impl ReadAt for std::fs::File {
@@ -18,7 +18,7 @@ impl ReadAt for std::fs::File {
         std::os::unix::fs::FileExt::read_at(self, buf, offset)
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
     }
 }
@@ -33,7 +33,7 @@ impl ReadAt for [u8] {
         Ok(n)
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         Ok(<[u8]>::len(self) as u64)
     }
 }
@@ -43,7 +43,7 @@ impl ReadAt for Vec<u8> {
         self.as_slice().read_at(buf, offset)
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         Ok(Vec::len(self) as u64)
     }
 }
@@ -53,8 +53,8 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
         (**self).read_at(buf, offset)
     }
 
-    fn len(&self) -> io::Result<u64> {
-        (**self).len()
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
     }
 }
 
@@ -92,7 +92,7 @@ pub(crate) fn read_vec<R: ReadAt + ?Sized>(
             offset,
         ));
     }
-    let file_len = src.len()?;
+    let file_len = src.size()?;
     if offset.checked_add(len).is_none_or(|end| end > file_len) {
         return Err(Error::truncated(what, offset));
     }
@@ -105,9 +105,10 @@ pub(crate) fn read_vec<R: ReadAt + ?Sized>(
 }
 
 /// The file's byte order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Endian {
     /// Little-endian (x86, most ARM).
+    #[default]
     Little,
     /// Big-endian (s390, some PowerPC and MIPS).
     Big,

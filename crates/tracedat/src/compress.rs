@@ -60,7 +60,7 @@ impl Compression {
         let bad =
             |e: std::io::Error| Error::damaged(format!("{what} does not decompress: {e}"), offset);
         match self {
-            Compression::None => out.extend_from_slice(&data[..data.len().min(expect as usize)]),
+            Compression::None => out.extend_from_slice(data),
             Compression::Zlib => {
                 flate2::read::ZlibDecoder::new(data)
                     .take(expect + 1)

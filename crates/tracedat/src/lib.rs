@@ -10,6 +10,7 @@
 //! - [`compress`]: zlib and zstd, bounded.
 //! - [`page`]: one ring-buffer page's header and event headers.
 //! - [`stream`]: the per-CPU pages merged into one time-ordered stream, in bounded memory.
+//! - [`write`]: writing a recording, version 7 (compressed or not) or 6, in either byte order.
 //! - [`bytes`]: byte order, bounds-checked reads, positional reads from a file or memory.
 //!
 //! Everything is data in, data out: the caller opens the file. Every length the file gives is
@@ -26,6 +27,7 @@ pub mod open;
 pub mod options;
 pub mod page;
 pub mod stream;
+pub mod write;
 
 pub use bytes::{Endian, ReadAt};
 pub use compress::Compression;
@@ -33,6 +35,7 @@ pub use error::Error;
 pub use format::{EventFormat, Field, Loc, PageHeader};
 pub use open::{Buffer, CpuData, TraceDat};
 pub use stream::{Events, Item, ReadReport, Record};
+pub use write::{Contents, write_v6, write_v7};
 
 /// The first bytes of a trace-cmd recording.
 pub const MAGIC: &[u8] = b"\x17\x08\x44tracing";

@@ -111,6 +111,28 @@ pub struct TraceDat<R> {
     pub buffers: Vec<Buffer>,
     /// Parts not read, and why (the file still reads without them).
     pub notes: Vec<String>,
+    /// The metadata texts as the file holds them.
+    pub raw: RawMeta,
+}
+
+/// The metadata as the file holds it (texts as tracefs gave them): what a rewrite of the file
+/// copies.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RawMeta {
+    /// `events/header_page`.
+    pub header_page: Vec<u8>,
+    /// `events/header_event`.
+    pub header_event: Vec<u8>,
+    /// The ftrace formats.
+    pub ftrace: Vec<Vec<u8>>,
+    /// The other formats by system.
+    pub systems: Vec<(String, Vec<Vec<u8>>)>,
+    /// kallsyms.
+    pub kallsyms: Vec<u8>,
+    /// printk formats.
+    pub printk: Vec<u8>,
+    /// saved_cmdlines.
+    pub cmdlines: Vec<u8>,
 }
 
 /// The metadata, as the sections give it.
@@ -120,37 +142,45 @@ struct Meta {
     formats: Formats,
     symbols: Symbols,
     comms: Comms,
+    raw: RawMeta,
+}
+
+/// The initial format: version, byte order, long size, and where the page size is.
+fn initial(head: &[u8]) -> Result<(u32, Endian, u8, u64), Error> {
+    if !head.starts_with(MAGIC) {
+        return Err(Error::NotTraceDat);
+    }
+    let mut c = Cursor::new(head, 0, Endian::Little);
+    c.bytes(MAGIC.len(), "magic")?;
+    let version: u32 = c
+        .cstr(8, "the version")?
+        .parse()
+        .map_err(|_| Error::damaged("the version is not a number", 10))?;
+    let endian = match c.u8("the byte order")? {
+        0 => Endian::Little,
+        1 => Endian::Big,
+        b => {
+            let at = c.offset() - 1;
+            return Err(Error::damaged(
+                format!("byte order flag {b} is neither 0 nor 1"),
+                at,
+            ));
+        }
+    };
+    let long_size = c.u8("the long size")?;
+    Ok((version, endian, long_size, c.offset()))
 }
 
 impl<R: ReadAt> TraceDat<R> {
     /// Opens a recording: reads its metadata (the events are read later, streaming).
     pub fn open(src: R) -> Result<TraceDat<R>, Error> {
-        let len = src.len()?;
+        let len = src.size()?;
         let mut head = [0u8; 64];
         let n = read_full(&src, &mut head, 0)?;
-        if !head[..n].starts_with(MAGIC) {
-            return Err(Error::NotTraceDat);
-        }
-        let mut c = Cursor::new(&head[..n], 0, Endian::Little);
-        c.bytes(MAGIC.len(), "magic")?;
-        let version: u32 = c
-            .cstr(8, "the version")?
-            .parse()
-            .map_err(|_| Error::damaged("the version is not a number", 10))?;
-        let endian = match c.u8("the byte order")? {
-            0 => Endian::Little,
-            1 => Endian::Big,
-            b => {
-                return Err(Error::damaged(
-                    format!("byte order flag {b} is neither 0 nor 1"),
-                    c.offset() - 1,
-                ));
-            }
-        };
-        let long_size = c.u8("the long size")?;
+        let (version, endian, long_size, pos) = initial(&head[..n])?;
         let mut seq = Seq {
             src: &src,
-            pos: c.offset(),
+            pos,
             endian,
             len,
         };
@@ -170,6 +200,7 @@ impl<R: ReadAt> TraceDat<R> {
             options: Options::default(),
             buffers: Vec::new(),
             notes: Vec::new(),
+            raw: RawMeta::default(),
         };
         let meta = match version {
             6 => dat.read_v6(&mut seq)?,
@@ -180,37 +211,40 @@ impl<R: ReadAt> TraceDat<R> {
                 )));
             }
         };
-        let TraceDat {
-            len,
-            version,
-            endian,
-            long_size,
-            host_page_size,
-            compression,
-            options,
-            buffers,
-            notes,
-            ..
-        } = dat;
         let page_header = meta
             .page_header
             .ok_or_else(|| Error::damaged("the page header (header_page) is missing", 0))?;
-        Ok(TraceDat {
+        // Let go of the borrowed source first, then take the owned one.
+        let mut out = dat.with_src(()).with_src(src);
+        out.page_header = page_header;
+        out.formats = meta.formats;
+        out.symbols = meta.symbols;
+        out.comms = meta.comms;
+        out.raw = meta.raw;
+        Ok(out)
+    }
+}
+
+impl<S> TraceDat<S> {
+    /// The same recording over another source (the metadata moved, not copied).
+    fn with_src<T>(self, src: T) -> TraceDat<T> {
+        TraceDat {
             src,
-            len,
-            version,
-            endian,
-            long_size,
-            host_page_size,
-            compression,
-            page_header,
-            formats: meta.formats,
-            symbols: meta.symbols,
-            comms: meta.comms,
-            options,
-            buffers,
-            notes,
-        })
+            len: self.len,
+            version: self.version,
+            endian: self.endian,
+            long_size: self.long_size,
+            host_page_size: self.host_page_size,
+            compression: self.compression,
+            page_header: self.page_header,
+            formats: self.formats,
+            symbols: self.symbols,
+            comms: self.comms,
+            options: self.options,
+            buffers: self.buffers,
+            notes: self.notes,
+            raw: self.raw,
+        }
     }
 }
 
@@ -218,15 +252,13 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
     /// Version 6: header info, formats, symbols, printk formats, task names, then the CPU
     /// count, options, and the flyrecord's CPU offsets, one after another.
     fn read_v6(&mut self, seq: &mut Seq<'_, R>) -> Result<Meta, Error> {
-        let mut meta = Meta {
-            page_header: Some(header_info(seq)?),
-            ..Meta::default()
-        };
-        ftrace_formats(seq, &mut meta.formats)?;
-        event_formats(seq, &mut meta.formats)?;
-        meta.symbols = symbols(seq)?;
-        seq.sized(4, MAX_TRACEDAT_SECTION_BYTES, "the printk formats")?;
-        meta.comms = comms(seq)?;
+        let mut meta = Meta::default();
+        meta.page_header = Some(header_info(seq, &mut meta.raw)?);
+        ftrace_formats(seq, &mut meta)?;
+        event_formats(seq, &mut meta)?;
+        symbols(seq, &mut meta)?;
+        meta.raw.printk = seq.sized(4, MAX_TRACEDAT_SECTION_BYTES, "the printk formats")?;
+        comms(seq, &mut meta)?;
         let cpus = seq.u32("the CPU count")?;
         if cpus > MAX_CPU + 1 {
             return Err(Error::damaged(
@@ -314,15 +346,18 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
         let s = self.options.sections;
         if let Some(at) = s.header_info {
             let data = self.section(at, 16, "the header info section")?;
-            meta.page_header = Some(header_info(&mut Cursor::new(&data, at, self.endian))?);
+            meta.page_header = Some(header_info(
+                &mut Cursor::new(&data, at, self.endian),
+                &mut meta.raw,
+            )?);
         }
         if let Some(at) = s.ftrace_events {
             let data = self.section(at, 17, "the ftrace formats section")?;
-            ftrace_formats(&mut Cursor::new(&data, at, self.endian), &mut meta.formats)?;
+            ftrace_formats(&mut Cursor::new(&data, at, self.endian), &mut meta)?;
         }
         if let Some(at) = s.event_formats {
             let data = self.section(at, 18, "the event formats section")?;
-            event_formats(&mut Cursor::new(&data, at, self.endian), &mut meta.formats)?;
+            event_formats(&mut Cursor::new(&data, at, self.endian), &mut meta)?;
         }
         self.optional_meta(&mut meta);
         self.v7_buffers()?;
@@ -333,22 +368,31 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
     /// with addresses and `<...>` for names).
     fn optional_meta(&mut self, meta: &mut Meta) {
         let s = self.options.sections;
+        let e = self.endian;
         if let Some(at) = s.kallsyms {
-            match self
-                .section(at, 19, "the kallsyms section")
-                .and_then(|d| symbols(&mut Cursor::new(&d, at, self.endian)))
-            {
-                Ok(sym) => meta.symbols = sym,
-                Err(e) => self.notes.push(format!("kernel symbols not read: {e}")),
+            let read = self.section(at, 19, "the kallsyms section");
+            if let Err(why) = read.and_then(|d| symbols(&mut Cursor::new(&d, at, e), meta)) {
+                self.notes.push(format!("kernel symbols not read: {why}"));
             }
         }
         if let Some(at) = s.cmdlines {
-            match self
-                .section(at, 21, "the task names section")
-                .and_then(|d| comms(&mut Cursor::new(&d, at, self.endian)))
-            {
-                Ok(c) => meta.comms = c,
-                Err(e) => self.notes.push(format!("task names not read: {e}")),
+            let read = self.section(at, 21, "the task names section");
+            if let Err(why) = read.and_then(|d| comms(&mut Cursor::new(&d, at, e), meta)) {
+                self.notes.push(format!("task names not read: {why}"));
+            }
+        }
+        if let Some(at) = s.printk {
+            let read = self.section(at, 20, "the printk section").and_then(|d| {
+                Input::sized(
+                    &mut Cursor::new(&d, at, e),
+                    4,
+                    MAX_TRACEDAT_SECTION_BYTES,
+                    "printk",
+                )
+            });
+            match read {
+                Ok(p) => meta.raw.printk = p,
+                Err(why) => self.notes.push(format!("printk formats not read: {why}")),
             }
         }
     }
@@ -426,7 +470,7 @@ fn check_page(size: u32, at: u64) -> Result<(), Error> {
 
 /// `header_page` and `header_event`: the page layout (the event header is the kernel's fixed
 /// one, read but not needed).
-fn header_info(input: &mut impl Input) -> Result<PageHeader, Error> {
+fn header_info(input: &mut impl Input, raw: &mut RawMeta) -> Result<PageHeader, Error> {
     let at = input.offset();
     if input.take(12, "the header_page label")? != b"header_page\0" {
         return Err(Error::damaged(
@@ -435,8 +479,7 @@ fn header_info(input: &mut impl Input) -> Result<PageHeader, Error> {
         ));
     }
     let page = input.sized(8, MAX_FORMAT_BYTES, "header_page")?;
-    let text = String::from_utf8_lossy(&page);
-    let header = PageHeader::parse(&text).ok_or_else(|| {
+    let header = PageHeader::parse(&String::from_utf8_lossy(&page)).ok_or_else(|| {
         Error::damaged(
             "header_page does not describe a timestamp, commit and data",
             at,
@@ -446,26 +489,28 @@ fn header_info(input: &mut impl Input) -> Result<PageHeader, Error> {
     if input.take(13, "the header_event label")? != b"header_event\0" {
         return Err(Error::damaged("no header_event after header_page", at));
     }
-    input.sized(8, MAX_FORMAT_BYTES, "header_event")?;
+    raw.header_event = input.sized(8, MAX_FORMAT_BYTES, "header_event")?;
+    raw.header_page = page;
     Ok(header)
 }
 
 /// The ftrace tracers' own formats (function, print, bprint...).
-fn ftrace_formats(input: &mut impl Input, formats: &mut Formats) -> Result<(), Error> {
+fn ftrace_formats(input: &mut impl Input, meta: &mut Meta) -> Result<(), Error> {
     let at = input.offset();
     let count = input.u32("the ftrace format count")?;
     check_count(count, at)?;
     for _ in 0..count {
         let text = input.sized(8, MAX_FORMAT_BYTES, "an ftrace format")?;
         if let Some(f) = EventFormat::parse("ftrace", &String::from_utf8_lossy(&text)) {
-            formats.push(f);
+            meta.formats.push(f);
         }
+        meta.raw.ftrace.push(text);
     }
     Ok(())
 }
 
 /// Every other event's format, by system.
-fn event_formats(input: &mut impl Input, formats: &mut Formats) -> Result<(), Error> {
+fn event_formats(input: &mut impl Input, meta: &mut Meta) -> Result<(), Error> {
     let at = input.offset();
     let systems = input.u32("the event system count")?;
     check_count(systems, at)?;
@@ -476,12 +521,15 @@ fn event_formats(input: &mut impl Input, formats: &mut Formats) -> Result<(), Er
         let count = input.u32("an event system's format count")?;
         total = total.saturating_add(count);
         check_count(total, at)?;
+        let mut raw = Vec::new();
         for _ in 0..count {
             let text = input.sized(8, MAX_FORMAT_BYTES, "an event format")?;
             if let Some(f) = EventFormat::parse(&system, &String::from_utf8_lossy(&text)) {
-                formats.push(f);
+                meta.formats.push(f);
             }
+            raw.push(text);
         }
+        meta.raw.systems.push((system, raw));
     }
     Ok(())
 }
@@ -496,12 +544,16 @@ fn check_count(count: u32, at: u64) -> Result<(), Error> {
     Ok(())
 }
 
-fn symbols(input: &mut impl Input) -> Result<Symbols, Error> {
+fn symbols(input: &mut impl Input, meta: &mut Meta) -> Result<(), Error> {
     let text = input.sized(4, MAX_TRACEDAT_SECTION_BYTES, "the kernel symbols")?;
-    Ok(Symbols::parse(&String::from_utf8_lossy(&text)))
+    meta.symbols = Symbols::parse(&String::from_utf8_lossy(&text));
+    meta.raw.kallsyms = text;
+    Ok(())
 }
 
-fn comms(input: &mut impl Input) -> Result<Comms, Error> {
+fn comms(input: &mut impl Input, meta: &mut Meta) -> Result<(), Error> {
     let text = input.sized(8, MAX_TRACEDAT_SECTION_BYTES, "the task names")?;
-    Ok(Comms::parse(&String::from_utf8_lossy(&text)))
+    meta.comms = Comms::parse(&String::from_utf8_lossy(&text));
+    meta.raw.cmdlines = text;
+    Ok(())
 }

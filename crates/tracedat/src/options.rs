@@ -211,7 +211,7 @@ pub(crate) fn section(
         let body_at = c.offset();
         let body = c.bytes(len as usize, "an option")?;
         if id == 0 {
-            return Ok(Cursor::new(body, body_at, endian).u64("the next options offset")?);
+            return Cursor::new(body, body_at, endian).u64("the next options offset");
         }
         apply(o, id, body, 7, endian, body_at, notes);
     }

@@ -129,6 +129,16 @@ impl<R: ReadAt> TraceDat<R> {
     /// The events of buffer `index` (0: the top instance), streaming; an empty stream when
     /// there is no such buffer.
     pub fn events(&self, index: usize) -> Events<'_, R> {
+        let mut ev = self.events_unprimed(index);
+        for i in 0..ev.cpus.len() {
+            ev.advance(i);
+            ev.push(i);
+        }
+        ev
+    }
+
+    /// The stream before any CPU read its first page.
+    fn events_unprimed(&self, index: usize) -> Events<'_, R> {
         let empty = Buffer {
             name: String::new(),
             clock: None,
@@ -165,7 +175,7 @@ impl<R: ReadAt> TraceDat<R> {
                 }
             })
             .collect();
-        let mut ev = Events {
+        Events {
             dat: self,
             page_size,
             compressed: b.compressed,
@@ -175,12 +185,7 @@ impl<R: ReadAt> TraceDat<R> {
             current: None,
             packed: Vec::new(),
             report,
-        };
-        for i in 0..ev.cpus.len() {
-            ev.advance(i);
-            ev.push(i);
         }
-        ev
     }
 }
 
@@ -404,6 +409,41 @@ impl<R: ReadAt> Events<'_, R> {
                 None => return false,
             }
         }
+    }
+}
+
+impl<R: ReadAt> TraceDat<R> {
+    /// The pages of CPU `index` of buffer `buffer`, decompressed, at most `limit` bytes (what a
+    /// rewrite of the file copies).
+    pub fn cpu_pages(
+        &self,
+        buffer: usize,
+        index: usize,
+        limit: u64,
+    ) -> Result<Vec<u8>, crate::Error> {
+        let Some(b) = self.buffers.get(buffer) else {
+            return Ok(Vec::new());
+        };
+        let Some(c) = b.cpus.get(index) else {
+            return Ok(Vec::new());
+        };
+        if !b.compressed {
+            return crate::bytes::read_vec(&self.src, c.offset, c.size, limit, "a CPU's data");
+        }
+        let mut ev = self.events_unprimed(buffer);
+        let mut out = Vec::new();
+        // One CPU's stream alone: load its chunks in turn.
+        while ev.load_chunk(index) {
+            let cpu = &ev.cpus[index];
+            if out.len() as u64 + cpu.buf_len as u64 > limit {
+                return Err(crate::Error::damaged(
+                    "a CPU's data is larger than asked",
+                    c.offset,
+                ));
+            }
+            out.extend_from_slice(&cpu.buf[..cpu.buf_len]);
+        }
+        Ok(out)
     }
 }
 

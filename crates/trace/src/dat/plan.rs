@@ -146,93 +146,117 @@ pub(super) enum Plan {
 
 /// The plan for `f`; [`Plan::Other`] for a format rtlab does not read or one missing a field.
 pub(super) fn plan(f: &EventFormat) -> Plan {
-    let field = |n: &str| f.field(n).cloned();
-    let name = f.name.as_str();
-    let p = match (f.system.as_str(), name) {
-        ("sched", "sched_switch") => (|| {
-            Some(Plan::Switch {
-                prev: TaskFields::of(f, "prev_")?,
-                state: field("prev_state")?,
-                states: States::of(f),
-                next: TaskFields::of(f, "next_")?,
-            })
-        })(),
-        ("sched", "sched_waking" | "sched_wakeup" | "sched_wakeup_new") => TaskFields::of(f, "")
-            .map(|task| Plan::Wake {
-                waking: name == "sched_waking",
-                task,
-                target: field("target_cpu"),
-            }),
-        ("sched", "sched_migrate_task") => (|| {
-            Some(Plan::Migrate {
-                task: TaskFields::of(f, "")?,
-                orig: field("orig_cpu")?,
-                dest: field("dest_cpu")?,
-            })
-        })(),
-        ("irq", "irq_handler_entry") => (|| {
-            Some(Plan::IrqEntry {
-                irq: field("irq")?,
-                name: field("name")?,
-            })
-        })(),
-        ("irq", "irq_handler_exit") => field("irq").map(|irq| Plan::IrqExit { irq }),
-        ("irq", "softirq_entry" | "softirq_exit" | "softirq_raise") => field("vec").map(|vec| {
-            let listed = f.symbols("__print_symbolic");
-            let mut names: Vec<String> = SOFTIRQS.iter().map(|s| (*s).to_string()).collect();
-            for (v, n) in listed {
-                if let Some(slot) = names.get_mut(v as usize) {
-                    *slot = n;
-                }
-            }
-            let which = match name {
-                "softirq_entry" => 0,
-                "softirq_exit" => 1,
-                _ => 2,
-            };
-            Plan::Softirq { which, vec, names }
+    let p = match f.system.as_str() {
+        "sched" => sched_plan(f),
+        "irq" => irq_plan(f),
+        "timer" => timer_plan(f),
+        _ => other_plan(f),
+    };
+    p.unwrap_or(Plan::Other)
+}
+
+fn field(f: &EventFormat, name: &str) -> Option<Field> {
+    f.field(name).cloned()
+}
+
+fn sched_plan(f: &EventFormat) -> Option<Plan> {
+    match f.name.as_str() {
+        "sched_switch" => Some(Plan::Switch {
+            prev: TaskFields::of(f, "prev_")?,
+            state: field(f, "prev_state")?,
+            states: States::of(f),
+            next: TaskFields::of(f, "next_")?,
         }),
-        ("timer", "hrtimer_start") => (|| {
-            Some(Plan::HrtimerStart {
-                hrtimer: field("hrtimer")?,
-                function: field("function")?,
-                // The deadline asked for is the soft expiry (the hard one adds the slack).
-                expires: field("softexpires").or_else(|| field("expires"))?,
-            })
-        })(),
-        ("timer", "hrtimer_expire_entry") => (|| {
-            Some(Plan::HrtimerEntry {
-                hrtimer: field("hrtimer")?,
-                function: field("function")?,
-                now: field("now")?,
-            })
-        })(),
-        ("timer", "hrtimer_expire_exit") => {
-            field("hrtimer").map(|hrtimer| Plan::HrtimerExit { hrtimer })
+        n @ ("sched_waking" | "sched_wakeup" | "sched_wakeup_new") => Some(Plan::Wake {
+            waking: n == "sched_waking",
+            task: TaskFields::of(f, "")?,
+            target: field(f, "target_cpu"),
+        }),
+        "sched_migrate_task" => Some(Plan::Migrate {
+            task: TaskFields::of(f, "")?,
+            orig: field(f, "orig_cpu")?,
+            dest: field(f, "dest_cpu")?,
+        }),
+        _ => None,
+    }
+}
+
+fn irq_plan(f: &EventFormat) -> Option<Plan> {
+    let which = match f.name.as_str() {
+        "irq_handler_entry" => {
+            return Some(Plan::IrqEntry {
+                irq: field(f, "irq")?,
+                name: field(f, "name")?,
+            });
         }
-        ("workqueue", "workqueue_execute_start") => {
-            field("function").map(|function| Plan::WorkStart { function })
+        "irq_handler_exit" => {
+            return Some(Plan::IrqExit {
+                irq: field(f, "irq")?,
+            });
         }
+        "softirq_entry" => 0,
+        "softirq_exit" => 1,
+        "softirq_raise" => 2,
+        _ => return None,
+    };
+    let mut names: Vec<String> = SOFTIRQS.iter().map(|s| (*s).to_string()).collect();
+    for (v, n) in f.symbols("__print_symbolic") {
+        if let Some(slot) = names.get_mut(v as usize) {
+            *slot = n;
+        }
+    }
+    Some(Plan::Softirq {
+        which,
+        vec: field(f, "vec")?,
+        names,
+    })
+}
+
+fn timer_plan(f: &EventFormat) -> Option<Plan> {
+    match f.name.as_str() {
+        "hrtimer_start" => Some(Plan::HrtimerStart {
+            hrtimer: field(f, "hrtimer")?,
+            function: field(f, "function")?,
+            // The deadline asked for is the soft expiry (the hard one adds the slack).
+            expires: field(f, "softexpires").or_else(|| field(f, "expires"))?,
+        }),
+        "hrtimer_expire_entry" => Some(Plan::HrtimerEntry {
+            hrtimer: field(f, "hrtimer")?,
+            function: field(f, "function")?,
+            now: field(f, "now")?,
+        }),
+        "hrtimer_expire_exit" => Some(Plan::HrtimerExit {
+            hrtimer: field(f, "hrtimer")?,
+        }),
+        _ => None,
+    }
+}
+
+/// Workqueues, preemptirq, NMIs, trace markers, IPIs and x86's interrupt vectors.
+fn other_plan(f: &EventFormat) -> Option<Plan> {
+    const PREEMPTIRQ: [&str; 4] = [
+        "irq_disable",
+        "irq_enable",
+        "preempt_disable",
+        "preempt_enable",
+    ];
+    let name = f.name.as_str();
+    match (f.system.as_str(), name) {
+        ("workqueue", "workqueue_execute_start") => Some(Plan::WorkStart {
+            function: field(f, "function")?,
+        }),
         ("workqueue", "workqueue_execute_end") => Some(Plan::WorkEnd),
-        ("preemptirq", "irq_disable" | "irq_enable" | "preempt_disable" | "preempt_enable") => {
-            let which = [
-                "irq_disable",
-                "irq_enable",
-                "preempt_disable",
-                "preempt_enable",
-            ]
-            .iter()
-            .position(|n| *n == name)
-            .unwrap_or(0) as u8;
-            field("caller_offs").map(|caller| Plan::Preemptirq { which, caller })
-        }
-        ("nmi", "nmi_handler") => (|| {
-            Some(Plan::Nmi {
-                handler: field("handler")?,
-                delta: field("delta_ns")?,
-            })
-        })(),
-        ("ftrace", "print") => field("buf").map(|buf| Plan::Print { buf }),
+        ("preemptirq", n) if PREEMPTIRQ.contains(&n) => Some(Plan::Preemptirq {
+            which: PREEMPTIRQ.iter().position(|p| *p == n).unwrap_or(0) as u8,
+            caller: field(f, "caller_offs")?,
+        }),
+        ("nmi", "nmi_handler") => Some(Plan::Nmi {
+            handler: field(f, "handler")?,
+            delta: field(f, "delta_ns")?,
+        }),
+        ("ftrace", "print") => Some(Plan::Print {
+            buf: field(f, "buf")?,
+        }),
         (_, n) if n.starts_with("ipi_") => Some(Plan::Ipi {
             what: n.to_string(),
         }),
@@ -247,8 +271,7 @@ pub(super) fn plan(f: &EventFormat) -> Plan {
             },
         }),
         _ => None,
-    };
-    p.unwrap_or(Plan::Other)
+    }
 }
 
 /// What a decode needs besides the record: the file's byte order and symbols, `_stext` (the
@@ -339,6 +362,19 @@ pub(super) fn decode<'a>(
                 _ => Kind::SoftirqRaise { vec },
             }
         }
+        _ => return decode_rest(plan, d, ctx, hrtimer),
+    })
+}
+
+/// Timers, vectors, workqueues, preemptirq, NMIs and markers.
+fn decode_rest<'a>(
+    plan: &'a Plan,
+    d: &'a [u8],
+    ctx: &Ctx<'a>,
+    hrtimer: &'a mut String,
+) -> Option<Kind<'a>> {
+    let e = ctx.endian;
+    Some(match plan {
         Plan::HrtimerStart {
             hrtimer: h,
             function,
@@ -386,7 +422,7 @@ pub(super) fn decode<'a>(
         Plan::Print { buf } => Kind::Marker {
             text: buf.str(d, e)?.trim(),
         },
-        Plan::Other => return None,
+        _ => return None,
     })
 }
 

@@ -41,8 +41,26 @@ fn task(out: &mut String, prefix: &str, t: &Task<'_>) {
     );
 }
 
+/// Renders the whole line of an event into `out` (cleared first); where its fields start.
+pub(super) fn line(
+    out: &mut String,
+    e: &crate::line::Event<'_>,
+    kind: Option<&Kind<'_>>,
+    format: &EventFormat,
+    d: &[u8],
+    endian: Endian,
+) -> usize {
+    out.clear();
+    head(out, e);
+    let start = out.len();
+    if !kind.is_some_and(|k| kind_fields(out, k)) {
+        record_fields(out, format, d, endian);
+    }
+    start
+}
+
 /// The line's head: task, pid, CPU, flags, time, name.
-pub(super) fn head(out: &mut String, e: &crate::line::Event<'_>) {
+fn head(out: &mut String, e: &crate::line::Event<'_>) {
     let _ = write!(out, "{:>16}-{:<7} [{:03}] ", e.task, e.pid, e.cpu);
     if let Some(f) = e.flags {
         flags(out, f);
@@ -59,7 +77,7 @@ pub(super) fn head(out: &mut String, e: &crate::line::Event<'_>) {
 
 /// The fields of a decoded `kind` in the kernel's format; false when the kind has none of its
 /// own (the caller writes the record's fields).
-pub(super) fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
+fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
     let _ = match kind {
         Kind::Switch {
             prev,
@@ -136,7 +154,7 @@ pub(super) fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
 }
 
 /// The record's own fields (past the common ones) as `name=value`.
-pub(super) fn record_fields(out: &mut String, f: &EventFormat, d: &[u8], e: Endian) {
+fn record_fields(out: &mut String, f: &EventFormat, d: &[u8], e: Endian) {
     let mut first = true;
     for field in f.fields.iter().filter(|x| !x.name.starts_with("common_")) {
         if !first {
