@@ -1,0 +1,111 @@
+//! A trace-cmd recording explained from the binary file and from trace-cmd's report of it: the
+//! same wake-ups, handlers, task delays and spikes (the recording's records carry the context
+//! flags the report leaves out, which only adds what interrupts were doing).
+
+use std::io::Read;
+
+use trace::explain::{self, Scan};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../../fixtures/traces/tracedat/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn report_text() -> Vec<u8> {
+    let packed = fixture("cyclictest_2cpu_report.txt.zst");
+    let mut out = Vec::new();
+    ruzstd::decoding::StreamingDecoder::new(&packed[..])
+        .unwrap()
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn scans() -> (Scan, Scan) {
+    let bytes = fixture("cyclictest_2cpu_v7_zstd.dat");
+    let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+    let binary = explain::scan_source(&mut trace::dat::Dat::new(&dat)).unwrap();
+    let text = explain::scan(&report_text()[..]).unwrap();
+    (binary, text)
+}
+
+#[test]
+fn the_recording_and_its_report_scan_alike() {
+    let (b, t) = scans();
+    assert_eq!(b.read.events, 13_391);
+    assert_eq!(b.read.events, t.read.events);
+    assert_eq!((b.read.malformed, b.read.damage.clone()), (0, None));
+    assert_eq!(b.wakeup_count, 1264);
+    assert_eq!(b.wakeup_count, t.wakeup_count);
+    assert_eq!(b.wakeups, t.wakeups);
+    assert_eq!(b.clock_offset_ns, t.clock_offset_ns);
+    assert_eq!(b.handlers, t.handlers);
+    assert_eq!(b.tasks, t.tasks);
+    assert_eq!(b.rt_histograms, t.rt_histograms);
+    assert_eq!(b.cpus, t.cpus);
+    assert!(
+        b.has_flags && !t.has_flags,
+        "the report has no flags column"
+    );
+    let worst = &b.worst(1)[0];
+    assert_eq!((worst.cpu, worst.comm.as_str()), (0, "cyclictest"));
+    assert_eq!(worst.latency_ns(b.clock_offset_ns), 302_337);
+}
+
+#[test]
+fn the_recording_and_its_report_explain_alike() {
+    let (b, t) = scans();
+    let specs: Vec<_> = b
+        .worst(4)
+        .iter()
+        .map(|w| w.window_spec(b.clock_offset_ns))
+        .collect();
+    let bytes = fixture("cyclictest_2cpu_v7_zstd.dat");
+    let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+    let bw = explain::collect_source(&mut trace::dat::Dat::new(&dat), &specs, false).unwrap();
+    let tw = explain::collect(&report_text()[..], &specs, false).unwrap();
+    for ((w, bwin), twin) in b.worst(4).iter().zip(&bw).zip(&tw) {
+        assert_eq!(bwin.events.len(), twin.events.len());
+        let spike = w.spike(b.clock_offset_ns);
+        let x = explain::explain(bwin, &spike, b.clock_offset_ns);
+        let y = explain::explain(twin, &spike, t.clock_offset_ns);
+        assert_eq!(x.latency_ns, y.latency_ns);
+        assert_eq!(x.milestones, y.milestones);
+        assert_eq!(x.culprit, y.culprit);
+        let parts = |e: &model::explain::Explanation| -> Vec<(model::explain::PartKind, u64)> {
+            e.parts.iter().map(|p| (p.kind, p.duration_ns)).collect()
+        };
+        assert_eq!(parts(&x), parts(&y));
+    }
+}
+
+#[test]
+fn a_recordings_windows_render_lines_that_read_back_as_the_same_events() {
+    let bytes = fixture("cyclictest_2cpu_v7_zstd.dat");
+    let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+    let b = explain::scan_source(&mut trace::dat::Dat::new(&dat)).unwrap();
+    let specs: Vec<_> = b
+        .worst(2)
+        .iter()
+        .map(|w| w.window_spec(b.clock_offset_ns))
+        .collect();
+    let windows = explain::collect_source(&mut trace::dat::Dat::new(&dat), &specs, true).unwrap();
+    for w in &windows {
+        assert!(!w.text.is_empty());
+        let spec = explain::WindowSpec {
+            cpu: w.cpu,
+            from_ts: w.from_ts,
+            to_ts: w.to_ts,
+        };
+        let again = explain::collect(w.text.as_bytes(), &[spec], false).unwrap();
+        let whats = |evs: &[explain::Ev]| -> Vec<(u64, u32, explain::What)> {
+            evs.iter()
+                .map(|e| (e.ts_ns / 1000, e.cpu, e.what.clone()))
+                .collect()
+        };
+        assert_eq!(whats(&again[0].events), whats(&w.events));
+    }
+}
