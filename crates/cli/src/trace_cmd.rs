@@ -1,6 +1,7 @@
 //! `rtlab trace record`: a plain capture in a private tracefs instance (the events `rtlab
-//! explain` reads, or `--events`), for a duration or until Ctrl-C, written as the kernel's
-//! trace text; nothing else in tracefs is touched and the instance is removed.
+//! explain` reads, or `--events`), for a duration or until Ctrl-C, written as a trace.dat (the
+//! ring buffers' raw pages, read once recording stopped) or as the kernel's trace text;
+//! nothing else in tracefs is touched and the instance is removed.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use sys::signals::TerminationSignals;
 
 use crate::console;
 use crate::exit::{Exit, UsageError};
-use crate::flags::{RecordArgs, TraceCommand};
+use crate::flags::{RecordArgs, RecordFormat, TraceCommand};
 
 /// `rtlab trace`.
 pub fn run(command: &TraceCommand, root: &Root) -> Result<Exit> {
@@ -60,13 +61,15 @@ fn record(args: &RecordArgs, root: &Root) -> Result<Exit> {
         bytes,
         events,
         lost,
-    } = rec.finish(&args.output).map_err(|e| {
-        UsageError(format!(
-            "-o {}: {}",
-            args.output.display(),
-            files::plain_io(&e)
-        ))
-    })?;
+    } = rec
+        .finish(root, &args.output, args.format == RecordFormat::Dat)
+        .map_err(|e| {
+            UsageError(format!(
+                "-o {}: {}",
+                args.output.display(),
+                files::plain_io(&e)
+            ))
+        })?;
     // A signal that came while the trace was written is taken here, not at the exit.
     let _ = signals.wait(Duration::ZERO);
     console::print_stdout(&format!(

@@ -19,6 +19,7 @@
 //! This room returns data and never prints: the CLI decides where output goes, through the
 //! [`Observer`] it passes in.
 
+pub mod capture;
 pub mod cell;
 pub mod clock;
 pub mod config;

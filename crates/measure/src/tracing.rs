@@ -81,6 +81,7 @@ const SECTION_EVENTS: [&str; 4] = [
 #[derive(Debug)]
 pub(crate) struct Session {
     instance: Instance,
+    root: Root,
     options: TraceOptions,
     clock: String,
     events: Vec<String>,
@@ -197,6 +198,7 @@ fn open(
         .map_err(|e| format!("cannot start tracing ({e})"))?;
     Ok(Session {
         instance,
+        root: root.clone(),
         options: options.clone(),
         clock: clock.to_string(),
         events,
@@ -242,10 +244,17 @@ impl Recording {
         &self.session.clock
     }
 
-    /// Stops, writes the trace text to `path` (whole, or not at all) and removes the
-    /// instance; what it wrote: bytes, events, and events lost to full buffers.
-    pub fn finish(self, path: &std::path::Path) -> std::io::Result<Recorded> {
-        let instance = self.session.instance;
+    /// Stops, writes the trace to `path` (whole, or not at all) as the kernel's text or, with
+    /// `binary`, as a trace.dat of the raw buffers, and removes the instance; what it wrote:
+    /// bytes, events, and events lost to full buffers.
+    pub fn finish(
+        self,
+        root: &Root,
+        path: &std::path::Path,
+        binary: bool,
+    ) -> std::io::Result<Recorded> {
+        let session = self.session;
+        let instance = session.instance;
         let _ = instance.set_on(false);
         let stats: Vec<sys::trace_instance::CpuStats> = instance
             .buffer_cpus()
@@ -257,7 +266,19 @@ impl Recording {
             .iter()
             .map(|s| s.overrun.saturating_add(s.dropped))
             .fold(0, u64::saturating_add);
-        let written = instance.copy_trace(path);
+        let written = if binary {
+            crate::capture::contents(
+                &instance,
+                root,
+                &session.events,
+                &session.clock,
+                session.options.buffer_kb,
+            )
+            .map_err(std::io::Error::other)
+            .and_then(|c| crate::capture::write_file(&c, path))
+        } else {
+            instance.copy_trace(path)
+        };
         let _ = instance.remove();
         written.map(|bytes| Recorded {
             bytes,
@@ -317,12 +338,19 @@ fn kept_lines(spike: &Spike, w: &explain::Window) -> String {
 pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
     let Session {
         instance,
+        root,
         options,
         clock,
         events,
         missing,
     } = session;
     let _ = instance.set_on(false);
+    // What each CPU's buffer still holds, before reading it empties it.
+    let oldest: Vec<(u32, Option<u64>)> = instance
+        .buffer_cpus()
+        .into_iter()
+        .map(|c| (c, instance.cpu_stats(c).ok().and_then(|s| s.oldest_ns)))
+        .collect();
     let frozen_by = if run.break_event.as_ref().is_some_and(|b| b.trace_frozen) {
         "break"
     } else {
@@ -337,8 +365,9 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
         frozen_by: frozen_by.to_string(),
         ..TraceCapture::default()
     };
+    let trace = read_trace(&instance, &root, options.buffer_kb, &mut capture);
     if let Some(dir) = &options.keep_dir {
-        match keep(&instance, dir, run) {
+        match keep(&trace, dir, run) {
             Ok(path) => capture
                 .notes
                 .push(format!("the whole trace is in {}", path.display())),
@@ -347,7 +376,8 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
                 .push(format!("--trace-dir: could not keep the trace ({e})")),
         }
     }
-    let mut done = explain_spikes(&instance, run, options.explain, &mut capture);
+    let mut done = explain_spikes(&trace, &oldest, run, options.explain, &mut capture);
+    drop(trace);
     done.retain(|(s, x, ..)| {
         let ok = grounded(x);
         if !ok {
@@ -423,7 +453,8 @@ fn chosen(run: &MeasureRun, n: usize) -> Vec<Spike> {
 
 /// Explains from the final buffer the chosen spikes not captured during the run.
 fn explain_spikes(
-    instance: &Instance,
+    trace: &Trace<'_>,
+    oldest: &[(u32, Option<u64>)],
     run: &MeasureRun,
     n: usize,
     capture: &mut TraceCapture,
@@ -432,7 +463,10 @@ fn explain_spikes(
     // Spikes older than what a CPU's buffer still holds cannot be explained.
     let mut old: Vec<String> = Vec::new();
     spikes.retain(|s| {
-        let oldest = instance.cpu_stats(s.cpu).ok().and_then(|st| st.oldest_ns);
+        let oldest = oldest
+            .iter()
+            .find(|(c, _)| *c == s.cpu)
+            .and_then(|(_, o)| *o);
         let kept = oldest.is_none_or(|o| o + LOOKBACK_NS / 4 <= s.deadline_ts);
         if !kept {
             old.push(format!("CPU {} cycle {}", s.cpu, s.cycle.unwrap_or(0)));
@@ -448,10 +482,9 @@ fn explain_spikes(
             old.join(", ")
         ));
     }
-    let open = || instance.open_trace();
     let need_scan = capture.clock != "mono" || spikes.len() < n;
     let scan = if need_scan {
-        match open().and_then(explain::scan) {
+        match trace.scan() {
             Ok(s) => Some(s),
             Err(e) => {
                 capture.notes.push(format!("reading the trace failed: {e}"));
@@ -483,7 +516,7 @@ fn explain_spikes(
         return Vec::new();
     }
     let specs: Vec<WindowSpec> = spikes.iter().map(window_spec).collect();
-    let windows = match open().and_then(|r| explain::collect(r, &specs, true)) {
+    let windows = match trace.collect(&specs) {
         Ok(w) => w,
         Err(e) => {
             capture.notes.push(format!("reading the trace failed: {e}"));
@@ -540,14 +573,71 @@ fn add_last_wakeups(
 }
 
 /// Copies the trace into `dir`; the file's path.
-fn keep(instance: &Instance, dir: &std::path::Path, run: &MeasureRun) -> std::io::Result<PathBuf> {
+fn keep(trace: &Trace<'_>, dir: &std::path::Path, run: &MeasureRun) -> std::io::Result<PathBuf> {
     let stamp: String = run
         .started_at
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .take(15)
         .collect();
-    let path = dir.join(format!("rtlab-trace-{}-{stamp}.txt", run.host.hostname));
+    let ext = match trace {
+        Trace::Dat(..) => "dat",
+        Trace::Text(_) => "txt",
+    };
+    let path = dir.join(format!("rtlab-trace-{}-{stamp}.{ext}", run.host.hostname));
     files::create_dir_all(dir)?;
-    instance.copy_trace(&path).map(|_| path)
+    match trace {
+        Trace::Dat(contents, _) => crate::capture::write_file(contents, &path).map(|_| path),
+        Trace::Text(instance) => instance.copy_trace(&path).map(|_| path),
+    }
+}
+
+/// The buffers read raw into a trace.dat; the kernel's text only where that fails (a note
+/// says why).
+fn read_trace<'a>(
+    instance: &'a Instance,
+    root: &Root,
+    buffer_kb: u64,
+    capture: &mut TraceCapture,
+) -> Trace<'a> {
+    let read = crate::capture::contents(instance, root, &capture.events, &capture.clock, buffer_kb)
+        .and_then(|c| crate::capture::in_memory(&c).map(|dat| (c, dat)));
+    match read {
+        Ok((contents, dat)) => Trace::Dat(Box::new(contents), Box::new(dat)),
+        Err(why) => {
+            capture
+                .notes
+                .push(format!("{why}: the trace is read as text"));
+            Trace::Text(instance)
+        }
+    }
+}
+
+/// The stopped trace, as it is read: a trace.dat of the raw buffers (in memory), or the
+/// instance's text.
+enum Trace<'a> {
+    Dat(Box<tracedat::Contents>, Box<tracedat::TraceDat<Vec<u8>>>),
+    Text(&'a Instance),
+}
+
+impl Trace<'_> {
+    /// The first pass.
+    fn scan(&self) -> std::io::Result<explain::Scan> {
+        match self {
+            Trace::Dat(_, dat) => explain::scan_source(&mut trace::dat::Dat::new(dat)),
+            Trace::Text(instance) => instance.open_trace().and_then(explain::scan),
+        }
+    }
+
+    /// The windows of `specs`, with their lines.
+    fn collect(&self, specs: &[WindowSpec]) -> std::io::Result<Vec<explain::Window>> {
+        match self {
+            Trace::Dat(_, dat) => {
+                explain::collect_source(&mut trace::dat::Dat::new(dat), specs, true)
+            }
+            Trace::Text(instance) => instance
+                .open_trace()
+                .and_then(|r| explain::collect(r, specs, true)),
+        }
+    }
 }

@@ -32,6 +32,7 @@ pub mod pmqos;
 pub mod privilege;
 pub mod process;
 pub mod random;
+pub mod raw_trace;
 mod root;
 pub mod sched;
 pub mod service;

@@ -54,7 +54,7 @@ pub use serve::{RoleArg, ServeArgs, ServeCommand, TokenCommand};
 pub use store::{
     ExportArgs, ExportFormat, LabelArgs, ListFormat, RmArgs, RunsArgs, ShowArgs, ShowFormat,
 };
-pub use trace::{RecordArgs, TraceCommand};
+pub use trace::{RecordArgs, RecordFormat, TraceCommand};
 pub use tune::{
     ApplyArgs, IrqdArgs, JournalArgs, PlanArgs, PlanFormat, ProfileArg, RunInArgs, SplitArgs,
     TuneCommand,

@@ -10,19 +10,34 @@ use super::values::{parse_cpu_spec, parse_time};
 /// `rtlab trace` commands.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
-    /// Record a kernel trace into FILE: the scheduler, IRQ, softirq, timer, IPI and workqueue
-    /// events `rtlab explain` reads (or --events), in a private tracefs instance with the mono
-    /// clock, for --duration or until Ctrl-C.
+    /// Record a kernel trace into FILE (a trace.dat, or text with --format text): the
+    /// scheduler, IRQ, softirq, timer, IPI and workqueue events `rtlab explain` reads (or
+    /// --events), in a private tracefs instance with the mono clock, for --duration or until
+    /// Ctrl-C.
     #[command(after_long_help = super::help::TRACE_RECORD)]
     Record(RecordArgs),
+}
+
+/// What `rtlab trace record` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordFormat {
+    /// trace-cmd's binary trace.dat.
+    Dat,
+    /// The kernel's trace text.
+    Text,
 }
 
 /// Options of `rtlab trace record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Where to write the trace text (written whole when recording ends, or not at all).
+    /// Where to write the trace (written whole when recording ends, or not at all).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// What FILE holds: `dat`, trace-cmd's binary trace.dat (version 7, zstd: the ring
+    /// buffers' pages as the kernel keeps them, read by `rtlab explain`, `trace-cmd report`
+    /// and KernelShark), or `text`, the kernel's trace text.
+    #[arg(long, value_name = "NAME", value_enum, default_value = "dat")]
+    pub format: RecordFormat,
     /// How long to record; Ctrl-C ends it earlier and still writes the file.
     #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time, default_value = "10s")]
     pub duration: Nanos,
