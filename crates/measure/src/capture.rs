@@ -3,11 +3,14 @@
 //! what `rtlab trace record` writes and what `measure --trace` explains from. The kernel
 //! formats no text; the only work is copying pages, after the measurement is over.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use model::explain::TraceCapture;
+use model::measure::MeasureRun;
 use sys::Root;
 use sys::trace_instance::Instance;
 use sys::tracefs::Tracefs;
+use trace::explain::{self, WindowSpec};
 use tracedat::{Compression, Contents};
 
 /// The most bytes of pages read from one CPU: twice its buffer, a guard against a buffer
@@ -88,4 +91,78 @@ pub fn write_file(c: &Contents, path: &Path) -> std::io::Result<u64> {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Copies the trace into `dir`; the file's path.
+pub(crate) fn keep(
+    trace: &Trace<'_>,
+    dir: &std::path::Path,
+    run: &MeasureRun,
+) -> std::io::Result<PathBuf> {
+    let stamp: String = run
+        .started_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect();
+    let ext = match trace {
+        Trace::Dat(..) => "dat",
+        Trace::Text(_) => "txt",
+    };
+    let path = dir.join(format!("rtlab-trace-{}-{stamp}.{ext}", run.host.hostname));
+    files::create_dir_all(dir)?;
+    match trace {
+        Trace::Dat(contents, _) => crate::capture::write_file(contents, &path).map(|_| path),
+        Trace::Text(instance) => instance.copy_trace(&path).map(|_| path),
+    }
+}
+
+/// The buffers read raw into a trace.dat; the kernel's text only where that fails (a note
+/// says why).
+pub(crate) fn read_trace<'a>(
+    instance: &'a Instance,
+    root: &Root,
+    buffer_kb: u64,
+    capture: &mut TraceCapture,
+) -> Trace<'a> {
+    let read = crate::capture::contents(instance, root, &capture.events, &capture.clock, buffer_kb)
+        .and_then(|c| crate::capture::in_memory(&c).map(|dat| (c, dat)));
+    match read {
+        Ok((contents, dat)) => Trace::Dat(Box::new(contents), Box::new(dat)),
+        Err(why) => {
+            capture
+                .notes
+                .push(format!("{why}: the trace is read as text"));
+            Trace::Text(instance)
+        }
+    }
+}
+
+/// The stopped trace, as it is read: a trace.dat of the raw buffers (in memory), or the
+/// instance's text.
+pub(crate) enum Trace<'a> {
+    Dat(Box<tracedat::Contents>, Box<tracedat::TraceDat<Vec<u8>>>),
+    Text(&'a Instance),
+}
+
+impl Trace<'_> {
+    /// The first pass.
+    pub(crate) fn scan(&self) -> std::io::Result<explain::Scan> {
+        match self {
+            Trace::Dat(_, dat) => explain::scan_source(&mut trace::dat::Dat::new(dat)),
+            Trace::Text(instance) => instance.open_trace().and_then(explain::scan),
+        }
+    }
+
+    /// The windows of `specs`, with their lines.
+    pub(crate) fn collect(&self, specs: &[WindowSpec]) -> std::io::Result<Vec<explain::Window>> {
+        match self {
+            Trace::Dat(_, dat) => {
+                explain::collect_source(&mut trace::dat::Dat::new(dat), specs, true)
+            }
+            Trace::Text(instance) => instance
+                .open_trace()
+                .and_then(|r| explain::collect(r, specs, true)),
+        }
+    }
 }

@@ -7,8 +7,6 @@
 //! creates one. The trace clock is `mono`, the clock the threads measure with, so a spike's
 //! deadline is a trace timestamp.
 
-use std::path::PathBuf;
-
 use model::explain::{Explanation, TraceCapture};
 use model::measure::{MeasureRun, Warning};
 use sys::Root;
@@ -365,9 +363,9 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
         frozen_by: frozen_by.to_string(),
         ..TraceCapture::default()
     };
-    let trace = read_trace(&instance, &root, options.buffer_kb, &mut capture);
+    let trace = crate::capture::read_trace(&instance, &root, options.buffer_kb, &mut capture);
     if let Some(dir) = &options.keep_dir {
-        match keep(&trace, dir, run) {
+        match crate::capture::keep(&trace, dir, run) {
             Ok(path) => capture
                 .notes
                 .push(format!("the whole trace is in {}", path.display())),
@@ -453,7 +451,7 @@ fn chosen(run: &MeasureRun, n: usize) -> Vec<Spike> {
 
 /// Explains from the final buffer the chosen spikes not captured during the run.
 fn explain_spikes(
-    trace: &Trace<'_>,
+    trace: &crate::capture::Trace<'_>,
     oldest: &[(u32, Option<u64>)],
     run: &MeasureRun,
     n: usize,
@@ -570,74 +568,4 @@ fn add_last_wakeups(
         cycle: None,
     }));
     added
-}
-
-/// Copies the trace into `dir`; the file's path.
-fn keep(trace: &Trace<'_>, dir: &std::path::Path, run: &MeasureRun) -> std::io::Result<PathBuf> {
-    let stamp: String = run
-        .started_at
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .take(15)
-        .collect();
-    let ext = match trace {
-        Trace::Dat(..) => "dat",
-        Trace::Text(_) => "txt",
-    };
-    let path = dir.join(format!("rtlab-trace-{}-{stamp}.{ext}", run.host.hostname));
-    files::create_dir_all(dir)?;
-    match trace {
-        Trace::Dat(contents, _) => crate::capture::write_file(contents, &path).map(|_| path),
-        Trace::Text(instance) => instance.copy_trace(&path).map(|_| path),
-    }
-}
-
-/// The buffers read raw into a trace.dat; the kernel's text only where that fails (a note
-/// says why).
-fn read_trace<'a>(
-    instance: &'a Instance,
-    root: &Root,
-    buffer_kb: u64,
-    capture: &mut TraceCapture,
-) -> Trace<'a> {
-    let read = crate::capture::contents(instance, root, &capture.events, &capture.clock, buffer_kb)
-        .and_then(|c| crate::capture::in_memory(&c).map(|dat| (c, dat)));
-    match read {
-        Ok((contents, dat)) => Trace::Dat(Box::new(contents), Box::new(dat)),
-        Err(why) => {
-            capture
-                .notes
-                .push(format!("{why}: the trace is read as text"));
-            Trace::Text(instance)
-        }
-    }
-}
-
-/// The stopped trace, as it is read: a trace.dat of the raw buffers (in memory), or the
-/// instance's text.
-enum Trace<'a> {
-    Dat(Box<tracedat::Contents>, Box<tracedat::TraceDat<Vec<u8>>>),
-    Text(&'a Instance),
-}
-
-impl Trace<'_> {
-    /// The first pass.
-    fn scan(&self) -> std::io::Result<explain::Scan> {
-        match self {
-            Trace::Dat(_, dat) => explain::scan_source(&mut trace::dat::Dat::new(dat)),
-            Trace::Text(instance) => instance.open_trace().and_then(explain::scan),
-        }
-    }
-
-    /// The windows of `specs`, with their lines.
-    fn collect(&self, specs: &[WindowSpec]) -> std::io::Result<Vec<explain::Window>> {
-        match self {
-            Trace::Dat(_, dat) => {
-                explain::collect_source(&mut trace::dat::Dat::new(dat), specs, true)
-            }
-            Trace::Text(instance) => instance
-                .open_trace()
-                .and_then(|r| explain::collect(r, specs, true)),
-        }
-    }
 }
