@@ -81,7 +81,6 @@ pub struct Dat<'t, R> {
     names: Vec<(u32, &'t str)>,
     stats: ReadStats,
     keep_lines: bool,
-    hrtimer: String,
     line: String,
 }
 
@@ -117,7 +116,6 @@ impl<'t, R: ReadAt> Dat<'t, R> {
             names: Vec::new(),
             stats: ReadStats::default(),
             keep_lines: false,
-            hrtimer: String::new(),
             line: String::new(),
         }
     }
@@ -156,31 +154,47 @@ impl<'t, R: ReadAt> Dat<'t, R> {
 }
 
 impl<R: ReadAt> Source for Dat<'_, R> {
-    fn next_item(&mut self) -> io::Result<Option<Item<'_>>> {
-        let Some(i) = self.events.prepare() else {
-            self.settle();
-            return Ok(None);
-        };
+    fn each<F: FnMut(Item<'_>)>(&mut self, mut visit: F) -> io::Result<()> {
+        while let Some(i) = self.events.prepare() {
+            visit(self.item(i));
+        }
+        self.settle();
+        Ok(())
+    }
+
+    fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+
+    fn keep_lines(&mut self, yes: bool) {
+        self.keep_lines = yes;
+    }
+}
+
+impl<R: ReadAt> Dat<'_, R> {
+    /// The item the stream moved to (CPU `i`'s), decoded.
+    #[inline]
+    fn item(&mut self, i: usize) -> Item<'_> {
         let item = self.events.item(i);
         self.stats.lines += 1;
         let r = match item {
             DatItem::Lost { cpu, count, .. } => {
                 lost(&mut self.stats, cpu, count);
-                return Ok(Some(Item::Lost {
+                return Item::Lost {
                     cpu: Some(cpu),
                     events: count,
-                }));
+                };
             }
             DatItem::Event(r) => r,
         };
         let endian = self.dat.endian;
         let (Some(common), Some(id)) = (&self.common, endian.uint(r.data, 2)) else {
             self.stats.malformed += 1;
-            return Ok(Some(Item::Other));
+            return Item::Other;
         };
         let Some(Some((format, plan))) = self.plans.get(id as usize) else {
             self.stats.malformed += 1;
-            return Ok(Some(Item::Other));
+            return Item::Other;
         };
         self.stats.events += 1;
         let pid = common
@@ -190,7 +204,7 @@ impl<R: ReadAt> Source for Dat<'_, R> {
             .unwrap_or(0);
         let flags = common.flags(r.data, endian);
         let task = task_name(&mut self.names, self.dat, r.cpu, pid);
-        let kind = plan::decode(plan, r.data, &self.ctx, &mut self.hrtimer);
+        let kind = plan::decode(plan, r.data, &self.ctx);
         let mut event = Event {
             task,
             pid,
@@ -214,18 +228,7 @@ impl<R: ReadAt> Source for Dat<'_, R> {
             event.line = &self.line;
             event.fields = &self.line[start..];
         }
-        Ok(Some(Item::Event(
-            event,
-            Some(kind.unwrap_or(crate::event::Kind::Other)),
-        )))
-    }
-
-    fn stats(&self) -> &ReadStats {
-        &self.stats
-    }
-
-    fn keep_lines(&mut self, yes: bool) {
-        self.keep_lines = yes;
+        Item::Event(event, Some(kind.unwrap_or(crate::event::Kind::Other)))
     }
 }
 

@@ -75,8 +75,8 @@ pub enum Kind<'a> {
     },
     /// `hrtimer_start`: a timer armed, to expire at `expires_ns`.
     HrtimerStart {
-        /// The timer's (hashed) address, as printed.
-        hrtimer: &'a str,
+        /// The timer.
+        hrtimer: Timer<'a>,
         /// Its callback (`hrtimer_wakeup` for a sleeping task).
         function: &'a str,
         /// Expiry on the timer's clock, ns.
@@ -84,8 +84,8 @@ pub enum Kind<'a> {
     },
     /// `hrtimer_expire_entry`: the callback starts; `now_ns` is the expiry handling time.
     HrtimerExpireEntry {
-        /// The timer's (hashed) address.
-        hrtimer: &'a str,
+        /// The timer.
+        hrtimer: Timer<'a>,
         /// Its callback.
         function: &'a str,
         /// The clock's time when the expiry was handled, ns.
@@ -93,8 +93,8 @@ pub enum Kind<'a> {
     },
     /// `hrtimer_expire_exit`.
     HrtimerExpireExit {
-        /// The timer's (hashed) address.
-        hrtimer: &'a str,
+        /// The timer.
+        hrtimer: Timer<'a>,
     },
     /// `local_timer_entry` / `local_timer_exit` (x86's timer vector) and similar
     /// `irq_vectors` events: an architecture interrupt outside irq_handler_*.
@@ -153,6 +153,45 @@ pub enum Kind<'a> {
     },
     /// Any other event, or one whose fields did not decode.
     Other,
+}
+
+/// An hrtimer as an event names it: its (hashed) address as a text trace prints it, or the
+/// address a binary record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer<'a> {
+    /// As printed (`0000000009a021c4`, trace-cmd's `0xffff888627c1c6f8`).
+    Text(&'a str),
+    /// As recorded.
+    Addr(u64),
+}
+
+impl Timer<'_> {
+    /// The same number for the same timer within one trace, whichever way it is named: the
+    /// printed hex read as the address (other text hashed), so no string is kept per timer.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        match *self {
+            Timer::Addr(a) => a,
+            Timer::Text(t) => {
+                let hex = t.strip_prefix("0x").unwrap_or(t);
+                u64::from_str_radix(hex, 16).unwrap_or_else(|_| {
+                    use std::hash::{BuildHasher, BuildHasherDefault};
+                    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                        .hash_one(t)
+                        | (1 << 63)
+                })
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Timer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Timer::Text(t) => f.write_str(t),
+            Timer::Addr(a) => write!(f, "0x{a:x}"),
+        }
+    }
 }
 
 /// A task as an event names it.
@@ -276,18 +315,18 @@ fn timer_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
     let p = Pairs::of(f);
     Some(match name {
         "hrtimer_start" => Kind::HrtimerStart {
-            hrtimer: p.get("hrtimer")?,
+            hrtimer: Timer::Text(p.get("hrtimer")?),
             function: function_name(p.get("function")?),
             // The deadline asked for is the soft expiry (the hard one adds the slack).
             expires_ns: p.num("softexpires").or_else(|| p.num("expires"))?,
         },
         "hrtimer_expire_entry" => Kind::HrtimerExpireEntry {
-            hrtimer: p.get("hrtimer")?,
+            hrtimer: Timer::Text(p.get("hrtimer")?),
             function: function_name(p.get("function")?),
             now_ns: p.num("now")?,
         },
         _ => Kind::HrtimerExpireExit {
-            hrtimer: p.get("hrtimer")?,
+            hrtimer: Timer::Text(p.get("hrtimer")?),
         },
     })
 }

@@ -39,8 +39,9 @@ pub fn kind<'a>(event: &Event<'a>, decoded: Option<Kind<'a>>) -> Kind<'a> {
 
 /// A stream of events in trace order.
 pub trait Source {
-    /// The next item; `None` at the end.
-    fn next_item(&mut self) -> io::Result<Option<Item<'_>>>;
+    /// Hands every item, in trace order, to `visit` (a visitor rather than an iterator: the
+    /// item is built where it is used, not moved through each layer).
+    fn each<F: FnMut(Item<'_>)>(&mut self, visit: F) -> io::Result<()>;
 
     /// What was read so far.
     fn stats(&self) -> &ReadStats;
@@ -66,13 +67,16 @@ impl<R: BufRead> Text<R> {
 }
 
 impl<R: BufRead> Source for Text<R> {
-    fn next_item(&mut self) -> io::Result<Option<Item<'_>>> {
-        Ok(self.reader.next_line()?.map(|(_, line)| match line {
-            Line::Event(e) => Item::Event(e, None),
-            Line::Lost { cpu, events } => Item::Lost { cpu, events },
-            Line::BufferStarted { cpu } => Item::BufferStarted { cpu },
-            Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Item::Other,
-        }))
+    fn each<F: FnMut(Item<'_>)>(&mut self, mut visit: F) -> io::Result<()> {
+        while let Some((_, line)) = self.reader.next_line()? {
+            visit(match line {
+                Line::Event(e) => Item::Event(e, None),
+                Line::Lost { cpu, events } => Item::Lost { cpu, events },
+                Line::BufferStarted { cpu } => Item::BufferStarted { cpu },
+                Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Item::Other,
+            });
+        }
+        Ok(())
     }
 
     fn stats(&self) -> &ReadStats {

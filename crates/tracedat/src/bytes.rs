@@ -116,7 +116,7 @@ pub enum Endian {
 
 impl Endian {
     /// A u16 from the first two bytes of `b` (which must hold them).
-    #[inline]
+    #[inline(always)]
     pub fn u16(self, b: &[u8]) -> u16 {
         let a = [b[0], b[1]];
         match self {
@@ -126,7 +126,7 @@ impl Endian {
     }
 
     /// A u32 from the first four bytes of `b`.
-    #[inline]
+    #[inline(always)]
     pub fn u32(self, b: &[u8]) -> u32 {
         let a = [b[0], b[1], b[2], b[3]];
         match self {
@@ -136,7 +136,7 @@ impl Endian {
     }
 
     /// A u64 from the first eight bytes of `b`.
-    #[inline]
+    #[inline(always)]
     pub fn u64(self, b: &[u8]) -> u64 {
         let a = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
         match self {
@@ -147,7 +147,7 @@ impl Endian {
 
     /// An unsigned number of `size` bytes (1, 2, 4 or 8) from `b`; `None` for another size or
     /// when `b` is shorter.
-    #[inline]
+    #[inline(always)]
     pub fn uint(self, b: &[u8], size: usize) -> Option<u64> {
         if b.len() < size {
             return None;

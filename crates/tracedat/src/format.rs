@@ -40,14 +40,14 @@ pub struct Field {
 impl Field {
     /// The field as an unsigned number (1, 2, 4 or 8 bytes); `None` when the record is too
     /// short or the field is not a number.
-    #[inline]
+    #[inline(always)]
     pub fn uint(&self, data: &[u8], endian: Endian) -> Option<u64> {
         let at = usize::from(self.offset);
         endian.uint(data.get(at..)?, usize::from(self.size))
     }
 
     /// The field as a signed number (sign-extended from its size when it is signed).
-    #[inline]
+    #[inline(always)]
     pub fn int(&self, data: &[u8], endian: Endian) -> Option<i64> {
         let v = self.uint(data, endian)?;
         let bits = u32::from(self.size) * 8;
@@ -61,6 +61,7 @@ impl Field {
 
     /// The field's bytes: a fixed field's, the rest of the record for size 0, or the dynamic
     /// data a `__data_loc`/`__rel_loc` field points at; `None` when it lies outside the record.
+    #[inline]
     pub fn bytes<'d>(&self, data: &'d [u8], endian: Endian) -> Option<&'d [u8]> {
         let at = usize::from(self.offset);
         let end = at + usize::from(self.size);
@@ -80,6 +81,7 @@ impl Field {
     }
 
     /// The field as text: its bytes up to the first NUL; `None` when not UTF-8.
+    #[inline]
     pub fn str<'d>(&self, data: &'d [u8], endian: Endian) -> Option<&'d str> {
         let b = self.bytes(data, endian)?;
         let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());

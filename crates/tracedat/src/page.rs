@@ -23,25 +23,20 @@ const TS_MSB: u64 = !((1u64 << 59) - 1);
 
 /// A page's header, read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Page {
+pub struct Page {
     /// The timestamp events' deltas start from.
-    pub(crate) ts: u64,
-    /// Where the events start and end in the buffer.
-    pub(crate) data: usize,
-    pub(crate) end: usize,
+    pub ts: u64,
+    /// Where the events start in the buffer.
+    pub data: usize,
+    /// Where they end (the commit's size past the data).
+    pub end: usize,
     /// Events lost before the page: `Some(None)` when lost but not counted.
-    pub(crate) lost: Option<Option<u64>>,
+    pub lost: Option<Option<u64>>,
 }
 
 /// Reads the header of the page at `buf[at..at + len]`; `None` when the page is damaged
 /// (its commit claims more than the page holds).
-pub(crate) fn page(
-    buf: &[u8],
-    at: usize,
-    len: usize,
-    h: &PageHeader,
-    endian: Endian,
-) -> Option<Page> {
+pub fn page(buf: &[u8], at: usize, len: usize, h: &PageHeader, endian: Endian) -> Option<Page> {
     let p = buf.get(at..at.checked_add(len)?)?;
     let ts = endian.u64(p.get(h.ts_offset..h.ts_offset + 8)?);
     let commit = endian.uint(p.get(h.commit_offset..)?, h.commit_size)?;
@@ -67,11 +62,14 @@ pub(crate) fn page(
 
 /// What the next event header in a page holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     /// An event: its payload `buf[start..start + len]`; `next` is where the one after starts.
     Event {
+        /// Where the payload starts.
         start: usize,
+        /// Its length.
         len: usize,
+        /// Where the next event header is.
         next: usize,
     },
     /// The page's events are done.
@@ -83,7 +81,7 @@ pub(crate) enum Step {
 /// From `pos`, past time extends and padding, to the next event of the page ending at `end`;
 /// `ts` is carried along (the event's own timestamp once it returns an event).
 #[inline]
-pub(crate) fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian: Endian) -> Step {
+pub fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian: Endian) -> Step {
     loop {
         let Some(head) = buf.get(pos..pos + 4).filter(|_| pos + 4 <= end) else {
             return Step::End;

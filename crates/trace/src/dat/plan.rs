@@ -4,7 +4,7 @@
 
 use tracedat::{Endian, EventFormat, Field, TraceDat};
 
-use crate::event::{Kind, Task};
+use crate::event::{Kind, Task, Timer};
 
 /// Softirq names when a format does not list them (the kernel's since 2.6.x).
 const SOFTIRQS: [&str; 10] = [
@@ -303,14 +303,9 @@ fn cpu(f: &Field, d: &[u8], e: Endian) -> Option<u32> {
         .filter(|&c| c <= model::cpuset::MAX_CPU)
 }
 
-/// Reads record `d` by `plan`; `hrtimer` receives a timer's address as text.
+/// Reads record `d` by `plan`.
 #[inline]
-pub(super) fn decode<'a>(
-    plan: &'a Plan,
-    d: &'a [u8],
-    ctx: &Ctx<'a>,
-    hrtimer: &'a mut String,
-) -> Option<Kind<'a>> {
+pub(super) fn decode<'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'a>) -> Option<Kind<'a>> {
     let e = ctx.endian;
     Some(match plan {
         Plan::Switch {
@@ -362,17 +357,12 @@ pub(super) fn decode<'a>(
                 _ => Kind::SoftirqRaise { vec },
             }
         }
-        _ => return decode_rest(plan, d, ctx, hrtimer),
+        _ => return decode_rest(plan, d, ctx),
     })
 }
 
 /// Timers, vectors, workqueues, preemptirq, NMIs and markers.
-fn decode_rest<'a>(
-    plan: &'a Plan,
-    d: &'a [u8],
-    ctx: &Ctx<'a>,
-    hrtimer: &'a mut String,
-) -> Option<Kind<'a>> {
+fn decode_rest<'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'a>) -> Option<Kind<'a>> {
     let e = ctx.endian;
     Some(match plan {
         Plan::HrtimerStart {
@@ -380,7 +370,7 @@ fn decode_rest<'a>(
             function,
             expires,
         } => Kind::HrtimerStart {
-            hrtimer: address(h, d, e, hrtimer)?,
+            hrtimer: address(h, d, e)?,
             function: ctx.symbol(function.uint(d, e)?),
             expires_ns: u64::try_from(expires.int(d, e)?).ok()?,
         },
@@ -389,12 +379,12 @@ fn decode_rest<'a>(
             function,
             now,
         } => Kind::HrtimerExpireEntry {
-            hrtimer: address(h, d, e, hrtimer)?,
+            hrtimer: address(h, d, e)?,
             function: ctx.symbol(function.uint(d, e)?),
             now_ns: u64::try_from(now.int(d, e)?).ok()?,
         },
         Plan::HrtimerExit { hrtimer: h } => Kind::HrtimerExpireExit {
-            hrtimer: address(h, d, e, hrtimer)?,
+            hrtimer: address(h, d, e)?,
         },
         Plan::Vector { entry: true, what } => Kind::VectorEntry { what },
         Plan::Vector { entry: false, what } => Kind::VectorExit { what },
@@ -426,11 +416,8 @@ fn decode_rest<'a>(
     })
 }
 
-/// A pointer field as trace-cmd prints it (`0xffff888627c1c6f8`), written into `out`.
-fn address<'a>(f: &Field, d: &[u8], e: Endian, out: &'a mut String) -> Option<&'a str> {
-    use std::fmt::Write;
-    let v = f.uint(d, e)?;
-    out.clear();
-    let _ = write!(out, "0x{v:x}");
-    Some(out.as_str())
+/// A timer's address field.
+#[inline]
+fn address<'a>(f: &Field, d: &[u8], e: Endian) -> Option<Timer<'a>> {
+    Some(Timer::Addr(f.uint(d, e)?))
 }

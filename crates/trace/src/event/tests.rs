@@ -140,7 +140,7 @@ fn hrtimers_in_both_formats() {
     assert_eq!(
         k,
         Kind::HrtimerExpireEntry {
-            hrtimer: "0000000009a021c4",
+            hrtimer: Timer::Text("0000000009a021c4"),
             function: "tick_nohz_handler",
             now_ns: 13_555_496_014_195
         }
@@ -151,7 +151,7 @@ fn hrtimers_in_both_formats() {
     assert_eq!(
         k,
         Kind::HrtimerExpireEntry {
-            hrtimer: "0xffff888627c1c6f8",
+            hrtimer: Timer::Text("0xffff888627c1c6f8"),
             function: "tick_nohz_handler",
             now_ns: 13_659_400_008_337
         }
@@ -162,7 +162,7 @@ fn hrtimers_in_both_formats() {
     assert_eq!(
         k,
         Kind::HrtimerStart {
-            hrtimer: "0xffff888627c1c6f8",
+            hrtimer: Timer::Text("0xffff888627c1c6f8"),
             function: "tick_nohz_handler",
             expires_ns: 13_659_400_000_000
         }

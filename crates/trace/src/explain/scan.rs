@@ -3,12 +3,14 @@
 //! migrations, the markers rtlab and cyclictest write at a breach, and the trace clock's
 //! offset from the hrtimer clock. Streaming: what it keeps grows with wake-ups, not events.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, BufRead};
 
 use model::Histogram;
 
-use crate::event::Kind;
+use crate::event::{Kind, Timer};
 use crate::line::Event;
 use crate::reader::ReadStats;
 use crate::source::{self, Item, Source, Text};
@@ -209,13 +211,12 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
 /// Reads a whole trace once, from any source (text, or a trace.dat).
 pub fn scan_source(src: &mut impl Source) -> io::Result<Scan> {
     let mut scanner = Scanner::default();
-    while let Some(item) = src.next_item()? {
-        let Item::Event(e, decoded) = item else {
-            continue;
-        };
-        let kind = source::kind(&e, decoded);
-        scanner.event(&e, kind);
-    }
+    src.each(|item| {
+        if let Item::Event(e, decoded) = item {
+            let kind = source::kind(&e, decoded);
+            scanner.event(&e, kind);
+        }
+    })?;
     Ok(scanner.finish(src.stats().clone()))
 }
 
@@ -223,14 +224,16 @@ pub fn scan_source(src: &mut impl Source) -> io::Result<Scan> {
 #[derive(Default)]
 struct Scanner {
     s: Scan,
-    /// `hrtimer_wakeup` timers armed: by hrtimer address, the task and its expiry.
-    armed: HashMap<String, (u32, u64)>,
+    /// `hrtimer_wakeup` timers armed: by hrtimer ([`Timer::key`]), the task and its expiry.
+    armed: HashMap<u64, (u32, u64)>,
     /// Timer wake-ups fired and not yet switched in, by pid.
     pending: HashMap<u32, Pending>,
     /// Each task's first wake-up not yet followed by its switch-in.
     woken_at: HashMap<u32, u64>,
-    /// Per CPU, the handlers open (innermost last) and when each started.
-    open: HashMap<u32, Vec<(String, u64)>>,
+    /// Per CPU, the handlers open (innermost last: index in `handlers`, start).
+    open: Vec<Vec<(u32, u64)>>,
+    /// Handlers met, interned.
+    handlers: Handlers,
     /// The smallest trace-clock minus hrtimer-clock seen so far.
     offset: Option<i64>,
     switches: Switches,
@@ -340,7 +343,7 @@ impl Scanner {
                 function: "hrtimer_wakeup",
                 expires_ns,
             } => {
-                self.armed.insert(hrtimer.to_string(), (e.pid, expires_ns));
+                self.armed.insert(hrtimer.key(), (e.pid, expires_ns));
             }
             Kind::HrtimerExpireEntry {
                 hrtimer,
@@ -364,18 +367,26 @@ impl Scanner {
                 t.migrations += 1;
             }
             Kind::IrqEntry { irq, name } => {
-                enter(&mut self.open, e.cpu, format!("irq {irq} {name}"), e.ts_ns);
+                let id = self
+                    .handlers
+                    .id((0, irq), name, || format!("irq {irq} {name}"));
+                enter(&mut self.open, e.cpu, id, e.ts_ns);
             }
             Kind::VectorEntry { what } => {
-                enter(&mut self.open, e.cpu, format!("{what} interrupt"), e.ts_ns);
+                let id = self
+                    .handlers
+                    .id((1, 0), what, || format!("{what} interrupt"));
+                enter(&mut self.open, e.cpu, id, e.ts_ns);
             }
             Kind::SoftirqEntry { vec, action } => {
-                let name = if action.is_empty() {
-                    format!("softirq {vec}")
-                } else {
-                    format!("softirq {action}")
-                };
-                enter(&mut self.open, e.cpu, name, e.ts_ns);
+                let id = self.handlers.id((2, vec), action, || {
+                    if action.is_empty() {
+                        format!("softirq {vec}")
+                    } else {
+                        format!("softirq {action}")
+                    }
+                });
+                enter(&mut self.open, e.cpu, id, e.ts_ns);
             }
             Kind::IrqExit { .. } | Kind::VectorExit { .. } | Kind::SoftirqExit { .. } => {
                 self.handler_exit(e.cpu, e.ts_ns);
@@ -387,12 +398,12 @@ impl Scanner {
 
     /// An hrtimer expiry: the clock offset estimated from it, and a `hrtimer_wakeup` timer
     /// armed earlier becomes a pending wake-up of its task.
-    fn timer_fired(&mut self, e: &Event<'_>, hrtimer: &str, function: &str, now_ns: u64) {
+    fn timer_fired(&mut self, e: &Event<'_>, hrtimer: Timer<'_>, function: &str, now_ns: u64) {
         let delta =
             i64::try_from(e.ts_ns).unwrap_or(i64::MAX) - i64::try_from(now_ns).unwrap_or(i64::MAX);
         self.offset = Some(self.offset.map_or(delta, |o| o.min(delta)));
         if function == "hrtimer_wakeup"
-            && let Some((pid, expires_ns)) = self.armed.remove(hrtimer)
+            && let Some((pid, expires_ns)) = self.armed.remove(&hrtimer.key())
         {
             self.pending.insert(
                 pid,
@@ -407,11 +418,11 @@ impl Scanner {
 
     /// The innermost handler open on `cpu` ended at `ts`: its duration recorded.
     fn handler_exit(&mut self, cpu: u32, ts: u64) {
-        let Some((name, start)) = self.open.get_mut(&cpu).and_then(Vec::pop) else {
+        let Some((id, start)) = self.open.get_mut(cpu as usize).and_then(Vec::pop) else {
             return;
         };
         let d = ts.saturating_sub(start);
-        let h = self.s.handlers.entry(name).or_default();
+        let h = &mut self.handlers.stats[id as usize];
         h.count += 1;
         h.total_ns += d;
         h.histogram.record(d);
@@ -436,6 +447,7 @@ impl Scanner {
     /// The scan as found: CPUs' spans, the clock offset, the worst wake-ups worst first.
     fn finish(self, read: ReadStats) -> Scan {
         let mut s = self.s;
+        s.handlers = self.handlers.by_name();
         s.cpus = self
             .spans
             .into_iter()
@@ -469,12 +481,65 @@ pub fn is_break_marker(text: &str) -> bool {
 const MAX_OPEN: usize = 32;
 
 /// A handler `name` started on `cpu` at `ts`.
-fn enter(open: &mut HashMap<u32, Vec<(String, u64)>>, cpu: u32, name: String, ts: u64) {
-    let stack = open.entry(cpu).or_default();
+fn enter(open: &mut Vec<Vec<(u32, u64)>>, cpu: u32, id: u32, ts: u64) {
+    let c = cpu as usize;
+    if open.len() <= c {
+        open.resize_with(c + 1, Vec::new);
+    }
+    let stack = &mut open[c];
     if stack.len() >= MAX_OPEN {
         stack.remove(0);
     }
-    stack.push((name, ts));
+    stack.push((id, ts));
+}
+
+/// The handlers a scan met, interned: looked up by kind and number and the name the event
+/// gives (no name is built per event), their statistics kept by index.
+#[derive(Default)]
+struct Handlers {
+    /// (kind, number) → (the event's name, index).
+    by_key: HashMap<(u8, u32), Vec<(String, u32)>>,
+    /// Each handler's name as reports show it, and its statistics.
+    names: Vec<String>,
+    stats: Vec<HandlerStats>,
+}
+
+impl Handlers {
+    /// The index of the handler `key` named `raw` (`name` makes its report name the first
+    /// time).
+    fn id(&mut self, key: (u8, u32), raw: &str, name: impl FnOnce() -> String) -> u32 {
+        let list = self.by_key.entry(key).or_default();
+        if let Some(&(_, id)) = list.iter().find(|(n, _)| n == raw) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        list.push((raw.to_string(), id));
+        self.names.push(name());
+        self.stats.push(HandlerStats::default());
+        id
+    }
+
+    /// The statistics by report name (handlers whose names coincide merged).
+    fn by_name(self) -> BTreeMap<String, HandlerStats> {
+        let mut out: BTreeMap<String, HandlerStats> = BTreeMap::new();
+        for (name, h) in self.names.into_iter().zip(self.stats) {
+            match out.get_mut(&name) {
+                None => {
+                    out.insert(name, h);
+                }
+                Some(o) => {
+                    o.count += h.count;
+                    o.total_ns = o.total_ns.saturating_add(h.total_ns);
+                    if h.max_ns >= o.max_ns {
+                        o.max_ns = h.max_ns;
+                        o.max_at = h.max_at;
+                    }
+                    o.histogram.merge(&h.histogram);
+                }
+            }
+        }
+        out
+    }
 }
 
 impl Scan {

@@ -3,7 +3,7 @@
 //! handler depth, the tasks woken onto it, and an inferred switch held until the CPU's next
 //! event confirms it (or shows the CPU still idle, which takes it back).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::event::Kind;
 use crate::line::Event;

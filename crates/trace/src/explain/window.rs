@@ -83,12 +83,12 @@ pub fn collect_source(
     let first_from = specs.iter().map(|s| s.from_ts).min().unwrap_or(u64::MAX);
     let last_to = specs.iter().map(|s| s.to_ts).max().unwrap_or(0);
     let mut last_ts = 0u64;
-    while let Some(item) = src.next_item()? {
+    src.each(|item| {
         let (e, decoded) = match item {
             Item::Event(e, decoded) => (e, decoded),
             other => {
                 mark(&mut windows, &other, last_ts);
-                continue;
+                return;
             }
         };
         last_ts = e.ts_ns;
@@ -104,7 +104,7 @@ pub fn collect_source(
         if let Some(f) = e.flags {
             cpus.irqs_off[cpu] = Some(f.irqs_off);
         }
-    }
+    })?;
     for w in &mut windows {
         if w.events.is_empty() {
             w.running_at_start = cpus.running.get(w.cpu as usize).cloned().flatten();
