@@ -36,7 +36,7 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
     if !tracedat::is_trace_dat(head) {
         return Ok(Opened::Text(reader));
     }
-    let dat = tracedat::TraceDat::open(reader.into_inner()).map_err(|e| {
+    let dat = tracedat::open_any(reader.into_inner()).map_err(|e| {
         UsageError(format!(
             "{}: {e}; `trace-cmd report {}` shows whether trace-cmd reads it",
             path.display(),
@@ -60,7 +60,7 @@ pub(crate) enum Opened {
     /// Text, read line by line.
     Text(BufReader<File>),
     /// A trace-cmd recording.
-    Dat(Box<tracedat::TraceDat<File>>),
+    Dat(Box<tracedat::AnyDat>),
 }
 
 /// Reads the trace at `path` once: the first pass, and what reading a recording's metadata

@@ -69,10 +69,10 @@ pub(crate) fn contents(
 }
 
 /// The recording as a trace.dat in memory (uncompressed: it is read at once).
-pub(crate) fn in_memory(c: &Contents) -> Result<tracedat::TraceDat<Vec<u8>>, String> {
+pub(crate) fn in_memory(c: &Contents) -> Result<tracedat::AnyDat, String> {
     let mut bytes = Vec::new();
     tracedat::write_v7(c, Compression::None, &mut bytes).map_err(|e| e.to_string())?;
-    tracedat::TraceDat::open(bytes).map_err(|e| format!("the recording does not read back ({e})"))
+    tracedat::open_any(bytes).map_err(|e| format!("the recording does not read back ({e})"))
 }
 
 /// Writes the recording to `path` (zstd-compressed version 7), whole or not at all: into a
@@ -141,7 +141,7 @@ pub(crate) fn read_trace<'a>(
 /// The stopped trace, as it is read: a trace.dat of the raw buffers (in memory), or the
 /// instance's text.
 pub(crate) enum Trace<'a> {
-    Dat(Box<tracedat::Contents>, Box<tracedat::TraceDat<Vec<u8>>>),
+    Dat(Box<tracedat::Contents>, Box<tracedat::AnyDat>),
     Text(&'a Instance),
 }
 

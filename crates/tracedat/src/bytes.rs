@@ -48,6 +48,16 @@ impl ReadAt for Vec<u8> {
     }
 }
 
+impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        (**self).read_at(buf, offset)
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
+    }
+}
+
 impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         (**self).read_at(buf, offset)

@@ -91,14 +91,7 @@ impl Compression {
     pub fn compress(self, data: &[u8]) -> Vec<u8> {
         match self {
             Compression::None => data.to_vec(),
-            Compression::Zlib => {
-                use std::io::Write;
-                let mut e =
-                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-                // Writing to a Vec cannot fail.
-                let _ = e.write_all(data);
-                e.finish().unwrap_or_default()
-            }
+            Compression::Zlib => zlib_stored(data),
             Compression::Zstd => {
                 ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
             }
@@ -106,9 +99,52 @@ impl Compression {
     }
 }
 
+/// `data` as a zlib stream of stored (uncompressed) deflate blocks: valid zlib that any reader
+/// inflates, without a deflate encoder in the binary. rtlab records with zstd; zlib is written
+/// only to rewrite a file in the form it came in, and to test the reader.
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + data.len() / 65_535 * 5 + 11);
+    out.extend_from_slice(&[0x78, 0x01]);
+    let mut blocks = data.chunks(65_535).peekable();
+    if blocks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(block) = blocks.next() {
+        out.push(u8::from(blocks.peek().is_none()));
+        let len = block.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    // Adler-32 of the data, big-endian.
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= 65_521;
+        b %= 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_zlib_is_what_zlib_reads() {
+        for len in [0usize, 1, 65_535, 65_536, 200_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 % 256) as u8).collect();
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(&zlib_stored(&data)[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, data, "{len} bytes");
+        }
+    }
 
     #[test]
     fn each_compression_comes_back_exactly_and_bounded() {

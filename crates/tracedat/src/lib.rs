@@ -37,6 +37,15 @@ pub use open::{Buffer, CpuData, TraceDat};
 pub use stream::{Events, Item, ReadReport, Record};
 pub use write::{Contents, write_v6, write_v7};
 
+/// A recording over any source, behind one pointer: what the binary uses everywhere, so the
+/// reader and the passes over it are compiled once, not once per kind of source.
+pub type AnyDat = TraceDat<Box<dyn ReadAt>>;
+
+/// Opens a recording from any source as an [`AnyDat`].
+pub fn open_any(src: impl ReadAt + 'static) -> Result<AnyDat, Error> {
+    TraceDat::open(Box::new(src) as Box<dyn ReadAt>)
+}
+
 /// The first bytes of a trace-cmd recording.
 pub const MAGIC: &[u8] = b"\x17\x08\x44tracing";
 
