@@ -154,7 +154,7 @@ impl<'t, R: ReadAt> Dat<'t, R> {
 }
 
 impl<R: ReadAt> Source for Dat<'_, R> {
-    fn each<F: FnMut(Item<'_>)>(&mut self, mut visit: F) -> io::Result<()> {
+    fn each(&mut self, visit: &mut dyn FnMut(Item<'_>)) -> io::Result<()> {
         while let Some(i) = self.events.prepare() {
             visit(self.item(i));
         }

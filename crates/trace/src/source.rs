@@ -40,8 +40,9 @@ pub fn kind<'a>(event: &Event<'a>, decoded: Option<Kind<'a>>) -> Kind<'a> {
 /// A stream of events in trace order.
 pub trait Source {
     /// Hands every item, in trace order, to `visit` (a visitor rather than an iterator: the
-    /// item is built where it is used, not moved through each layer).
-    fn each<F: FnMut(Item<'_>)>(&mut self, visit: F) -> io::Result<()>;
+    /// item is built where it is used, not moved through each layer). Dynamic, so each pass
+    /// over a trace is compiled once for every kind of source.
+    fn each(&mut self, visit: &mut dyn FnMut(Item<'_>)) -> io::Result<()>;
 
     /// What was read so far.
     fn stats(&self) -> &ReadStats;
@@ -67,7 +68,7 @@ impl<R: BufRead> Text<R> {
 }
 
 impl<R: BufRead> Source for Text<R> {
-    fn each<F: FnMut(Item<'_>)>(&mut self, mut visit: F) -> io::Result<()> {
+    fn each(&mut self, visit: &mut dyn FnMut(Item<'_>)) -> io::Result<()> {
         while let Some((_, line)) = self.reader.next_line()? {
             visit(match line {
                 Line::Event(e) => Item::Event(e, None),

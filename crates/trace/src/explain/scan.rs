@@ -209,9 +209,9 @@ pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
 }
 
 /// Reads a whole trace once, from any source (text, or a trace.dat).
-pub fn scan_source(src: &mut impl Source) -> io::Result<Scan> {
+pub fn scan_source(src: &mut dyn Source) -> io::Result<Scan> {
     let mut scanner = Scanner::default();
-    src.each(|item| {
+    src.each(&mut |item| {
         if let Item::Event(e, decoded) = item {
             let kind = source::kind(&e, decoded);
             scanner.event(&e, kind);

@@ -65,7 +65,7 @@ pub fn collect<R: BufRead>(
 
 /// Reads a trace (any source) once more and fills one [`Window`] per spec.
 pub fn collect_source(
-    src: &mut impl Source,
+    src: &mut dyn Source,
     specs: &[WindowSpec],
     keep_text: bool,
 ) -> io::Result<Vec<Window>> {
@@ -83,7 +83,7 @@ pub fn collect_source(
     let first_from = specs.iter().map(|s| s.from_ts).min().unwrap_or(u64::MAX);
     let last_to = specs.iter().map(|s| s.to_ts).max().unwrap_or(0);
     let mut last_ts = 0u64;
-    src.each(|item| {
+    src.each(&mut |item| {
         let (e, decoded) = match item {
             Item::Event(e, decoded) => (e, decoded),
             other => {
