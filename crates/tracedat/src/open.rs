@@ -14,25 +14,12 @@ use crate::compress::Compression;
 use crate::format::{EventFormat, PageHeader};
 use crate::input::{Input, Seq};
 use crate::meta::{Comms, Symbols};
-use crate::options::{self, Options};
+pub use crate::options::CpuData;
+use crate::options::{self, MAX_NAME, Options};
 use crate::{Error, MAGIC};
 
 /// The longest event format file read (the largest real ones are a few KiB).
 const MAX_FORMAT_BYTES: u64 = 1 << 20;
-
-/// The longest name (system, buffer, clock, compression) read.
-pub(crate) const MAX_NAME: usize = 256;
-
-/// One CPU's trace data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuData {
-    /// The CPU.
-    pub cpu: u32,
-    /// Where its data starts in the file.
-    pub offset: u64,
-    /// Its length in the file (compressed, when the buffer is).
-    pub size: u64,
-}
 
 /// One ring buffer's recording (the top instance, or a named one).
 #[derive(Clone, Debug, PartialEq, Eq)]

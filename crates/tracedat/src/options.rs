@@ -6,7 +6,19 @@ use model::limits::{MAX_CPU, MAX_TRACEDAT_OPTIONS};
 
 use crate::Error;
 use crate::bytes::{Cursor, Endian};
-use crate::open::{CpuData, MAX_NAME};
+/// The longest name (system, buffer, clock, compression) read.
+pub(crate) const MAX_NAME: usize = 256;
+
+/// One CPU's trace data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuData {
+    /// The CPU.
+    pub cpu: u32,
+    /// Where its data starts in the file.
+    pub offset: u64,
+    /// Its length in the file (compressed, when the buffer is).
+    pub size: u64,
+}
 
 /// Where version 7's metadata sections are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

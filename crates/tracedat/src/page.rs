@@ -131,38 +131,28 @@ pub fn step(buf: &[u8], mut pos: usize, end: usize, ts: &mut u64, endian: Endian
                 pos += 8;
             }
             0 => {
-                let Some(len) = array() else {
+                // A long event: its length (counting the length word) in the array.
+                let Some(len) = array().and_then(|l| (l as usize).checked_sub(4)) else {
                     return Step::Damaged;
                 };
-                let Some(len) = (len as usize).checked_sub(4) else {
-                    return Step::Damaged;
-                };
-                let len = (len + 3) & !3;
-                let start = pos + 8;
-                if start + len > end {
-                    return Step::Damaged;
-                }
-                *ts = ts.wrapping_add(delta);
-                return Step::Event {
-                    start,
-                    len,
-                    next: start + len,
-                };
+                return event(pos + 8, (len + 3) & !3, end, ts, delta);
             }
-            n => {
-                let len = n as usize * 4;
-                let start = pos + 4;
-                if start + len > end {
-                    return Step::Damaged;
-                }
-                *ts = ts.wrapping_add(delta);
-                return Step::Event {
-                    start,
-                    len,
-                    next: start + len,
-                };
-            }
+            n => return event(pos + 4, n as usize * 4, end, ts, delta),
         }
+    }
+}
+
+/// An event's payload at `start`, `len` long, if it fits the page; its delta added to `ts`.
+#[inline]
+fn event(start: usize, len: usize, end: usize, ts: &mut u64, delta: u64) -> Step {
+    if start + len > end {
+        return Step::Damaged;
+    }
+    *ts = ts.wrapping_add(delta);
+    Step::Event {
+        start,
+        len,
+        next: start + len,
     }
 }
 
