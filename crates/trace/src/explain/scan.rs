@@ -226,6 +226,8 @@ struct Scanner {
     s: Scan,
     /// `hrtimer_wakeup` timers armed: by hrtimer ([`Timer::key`]), the task and its expiry.
     armed: HashMap<u64, (u32, u64)>,
+    /// Tasks by pid (ordered into [`Scan::tasks`] at the end).
+    tasks: HashMap<u32, TaskStats>,
     /// Timer wake-ups fired and not yet switched in, by pid.
     pending: HashMap<u32, Pending>,
     /// Each task's first wake-up not yet followed by its switch-in.
@@ -278,7 +280,7 @@ impl Scanner {
         let latency = match self.pending.remove(&sw.pid) {
             Some(p) => Some(self.timer_wakeup(Wakeup {
                 pid: sw.pid,
-                comm: sw.comm.clone(),
+                comm: sw.comm.as_str().to_string(),
                 prio: sw.prio,
                 cpu: sw.cpu,
                 expires_ns: p.expires_ns,
@@ -288,11 +290,14 @@ impl Scanner {
             })),
             None => None,
         };
-        let t = self.s.tasks.entry(sw.pid).or_default();
+        let t = self.tasks.entry(sw.pid).or_default();
         if let Some(latency) = latency {
             t.timer.record(latency);
         }
-        t.comm = sw.comm;
+        if t.comm != sw.comm.as_str() {
+            t.comm.clear();
+            t.comm.push_str(sw.comm.as_str());
+        }
         if sw.prio != UNKNOWN_PRIO {
             t.prio = sw.prio;
         }
@@ -359,7 +364,7 @@ impl Scanner {
                 self.woken_at.entry(task.pid).or_insert(e.ts_ns);
             }
             Kind::Migrate { task, .. } => {
-                let t = self.s.tasks.entry(task.pid).or_default();
+                let t = self.tasks.entry(task.pid).or_default();
                 if t.comm.is_empty() {
                     t.comm = task.comm.to_string();
                     t.prio = task.prio;
@@ -448,6 +453,7 @@ impl Scanner {
     fn finish(self, read: ReadStats) -> Scan {
         let mut s = self.s;
         s.handlers = self.handlers.by_name();
+        s.tasks = self.tasks.into_iter().collect();
         s.cpus = self
             .spans
             .into_iter()

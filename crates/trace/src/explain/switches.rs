@@ -10,11 +10,49 @@ use crate::line::Event;
 
 use super::owned::UNKNOWN_PRIO;
 
+/// A task's name held inline (a kernel's are 15 bytes at most): the tracker copies names on
+/// every switch and wake-up, and a heap string each time cost more than the rest of its work.
+/// Longer names (hostile text) are cut at a character boundary within [`Comm::CAP`] bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Comm {
+    len: u8,
+    buf: [u8; Comm::CAP],
+}
+
+impl Comm {
+    /// Bytes kept.
+    pub(super) const CAP: usize = 31;
+
+    pub(super) fn new(s: &str) -> Comm {
+        let mut len = s.len().min(Comm::CAP);
+        while !s.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut buf = [0; Comm::CAP];
+        buf[..len].copy_from_slice(&s.as_bytes()[..len]);
+        Comm {
+            len: len as u8,
+            buf,
+        }
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        // Cut at a character boundary of a `str`, so always UTF-8.
+        std::str::from_utf8(&self.buf[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
 /// A task switched in: pid, name, kernel priority ([`UNKNOWN_PRIO`] when unknown), CPU, time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct SwitchIn {
     pub pid: u32,
-    pub comm: String,
+    pub comm: Comm,
     pub prio: i32,
     pub cpu: u32,
     pub ts_ns: u64,
@@ -25,9 +63,9 @@ struct Cpu {
     running: Option<u32>,
     depth: u32,
     /// Woken onto this CPU, not yet running: pid, name, priority.
-    runnable: Vec<(u32, String, i32)>,
+    runnable: Vec<(u32, Comm, i32)>,
     /// An inferred switch from idle awaiting the CPU's next event.
-    tentative: Option<(u32, String, i32, u64)>,
+    tentative: Option<(u32, Comm, i32, u64)>,
 }
 
 /// The tracker.
@@ -77,7 +115,7 @@ impl Switches {
                 if cpu.running != Some(next.pid) {
                     out.push(SwitchIn {
                         pid: next.pid,
-                        comm: next.comm.to_string(),
+                        comm: Comm::new(next.comm),
                         prio: next.prio,
                         cpu: e.cpu,
                         ts_ns: e.ts_ns,
@@ -92,7 +130,7 @@ impl Switches {
                     cpu.runnable.retain(|t| t.0 != e.pid);
                     out.push(SwitchIn {
                         pid: e.pid,
-                        comm: e.task.to_string(),
+                        comm: Comm::new(e.task),
                         prio: self.prios.get(&e.pid).copied().unwrap_or(UNKNOWN_PRIO),
                         cpu: e.cpu,
                         ts_ns: e.ts_ns,
@@ -116,8 +154,7 @@ impl Switches {
                 let target = target_cpu.unwrap_or(e.cpu);
                 let t = slot(&mut self.cpus, target);
                 if t.running != Some(task.pid) && !t.runnable.iter().any(|r| r.0 == task.pid) {
-                    t.runnable
-                        .push((task.pid, task.comm.to_string(), task.prio));
+                    t.runnable.push((task.pid, Comm::new(task.comm), task.prio));
                 }
                 in_irq == Some(false) && target == e.cpu
             }
@@ -131,5 +168,22 @@ impl Switches {
             let (pid, comm, prio) = cpu.runnable.remove(best);
             cpu.tentative = Some((pid, comm, prio, e.ts_ns));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Comm;
+
+    #[test]
+    fn a_name_is_kept_whole_or_cut_at_a_character_boundary() {
+        assert_eq!(Comm::new("cyclictest").as_str(), "cyclictest");
+        assert_eq!(Comm::new("").as_str(), "");
+        let long = "é".repeat(20); // 40 bytes, 2 per character
+        let cut = Comm::new(&long);
+        assert_eq!(cut.as_str(), "é".repeat(15));
+        assert_eq!(Comm::new(&"x".repeat(40)).as_str().len(), Comm::CAP);
+        assert_eq!(Comm::new("a"), Comm::new("a"));
+        assert_ne!(Comm::new("a"), Comm::new("b"));
     }
 }
