@@ -122,13 +122,24 @@ fn small_text(path: &Path) -> Result<Option<String>> {
 
 fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     let name = path.display().to_string();
-    if crate::explain_stats::is_dat(path) {
-        // A recording is binary: none of the text reports below.
-    } else if let Some(text) = small_text(path)?
-        && let Some(out) = tracer_report(&text, &name, args.format)?
-    {
-        console::print_stdout(&out)?;
-        return Ok(Exit::Ok);
+    // A recording of events is binary; a latency tracer's recording holds the tracer's text.
+    let dat = explain_stats::is_dat(path);
+    let text = if dat {
+        explain_stats::dat_text(path)?
+    } else {
+        small_text(path)?
+    };
+    if let Some(text) = text {
+        if let Some(out) = tracer_report(&text, &name, args.format)? {
+            console::print_stdout(&out)?;
+            return Ok(Exit::Ok);
+        }
+        if dat {
+            return Err(UsageError(format!(
+                "{name}: the recording holds a tracer's text instead of events, and it is not                  a latency tracer's, timerlat's or hwlat's report; `trace-cmd report {name}`                  prints it"
+            ))
+            .into());
+        }
     }
     let (scan, mut notes) = explain_stats::scan(path)?;
     check_explainable(&scan, &name)?;

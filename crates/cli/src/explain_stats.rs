@@ -46,6 +46,25 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
     Ok(Opened::Dat(Box::new(dat)))
 }
 
+/// The text a latency tracer's recording at `path` holds instead of events (trace-cmd
+/// records `-p wakeup_rt`, `irqsoff`... as the tracer's own report); `None` for a recording
+/// of events.
+pub(crate) fn dat_text(path: &Path) -> Result<Option<String>> {
+    let Opened::Dat(dat) = open(path)? else {
+        return Ok(None);
+    };
+    let refused = |what: String| UsageError(format!("{}: {what}", path.display()));
+    let Some(bytes) = dat
+        .latency_text(model::limits::MAX_TRACEDAT_SECTION_BYTES)
+        .map_err(|e| refused(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| refused("the latency tracer's text in it is not UTF-8".to_string()).into())
+}
+
 /// Whether `path` starts as a trace-cmd recording does (false when it cannot be read: the
 /// open that follows says why).
 pub(crate) fn is_dat(path: &Path) -> bool {

@@ -140,6 +140,92 @@ fn latency_tracer_reports_and_hwlat_output() {
     assert_eq!(doc["samples"].as_array().unwrap().len(), 12);
 }
 
+/// trace-cmd records a latency tracer (`record -p wakeup_rt`, `irqsoff`...) as the tracer's
+/// text: version 6 after a `latency` label, version 7 in a BUFFER_TEXT section. rtlab writes
+/// both (here, from the kernel documentation's reports), reads them back as it reads the
+/// text, and trace-cmd prints them.
+#[test]
+fn a_latency_tracer_recording_explains_as_its_text_does() {
+    use tracedat::Compression;
+    let src = std::fs::read(fixture("tracedat/cyclictest_2cpu_v7_zstd.dat")).unwrap();
+    let mut contents =
+        tracedat::Contents::from_dat(&tracedat::TraceDat::open(&src[..]).unwrap(), 1 << 32)
+            .unwrap();
+    contents.cpus.clear();
+    let dir = tempfile::tempdir().unwrap();
+    for report in [
+        "kdoc_wakeup_rt_nofunc.txt",
+        "kdoc_irqsoff_function_trace.txt",
+    ] {
+        let text_path = fixture(&format!("latency/{report}"));
+        let text = std::fs::read(&text_path).unwrap();
+        let want = run_ok(&["explain", text_path.to_str().unwrap(), "--format", "json"]);
+        contents.latency = Some(text.clone());
+        for (version, compression) in [
+            (6, Compression::None),
+            (7, Compression::None),
+            (7, Compression::Zstd),
+        ] {
+            let path = dir
+                .path()
+                .join(format!("{report}.{version}.{compression:?}.dat"));
+            let file = std::fs::File::create(&path).unwrap();
+            match version {
+                6 => tracedat::write_v6(&contents, file),
+                _ => tracedat::write_v7(&contents, compression, file),
+            }
+            .unwrap();
+            let got = run_ok(&["explain", path.to_str().unwrap(), "--format", "json"]);
+            assert_eq!(got, want, "{}", path.display());
+            match std::process::Command::new("trace-cmd")
+                .args(["report", path.to_str().unwrap()])
+                .output()
+            {
+                Ok(out) => {
+                    assert_eq!(
+                        String::from_utf8_lossy(&out.stderr),
+                        "",
+                        "{}",
+                        path.display()
+                    );
+                    let first = String::from_utf8_lossy(&text)
+                        .lines()
+                        .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+                        .unwrap()
+                        .to_string();
+                    assert!(
+                        String::from_utf8_lossy(&out.stdout).contains(&first),
+                        "trace-cmd report of {} lacks {first:?}",
+                        path.display()
+                    );
+                }
+                Err(_) => {
+                    testkit::live::skip("trace-cmd is not installed (apt-get install trace-cmd)")
+                }
+            }
+        }
+    }
+    // A recording of a tracer's text that is no report rtlab reads is said so.
+    contents.latency = Some(b"# tracer: function\n  cat-1 [000] 1.000000: foo <-bar\n".to_vec());
+    let path = dir.path().join("function.dat");
+    tracedat::write_v7(
+        &contents,
+        Compression::None,
+        std::fs::File::create(&path).unwrap(),
+    )
+    .unwrap();
+    let out = rtlab()
+        .args(["explain", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("holds a tracer's text instead of events"),
+        "{err}"
+    );
+}
+
 #[test]
 fn what_cannot_be_explained_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -65,6 +65,7 @@ pub(crate) fn contents(
         cpu_stats: raw.cpu_stats,
         page_size: raw.page_size,
         cpus: raw.cpus,
+        latency: None,
     })
 }
 

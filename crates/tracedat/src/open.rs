@@ -408,38 +408,94 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
     /// A version 7 section's content, decompressed: `id` is what the option that pointed here
     /// promised.
     fn section(&self, at: u64, id: u16, what: &str) -> Result<Vec<u8>, Error> {
-        let head = read_vec(self.src, at, 16, 16, what)?;
-        let found = self.endian.u16(&head);
-        if found != id {
+        read_section(self.src, self.endian, self.compression, (at, id), what)
+    }
+}
+
+/// A version 7 section's content at `at`, decompressed: `id` is what the option that pointed
+/// there promised.
+fn read_section<R: ReadAt + ?Sized>(
+    src: &R,
+    endian: Endian,
+    compression: Compression,
+    (at, id): (u64, u16),
+    what: &str,
+) -> Result<Vec<u8>, Error> {
+    let head = read_vec(src, at, 16, 16, what)?;
+    let found = endian.u16(&head);
+    if found != id {
+        return Err(Error::damaged(
+            format!("{what} has section id {found}, not {id}"),
+            at,
+        ));
+    }
+    let flags = endian.u16(&head[2..]);
+    let size = endian.u64(&head[8..]);
+    if flags & 1 == 0 {
+        return read_vec(src, at + 16, size, MAX_TRACEDAT_SECTION_BYTES, what);
+    }
+    let sizes = read_vec(src, at + 16, 8, 8, what)?;
+    let packed_len = u64::from(endian.u32(&sizes));
+    let plain_len = u64::from(endian.u32(&sizes[4..]));
+    let packed = read_vec(src, at + 24, packed_len, MAX_TRACEDAT_SECTION_BYTES, what)?;
+    let mut out = Vec::new();
+    compression.decompress_into(
+        &packed,
+        plain_len,
+        MAX_TRACEDAT_SECTION_BYTES,
+        &mut out,
+        (what, at),
+    )?;
+    Ok(out)
+}
+
+impl<R: ReadAt> TraceDat<R> {
+    /// The text a latency tracer's recording holds instead of events (`trace-cmd record -p
+    /// wakeup_rt`: the tracer's `trace` file as it was at the end), at most `limit` bytes;
+    /// `None` for a recording of events.
+    pub fn latency_text(&self, limit: u64) -> Result<Option<Vec<u8>>, Error> {
+        let Some((at, len)) = self.options.latency_text else {
+            return Ok(None);
+        };
+        let what = "the latency tracer's text";
+        if self.version == 6 {
+            return read_vec(&self.src, at, len, limit, what).map(Some);
+        }
+        // Its section's header, then the text: plain, or (compressed) in chunks as CPU data.
+        let head = read_vec(&self.src, at, 16, 16, what)?;
+        if self.endian.u16(&head) != 22 {
             return Err(Error::damaged(
-                format!("{what} has section id {found}, not {id}"),
+                format!("{what} is not where its option says"),
                 at,
             ));
         }
-        let flags = self.endian.u16(&head[2..]);
         let size = self.endian.u64(&head[8..]);
-        if flags & 1 == 0 {
-            return read_vec(self.src, at + 16, size, MAX_TRACEDAT_SECTION_BYTES, what);
+        if self.endian.u16(&head[2..]) & 1 == 0 {
+            return read_vec(&self.src, at + 16, size, limit, what).map(Some);
         }
-        let sizes = read_vec(self.src, at + 16, 8, 8, what)?;
-        let packed_len = u64::from(self.endian.u32(&sizes));
-        let plain_len = u64::from(self.endian.u32(&sizes[4..]));
-        let packed = read_vec(
-            self.src,
-            at + 24,
-            packed_len,
-            MAX_TRACEDAT_SECTION_BYTES,
-            what,
-        )?;
-        let mut out = Vec::new();
-        self.compression.decompress_into(
-            &packed,
-            plain_len,
-            MAX_TRACEDAT_SECTION_BYTES,
-            &mut out,
-            (what, at),
-        )?;
-        Ok(out)
+        self.latency_chunks(at + 16, limit).map(Some)
+    }
+
+    /// A compressed latency text: a chunk count, then each chunk's packed and plain sizes and
+    /// its bytes.
+    fn latency_chunks(&self, at: u64, limit: u64) -> Result<Vec<u8>, Error> {
+        let what = "the latency tracer's text";
+        let count = self.endian.u32(&read_vec(&self.src, at, 4, 4, what)?);
+        let mut pos = at + 4;
+        let mut text = Vec::new();
+        for _ in 0..count {
+            let sizes = read_vec(&self.src, pos, 8, 8, what)?;
+            let packed_len = u64::from(self.endian.u32(&sizes));
+            let plain_len = u64::from(self.endian.u32(&sizes[4..]));
+            let room = limit.saturating_sub(text.len() as u64);
+            let packed = read_vec(&self.src, pos + 8, packed_len, room, what)?;
+            let mut plain = Vec::new();
+            self.compression
+                .decompress_into(&packed, plain_len, room, &mut plain, (what, pos))?;
+            text.extend_from_slice(&plain);
+            pos = pos + 8 + packed_len;
+        }
+        Ok(text)
     }
 }
 

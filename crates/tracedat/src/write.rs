@@ -49,6 +49,8 @@ pub struct Contents {
     pub page_size: u32,
     /// Each CPU's raw pages, as `trace_pipe_raw` gave them.
     pub cpus: Vec<(u32, Vec<u8>)>,
+    /// A latency tracer's text (its `trace` file), written instead of the CPUs' pages.
+    pub latency: Option<Vec<u8>>,
 }
 
 /// Bytes in the file's byte order.
@@ -141,6 +143,12 @@ pub fn write_v6<W: Write>(c: &Contents, mut w: W) -> io::Result<u64> {
         option(&mut o, 2, &nul(s));
     }
     o.u16(0);
+    if let Some(text) = &c.latency {
+        o.buf.extend_from_slice(b"latency  \0");
+        o.buf.extend_from_slice(text);
+        w.write_all(&o.buf)?;
+        return Ok(o.buf.len() as u64);
+    }
     o.buf.extend_from_slice(b"flyrecord\0");
     let page = u64::from(c.page_size.max(1));
     let mut at = (o.buf.len() as u64 + 16 * c.cpus.len() as u64).next_multiple_of(page);
@@ -216,6 +224,7 @@ const STRINGS: &[&str] = &[
     "printk",
     "command lines",
     "buffer flyrecord ",
+    "buffer latency",
     "strings",
 ];
 
@@ -314,9 +323,25 @@ pub fn write_v7<W: Write>(c: &Contents, compression: Compression, mut w: W) -> i
     );
     file.buf.extend_from_slice(&sections.buf);
     debug_assert_eq!(file.buf.len() as u64, buffer_at);
-    flyrecord(&mut file, &data, page as u64, compression);
+    match &c.latency {
+        Some(text) => latency(&mut file, text, c.host_page_size, compression),
+        None => flyrecord(&mut file, &data, page as u64, compression),
+    }
     w.write_all(&file.buf)?;
     Ok(file.buf.len() as u64)
+}
+
+/// The latency text's section: plain, or compressed in chunks of ten host pages as trace-cmd
+/// writes CPU data (the section is flagged compressed, its content is not one block).
+fn latency(o: &mut Out, text: &[u8], page: u32, compression: Compression) {
+    let content = match compression {
+        Compression::None => text.to_vec(),
+        _ => cpu_data(text, page.max(64) as usize, o.endian, compression).0,
+    };
+    o.u16(22);
+    o.u16(u16::from(compression != Compression::None));
+    o.u32(string_id("buffer latency"));
+    o.sized(8, &content);
 }
 
 /// Where each CPU's data lands after the buffer section's header at `at`: page-aligned.
@@ -377,6 +402,16 @@ fn build_options(
         c.endian.put(&mut v, meta_base + at, 8);
         option(&mut o, id, &v);
     }
+    if c.latency.is_some() {
+        // The text's section, with the instance's name and clock.
+        let mut b = Out::new(c.endian);
+        b.u64(buffer_at);
+        b.cstr("");
+        b.cstr(&c.clock);
+        option(&mut o, 22, &b.buf);
+        option(&mut o, 0, &[0; 8]);
+        return o;
+    }
     let offsets = cpu_offsets(buffer_at, data, u64::from(c.page_size.max(64)));
     let mut b = Out::new(c.endian);
     b.u64(buffer_at);
@@ -430,6 +465,7 @@ impl Contents {
             cpu_stats: dat.options.cpu_stats.clone(),
             page_size: buffer.map_or(dat.host_page_size, |b| b.page_size),
             cpus,
+            latency: dat.latency_text(model::limits::MAX_TRACEDAT_SECTION_BYTES)?,
         })
     }
 }
