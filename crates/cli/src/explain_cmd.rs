@@ -141,6 +141,10 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             .into());
         }
     }
+    if dat && let Some(out) = explain_stats::dat_tracer_report(path, args.format)? {
+        console::print_stdout(&out)?;
+        return Ok(Exit::Ok);
+    }
     let (scan, mut notes) = explain_stats::scan(path)?;
     check_explainable(&scan, &name)?;
     let offset = scan.clock_offset_ns;
@@ -222,7 +226,7 @@ fn tracer_report(text: &str, name: &str, format: ExplainFormat) -> Result<Option
 }
 
 /// A tracer's report as JSON, or in words.
-fn rendered(
+pub(crate) fn rendered(
     format: ExplainFormat,
     json: impl FnOnce() -> serde_json::Result<String>,
     text: impl FnOnce() -> String,

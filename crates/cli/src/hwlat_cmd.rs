@@ -96,6 +96,9 @@ fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<Hwlat
 /// A hwlatdetect report or a hwlat tracer trace from a file, as a result.
 fn read_from(path: &std::path::Path) -> Result<HwlatRun> {
     let name = path.display().to_string();
+    if crate::explain_stats::is_dat(path) {
+        return read_dat(path);
+    }
     let bytes = files::read_input(path, model::limits::MAX_IMPORT_BYTES)
         .map_err(|e| UsageError(format!("--from {name}: {e}")))?;
     let bytes = import::decompress(&name, &bytes, model::limits::MAX_IMPORT_BYTES)
@@ -111,5 +114,20 @@ fn read_from(path: &std::path::Path) -> Result<HwlatRun> {
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| std::time::SystemTime::now());
     import::hwlat::import_hwlat(&name, text, modified)
+        .map_err(|e| UsageError(format!("--from {e}")).into())
+}
+
+/// A trace-cmd recording of the hwlat tracer (`trace-cmd record -p hwlat`), as a result.
+fn read_dat(path: &std::path::Path) -> Result<HwlatRun> {
+    let name = path.display().to_string();
+    let crate::explain_stats::Opened::Dat(dat) = crate::explain_stats::open(path)? else {
+        return Err(UsageError(format!("--from {name}: not a trace-cmd recording")).into());
+    };
+    let text = trace::dat::tracer::hwlat_text(&dat)
+        .map_err(|e| UsageError(format!("--from {name}: {e}")))?;
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| std::time::SystemTime::now());
+    import::hwlat::import_hwlat(&name, &text, modified)
         .map_err(|e| UsageError(format!("--from {e}")).into())
 }

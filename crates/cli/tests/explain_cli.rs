@@ -293,6 +293,31 @@ fn a_trace_cmd_recording_explains_as_its_report_text_does() {
     assert_eq!(doc["trace"]["events"], 13391);
 }
 
+/// `trace-cmd record -p timerlat` (lab, Debian's 6.12 RT kernel): the tracer's report and
+/// analysis from the file, the same as from `trace-cmd report`'s text of it.
+#[test]
+fn a_timerlat_recording_explains_as_its_report_text_does() {
+    let dat = fixture("tracedat/timerlat_osnoise_2cpu_v7_zstd.dat");
+    let from_dat = run_ok(&["explain", dat.to_str().unwrap()]);
+    assert!(
+        from_dat.starts_with("timerlat: the worst thread latency is 3012.5 us on CPU 0"),
+        "{from_dat}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("report.txt");
+    let packed = std::fs::read(fixture(
+        "tracedat/timerlat_osnoise_2cpu_v7_zstd.report.txt.zst",
+    ));
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut ruzstd::decoding::StreamingDecoder::new(&packed.unwrap()[..]).unwrap(),
+        &mut plain,
+    )
+    .unwrap();
+    std::fs::write(&text, plain).unwrap();
+    assert_eq!(run_ok(&["explain", text.to_str().unwrap()]), from_dat);
+}
+
 #[test]
 fn a_cut_recording_says_what_was_read_or_refuses_in_one_line() {
     let original = std::fs::read(fixture("tracedat/cyclictest_2cpu_v7_zstd.dat")).unwrap();

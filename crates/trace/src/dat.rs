@@ -8,6 +8,7 @@
 
 mod plan;
 mod render;
+pub mod tracer;
 
 use std::io;
 

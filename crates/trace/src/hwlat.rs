@@ -54,7 +54,8 @@ pub fn detect(text: &str) -> bool {
                 return c.trim().trim_start_matches("tracer:").trim() == "hwlat";
             }
             Some(_) => {}
-            None => return t.contains(KEY),
+            None if t.starts_with("cpus=") => {} // trace-cmd report's first line
+            None => return t.contains(KEY) || is_report_sample(t),
         }
     }
     false
@@ -67,7 +68,9 @@ pub fn parse(text: &str) -> Result<HwlatReport, ParseError> {
     let mut report = HwlatReport::default();
     for (i, t) in text.lines().map(str::trim).enumerate() {
         let err = |what: String| ParseError { line: i + 1, what };
-        if t.is_empty() || (t.starts_with("CPU:") && t.contains("[LOST ")) {
+        let report_line =
+            t.starts_with("cpus=") || (t.starts_with("CPU ") && t.ends_with(" is empty"));
+        if t.is_empty() || report_line || (t.starts_with("CPU:") && t.contains("[LOST ")) {
             continue;
         }
         let Some(c) = t.strip_prefix('#') else {
@@ -88,8 +91,79 @@ pub fn parse(text: &str) -> Result<HwlatReport, ParseError> {
     Ok(report)
 }
 
+/// Whether `t` is a sample as `trace-cmd report` prints a recording's entry (its print
+/// format: `hwlat: cnt:N ts:S.NS inner:I outer:O count:C nmi-ts:T nmi-count:K`).
+fn is_report_sample(t: &str) -> bool {
+    t.contains(" hwlat: ") && t.contains("cnt:") && t.contains("inner:")
+}
+
+/// `<...>-222 [001] dN... 84.866479: hwlat: cnt:1 ts:1795814457.0028556492 inner:945
+/// outer:1108 count:642 nmi-ts:0 nmi-count:0`: the entry's print format pads the wall-clock
+/// seconds and nanoseconds to ten digits; read as the tracer's `SECS.NSECS`.
+fn report_sample(t: &str) -> Result<HwlatSample, String> {
+    let (head, fields) = t
+        .split_once(" hwlat: ")
+        .ok_or_else(|| found("`hwlat:` and the entry's fields", t))?;
+    let mut h = head.split_whitespace().rev();
+    let ts = h.next().unwrap_or("");
+    let trace_ts_ns = ts.strip_suffix(':').and_then(secs_to_ns);
+    let trace_ts_ns = trace_ts_ns.ok_or_else(|| found("the timestamp `SECS.USECS:`", ts))?;
+    let cpu = h.find_map(|w| digits(w.strip_prefix('[')?.strip_suffix(']')?));
+    let cpu = cpu.and_then(|c| u32::try_from(c).ok());
+    let cpu = cpu.ok_or_else(|| found("the CPU column `[NNN]` before the timestamp", t))?;
+    let mut s = HwlatSample {
+        seq: 0,
+        cpu,
+        trace_ts_ns,
+        inner_us: 0,
+        outer_us: 0,
+        wall_ts: String::new(),
+        count: None,
+        nmi_total_us: None,
+        nmi_count: None,
+    };
+    let mut seen = (false, false, false);
+    for w in fields.split_whitespace() {
+        let (k, v) = w
+            .split_once(':')
+            .ok_or_else(|| found("`key:value` fields after `hwlat:`", w))?;
+        let num = || digits(v).ok_or_else(|| found(&format!("a number for `{k}`"), v));
+        match k {
+            "cnt" => (s.seq, seen.0) = (num()?, true),
+            "inner" => (s.inner_us, seen.1) = (num()?, true),
+            "outer" => (s.outer_us, seen.2) = (num()?, true),
+            "count" => s.count = Some(num()?),
+            "nmi-ts" => s.nmi_total_us = Some(num()?).filter(|&n| n > 0),
+            "nmi-count" => s.nmi_count = Some(num()?),
+            "ts" => s.wall_ts = padded_wall(v).ok_or_else(|| found("`ts:SECS.NSECS`", w))?,
+            _ => {}
+        }
+    }
+    if s.nmi_total_us.is_none() {
+        s.nmi_count = None; // the tracer prints the NMI fields only when NMIs ran
+    }
+    if !(seen.0 && seen.1 && seen.2) || s.wall_ts.is_empty() {
+        return Err(found(
+            "`cnt:`, `ts:`, `inner:` and `outer:` after `hwlat:`",
+            t,
+        ));
+    }
+    Ok(s)
+}
+
+/// `0001795814457.0028556492` (both parts zero-padded to ten digits) as `1795814457.028556492`.
+fn padded_wall(v: &str) -> Option<String> {
+    let (secs, nsecs) = v.split_once('.')?;
+    let secs = digits(secs)?;
+    let nsecs = digits(nsecs).filter(|&n| n < 1_000_000_000)?;
+    Some(format!("{secs}.{nsecs:09}"))
+}
+
 /// `<...>-1729  [001] d...   678.473449: #1     inner/outer(us):   11/12    ts:... count:6`
 fn sample(t: &str) -> Result<HwlatSample, String> {
+    if !t.contains(KEY) && is_report_sample(t) {
+        return report_sample(t);
+    }
     let what = "a hwlat sample `TASK-PID [CPU] FLAGS SECS.USECS: #N inner/outer(us): I/O ts:S.NS`";
     let pos = t.find(KEY).ok_or_else(|| found(what, t))?;
     let mut head = t[..pos].split_whitespace().rev();
@@ -182,6 +256,34 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// `trace-cmd report` of a `trace-cmd record -p hwlat` on Debian's 6.12 RT kernel (lab).
+    const REPORT: &str = "cpus=2
+           <...>-222   [001] dN...    84.866479: hwlat:                cnt:1\tts:1795814457.0028556492\tinner:945\touter:1108\tcount:642\tnmi-ts:0\tnmi-count:0
+           <...>-222   [000] d....    85.902300: hwlat:                cnt:2\tts:1795814458.0065231533\tinner:1505\touter:1386\tcount:683\tnmi-ts:3\tnmi-count:1
+";
+
+    #[test]
+    fn trace_cmd_reports_samples() {
+        assert!(detect(REPORT));
+        let r = parse(REPORT).unwrap();
+        assert_eq!(r.samples.len(), 2);
+        let s = &r.samples[0];
+        assert_eq!(
+            (s.seq, s.cpu, s.trace_ts_ns, s.inner_us, s.outer_us),
+            (1, 1, 84_866_479_000, 945, 1108)
+        );
+        assert_eq!(s.wall_ts, "1795814457.028556492");
+        assert_eq!(
+            (s.count, s.nmi_total_us, s.nmi_count),
+            (Some(642), None, None)
+        );
+        let s = &r.samples[1];
+        assert_eq!((s.nmi_total_us, s.nmi_count), (Some(3), Some(1)));
+        let bad = REPORT.replace("inner:945", "inner:lots");
+        assert!(parse(&bad).unwrap_err().to_string().starts_with("line 2:"));
+        assert!(parse(&REPORT.replace("\touter:1108", "")).is_err());
+    }
 
     fn fixture() -> String {
         let path = concat!(

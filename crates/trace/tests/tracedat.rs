@@ -15,7 +15,11 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn report_text() -> Vec<u8> {
-    let packed = fixture("cyclictest_2cpu_report.txt.zst");
+    unpacked("cyclictest_2cpu_report.txt.zst")
+}
+
+fn unpacked(name: &str) -> Vec<u8> {
+    let packed = fixture(name);
     let mut out = Vec::new();
     ruzstd::decoding::StreamingDecoder::new(&packed[..])
         .unwrap()
@@ -108,4 +112,30 @@ fn a_recordings_windows_render_lines_that_read_back_as_the_same_events() {
         };
         assert_eq!(whats(&again[0].events), whats(&w.events));
     }
+}
+
+/// trace-cmd's recording of the timerlat tracer (with the osnoise events and switches) reads as
+/// its report text does: the same per-CPU latencies and the same auto-analysis of each CPU's
+/// worst activation.
+#[test]
+fn a_timerlat_recording_reads_as_its_report_text() {
+    use trace::dat::tracer::{self, Tracer};
+    let bytes = fixture("timerlat_osnoise_2cpu_v7_zstd.dat");
+    let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+    assert_eq!(tracer::probe(&dat), Some(Tracer::Timerlat));
+    let from_dat = tracer::timerlat(&dat).unwrap();
+    let text = String::from_utf8(unpacked("timerlat_osnoise_2cpu_v7_zstd.report.txt.zst")).unwrap();
+    assert!(trace::timerlat::detect(&text));
+    let from_text = trace::timerlat::parse(&text).unwrap();
+    assert_eq!(from_dat, from_text);
+    let (irq0, thread0) = from_dat.cpus[&0];
+    assert_eq!((irq0.count, thread0.count), (203, 203));
+    assert_eq!((thread0.max_ns, thread0.max_id), (3_012_526, 7));
+    assert_eq!(from_dat.analyses.len(), 2);
+    // A recording of events only is no tracer's.
+    let events = fixture("cyclictest_2cpu_v7_zstd.dat");
+    assert_eq!(
+        tracer::probe(&tracedat::TraceDat::open(&events[..]).unwrap()),
+        None
+    );
 }

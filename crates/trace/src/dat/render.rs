@@ -51,16 +51,18 @@ pub(super) fn line(
     endian: Endian,
 ) -> usize {
     out.clear();
-    head(out, e);
+    // A tracer's entry (timerlat's, hwlat's) has no event name before its fields.
+    head(out, e, !super::tracer::is_entry(format));
     let start = out.len();
-    if !kind.is_some_and(|k| kind_fields(out, k)) {
+    if !kind.is_some_and(|k| kind_fields(out, k)) && !super::tracer::fields(out, format, d, endian)
+    {
         record_fields(out, format, d, endian);
     }
     start
 }
 
-/// The line's head: task, pid, CPU, flags, time, name.
-fn head(out: &mut String, e: &crate::line::Event<'_>) {
+/// The line's head: task, pid, CPU, flags, time, and the name when `named`.
+fn head(out: &mut String, e: &crate::line::Event<'_>, named: bool) {
     let _ = write!(out, "{:>16}-{:<7} [{:03}] ", e.task, e.pid, e.cpu);
     if let Some(f) = e.flags {
         flags(out, f);
@@ -68,11 +70,13 @@ fn head(out: &mut String, e: &crate::line::Event<'_>) {
     }
     let _ = write!(
         out,
-        "{}.{:06}: {}: ",
+        "{}.{:06}: ",
         e.ts_ns / 1_000_000_000,
         e.ts_ns % 1_000_000_000 / 1000,
-        e.name
     );
+    if named {
+        let _ = write!(out, "{}: ", e.name);
+    }
 }
 
 /// The fields of a decoded `kind` in the kernel's format; false when the kind has none of its

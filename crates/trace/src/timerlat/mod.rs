@@ -58,81 +58,118 @@ pub struct TimerlatReport {
 
 pub use crate::error::ParseError;
 
-/// Whether `text` is the timerlat tracer's trace.
+/// Lines looked at for a `trace-cmd report` of a timerlat recording's entries.
+const DETECT_LINES: usize = 400;
+
+/// Whether `text` is the timerlat tracer's trace: its header, or (`trace-cmd report` of a
+/// recording, which has none) the tracer's entries among its first lines.
 pub fn detect(text: &str) -> bool {
-    text.lines()
-        .take(20)
-        .any(|l| l.trim() == "# tracer: timerlat")
+    text.lines().take(DETECT_LINES).enumerate().any(|(i, l)| {
+        (i < 20 && l.trim() == "# tracer: timerlat")
+            || (l.contains(" timerlat: ") && matches!(stream::record(l), stream::Record::Sample(_)))
+    })
 }
 
 /// Reads it.
 pub fn parse(text: &str) -> Result<TimerlatReport, ParseError> {
-    let mut r = TimerlatReport::default();
-    let mut analyser = analysis::Analyser::new();
-    for (i, line) in text.lines().enumerate() {
+    let mut p = Parser::default();
+    for line in text.lines() {
+        p.line(line)?;
+    }
+    p.finish()
+}
+
+/// The trace read line by line (a recording's entries rendered one at a time): the same
+/// reading as [`parse`], without the whole text in memory.
+#[derive(Default)]
+pub struct Parser {
+    r: TimerlatReport,
+    analyser: analysis::Analyser,
+    lines: usize,
+}
+
+impl Parser {
+    /// The next line (without its newline).
+    pub fn line(&mut self, line: &str) -> Result<(), ParseError> {
+        self.lines += 1;
         let record = stream::record(line);
-        analyser.feed(&record);
+        self.analyser.feed(&record);
         // The analysis reads the noise events, stacks and other events; the figures below
         // are the samples', and a line that is neither is an error.
         if !matches!(
             record,
             stream::Record::Sample(_) | stream::Record::Malformed
         ) {
-            continue;
+            return Ok(());
         }
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
-            continue;
+            return Ok(());
         }
         let err = |what: &str| ParseError {
-            line: i + 1,
+            line: self.lines,
             what: what.to_string(),
         };
-        let open = line
-            .find(" [")
-            .ok_or_else(|| err("expected a `[CPU]` column"))?;
-        let close = open + line[open..].find(']').ok_or_else(|| err("expected `]`"))?;
-        let cpu: u32 = line[open + 2..close]
-            .parse()
-            .map_err(|_| err("expected a CPU number in `[...]`"))?;
-        let words: Vec<&str> = line[close + 1..].split_whitespace().collect();
-        // [flags] TIMESTAMP: #ID context irq|thread timer_latency N ns
-        let ts_at = words
-            .iter()
-            .position(|w| w.ends_with(':') && timestamp(&w[..w.len() - 1]).is_some())
-            .ok_or_else(|| err("expected a timestamp `SECONDS.MICROS:`"))?;
-        let rest = &words[ts_at + 1..];
-        let shape = rest.len() == 6
-            && rest[0].starts_with('#')
-            && rest[1] == "context"
-            && rest[3] == "timer_latency"
-            && rest[5] == "ns";
-        if !shape {
-            return Err(err(
-                "expected `#ID context irq|thread timer_latency N ns` after the timestamp",
-            ));
+        let stream::Record::Sample(s) = record else {
+            // Why the line is not one, in words.
+            return Err(err(sample(line)
+                .err()
+                .unwrap_or("expected a timerlat sample")));
+        };
+        let slot = self.r.cpus.entry(s.cpu).or_default();
+        match s.context {
+            model::timerlat::Context::Irq => slot.0.record(s.latency_ns, s.activation),
+            model::timerlat::Context::Thread => slot.1.record(s.latency_ns, s.activation),
+            model::timerlat::Context::User => {
+                return Err(err("expected the context `irq` or `thread`"));
+            }
         }
-        let id: u64 = rest[0][1..]
-            .parse()
-            .map_err(|_| err("expected an activation number after `#`"))?;
-        let ns: u64 = rest[4]
-            .parse()
-            .map_err(|_| err("expected the latency in ns"))?;
-        let slot = r.cpus.entry(cpu).or_default();
-        match rest[2] {
-            "irq" => slot.0.record(ns, id),
-            "thread" => slot.1.record(ns, id),
-            _ => return Err(err("expected the context `irq` or `thread`")),
+        Ok(())
+    }
+
+    /// The report, once every line is read.
+    pub fn finish(mut self) -> Result<TimerlatReport, ParseError> {
+        self.r.analyses = self.analyser.worst();
+        if self.r.cpus.is_empty() {
+            return Err(ParseError {
+                line: self.lines + 1,
+                what: "no timerlat sample in the trace (is it empty?)".to_string(),
+            });
         }
+        Ok(self.r)
     }
-    r.analyses = analyser.worst();
-    if r.cpus.is_empty() {
-        return Err(ParseError {
-            line: text.lines().count() + 1,
-            what: "no timerlat sample in the trace (is it empty?)".to_string(),
-        });
+}
+
+/// `TASK-PID [CPU] [flags] TIMESTAMP: #ID context irq|thread timer_latency N ns`: the CPU,
+/// activation, context and latency; what was expected where it is not.
+fn sample(line: &str) -> Result<(u32, u64, &str, u64), &'static str> {
+    let open = line.find(" [").ok_or("expected a `[CPU]` column")?;
+    let close = open + line[open..].find(']').ok_or("expected `]`")?;
+    let cpu: u32 = line[open + 2..close]
+        .parse()
+        .map_err(|_| "expected a CPU number in `[...]`")?;
+    let words: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    let ts_at = words
+        .iter()
+        .position(|w| w.ends_with(':') && timestamp(&w[..w.len() - 1]).is_some())
+        .ok_or("expected a timestamp `SECONDS.MICROS:`")?;
+    let rest = &words[ts_at + 1..];
+    let shape = rest.len() == 6
+        && rest[0].starts_with('#')
+        && rest[1] == "context"
+        && rest[3] == "timer_latency"
+        && rest[5] == "ns";
+    if !shape {
+        return Err("expected `#ID context irq|thread timer_latency N ns` after the timestamp");
     }
-    Ok(r)
+    let id: u64 = rest[0][1..]
+        .parse()
+        .map_err(|_| "expected an activation number after `#`")?;
+    let ns: u64 = rest[4].parse().map_err(|_| "expected the latency in ns")?;
+    match rest[2] {
+        "irq" | "thread" => Ok((cpu, id, rest[2], ns)),
+        _ => Err("expected the context `irq` or `thread`"),
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,9 @@ pub enum Record<'a> {
 /// Classifies one line (without its newline).
 pub fn record(text: &str) -> Record<'_> {
     match line::parse(text) {
+        Line::Event(e) if e.name == "timerlat" => {
+            report_entry(&e).map_or(Record::Malformed, Record::Sample)
+        }
         Line::Event(e) => match noise_kind(e.name) {
             Some(kind) => {
                 noise(kind, e.cpu, e.ts_ns, e.fields).map_or(Record::Malformed, Record::Noise)
@@ -146,6 +149,40 @@ fn entry(text: &str) -> Record<'_> {
         }),
         _ => Record::Malformed,
     }
+}
+
+/// An entry as `trace-cmd report` prints it from a recording (the entry's own print format,
+/// not the tracer's): `timerlat: seq:N context:0|1|2 timer_latency:N` (0 the IRQ, 1 the
+/// thread, 2 the return to user space).
+fn report_entry<'a>(e: &line::Event<'a>) -> Option<Sample<'a>> {
+    let mut seq = None;
+    let mut context = None;
+    let mut latency = None;
+    for w in e.fields.split_whitespace() {
+        let (key, value) = w.split_once(':')?;
+        match key {
+            "seq" => seq = Some(number(value)?),
+            "context" => {
+                context = Some(match value {
+                    "0" => Context::Irq,
+                    "1" => Context::Thread,
+                    "2" => Context::User,
+                    _ => return None,
+                });
+            }
+            "timer_latency" => latency = Some(number(value)?),
+            _ => {}
+        }
+    }
+    Some(Sample {
+        cpu: e.cpu,
+        ts_ns: e.ts_ns,
+        task: e.task,
+        pid: e.pid,
+        activation: seq?,
+        context: context?,
+        latency_ns: latency?,
+    })
 }
 
 fn noise_kind(name: &str) -> Option<NoiseKind> {
@@ -309,6 +346,32 @@ mod tests {
             record("  bash-1 [000] .... 1.000001: sched_switch: prev_comm=bash"),
             Record::Other
         );
+    }
+
+    #[test]
+    fn trace_cmd_reports_entry() {
+        let r = record(
+            "      timerlat/1-204   [001] ....1    11.532215: timerlat:             seq:93\tcontext:1\ttimer_latency:2233448",
+        );
+        assert_eq!(
+            r,
+            Record::Sample(Sample {
+                cpu: 1,
+                ts_ns: 11_532_215_000,
+                task: "timerlat/1",
+                pid: 204,
+                activation: 93,
+                context: Context::Thread,
+                latency_ns: 2_233_448,
+            })
+        );
+        for bad in [
+            "  x-1 [000] .... 1.0: timerlat: seq:1 context:7 timer_latency:5",
+            "  x-1 [000] .... 1.0: timerlat: seq:1 context:0",
+            "  x-1 [000] .... 1.0: timerlat: seq:x context:0 timer_latency:5",
+        ] {
+            assert_eq!(record(bad), Record::Malformed, "{bad}");
+        }
     }
 
     #[test]
