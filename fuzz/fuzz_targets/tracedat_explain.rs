@@ -1,7 +1,8 @@
 //! Fuzz target `tracedat_explain`: arbitrary bytes as a trace-cmd recording (trace.dat):
 //! `tracedat::TraceDat::open`, the merged event stream, `trace::dat::Dat` decoding every record
 //! by the file's formats through the explanation's first pass and its windows (lines rendered),
-//! and the writer rewriting what was read. Nothing may panic, loop or allocate past the bounds.
+//! the tracers' entries read as their text (timerlat, hwlat) and a latency tracer's text, and the
+//! writer rewriting what was read. Nothing may panic, loop or allocate past the bounds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,6 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(dat) = tracedat::TraceDat::open(data) else {
         return;
     };
+    let _ = dat.latency_text(1 << 20);
+    let _ = trace::dat::tracer::probe(&dat);
+    let _ = trace::dat::tracer::timerlat(&dat);
+    let _ = trace::dat::tracer::hwlat(&dat);
     let Ok(scan) = explain::scan_source(&mut trace::dat::Dat::new(&dat)) else {
         return;
     };

@@ -82,6 +82,9 @@ pub struct Dat<'t, R> {
     names: Vec<(u32, &'t str)>,
     stats: ReadStats,
     keep_lines: bool,
+    /// Whether rendered lines give nanoseconds (`trace-cmd report -t`) rather than the
+    /// kernel's microseconds.
+    ns_lines: bool,
     line: String,
 }
 
@@ -117,8 +120,15 @@ impl<'t, R: ReadAt> Dat<'t, R> {
             names: Vec::new(),
             stats: ReadStats::default(),
             keep_lines: false,
+            ns_lines: false,
             line: String::new(),
         }
+    }
+
+    /// Lines rendered with nanosecond timestamps (read back without losing the records'
+    /// precision).
+    pub fn ns_lines(&mut self, yes: bool) {
+        self.ns_lines = yes;
     }
 
     /// What the recording's reader met (pages, damage, losses).
@@ -223,8 +233,8 @@ impl<R: ReadAt> Dat<'_, R> {
                 &event,
                 kind.as_ref(),
                 format,
-                r.data,
-                endian,
+                (r.data, endian),
+                self.ns_lines,
             );
             event.line = &self.line;
             event.fields = &self.line[start..];

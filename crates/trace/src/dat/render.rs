@@ -47,12 +47,12 @@ pub(super) fn line(
     e: &crate::line::Event<'_>,
     kind: Option<&Kind<'_>>,
     format: &EventFormat,
-    d: &[u8],
-    endian: Endian,
+    (d, endian): (&[u8], Endian),
+    ns: bool,
 ) -> usize {
     out.clear();
     // A tracer's entry (timerlat's, hwlat's) has no event name before its fields.
-    head(out, e, !super::tracer::is_entry(format));
+    head(out, e, !super::tracer::is_entry(format), ns);
     let start = out.len();
     if !kind.is_some_and(|k| kind_fields(out, k)) && !super::tracer::fields(out, format, d, endian)
     {
@@ -61,19 +61,25 @@ pub(super) fn line(
     start
 }
 
-/// The line's head: task, pid, CPU, flags, time, and the name when `named`.
-fn head(out: &mut String, e: &crate::line::Event<'_>, named: bool) {
+/// The line's head: task, pid, CPU, flags, time (nanoseconds when `ns`, else microseconds
+/// rounded as the kernel prints them), and the name when `named`.
+fn head(out: &mut String, e: &crate::line::Event<'_>, named: bool, ns: bool) {
     let _ = write!(out, "{:>16}-{:<7} [{:03}] ", e.task, e.pid, e.cpu);
     if let Some(f) = e.flags {
         flags(out, f);
         out.push(' ');
     }
-    let _ = write!(
-        out,
-        "{}.{:06}: ",
-        e.ts_ns / 1_000_000_000,
-        e.ts_ns % 1_000_000_000 / 1000,
-    );
+    let _ = if ns {
+        write!(
+            out,
+            "{}.{:09}: ",
+            e.ts_ns / 1_000_000_000,
+            e.ts_ns % 1_000_000_000
+        )
+    } else {
+        let us = e.ts_ns.saturating_add(500) / 1000;
+        write!(out, "{}.{:06}: ", us / 1_000_000, us % 1_000_000)
+    };
     if named {
         let _ = write!(out, "{}: ", e.name);
     }

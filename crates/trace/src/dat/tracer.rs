@@ -200,6 +200,7 @@ fn each_line<R: ReadAt>(
 ) -> std::io::Result<()> {
     let mut src = super::Dat::new(dat);
     crate::source::Source::keep_lines(&mut src, true);
+    src.ns_lines(true);
     let mut lost = String::new();
     crate::source::Source::each(&mut src, &mut |item| match item {
         crate::source::Item::Event(e, _) => visit(e.name, e.line),
