@@ -180,6 +180,9 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             explain::explain(win, &spike, offset)
         })
         .collect();
+    if let Some(note) = preemption_note(&scan, &spikes) {
+        notes.push(note);
+    }
     if let Some(damage) = &scan.read.damage {
         notes.push(format!(
             "parts of the recording could not be read: {damage}"
@@ -201,6 +204,32 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
     };
     print(&doc, args.format)?;
     Ok(Exit::Ok)
+}
+
+/// The longest preemption of a real-time task while it ran, when it is longer than every
+/// wake-up explained: such a delay is no wake-up's, so a measurement shows it as a late or
+/// overrun cycle that the explanations above do not cover.
+fn preemption_note(scan: &Scan, spikes: &[(explain::Wakeup, Option<String>)]) -> Option<String> {
+    let p = scan.longest_preemption.as_ref()?;
+    let offset = scan.clock_offset_ns;
+    let worst = spikes
+        .iter()
+        .map(|(w, _)| w.latency_ns(offset))
+        .max()
+        .unwrap_or(0);
+    if p.delay_ns <= worst {
+        return None;
+    }
+    let (by, by_pid, by_prio) = &p.by;
+    Some(format!(
+        "{} (pid {}) was preempted while running for {} on CPU {} at {}.{:06}, by {by} (pid          {by_pid}, kernel priority {by_prio}): longer than any wake-up explained here, and no          wake-up's (a measuring thread shows it as a late or overrun cycle)",
+        p.comm,
+        p.pid,
+        format_args!("{} us", p.delay_ns / 1000),
+        p.cpu,
+        p.from_ts / 1_000_000_000,
+        p.from_ts % 1_000_000_000 / 1000
+    ))
 }
 
 /// A latency tracer's, timerlat's or hwlat's own report in `text`, rendered; `None` when the

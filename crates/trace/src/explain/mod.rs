@@ -11,6 +11,7 @@ mod attribute;
 mod inside;
 mod owned;
 mod piece;
+mod preempt;
 mod repair;
 mod scan;
 mod stats;
@@ -19,6 +20,7 @@ mod window;
 
 pub use attribute::{Spike, explain};
 pub use owned::{Ev, TaskRef, What};
+pub use preempt::Preemption;
 pub use scan::{
     HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan, scan_source,
 };

@@ -17,6 +17,7 @@ use crate::source::{self, Item, Source, Text};
 
 use super::attribute::Spike;
 use super::owned::UNKNOWN_PRIO;
+use super::preempt::{Preemption, Preemptions};
 use super::switches::{SwitchIn, Switches};
 use super::window::{LOOKBACK_NS, WindowSpec};
 
@@ -193,6 +194,9 @@ pub struct Scan {
     pub read: ReadStats,
     /// Whether the trace had a flags column.
     pub has_flags: bool,
+    /// The longest time a real-time task was preempted while running (no wake-up: not among
+    /// [`Scan::wakeups`]).
+    pub longest_preemption: Option<Preemption>,
 }
 
 /// A timer wake-up in progress.
@@ -247,6 +251,7 @@ struct Scanner {
     spans: Vec<Option<(u64, u64, u64)>>,
     /// Switch-ins found at the current event (reused buffer).
     switched_in: Vec<SwitchIn>,
+    preemptions: Preemptions,
 }
 
 impl Scanner {
@@ -277,6 +282,7 @@ impl Scanner {
     /// A task switched in: its timer wake-up (if one was pending) completes, and its
     /// wake-up-to-run delay is recorded.
     fn switch_in(&mut self, sw: SwitchIn) {
+        self.preemptions.switched_in(sw.pid, sw.ts_ns);
         let latency = match self.pending.remove(&sw.pid) {
             Some(p) => Some(self.timer_wakeup(Wakeup {
                 pid: sw.pid,
@@ -362,6 +368,14 @@ impl Scanner {
                     p.woken_ts = Some(e.ts_ns);
                 }
                 self.woken_at.entry(task.pid).or_insert(e.ts_ns);
+            }
+            Kind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                self.preemptions
+                    .switched_out((e.ts_ns, e.cpu), &prev, prev_state, &next);
             }
             Kind::Migrate { task, .. } => {
                 let t = self.tasks.entry(task.pid).or_default();
@@ -454,6 +468,7 @@ impl Scanner {
         let mut s = self.s;
         s.handlers = self.handlers.by_name();
         s.tasks = self.tasks.into_iter().collect();
+        s.longest_preemption = self.preemptions.longest;
         s.cpus = self
             .spans
             .into_iter()
