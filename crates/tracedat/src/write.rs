@@ -239,22 +239,10 @@ fn string_id(name: &str) -> u32 {
     0
 }
 
-/// Writes `c` as version 7 with `compression`; the bytes written.
-pub fn write_v7<W: Write>(c: &Contents, compression: Compression, mut w: W) -> io::Result<u64> {
+/// The metadata sections, laid out back to back (they follow the options section, whose size
+/// is known once their offsets are): the bytes, and each section's id and offset in them.
+fn meta_sections(c: &Contents, compression: Compression) -> (Out, Vec<(u16, u64)>) {
     let e = c.endian;
-    let mut head = Out::new(e);
-    initial(&mut head, c, 7);
-    head.cstr(compression.name());
-    head.cstr(match compression {
-        Compression::None => "",
-        Compression::Zlib => "1.2.13",
-        Compression::Zstd => "1.5.4",
-    });
-    let options_at = head.buf.len() as u64 + 8;
-    head.u64(options_at);
-
-    // The metadata sections, laid out after the options section (whose size is known once
-    // the offsets are): first build them, then the options that point at them.
     let mut blocks: Vec<(u16, &str, Vec<u8>)> = Vec::new();
     let mut strings = Vec::new();
     for s in STRINGS {
@@ -292,6 +280,24 @@ pub fn write_v7<W: Write>(c: &Contents, compression: Compression, mut w: W) -> i
         section_at.push((*id, sections.buf.len() as u64));
         section(&mut sections, *id, string_id(desc), content, how);
     }
+    (sections, section_at)
+}
+
+/// Writes `c` as version 7 with `compression`; the bytes written.
+pub fn write_v7<W: Write>(c: &Contents, compression: Compression, mut w: W) -> io::Result<u64> {
+    let e = c.endian;
+    let mut head = Out::new(e);
+    initial(&mut head, c, 7);
+    head.cstr(compression.name());
+    head.cstr(match compression {
+        Compression::None => "",
+        Compression::Zlib => "1.2.13",
+        Compression::Zstd => "1.5.4",
+    });
+    let options_at = head.buf.len() as u64 + 8;
+    head.u64(options_at);
+
+    let (sections, section_at) = meta_sections(c, compression);
     let page = c.page_size.max(64) as usize;
     let data: Vec<(u32, Vec<u8>, u64)> = c
         .cpus

@@ -283,8 +283,8 @@ impl Scanner {
     /// wake-up-to-run delay is recorded.
     fn switch_in(&mut self, sw: SwitchIn) {
         self.preemptions.switched_in(sw.pid, sw.ts_ns);
-        let latency = match self.pending.remove(&sw.pid) {
-            Some(p) => Some(self.timer_wakeup(Wakeup {
+        let latency = self.pending.remove(&sw.pid).map(|p| {
+            self.timer_wakeup(Wakeup {
                 pid: sw.pid,
                 comm: sw.comm.as_str().to_string(),
                 prio: sw.prio,
@@ -293,9 +293,8 @@ impl Scanner {
                 fired_ts: p.fired_ts,
                 woken_ts: p.woken_ts,
                 switched_ts: sw.ts_ns,
-            })),
-            None => None,
-        };
+            })
+        });
         let t = self.tasks.entry(sw.pid).or_default();
         if let Some(latency) = latency {
             t.timer.record(latency);
