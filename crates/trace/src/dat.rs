@@ -136,8 +136,12 @@ impl<'t, R: ReadAt> Dat<'t, R> {
         self.events.report()
     }
 
-    /// The reader's report into the stats: damage as unreadable parts, named.
+    /// The reader's report into the stats: damage as unreadable parts, named; events the
+    /// buffers dropped (the recorder's statistics) as losses.
     fn settle(&mut self) {
+        for (cpu, n) in self.dat.options.dropped_events() {
+            lost(&mut self.stats, cpu, Some(n));
+        }
         let r = self.events.report();
         self.stats.malformed = r.damaged_pages + r.damaged_chunks;
         let mut parts = Vec::new();

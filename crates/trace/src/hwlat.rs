@@ -68,9 +68,14 @@ pub fn parse(text: &str) -> Result<HwlatReport, ParseError> {
     let mut report = HwlatReport::default();
     for (i, t) in text.lines().map(str::trim).enumerate() {
         let err = |what: String| ParseError { line: i + 1, what };
-        let report_line =
-            t.starts_with("cpus=") || (t.starts_with("CPU ") && t.ends_with(" is empty"));
-        if t.is_empty() || report_line || (t.starts_with("CPU:") && t.contains("[LOST ")) {
+        // trace-cmd report's header: the recorded machine's CPUs.
+        if let Some(n) = t.strip_prefix("cpus=") {
+            let cpus = digits(n).and_then(|n| u32::try_from(n).ok());
+            report.cpus = cpus.ok_or_else(|| err(found("the CPU count `cpus=N`", t)))?;
+            continue;
+        }
+        let empty_cpu = t.starts_with("CPU ") && t.ends_with(" is empty");
+        if t.is_empty() || empty_cpu || (t.starts_with("CPU:") && t.contains("[LOST ")) {
             continue;
         }
         let Some(c) = t.strip_prefix('#') else {
@@ -267,7 +272,7 @@ mod tests {
     fn trace_cmd_reports_samples() {
         assert!(detect(REPORT));
         let r = parse(REPORT).unwrap();
-        assert_eq!(r.samples.len(), 2);
+        assert_eq!((r.samples.len(), r.cpus), (2, 2));
         let s = &r.samples[0];
         assert_eq!(
             (s.seq, s.cpu, s.trace_ts_ns, s.inner_us, s.outer_us),

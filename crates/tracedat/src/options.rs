@@ -72,6 +72,26 @@ pub struct Options {
     pub(crate) v6_instances: Vec<(String, u64)>,
 }
 
+impl Options {
+    /// Events each CPU's ring buffer dropped while it was full (`dropped events:` of the
+    /// recorder's `CPU: N` statistics): losses no page marks, as the buffer does not
+    /// overwrite. CPUs with none are left out.
+    pub fn dropped_events(&self) -> Vec<(u32, u64)> {
+        self.cpu_stats
+            .iter()
+            .filter_map(|text| {
+                let value = |key: &str| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix(key))
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                };
+                let cpu = u32::try_from(value("CPU:")?).ok()?;
+                Some((cpu, value("dropped events:")?)).filter(|&(_, n)| n > 0)
+            })
+            .collect()
+    }
+}
+
 /// The option's text: up to its NUL, lossy.
 fn text(data: &[u8]) -> String {
     let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
@@ -243,6 +263,27 @@ mod tests {
         assert_eq!(c_number("-25"), Some(-25));
         assert_eq!(c_number(" 7 "), Some(7));
         assert_eq!(c_number("x"), None);
+    }
+
+    #[test]
+    fn dropped_events_come_from_each_cpus_statistics() {
+        let stats = |cpu: u32, dropped: &str| {
+            format!(
+                "CPU: {cpu}\nentries: 8832\noverrun: 0\ncommit overrun: 0\nbytes: 335892\n\
+                 oldest event ts: 71976.680271\nnow ts: 71977.149282\n\
+                 dropped events: {dropped}\nread events: 0\n"
+            )
+        };
+        let o = Options {
+            cpu_stats: vec![
+                stats(0, "0"),
+                stats(1, "4096"),
+                stats(3, "x"),
+                "junk".into(),
+            ],
+            ..Options::default()
+        };
+        assert_eq!(o.dropped_events(), vec![(1, 4096)]);
     }
 
     #[test]
