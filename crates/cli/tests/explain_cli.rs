@@ -318,6 +318,28 @@ fn a_timerlat_recording_explains_as_its_report_text_does() {
     assert_eq!(run_ok(&["explain", text.to_str().unwrap()]), from_dat);
 }
 
+/// `trace-cmd record -p hwlat` (lab): `explain` gives the file's samples as it gives its report
+/// text's, and `hwlat --from` takes the file.
+#[test]
+fn a_hwlat_recording_explains_as_its_report_text_does() {
+    let dat = fixture("tracedat/hwlat_2cpu_v7_zstd.dat");
+    let text = fixture("tracedat/hwlat_2cpu_v7_zstd.report.txt");
+    let from_dat = run_ok(&["explain", dat.to_str().unwrap()]);
+    assert!(from_dat.starts_with("hwlat: 4 samples"), "{from_dat}");
+    assert_eq!(run_ok(&["explain", text.to_str().unwrap()]), from_dat);
+    let out = rtlab()
+        .args(["hwlat", "--from", dat.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.to_string().contains("3920"), "{doc}");
+}
+
 #[test]
 fn a_cut_recording_says_what_was_read_or_refuses_in_one_line() {
     let original = std::fs::read(fixture("tracedat/cyclictest_2cpu_v7_zstd.dat")).unwrap();

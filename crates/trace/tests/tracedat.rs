@@ -140,3 +140,26 @@ fn a_timerlat_recording_reads_as_its_report_text() {
         None
     );
 }
+
+/// trace-cmd's recording of the hwlat tracer reads as its report text does (the samples, the
+/// CPU count), and as the tracer's own text would: `#N inner/outer(us): I/O ts:S.NS`.
+#[test]
+fn a_hwlat_recording_reads_as_its_report_text() {
+    use trace::dat::tracer::{self, Tracer};
+    let bytes = fixture("hwlat_2cpu_v7_zstd.dat");
+    let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+    assert_eq!(tracer::probe(&dat), Some(Tracer::Hwlat));
+    let from_dat = tracer::hwlat(&dat).unwrap();
+    let text = String::from_utf8(fixture("hwlat_2cpu_v7_zstd.report.txt")).unwrap();
+    assert!(trace::hwlat::detect(&text));
+    assert_eq!(from_dat, trace::hwlat::parse(&text).unwrap());
+    assert_eq!((from_dat.samples.len(), from_dat.cpus), (4, 2));
+    let worst = from_dat.worst().unwrap();
+    assert_eq!((worst.seq, worst.cpu, worst.outer_us), (4, 0, 3920));
+    assert_eq!(worst.wall_ts, "1795816735.049675808");
+    let rendered = tracer::hwlat_text(&dat).unwrap();
+    assert!(
+        rendered.contains("#4     inner/outer(us): 1964/3920  ts:1795816735.049675808 count:522"),
+        "{rendered}"
+    );
+}
