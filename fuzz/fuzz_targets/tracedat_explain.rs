@@ -13,9 +13,16 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let _ = dat.latency_text(1 << 20);
-    let _ = trace::dat::tracer::probe(&dat);
-    let _ = trace::dat::tracer::timerlat(&dat);
-    let _ = trace::dat::tracer::hwlat(&dat);
+    // As `explain` does: a tracer's reading only where its entries are.
+    match trace::dat::tracer::probe(&dat) {
+        Some(trace::dat::tracer::Tracer::Timerlat) => {
+            let _ = trace::dat::tracer::timerlat(&dat);
+        }
+        Some(trace::dat::tracer::Tracer::Hwlat) => {
+            let _ = trace::dat::tracer::hwlat(&dat);
+        }
+        None => {}
+    }
     let Ok(scan) = explain::scan_source(&mut trace::dat::Dat::new(&dat)) else {
         return;
     };

@@ -280,7 +280,14 @@ pub(super) struct Ctx<'t> {
     pub(super) endian: Endian,
     pub(super) symbols: &'t tracedat::meta::Symbols,
     pub(super) stext: Option<u64>,
+    /// Names looked up lately, by address (direct-mapped): a recording names the same few
+    /// callbacks over and over, and a lookup among a kernel's 100,000 symbols is a binary
+    /// search through memory the cache does not hold.
+    recent: std::cell::RefCell<[Option<(u64, &'t str)>; RECENT]>,
 }
+
+/// Entries of [`Ctx`]'s cache of names.
+const RECENT: usize = 64;
 
 impl<'t> Ctx<'t> {
     pub(super) fn new<R>(dat: &'t TraceDat<R>) -> Ctx<'t> {
@@ -288,11 +295,22 @@ impl<'t> Ctx<'t> {
             endian: dat.endian,
             symbols: &dat.symbols,
             stext: dat.symbols.address("_stext"),
+            recent: std::cell::RefCell::new([None; RECENT]),
         }
     }
 
     fn symbol(&self, addr: u64) -> &'t str {
-        self.symbols.name(addr).unwrap_or("")
+        // Functions are aligned to 16 bytes on most architectures.
+        let slot = (addr >> 4) as usize % RECENT;
+        let mut recent = self.recent.borrow_mut();
+        if let Some((a, name)) = recent[slot]
+            && a == addr
+        {
+            return name;
+        }
+        let name = self.symbols.name(addr).unwrap_or("");
+        recent[slot] = Some((addr, name));
+        name
     }
 }
 
