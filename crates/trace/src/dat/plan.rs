@@ -323,7 +323,7 @@ fn cpu(f: &Field, d: &[u8], e: Endian) -> Option<u32> {
 
 /// Reads record `d` by `plan`.
 #[inline]
-pub(super) fn decode<'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'a>) -> Option<Kind<'a>> {
+pub(super) fn decode<'a, 't: 'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'t>) -> Option<Kind<'a>> {
     let e = ctx.endian;
     Some(match plan {
         Plan::Switch {
@@ -380,7 +380,7 @@ pub(super) fn decode<'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'a>) -> Option<K
 }
 
 /// Timers, vectors, workqueues, preemptirq, NMIs and markers.
-fn decode_rest<'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'a>) -> Option<Kind<'a>> {
+fn decode_rest<'a, 't: 'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'t>) -> Option<Kind<'a>> {
     let e = ctx.endian;
     Some(match plan {
         Plan::HrtimerStart {
