@@ -141,7 +141,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             .into());
         }
     }
-    if dat && let Some(out) = explain_stats::dat_tracer_report(path, args.format)? {
+    if dat && let Some(out) = dat_tracer_report(path, args.format)? {
         console::print_stdout(&out)?;
         return Ok(Exit::Ok);
     }
@@ -254,8 +254,33 @@ fn tracer_report(text: &str, name: &str, format: ExplainFormat) -> Result<Option
     Ok(None)
 }
 
+/// The report of the tracer whose entries the recording at `path` holds (`trace-cmd record
+/// -p timerlat`, `-p hwlat`), rendered as its trace text's is; `None` for a recording of
+/// events.
+fn dat_tracer_report(path: &Path, format: ExplainFormat) -> Result<Option<String>> {
+    use trace::dat::tracer::{self, Tracer};
+    let explain_stats::Opened::Dat(dat) = explain_stats::open(path)? else {
+        return Ok(None);
+    };
+    let refused = |e: String| UsageError(format!("{}: {e}", path.display()));
+    let out = match tracer::probe(&dat) {
+        None => return Ok(None),
+        Some(Tracer::Timerlat) => {
+            let r = tracer::timerlat(&dat).map_err(refused)?;
+            let json = || serde_json::to_string_pretty(&r);
+            rendered(format, json, || report::explain::timerlat_text(&r))?
+        }
+        Some(Tracer::Hwlat) => {
+            let r = tracer::hwlat(&dat).map_err(refused)?;
+            let json = || serde_json::to_string_pretty(&r);
+            rendered(format, json, || report::explain::hwlat_text(&r))?
+        }
+    };
+    Ok(Some(out))
+}
+
 /// A tracer's report as JSON, or in words.
-pub(crate) fn rendered(
+fn rendered(
     format: ExplainFormat,
     json: impl FnOnce() -> serde_json::Result<String>,
     text: impl FnOnce() -> String,

@@ -65,31 +65,6 @@ pub(crate) fn dat_text(path: &Path) -> Result<Option<String>> {
         .map_err(|_| refused("the latency tracer's text in it is not UTF-8".to_string()).into())
 }
 
-/// The report of the tracer whose entries the recording at `path` holds (`trace-cmd record
-/// -p timerlat`, `-p hwlat`), rendered as its trace text's is; `None` for a recording of
-/// events.
-pub(crate) fn dat_tracer_report(path: &Path, format: ExplainFormat) -> Result<Option<String>> {
-    use trace::dat::tracer::{self, Tracer};
-    let Opened::Dat(dat) = open(path)? else {
-        return Ok(None);
-    };
-    let refused = |e: String| UsageError(format!("{}: {e}", path.display()));
-    let out = match tracer::probe(&dat) {
-        None => return Ok(None),
-        Some(Tracer::Timerlat) => {
-            let r = tracer::timerlat(&dat).map_err(refused)?;
-            let json = || serde_json::to_string_pretty(&r);
-            crate::explain_cmd::rendered(format, json, || report::explain::timerlat_text(&r))?
-        }
-        Some(Tracer::Hwlat) => {
-            let r = tracer::hwlat(&dat).map_err(refused)?;
-            let json = || serde_json::to_string_pretty(&r);
-            crate::explain_cmd::rendered(format, json, || report::explain::hwlat_text(&r))?
-        }
-    };
-    Ok(Some(out))
-}
-
 /// Whether `path` starts as a trace-cmd recording does (false when it cannot be read: the
 /// open that follows says why).
 pub(crate) fn is_dat(path: &Path) -> bool {
