@@ -136,7 +136,9 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         }
         if dat {
             return Err(UsageError(format!(
-                "{name}: the recording holds a tracer's text instead of events, and it is not                  a latency tracer's, timerlat's or hwlat's report; `trace-cmd report {name}`                  prints it"
+                "{name}: the recording holds a tracer's text instead of events, and it is not \
+                 a latency tracer's, timerlat's or hwlat's report; `trace-cmd report {name}` \
+                 prints it"
             ))
             .into());
         }
@@ -222,10 +224,12 @@ fn preemption_note(scan: &Scan, spikes: &[(explain::Wakeup, Option<String>)]) ->
     }
     let (by, by_pid, by_prio) = &p.by;
     Some(format!(
-        "{} (pid {}) was preempted while running for {} on CPU {} at {}.{:06}, by {by} (pid          {by_pid}, kernel priority {by_prio}): longer than any wake-up explained here, and no          wake-up's (a measuring thread shows it as a late or overrun cycle)",
+        "{} (pid {}) was preempted while running for {} us on CPU {} at {}.{:06}, by {by} (pid \
+         {by_pid}, kernel priority {by_prio}): longer than any wake-up explained here, and no \
+         wake-up's (a measuring thread shows it as a late or overrun cycle)",
         p.comm,
         p.pid,
-        format_args!("{} us", p.delay_ns / 1000),
+        p.delay_ns / 1000,
         p.cpu,
         p.from_ts / 1_000_000_000,
         p.from_ts % 1_000_000_000 / 1000

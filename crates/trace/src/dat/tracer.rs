@@ -5,12 +5,14 @@
 //!
 //! The fields are read by name from the file's own formats (`ftrace/timerlat`: `seqnum`,
 //! `context`, `timer_latency`; `ftrace/hwlat`: `seqnum`, `duration`, `outer_duration`,
-//! `timestamp`, `count`, `nmi_total_ts`, `nmi_count`; `osnoise/*_noise`: `start`, `duration`
-//! and the source's name and number).
+//! `tv_sec` and `tv_nsec` (or one `timestamp` struct), `count`, `nmi_total_ts`, `nmi_count`;
+//! `osnoise/*_noise`: `start`, `duration` and the source's name and number).
 
 use std::fmt::Write;
 
 use tracedat::{Endian, EventFormat, ReadAt, TraceDat};
+
+use crate::error::ParseError;
 
 /// A tracer whose entries a recording holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,14 +24,6 @@ pub enum Tracer {
 }
 
 impl Tracer {
-    /// The tracer's name as `current_tracer` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tracer::Timerlat => "timerlat",
-            Tracer::Hwlat => "hwlat",
-        }
-    }
-
     fn of(f: &EventFormat) -> Option<Tracer> {
         match (f.system.as_str(), f.name.as_str()) {
             ("ftrace", "timerlat") => Some(Tracer::Timerlat),
@@ -224,8 +218,6 @@ fn at_record(e: ParseError) -> ParseError {
         what: format!("record {}: {}", e.line, e.what),
     }
 }
-
-pub use crate::error::ParseError;
 
 /// The timerlat tracer's recording read as its trace text is ([`crate::timerlat::parse`]):
 /// the samples, and the auto-analysis of the osnoise events and other events recorded with
