@@ -120,8 +120,9 @@ fn small_text(path: &Path) -> Result<Option<String>> {
     Ok(String::from_utf8(bytes).ok())
 }
 
-fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
-    let name = path.display().to_string();
+/// A tracer's own report the file holds (a latency tracer's, timerlat's, hwlat's: as text,
+/// or recorded by trace-cmd), rendered; `None` for a trace of events to explain.
+fn tracer_file(path: &Path, name: &str, format: ExplainFormat) -> Result<Option<String>> {
     // A recording of events is binary; a latency tracer's recording holds the tracer's text.
     let dat = explain_stats::is_dat(path);
     let text = if dat {
@@ -130,9 +131,8 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         small_text(path)?
     };
     if let Some(text) = text {
-        if let Some(out) = tracer_report(&text, &name, args.format)? {
-            console::print_stdout(&out)?;
-            return Ok(Exit::Ok);
+        if let Some(out) = tracer_report(&text, name, format)? {
+            return Ok(Some(out));
         }
         if dat {
             return Err(UsageError(format!(
@@ -143,7 +143,15 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
             .into());
         }
     }
-    if dat && let Some(out) = dat_tracer_report(path, args.format)? {
+    if dat {
+        return dat_tracer_report(path, format);
+    }
+    Ok(None)
+}
+
+fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
+    let name = path.display().to_string();
+    if let Some(out) = tracer_file(path, &name, args.format)? {
         console::print_stdout(&out)?;
         return Ok(Exit::Ok);
     }
