@@ -159,15 +159,17 @@ impl Endian {
     /// when `b` is shorter.
     #[inline(always)]
     pub fn uint(self, b: &[u8], size: usize) -> Option<u64> {
-        if b.len() < size {
-            return None;
-        }
-        Some(match size {
-            1 => u64::from(b[0]),
-            2 => u64::from(self.u16(b)),
-            4 => u64::from(self.u32(b)),
-            8 => self.u64(b),
+        // One bounds check and one byte swap: every field of every record comes through here.
+        let le = match size {
+            8 => u64::from_le_bytes(*b.first_chunk::<8>()?),
+            4 => u64::from(u32::from_le_bytes(*b.first_chunk::<4>()?)),
+            2 => u64::from(u16::from_le_bytes(*b.first_chunk::<2>()?)),
+            1 => u64::from(*b.first()?),
             _ => return None,
+        };
+        Some(match self {
+            Endian::Little => le,
+            Endian::Big => le.swap_bytes() >> (64 - 8 * size),
         })
     }
 
