@@ -18,7 +18,7 @@ use crate::source::{self, Item, Source, Text};
 use super::attribute::Spike;
 use super::owned::UNKNOWN_PRIO;
 use super::preempt::{Preemption, Preemptions};
-use super::switches::{SwitchIn, Switches};
+use super::switches::{Comm, SwitchIn, Switches};
 use super::window::{LOOKBACK_NS, WindowSpec};
 
 /// One timer wake-up of a sleeping task (`clock_nanosleep`: `hrtimer_wakeup`).
@@ -50,7 +50,7 @@ impl Wakeup {
 
     /// Deadline to switch-in.
     pub fn latency_ns(&self, offset_ns: i64) -> u64 {
-        self.switched_ts.saturating_sub(self.deadline_ts(offset_ns))
+        latency(self.expires_ns, self.switched_ts, offset_ns)
     }
 
     /// The window the second pass keeps to explain this wake-up: its CPU from
@@ -72,6 +72,40 @@ impl Wakeup {
             deadline_ts: self.deadline_ts(offset_ns),
             end_ts: None,
             cycle: None,
+        }
+    }
+}
+
+/// Deadline (`expires_ns` on the hrtimer clock, `offset_ns` to the trace clock) to switch-in.
+fn latency(expires_ns: u64, switched_ts: u64, offset_ns: i64) -> u64 {
+    switched_ts.saturating_sub(expires_ns.saturating_add_signed(offset_ns))
+}
+
+/// A [`Wakeup`] as the scan holds it: its name inline, so completing a wake-up allocates
+/// nothing (a trace has one per period of every measuring thread).
+#[derive(Clone, Copy, Debug)]
+struct Done {
+    pid: u32,
+    comm: Comm,
+    prio: i32,
+    cpu: u32,
+    expires_ns: u64,
+    fired_ts: u64,
+    woken_ts: Option<u64>,
+    switched_ts: u64,
+}
+
+impl Done {
+    fn wakeup(&self) -> Wakeup {
+        Wakeup {
+            pid: self.pid,
+            comm: self.comm.as_str().to_string(),
+            prio: self.prio,
+            cpu: self.cpu,
+            expires_ns: self.expires_ns,
+            fired_ts: self.fired_ts,
+            woken_ts: self.woken_ts,
+            switched_ts: self.switched_ts,
         }
     }
 }
@@ -145,12 +179,12 @@ pub const KEEP: usize = 512;
 /// The `KEEP` largest wake-ups by latency.
 #[derive(Clone, Debug, Default)]
 struct Worst {
-    items: Vec<(u64, Wakeup)>,
+    items: Vec<(u64, Done)>,
     floor: u64,
 }
 
 impl Worst {
-    fn offer(&mut self, latency: u64, w: Wakeup) {
+    fn offer(&mut self, latency: u64, w: Done) {
         if self.items.len() < KEEP {
             self.items.push((latency, w));
             if self.items.len() == KEEP {
@@ -246,7 +280,7 @@ struct Scanner {
     rt_worst: Worst,
     other_worst: Worst,
     /// Per CPU, the last timer wake-up completed there (the breach a marker names).
-    last_on_cpu: Vec<Option<Wakeup>>,
+    last_on_cpu: Vec<Option<Done>>,
     /// Per CPU: first and last event time, events.
     spans: Vec<Option<(u64, u64, u64)>>,
     /// Switch-ins found at the current event (reused buffer).
@@ -284,9 +318,9 @@ impl Scanner {
     fn switch_in(&mut self, sw: SwitchIn) {
         self.preemptions.switched_in(sw.pid, sw.ts_ns);
         let latency = self.pending.remove(&sw.pid).map(|p| {
-            self.timer_wakeup(Wakeup {
+            self.timer_wakeup(Done {
                 pid: sw.pid,
-                comm: sw.comm.as_str().to_string(),
+                comm: sw.comm,
                 prio: sw.prio,
                 cpu: sw.cpu,
                 expires_ns: p.expires_ns,
@@ -299,7 +333,7 @@ impl Scanner {
         if let Some(latency) = latency {
             t.timer.record(latency);
         }
-        if t.comm != sw.comm.as_str() {
+        if t.comm.as_bytes() != sw.comm.as_bytes() {
             t.comm.clear();
             t.comm.push_str(sw.comm.as_str());
         }
@@ -319,10 +353,10 @@ impl Scanner {
 
     /// A completed timer wake-up: counted, a real-time task's into its CPU's histogram, kept
     /// among the worst; its latency.
-    fn timer_wakeup(&mut self, w: Wakeup) -> u64 {
+    fn timer_wakeup(&mut self, w: Done) -> u64 {
         // The clock offset is the smallest seen so far: settled after the first timer
         // expiries.
-        let latency = w.latency_ns(self.offset.unwrap_or(0));
+        let latency = latency(w.expires_ns, w.switched_ts, self.offset.unwrap_or(0));
         self.s.wakeup_count += 1;
         if w.prio < 100 {
             self.s
@@ -332,9 +366,9 @@ impl Scanner {
                 .record(latency);
             let m = self.s.rt_max.entry(w.cpu).or_default();
             *m = (*m).max(latency);
-            self.rt_worst.offer(latency, w.clone());
+            self.rt_worst.offer(latency, w);
         } else {
-            self.other_worst.offer(latency, w.clone());
+            self.other_worst.offer(latency, w);
         }
         let c = w.cpu as usize;
         if self.last_on_cpu.len() <= c {
@@ -458,7 +492,8 @@ impl Scanner {
             .and_then(|r| r.split(' ').next()?.parse().ok())
             .filter(|&c: &u32| c <= model::cpuset::MAX_CPU)
             .unwrap_or(e.cpu);
-        let last = self.last_on_cpu.get(cpu as usize).cloned().flatten();
+        let last = self.last_on_cpu.get(cpu as usize).copied().flatten();
+        let last = last.as_ref().map(Done::wakeup);
         self.s.markers.push((e.ts_ns, cpu, text.to_string(), last));
     }
 
@@ -480,7 +515,7 @@ impl Scanner {
             .items
             .into_iter()
             .chain(self.other_worst.items)
-            .map(|(_, w)| w)
+            .map(|(_, w)| w.wakeup())
             .collect();
         kept.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(s.clock_offset_ns)));
         s.wakeups = kept;

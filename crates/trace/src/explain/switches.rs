@@ -36,6 +36,11 @@ impl Comm {
         }
     }
 
+    /// The name's bytes (compared without the UTF-8 check of [`Comm::as_str`]).
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+
     pub(super) fn as_str(&self) -> &str {
         // Cut at a character boundary of a `str`, so always UTF-8.
         std::str::from_utf8(&self.buf[..usize::from(self.len)]).unwrap_or("")
