@@ -391,7 +391,10 @@ pub(crate) fn is_vector(name: &str) -> bool {
 
 /// `hrtimer_wakeup/0x0` (trace-cmd) or `hrtimer_wakeup` → `hrtimer_wakeup`.
 fn function_name(text: &str) -> &str {
-    text.split('/').next().unwrap_or(text)
+    match text.bytes().position(|c| c == b'/') {
+        Some(slash) => &text[..slash],
+        None => text,
+    }
 }
 
 /// sched_switch in either format.
@@ -404,7 +407,7 @@ fn switch(f: &str) -> Option<Kind<'_>> {
                 pid: p.num("prev_pid")?,
                 prio: p.num("prev_prio")?,
             },
-            prev_state: p.get("prev_state")?.trim_end_matches("==>").trim(),
+            prev_state: p.get("prev_state")?.trim_end_matches("==>").trim_ascii(),
             next: Task {
                 comm: p.get("next_comm")?,
                 pid: p.num("next_pid")?,
@@ -418,7 +421,7 @@ fn switch(f: &str) -> Option<Kind<'_>> {
     let (next, _) = plugin_task(right)?;
     Some(Kind::Switch {
         prev,
-        prev_state: state.trim(),
+        prev_state: state.trim_ascii(),
         next,
     })
 }
@@ -445,7 +448,7 @@ fn wakeup(f: &str) -> Option<(Task<'_>, Option<u32>)> {
 /// A CPU field's number; `None` when it is not one or beyond [`model::cpuset::MAX_CPU`]:
 /// a CPU no kernel has is a damaged line, and what reads events sizes per-CPU state by it.
 fn cpu_number(text: &str) -> Option<u32> {
-    text.trim()
+    text.trim_ascii()
         .parse::<u64>()
         .ok()
         .filter(|&c| c <= u64::from(model::cpuset::MAX_CPU))
@@ -456,7 +459,7 @@ fn cpu_number(text: &str) -> Option<u32> {
 /// in, as before), `None` (the event does not decode) when it is a number beyond any CPU.
 fn target_cpu(text: Option<&str>) -> Option<Option<u32>> {
     let digits = text
-        .map(str::trim)
+        .map(str::trim_ascii)
         .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
     match digits {
         Some(d) => cpu_number(d).map(Some),
@@ -468,12 +471,12 @@ fn target_cpu(text: Option<&str>) -> Option<Option<u32>> {
 fn plugin_task(text: &str) -> Option<(Task<'_>, &str)> {
     let open = text.find(" [")?;
     let close = open + text[open..].find(']')?;
-    let (comm, pid) = text[..open].trim().rsplit_once(':')?;
+    let (comm, pid) = text[..open].trim_ascii().rsplit_once(':')?;
     Some((
         Task {
             comm,
             pid: pid.parse().ok()?,
-            prio: text[open + 2..close].trim().parse().ok()?,
+            prio: text[open + 2..close].trim_ascii().parse().ok()?,
         },
         &text[close + 1..],
     ))
@@ -503,7 +506,7 @@ impl<'a> Pairs<'a> {
         while i < limit && n < Pairs::MAX {
             if i == 0 || b[i - 1] == b' ' {
                 let mut j = i;
-                while j < limit && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                while j < limit && KEY_BYTE[usize::from(b[j])] {
                     j += 1;
                 }
                 if j > i && j < limit && b[j] == b'=' {
@@ -522,9 +525,11 @@ impl<'a> Pairs<'a> {
 
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&'a str> {
+        let (b, want) = (self.text.as_bytes(), key.as_bytes());
         let k = (0..self.len).find(|&k| {
-            let (s, e) = self.keys[k];
-            &self.text.as_bytes()[s as usize..e as usize] == key.as_bytes()
+            let (s, e) = (self.keys[k].0 as usize, self.keys[k].1 as usize);
+            // Length and first byte before the whole key: most keys differ there.
+            e - s == want.len() && b.get(s) == want.first() && &b[s..e] == want
         })?;
         let start = self.keys[k].1 as usize + 1;
         let end = if k + 1 < self.len {
@@ -532,7 +537,7 @@ impl<'a> Pairs<'a> {
         } else {
             self.text.len()
         };
-        Some(self.text[start..end].trim_end())
+        Some(self.text[start..end].trim_ascii_end())
     }
 
     /// The value of `key`, parsed.
@@ -540,6 +545,19 @@ impl<'a> Pairs<'a> {
         self.get(key)?.parse().ok()
     }
 }
+
+/// The bytes of a field's key (`prev_comm`): letters, digits and `_` (a table: one load a
+/// byte, on every field of every line).
+const KEY_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    t
+};
 
 /// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
 pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
