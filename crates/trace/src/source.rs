@@ -5,8 +5,10 @@
 use std::io::{self, BufRead};
 
 use crate::event::{self, Kind};
-use crate::line::{Event, Line};
+use crate::line::Event;
 use crate::reader::{ReadStats, Reader};
+
+mod batch;
 
 /// One thing a source yields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,17 +69,10 @@ impl<R: BufRead> Text<R> {
     }
 }
 
-impl<R: BufRead> Source for Text<R> {
+impl<R: BufRead + Send> Source for Text<R> {
+    /// The lines are read and split on a second thread ([`batch`]), visited here in order.
     fn each(&mut self, visit: &mut dyn FnMut(Item<'_>)) -> io::Result<()> {
-        while let Some((_, line)) = self.reader.next_line()? {
-            visit(match line {
-                Line::Event(e) => Item::Event(e, None),
-                Line::Lost { cpu, events } => Item::Lost { cpu, events },
-                Line::BufferStarted { cpu } => Item::BufferStarted { cpu },
-                Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Item::Other,
-            });
-        }
-        Ok(())
+        batch::each(&mut self.reader, visit)
     }
 
     fn stats(&self) -> &ReadStats {

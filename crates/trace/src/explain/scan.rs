@@ -242,7 +242,7 @@ struct Pending {
 }
 
 /// Reads a whole text trace once.
-pub fn scan<R: BufRead>(input: R) -> io::Result<Scan> {
+pub fn scan<R: BufRead + Send>(input: R) -> io::Result<Scan> {
     scan_source(&mut Text::new(input))
 }
 

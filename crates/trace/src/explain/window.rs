@@ -55,7 +55,7 @@ pub struct Window {
 }
 
 /// Reads a text trace once more and fills one [`Window`] per spec.
-pub fn collect<R: BufRead>(
+pub fn collect<R: BufRead + Send>(
     input: R,
     specs: &[WindowSpec],
     keep_text: bool,
