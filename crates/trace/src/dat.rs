@@ -6,6 +6,7 @@
 //! The task a record's pid names comes from the recording's saved task names (`<idle>` for 0,
 //! `<...>` when it has none), as trace-cmd shows it.
 
+mod pages;
 mod plan;
 mod render;
 pub mod tracer;
@@ -72,8 +73,14 @@ fn lost(s: &mut ReadStats, cpu: u32, count: Option<u64>) {
 
 /// A recording's events, decoded.
 pub struct Dat<'t, R> {
-    dat: &'t TraceDat<R>,
     events: tracedat::Events<'t, R>,
+    dec: Decoder<'t, R>,
+}
+
+/// What decodes the records into events (on the thread that runs the pass; the stream of
+/// records is read on another, [`pages`]).
+struct Decoder<'t, R> {
+    dat: &'t TraceDat<R>,
     /// Formats and plans by id (ids are 16 bits in a record).
     plans: Vec<Option<(&'t tracedat::EventFormat, Plan)>>,
     common: Option<Common>,
@@ -111,9 +118,8 @@ impl<'t, R: ReadAt> Dat<'t, R> {
                 pid: f.field("common_pid")?.clone(),
             })
         });
-        Dat {
+        let dec = Decoder {
             dat,
-            events: dat.events(0),
             plans,
             common,
             ctx: Ctx::new(dat),
@@ -122,13 +128,17 @@ impl<'t, R: ReadAt> Dat<'t, R> {
             keep_lines: false,
             ns_lines: false,
             line: String::new(),
+        };
+        Dat {
+            events: dat.events(0),
+            dec,
         }
     }
 
     /// Lines rendered with nanosecond timestamps (read back without losing the records'
     /// precision).
     pub fn ns_lines(&mut self, yes: bool) {
-        self.ns_lines = yes;
+        self.dec.ns_lines = yes;
     }
 
     /// What the recording's reader met (pages, damage, losses).
@@ -139,11 +149,12 @@ impl<'t, R: ReadAt> Dat<'t, R> {
     /// The reader's report into the stats: damage as unreadable parts, named; events the
     /// buffers dropped (the recorder's statistics) as losses.
     fn settle(&mut self) {
-        for (cpu, n) in self.dat.options.dropped_events() {
-            lost(&mut self.stats, cpu, Some(n));
+        let stats = &mut self.dec.stats;
+        for (cpu, n) in self.dec.dat.options.dropped_events() {
+            lost(stats, cpu, Some(n));
         }
         let r = self.events.report();
-        self.stats.malformed = r.damaged_pages + r.damaged_chunks;
+        stats.malformed = r.damaged_pages + r.damaged_chunks;
         let mut parts = Vec::new();
         if r.damaged_pages > 0 {
             parts.push(format!("{} damaged pages skipped", r.damaged_pages));
@@ -164,33 +175,32 @@ impl<'t, R: ReadAt> Dat<'t, R> {
         if let Some(first) = &r.first_damage {
             parts.push(format!("first: {first}"));
         }
-        self.stats.damage = (!parts.is_empty()).then(|| parts.join("; "));
+        stats.damage = (!parts.is_empty()).then(|| parts.join("; "));
     }
 }
 
 impl<R: ReadAt> Source for Dat<'_, R> {
+    /// The records are read on a second thread ([`pages`]) and decoded here.
     fn each(&mut self, visit: &mut dyn FnMut(Item<'_>)) -> io::Result<()> {
-        while let Some(i) = self.events.prepare() {
-            visit(self.item(i));
-        }
+        let dec = &mut self.dec;
+        pages::each(&mut self.events, &mut |record| visit(dec.item(record)));
         self.settle();
         Ok(())
     }
 
     fn stats(&self) -> &ReadStats {
-        &self.stats
+        &self.dec.stats
     }
 
     fn keep_lines(&mut self, yes: bool) {
-        self.keep_lines = yes;
+        self.dec.keep_lines = yes;
     }
 }
 
-impl<R: ReadAt> Dat<'_, R> {
-    /// The item the stream moved to (CPU `i`'s), decoded.
+impl<R> Decoder<'_, R> {
+    /// One item of the stream, decoded.
     #[inline]
-    fn item(&mut self, i: usize) -> Item<'_> {
-        let item = self.events.item(i);
+    fn item<'s>(&'s mut self, item: DatItem<'s>) -> Item<'s> {
         self.stats.lines += 1;
         let r = match item {
             DatItem::Lost { cpu, count, .. } => {

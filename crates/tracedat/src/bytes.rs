@@ -6,7 +6,8 @@ use std::io;
 use crate::Error;
 
 /// Something a trace.dat can be read from by offset: a file, or its bytes in memory.
-pub trait ReadAt {
+/// `Send + Sync`: one thread reads the pages while another decodes them (`trace::dat`).
+pub trait ReadAt: Send + Sync {
     /// Reads into `buf` from `offset`; the bytes read (0 at the end).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// The length in bytes.
