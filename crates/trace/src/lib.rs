@@ -29,6 +29,7 @@ pub mod dat;
 mod error;
 pub mod event;
 pub mod explain;
+mod handoff;
 pub mod hwlat;
 pub mod latency;
 pub mod line;

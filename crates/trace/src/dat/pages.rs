@@ -9,9 +9,9 @@
 //! is the same as when one thread reads. Memory stays bounded: [`IN_FLIGHT`] batches of at
 //! most [`BATCH_BYTES`] of records and [`BATCH_ITEMS`] items, reused.
 
-use std::sync::mpsc;
-
 use tracedat::{Item as DatItem, ReadAt, Record};
+
+use crate::handoff::{self, Hand};
 
 /// Bytes of records a batch holds before it is handed over (a record is at most a page).
 const BATCH_BYTES: usize = 256 << 10;
@@ -99,29 +99,11 @@ pub(super) fn each<R: ReadAt>(
     events: &mut tracedat::Events<'_, R>,
     visit: &mut dyn FnMut(DatItem<'_>),
 ) {
-    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
-    let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
-    let threaded = std::thread::scope(|s| {
-        let ev = &mut *events;
-        let Ok(reader) = std::thread::Builder::new()
-            .name("rtlab-trace-read".to_string())
-            .spawn_scoped(s, move || read(ev, &full_tx, &empty_rx))
-        else {
-            return false;
-        };
-        // The receiving end is dropped before the scope waits for the reader, also when a
-        // visitor panics: the reader's next hand-over fails and it stops.
-        for batch in full_rx {
-            batch.visit(visit);
-            // The reader may have stopped already; the batch is then dropped.
-            let _ = empty_tx.send(batch);
-        }
-        if let Err(panic) = reader.join() {
-            std::panic::resume_unwind(panic);
-        }
-        true
+    let ev = &mut *events;
+    let produced = handoff::run(IN_FLIGHT, move |hand| read(ev, hand), &mut |b: &Batch| {
+        b.visit(visit);
     });
-    if !threaded {
+    if produced.is_none() {
         while let Some(item) = events.next() {
             visit(item);
         }
@@ -129,28 +111,24 @@ pub(super) fn each<R: ReadAt>(
 }
 
 /// The reading thread: items into batches, handed over when full and at the end.
-fn read<R: ReadAt>(
-    events: &mut tracedat::Events<'_, R>,
-    full: &mpsc::SyncSender<Batch>,
-    empty: &mpsc::Receiver<Batch>,
-) {
-    let fresh = |empty: &mpsc::Receiver<Batch>| {
-        let mut b = empty.try_recv().unwrap_or_default();
+fn read<R: ReadAt>(events: &mut tracedat::Events<'_, R>, hand: &Hand<'_, Batch>) {
+    let fresh = || {
+        let mut b = hand.fresh();
         b.clear();
         b
     };
-    let mut batch = fresh(empty);
+    let mut batch = fresh();
     while let Some(item) = events.next() {
         batch.push(item);
         if batch.full() {
-            if full.send(batch).is_err() {
+            if !hand.send(batch) {
                 return; // the decoding side is gone (it panicked)
             }
-            batch = fresh(empty);
+            batch = fresh();
         }
     }
     if !batch.recs.is_empty() {
-        let _ = full.send(batch);
+        hand.send(batch);
     }
 }
 

@@ -9,8 +9,8 @@
 //! [`BATCH_TEXT`] bytes of lines and [`BATCH_ITEMS`] items, reused.
 
 use std::io::{self, BufRead};
-use std::sync::mpsc;
 
+use crate::handoff::{self, Hand};
 use crate::line::{Event, Flags, Line};
 use crate::reader::Reader;
 
@@ -149,29 +149,11 @@ pub(super) fn each<R: BufRead + Send>(
     reader: &mut Reader<R>,
     visit: &mut dyn FnMut(Item<'_>),
 ) -> io::Result<()> {
-    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
-    let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
-    let threaded = std::thread::scope(|s| {
-        let r = &mut *reader;
-        let Ok(worker) = std::thread::Builder::new()
-            .name("rtlab-trace-read".to_string())
-            .spawn_scoped(s, move || read(r, &full_tx, &empty_rx))
-        else {
-            return None;
-        };
-        // The receiving end is dropped before the scope waits for the reader, also when a
-        // visitor panics: the reader's next hand-over fails and it stops.
-        for batch in full_rx {
-            batch.visit(visit);
-            // The reader may have stopped already; the batch is then dropped.
-            let _ = empty_tx.send(batch);
-        }
-        Some(match worker.join() {
-            Ok(result) => result,
-            Err(panic) => std::panic::resume_unwind(panic),
-        })
+    let r = &mut *reader;
+    let produced = handoff::run(IN_FLIGHT, move |hand| read(r, hand), &mut |b: &Batch| {
+        b.visit(visit);
     });
-    if let Some(result) = threaded {
+    if let Some(result) = produced {
         return result;
     }
     let mut batch = Batch::default();
@@ -183,38 +165,34 @@ pub(super) fn each<R: BufRead + Send>(
     Ok(())
 }
 
-/// The reader thread: lines into batches, handed over when full and at the end.
-fn read<R: BufRead>(
-    reader: &mut Reader<R>,
-    full: &mpsc::SyncSender<Batch>,
-    empty: &mpsc::Receiver<Batch>,
-) -> io::Result<()> {
-    let fresh = |empty: &mpsc::Receiver<Batch>| {
-        let mut b = empty.try_recv().unwrap_or_default();
+/// The reader thread: lines into batches, handed over when full and at the end; what was read
+/// before an error is handed over before it.
+fn read<R: BufRead>(reader: &mut Reader<R>, hand: &Hand<'_, Batch>) -> io::Result<()> {
+    let fresh = || {
+        let mut b = hand.fresh();
         b.clear();
         b
     };
-    let mut batch = fresh(empty);
+    let mut batch = fresh();
     loop {
         let line = match reader.next_line() {
             Ok(Some((_, line))) => line,
             Ok(None) => break,
             Err(e) => {
-                // What was read before the error is visited first, as one thread would.
-                let _ = full.send(batch);
+                hand.send(batch);
                 return Err(e);
             }
         };
         batch.push(line);
         if batch.full() {
-            if full.send(batch).is_err() {
+            if !hand.send(batch) {
                 return Ok(()); // the visiting side is gone (it panicked)
             }
-            batch = fresh(empty);
+            batch = fresh();
         }
     }
     if !batch.recs.is_empty() {
-        let _ = full.send(batch);
+        hand.send(batch);
     }
     Ok(())
 }
