@@ -44,17 +44,14 @@ struct Columns {
     ts_digits: u8,
 }
 
-/// One line, classified.
+/// One line, classified, compactly: a batch holds thousands (an [`Item`] is larger).
 #[derive(Clone, Copy, Debug)]
 enum Rec {
     Event(Columns),
-    Lost {
-        cpu: Option<u32>,
-        events: Option<u64>,
-    },
-    BufferStarted {
-        cpu: u32,
-    },
+    /// [`Item::Lost`]: CPU, events.
+    Lost(Option<u32>, Option<u64>),
+    /// [`Item::BufferStarted`]: CPU.
+    Started(u32),
     Other,
 }
 
@@ -77,8 +74,8 @@ impl Batch {
                 Some(c) => Rec::Event(c),
                 None => Rec::Other,
             },
-            Line::Lost { cpu, events } => Rec::Lost { cpu, events },
-            Line::BufferStarted { cpu } => Rec::BufferStarted { cpu },
+            Line::Lost { cpu, events } => Rec::Lost(cpu, events),
+            Line::BufferStarted { cpu } => Rec::Started(cpu),
             Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Rec::Other,
         };
         self.recs.push(rec);
@@ -135,8 +132,8 @@ impl Batch {
                     },
                     None,
                 ),
-                Rec::Lost { cpu, events } => Item::Lost { cpu, events },
-                Rec::BufferStarted { cpu } => Item::BufferStarted { cpu },
+                Rec::Lost(cpu, events) => Item::Lost { cpu, events },
+                Rec::Started(cpu) => Item::BufferStarted { cpu },
                 Rec::Other => Item::Other,
             });
         }
