@@ -204,7 +204,7 @@ impl<R: ReadAt> Events<'_, R> {
 
     /// Moves to the next item without borrowing it: the index of the CPU that holds it, for
     /// [`Events::item`]; `None` at the end.
-    pub fn prepare(&mut self) -> Option<usize> {
+    fn prepare(&mut self) -> Option<usize> {
         let i = match self.current.take() {
             Some(i) => {
                 self.advance(i);
@@ -227,7 +227,7 @@ impl<R: ReadAt> Events<'_, R> {
     }
 
     /// The item [`Events::prepare`] moved to.
-    pub fn item(&self, i: usize) -> Item<'_> {
+    fn item(&self, i: usize) -> Item<'_> {
         let c = &self.cpus[i];
         match c.pending {
             Pending::Event { ts, start, len } => Item::Event(Record {
