@@ -153,15 +153,7 @@ fn how(ex: &Example, stage: &Path) -> How {
         return How::ParseOnly("serves until stopped (serve_cli.rs starts and stops it)".into());
     }
     if command == "run" {
-        if w.iter().any(|x| x == "--tuned") {
-            return How::ParseOnly("tunes the machine (run_tuned_cli.rs)".into());
-        }
-        let phase = value_of(w, &["--duration", "-D"])
-            .and_then(seconds)
-            .unwrap_or(20.0);
-        if phase > 5.0 {
-            return How::FakeClock;
-        }
+        return run_how(w);
     }
     if command == "measure" && !w.iter().any(|x| x == "--cycles") {
         let duration = value_of(w, &["--duration", "-D"])
@@ -193,6 +185,28 @@ fn how(ex: &Example, stage: &Path) -> How {
             Some(s) => return How::ParseOnly(format!("loads the machine for {s} s")),
             None => return How::ParseOnly("loads the machine until Ctrl-C".into()),
         }
+    }
+    How::AsWritten
+}
+
+/// How a `rtlab run` example is run here.
+fn run_how(w: &[String]) -> How {
+    if w.iter().any(|x| x == "--tuned") {
+        return How::ParseOnly("tunes the machine (run_tuned_cli.rs)".into());
+    }
+    // The noise phase polls the CPUs for real (no scripted clock for a busy loop).
+    if let Some(noise) = value_of(w, &["--noise"]).and_then(seconds)
+        && noise > 10.0
+    {
+        return How::ParseOnly(format!(
+            "its noise phase polls the CPUs for {noise} s (run_cli.rs runs a 1 s one as root)"
+        ));
+    }
+    let phase = value_of(w, &["--duration", "-D"])
+        .and_then(seconds)
+        .unwrap_or(20.0);
+    if phase > 5.0 {
+        return How::FakeClock;
     }
     How::AsWritten
 }

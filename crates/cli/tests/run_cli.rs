@@ -1,5 +1,5 @@
 //! `rtlab run` end to end: three short phases under a scripted clock (any user), and for real
-//! as root; the phases are stored under one session, compared, judged and reported; a SIGINT
+//! as root (with a noise phase); the phases are stored under one session, compared, judged and reported; a SIGINT
 //! to `rtlab run` stops the phase and the run ends in order (exit 130).
 
 mod common;
@@ -208,7 +208,7 @@ fn a_real_evaluation_as_root() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rtlab.db");
-    let evaluate = || {
+    let evaluate = |extra: &[&str]| {
         rtlab()
             .current_dir(dir.path())
             .args([
@@ -221,6 +221,7 @@ fn a_real_evaluation_as_root() {
                 "--db",
             ])
             .arg(&db)
+            .args(extra)
             .output()
             .unwrap()
     };
@@ -231,7 +232,8 @@ fn a_real_evaluation_as_root() {
             .filter(|e| e.file_name().to_string_lossy().starts_with("rtlab-report-"))
             .count()
     };
-    let out = evaluate();
+    // With a noise phase (a `rtlab noise` child after the latency phases).
+    let out = evaluate(&["--noise", "1s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(stored(&db).len(), 3);
@@ -242,8 +244,9 @@ fn a_real_evaluation_as_root() {
         stdout.trim_end().ends_with("stayed within the 10s budget"),
         "{stdout}"
     );
+    assert!(stdout.contains("\nnoise: OS noise: "), "{stdout}");
     // A second evaluation the same day keeps the first's report.
-    let again = evaluate();
+    let again = evaluate(&[]);
     assert_eq!(again.status.code(), Some(0));
     assert_eq!(reports(), 2, "{}", String::from_utf8_lossy(&again.stdout));
 }
