@@ -1,12 +1,14 @@
 //! One line of a text trace, borrowed from the line: the kernel's `trace` and `trace_pipe`
 //! files (with or without the flags column, with or without `record-tgid`'s `(tgid)` column)
 //! and `trace-cmd report` output (with its `cpus=N` and `CPU N is empty` lines, and the
-//! `instance:` prefix it prints for instance buffers).
+//! `instance:` prefix it prints for instance buffers), also in its latency format (`report -l`:
+//! `cyclicte-5848    0d..3. 71976.680271: NAME: FIELDS`, the CPU run into the flags).
 //!
 //! An event line is `TASK-PID [CPU] FLAGS SECONDS.FRACTION: NAME: FIELDS`; the task name may
 //! hold spaces and dashes (the pid follows the last dash), the flags column is optional, the
-//! fraction has 6 digits (microseconds) or 9 (nanoseconds). Lines that are not events are
-//! classified, never an error: a trace is often cut or damaged, and the reader counts what it
+//! fraction has 6 digits (microseconds) or 9 (nanoseconds). The function tracer's entries in
+//! the kernel's text have no name (`TASK-PID [CPU] FLAGS TS: func <-parent`): they read as
+//! `function` events, as trace-cmd names them. Lines that are not events are classified, never an error: a trace is often cut or damaged, and the reader counts what it
 //! could not read.
 
 /// What one line holds.
@@ -217,6 +219,12 @@ pub fn prefix(line: &str) -> Option<(Prefix<'_>, &str)> {
 
 /// The leading columns and the byte offset just past the timestamp's `:`.
 fn prefix_at(line: &str) -> Option<(Prefix<'_>, usize)> {
+    bracket_prefix(line).or_else(|| latency_prefix(line))
+}
+
+/// The leading columns with the CPU in brackets (`bash-2042 [003] d..2. 12.000001:`).
+#[inline]
+fn bracket_prefix(line: &str) -> Option<(Prefix<'_>, usize)> {
     let b = line.as_bytes();
     let (open, close, cpu) = cpu_column(b)?;
     let (task, pid) = task_pid(&line[..open])?;
@@ -255,6 +263,47 @@ fn prefix_at(line: &str) -> Option<(Prefix<'_>, usize)> {
     ))
 }
 
+/// The leading columns in the latency format (`trace-cmd report -l`): `TASK-PID CPUFLAGS
+/// SECONDS.FRACTION:`, the task cut to 8 characters, the CPU number run into the flags
+/// (`cyclicte-5848    0d..3. 71976.680271: sched_waking: ...`).
+fn latency_prefix(line: &str) -> Option<(Prefix<'_>, usize)> {
+    let b = line.as_bytes();
+    // The timestamp: the first word ending in `:` that reads as one, two words in at least.
+    let words = (0..b.len()).filter(|&i| b[i] != b' ' && (i == 0 || b[i - 1] == b' '));
+    let mut cpu_word = 0;
+    for (n, start) in words.enumerate().take(9) {
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == b' ')
+            .map_or(b.len(), |p| start + p);
+        if n >= 2
+            && b[end - 1] == b':'
+            && let Some((ts_ns, ts_digits)) = timestamp(&line[start..end - 1])
+        {
+            let (cpu, flags) = cpu_flags(line[cpu_word..start].trim_ascii_end())?;
+            let (task, pid) = task_pid(&line[..cpu_word])?;
+            let prefix = Prefix {
+                task,
+                pid,
+                cpu,
+                flags: Some(flags),
+                ts_ns,
+                ts_digits,
+            };
+            return Some((prefix, end));
+        }
+        cpu_word = start;
+    }
+    None
+}
+
+/// The latency format's `0d..3.`: the CPU and the flags.
+fn cpu_flags(word: &str) -> Option<(u32, Flags)> {
+    let split = word.bytes().position(|c| !c.is_ascii_digit())?;
+    let cpu = digits(&word[..split]).filter(|&c| c <= model::cpuset::MAX_CPU)?;
+    Some((cpu, Flags::parse(&word[split..])?))
+}
+
 /// The bytes of an event's name: letters, digits, `_` and `-` (a table: one load a byte).
 const NAME_BYTE: [bool; 256] = {
     let mut t = [false; 256];
@@ -279,11 +328,11 @@ fn event(line: &str) -> Option<Event<'_>> {
     while k < b.len() && NAME_BYTE[usize::from(b[k])] {
         k += 1;
     }
-    if k == name_start || k >= b.len() || b[k] != b':' {
-        return None;
-    }
-    let name = &line[name_start..k];
-    let fields = line[k + 1..].trim_ascii_start();
+    let (name, fields) = if k > name_start && k < b.len() && b[k] == b':' {
+        (&line[name_start..k], line[k + 1..].trim_ascii_start())
+    } else {
+        ("function", function_entry(&line[name_start..])?)
+    };
     Some(Event {
         task: p.task,
         pid: p.pid,
@@ -295,6 +344,14 @@ fn event(line: &str) -> Option<Event<'_>> {
         fields,
         line,
     })
+}
+
+/// The function tracer's entry as the kernel prints it, without an event name:
+/// `do_idle <-cpu_startup_entry` (the function and its caller, one word each).
+fn function_entry(rest: &str) -> Option<&str> {
+    let (func, parent) = rest.split_once(" <-")?;
+    let one_word = |w: &str| !w.is_empty() && !w.bytes().any(|c| c == b' ' || c == b':');
+    (one_word(func) && one_word(parent.trim_ascii_end())).then_some(rest.trim_ascii_end())
 }
 
 /// The CPU column: the first `[digits]` preceded by a space, as (its `[`, its `]`, the CPU).

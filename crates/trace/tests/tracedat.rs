@@ -59,6 +59,36 @@ fn the_recording_and_its_report_scan_alike() {
     assert_eq!(worst.latency_ns(b.clock_offset_ns), 302_337);
 }
 
+/// `trace-cmd report -l` (the latency format: no CPU column, the CPU run into the flags, the
+/// task cut to 8 characters) reads as the plain report does.
+#[test]
+fn the_report_in_the_latency_format_scans_as_the_plain_one() {
+    let (b, t) = scans();
+    let l = explain::scan(&unpacked("cyclictest_2cpu_report_l.txt.zst")[..]).unwrap();
+    assert_eq!((l.read.events, l.read.malformed), (t.read.events, 0));
+    assert_eq!(l.wakeup_count, t.wakeup_count);
+    assert!(l.has_flags, "the latency format has the flags");
+    // Microseconds: the same handlers, as often.
+    let counts = |s: &Scan| {
+        s.handlers
+            .iter()
+            .map(|(name, h)| (name.clone(), h.count))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(counts(&l), counts(&b));
+    // The same worst wake-ups, to the microsecond the latency format keeps.
+    let (lw, tw) = (l.worst(8), t.worst(8));
+    assert_eq!(lw.len(), 8);
+    for (x, y) in lw.iter().zip(&tw) {
+        assert_eq!((x.cpu, x.pid), (y.cpu, y.pid));
+        let (a, b) = (
+            x.latency_ns(l.clock_offset_ns),
+            y.latency_ns(t.clock_offset_ns),
+        );
+        assert!(a.abs_diff(b) <= 1_000, "{a} ns against {b} ns");
+    }
+}
+
 #[test]
 fn the_recording_and_its_report_explain_alike() {
     let (b, t) = scans();
