@@ -194,6 +194,40 @@ pub struct Part {
     /// a handler in whose time the trace shows nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inside: Option<HandlerInside>,
+    /// The kernel functions the function tracers (`function`, `function_graph`) recorded in
+    /// its time: what the CPU was executing. Absent when the trace holds none there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub functions: Option<FunctionsTraced>,
+}
+
+/// The kernel functions traced in a part's time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionsTraced {
+    /// Calls traced in all.
+    pub calls: u64,
+    /// The functions called, the longest-running first (function_graph's durations), then
+    /// the most called; at most [`FunctionsTraced::MAX`].
+    pub top: Vec<FunctionTraced>,
+}
+
+impl FunctionsTraced {
+    /// Functions kept at most.
+    pub const MAX: usize = 8;
+}
+
+/// One function traced in a part's time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionTraced {
+    /// Its symbol (`hrtimer_interrupt`), or its address where the recording names none.
+    pub name: String,
+    /// Calls that started in the part's time.
+    pub calls: u64,
+    /// Their time from call to return, ns (function_graph), where the trace gives it; calls
+    /// nested in others count in both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_ns: Option<u64>,
 }
 
 /// What an interrupt handler did, as far as the trace shows: the work behind its duration.

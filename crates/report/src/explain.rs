@@ -85,6 +85,7 @@ pub fn explanation_text(x: &Explanation) -> String {
             let _ = writeln!(out, "  {}", "-".repeat(line.trim_end().len()));
         }
     }
+    functions_lines(&mut out, x);
     for c in &x.caveats {
         for (i, line) in wrap(&crate::story::caveat::say(c), WIDTH - 8)
             .into_iter()
@@ -94,6 +95,44 @@ pub fn explanation_text(x: &Explanation) -> String {
         }
     }
     out
+}
+
+/// A line per part the function tracers saw, under the parts.
+fn functions_lines(out: &mut String, x: &Explanation) {
+    for p in x.parts.iter().take(8) {
+        if let Some(f) = &p.functions {
+            for (i, line) in wrap(&functions_line(p, f), WIDTH - 4)
+                .into_iter()
+                .enumerate()
+            {
+                let _ = writeln!(out, "  {}{line}", if i == 0 { "" } else { "  " });
+            }
+        }
+    }
+}
+
+/// `functions in higher-priority task (hog): hrtimer_interrupt 12 calls 48 us, ... (130
+/// calls traced)`: the functions the function tracers recorded in a part.
+fn functions_line(p: &model::explain::Part, f: &model::explain::FunctionsTraced) -> String {
+    let top: Vec<String> = f
+        .top
+        .iter()
+        .take(5)
+        .map(|t| {
+            let calls = crate::story::plural(t.calls, "call", "calls");
+            match t.time_ns {
+                Some(ns) => format!("{} {calls} {}", t.name, us(ns)),
+                None => format!("{} {calls}", t.name),
+            }
+        })
+        .collect();
+    format!(
+        "functions in {} ({}): {} ({} traced)",
+        crate::story::agent::kind(p.kind),
+        crate::story::agent::short(&p.what),
+        top.join(", "),
+        crate::story::plural(f.calls, "call", "calls")
+    )
 }
 
 /// The lines the measurement table ends with for a run measured with `--trace`: each

@@ -314,6 +314,7 @@ fn trace() -> model::explain::TraceCapture {
                 times: 1,
                 share: 0.999,
                 inside: None,
+                functions: None,
             }],
             culprit: PartKind::HigherPriorityTask,
             phases: Some(Phases {

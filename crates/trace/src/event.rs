@@ -1,6 +1,7 @@
 //! The events an explanation needs, decoded from an event line's fields: the scheduler's
 //! switches, wake-ups and migrations; hard and soft interrupts; hrtimers; IPIs; workqueue items;
-//! the preemptirq events where a kernel has them; and trace markers.
+//! the preemptirq events where a kernel has them; trace markers; and the function tracers'
+//! calls and returns (`function`, `funcgraph_entry`, `funcgraph_exit`).
 //!
 //! Both print formats are read: the kernel's own `key=value` (`trace`, `trace_pipe`,
 //! `trace-cmd report -R`) and trace-cmd's plugin formats (`bash:31634 [120] R ==> ...` for
@@ -8,6 +9,8 @@
 //! Task names may hold spaces: values run to the next known key.
 
 use crate::line::Event;
+
+mod func;
 
 /// A decoded event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +154,31 @@ pub enum Kind<'a> {
         /// The text written.
         text: &'a str,
     },
+    /// The function tracer's entry (`function`): a traced kernel function was called.
+    Function {
+        /// The function (`do_nanosleep`).
+        func: Func<'a>,
+        /// Its caller.
+        parent: Func<'a>,
+    },
+    /// The function_graph tracer's entry (`funcgraph_entry`): a function was entered at call
+    /// depth `depth`.
+    GraphEntry {
+        /// The function.
+        func: Func<'a>,
+        /// Its depth in the graph (0 outermost).
+        depth: u32,
+        /// How long it ran, when the entry stands for the whole call: trace-cmd prints a call
+        /// that returned before the next event as one leaf line (`1.500 us |  func();`).
+        leaf_ns: Option<u64>,
+    },
+    /// The function_graph tracer's return (`funcgraph_exit`) from the call at `depth`.
+    GraphExit {
+        /// Its depth in the graph.
+        depth: u32,
+        /// How long the call ran, ns, when the record or line gives it.
+        duration_ns: Option<u64>,
+    },
     /// Any other event, or one whose fields did not decode.
     Other,
 }
@@ -190,6 +218,25 @@ impl std::fmt::Display for Timer<'_> {
         match self {
             Timer::Text(t) => f.write_str(t),
             Timer::Addr(a) => write!(f, "0x{a:x}"),
+        }
+    }
+}
+
+/// A kernel function as an event names it: by name, or by address where the recording holds
+/// no symbol for it (shown as trace-cmd shows it, `0xffffffff81234560`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func<'a> {
+    /// Its symbol.
+    Name(&'a str),
+    /// Its address.
+    Addr(u64),
+}
+
+impl std::fmt::Display for Func<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Func::Name(n) => f.write_str(n),
+            Func::Addr(a) => write!(f, "0x{a:x}"),
         }
     }
 }
@@ -236,6 +283,7 @@ fn decode_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
         "irq_handler_entry" | "irq_handler_exit" | "softirq_entry" | "softirq_exit"
         | "softirq_raise" | "nmi_handler" => interrupt_fields(name, f),
         "hrtimer_start" | "hrtimer_expire_entry" | "hrtimer_expire_exit" => timer_fields(name, f),
+        "function" | "funcgraph_entry" | "funcgraph_exit" => func::fields(name, f),
         _ => other_fields(name, f),
     }
 }

@@ -193,3 +193,43 @@ fn a_hwlat_recording_reads_as_its_report_text() {
         "{rendered}"
     );
 }
+
+/// trace-cmd's recordings of the function tracers beside the scheduler's events (the lab's
+/// `tracedat-functions` scenario on 6.12-rt): each explains as its `report -t` text does, to the
+/// functions each part lists, and the parts name the kernel functions called in them.
+#[test]
+fn function_tracer_recordings_explain_as_their_text_with_the_functions() {
+    for (dat_name, text_name) in [
+        (
+            "function_graph_2cpu_v7_zstd.dat",
+            "function_graph_2cpu_report.txt.zst",
+        ),
+        ("function_2cpu_v7_zstd.dat", "function_2cpu_report.txt.zst"),
+    ] {
+        let bytes = fixture(dat_name);
+        let dat = tracedat::TraceDat::open(&bytes[..]).unwrap();
+        let text = unpacked(text_name);
+        let b = explain::scan_source(&mut trace::dat::Dat::new(&dat)).unwrap();
+        let t = explain::scan(&text[..]).unwrap();
+        // trace-cmd prints a call and its return that follow each other as one leaf line.
+        assert!(b.read.events >= t.read.events, "{dat_name}");
+        assert_eq!((b.read.malformed, t.read.malformed), (0, 0), "{dat_name}");
+        assert_eq!(b.wakeups, t.wakeups, "{dat_name}");
+        let specs: Vec<_> = b
+            .worst(3)
+            .iter()
+            .map(|w| w.window_spec(b.clock_offset_ns))
+            .collect();
+        let bw = explain::collect_source(&mut trace::dat::Dat::new(&dat), &specs, false).unwrap();
+        let tw = explain::collect(&text[..], &specs, false).unwrap();
+        let mut named = 0;
+        for ((w, bwin), twin) in b.worst(3).iter().zip(&bw).zip(&tw) {
+            let spike = w.spike(b.clock_offset_ns);
+            let x = explain::explain(bwin, &spike, b.clock_offset_ns);
+            let y = explain::explain(twin, &spike, t.clock_offset_ns);
+            assert_eq!(x.parts, y.parts, "{dat_name}");
+            named += x.parts.iter().filter(|p| p.functions.is_some()).count();
+        }
+        assert!(named > 0, "{dat_name}: no part names a function");
+    }
+}

@@ -545,6 +545,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
                 times: 2,
                 share: 0.989,
                 inside: None,
+                functions: None,
             }],
             culprit: PartKind::HigherPriorityTask,
             phases: Some(Phases {

@@ -29,6 +29,6 @@ pub fn us(ns: u64) -> String {
 }
 
 /// `1 task`, `17 tasks`.
-fn plural(n: u64, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -4,7 +4,7 @@
 
 use tracedat::{Endian, EventFormat, Field, TraceDat};
 
-use crate::event::{Kind, Task, Timer};
+use crate::event::{Func, Kind, Task, Timer};
 
 /// Softirq names when a format does not list them (the kernel's since 2.6.x).
 const SOFTIRQS: [&str; 10] = [
@@ -141,6 +141,19 @@ pub(super) enum Plan {
     Print {
         buf: Field,
     },
+    Function {
+        ip: Field,
+        parent: Option<Field>,
+    },
+    GraphEntry {
+        func: Field,
+        depth: Field,
+    },
+    GraphExit {
+        depth: Field,
+        calltime: Option<Field>,
+        rettime: Option<Field>,
+    },
     Other,
 }
 
@@ -257,6 +270,19 @@ fn other_plan(f: &EventFormat) -> Option<Plan> {
         ("ftrace", "print") => Some(Plan::Print {
             buf: field(f, "buf")?,
         }),
+        ("ftrace", "function") => Some(Plan::Function {
+            ip: field(f, "ip")?,
+            parent: field(f, "parent_ip"),
+        }),
+        ("ftrace", "funcgraph_entry") => Some(Plan::GraphEntry {
+            func: field(f, "func")?,
+            depth: field(f, "depth")?,
+        }),
+        ("ftrace", "funcgraph_exit") => Some(Plan::GraphExit {
+            depth: field(f, "depth")?,
+            calltime: field(f, "calltime"),
+            rettime: field(f, "rettime"),
+        }),
         (_, n) if n.starts_with("ipi_") => Some(Plan::Ipi {
             what: n.to_string(),
         }),
@@ -296,6 +322,14 @@ impl<'t> Ctx<'t> {
             symbols: &dat.symbols,
             stext: dat.symbols.address("_stext"),
             recent: std::cell::RefCell::new([None; RECENT]),
+        }
+    }
+
+    /// A function by its symbol, else by its address (as trace-cmd shows one it cannot name).
+    fn function(&self, addr: u64) -> Func<'t> {
+        match self.symbol(addr) {
+            "" => Func::Addr(addr),
+            name => Func::Name(name),
         }
     }
 
@@ -430,6 +464,39 @@ fn decode_rest<'a, 't: 'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'t>) -> Option
         Plan::Print { buf } => Kind::Marker {
             text: buf.str(d, e)?.trim(),
         },
+        _ => return decode_functions(plan, d, ctx),
+    })
+}
+
+/// The function tracers' calls and returns, their functions named by the recording's symbols.
+fn decode_functions<'a, 't: 'a>(plan: &'a Plan, d: &'a [u8], ctx: &Ctx<'t>) -> Option<Kind<'a>> {
+    let e = ctx.endian;
+    Some(match plan {
+        Plan::Function { ip, parent } => Kind::Function {
+            func: ctx.function(ip.uint(d, e)?),
+            parent: match parent {
+                Some(p) => ctx.function(p.uint(d, e)?),
+                None => Func::Name(""),
+            },
+        },
+        Plan::GraphEntry { func, depth } => Kind::GraphEntry {
+            func: ctx.function(func.uint(d, e)?),
+            depth: u32::try_from(depth.int(d, e)?).ok()?,
+            leaf_ns: None,
+        },
+        Plan::GraphExit {
+            depth,
+            calltime,
+            rettime,
+        } => {
+            let time = |f: &Option<Field>| f.as_ref().and_then(|f| f.uint(d, e));
+            Kind::GraphExit {
+                depth: u32::try_from(depth.int(d, e)?).ok()?,
+                duration_ns: time(rettime)
+                    .zip(time(calltime))
+                    .and_then(|(r, c)| r.checked_sub(c)),
+            }
+        }
         _ => return None,
     })
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use tracedat::{Endian, EventFormat, Loc};
 
-use crate::event::{Kind, Task};
+use crate::event::{Func, Kind, Task};
 use crate::line::Flags;
 
 /// The flags column (`d..2.`) of `f`.
@@ -152,6 +152,9 @@ fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
         | Kind::PreemptOn { caller } => {
             write!(out, "caller={caller}")
         }
+        Kind::Function { .. } | Kind::GraphEntry { .. } | Kind::GraphExit { .. } => {
+            function_fields(out, kind)
+        }
         Kind::VectorEntry { .. }
         | Kind::VectorExit { .. }
         | Kind::Ipi { .. }
@@ -162,6 +165,46 @@ fn kind_fields(out: &mut String, kind: &Kind<'_>) -> bool {
     };
     true
 }
+
+/// The function tracers' events as trace-cmd prints them: `func <-- parent`; function_graph's
+/// `|  func() {`, a leaf `1.500 us   |    func();`, a return `1.500 us   |  }`.
+fn function_fields(out: &mut String, kind: &Kind<'_>) -> std::fmt::Result {
+    match kind {
+        Kind::Function { func, parent } => match parent {
+            Func::Name("") => write!(out, "{func}"),
+            _ => write!(out, "{func} <-- {parent}"),
+        },
+        Kind::GraphEntry {
+            func,
+            depth,
+            leaf_ns,
+        } => {
+            graph_head(out, *leaf_ns, *depth);
+            let tail = if leaf_ns.is_some() { "();" } else { "() {" };
+            write!(out, "{func}{tail}")
+        }
+        Kind::GraphExit { depth, duration_ns } => {
+            graph_head(out, *duration_ns, *depth);
+            write!(out, "}}")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// trace-cmd's graph columns before a call or a return: the duration (`1.500 us`) when known,
+/// `|  `, and two spaces a level of depth.
+fn graph_head(out: &mut String, duration_ns: Option<u64>, depth: u32) {
+    if let Some(ns) = duration_ns {
+        let _ = write!(out, "{}.{:03} us   ", ns / 1000, ns % 1000);
+    }
+    out.push_str("|  ");
+    for _ in 0..depth.min(MAX_INDENT) {
+        out.push_str("  ");
+    }
+}
+
+/// Levels of a graph's indent rendered at most (a damaged depth must not write megabytes).
+const MAX_INDENT: u32 = 64;
 
 /// The record's own fields (past the common ones) as `name=value`.
 fn record_fields(out: &mut String, f: &EventFormat, d: &[u8], e: Endian) {

@@ -16,6 +16,7 @@
 
 use model::explain::{Agent, Caveat, Explanation, Milestones, Part, PartKind};
 
+use super::functions::Functions;
 use super::inside::Inside;
 use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
 use super::piece::{Phase, Piece, phases};
@@ -55,7 +56,7 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     milestone_caveats(&found, &on_cpu, &mut caveats);
     window_caveats(window, spike, &mut caveats);
     let thread_prio = found.thread.as_ref().map(|t| t.prio);
-    let (pieces, inside) = walk(
+    let (pieces, inside, functions) = walk(
         &on_cpu,
         window,
         spike.cpu,
@@ -65,8 +66,11 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     );
     let mut parts = merge(&pieces, times.deadline, times.latency());
     let thread_pid = found.thread.as_ref().map(|t| t.pid).or(spike.pid);
-    for p in parts.iter_mut().filter(|p| p.kind == PartKind::Irq) {
-        p.inside = inside.of(&p.what, thread_pid);
+    for p in &mut parts {
+        if p.kind == PartKind::Irq {
+            p.inside = inside.of(&p.what, thread_pid);
+        }
+        p.functions = functions.of(p.kind, &p.what);
     }
     Explanation {
         cpu: spike.cpu,
@@ -304,8 +308,8 @@ struct Contexts {
 }
 
 /// Walks the CPU's events over `[deadline, end)`: every stretch between two events (cut at
-/// the milestones) becomes a piece of the innermost context, and interrupt handlers note
-/// what happens inside them.
+/// the milestones) becomes a piece of the innermost context, interrupt handlers note what
+/// happens inside them, and the functions traced count for the context they were called in.
 fn walk(
     on_cpu: &[&Ev],
     window: &Window,
@@ -313,13 +317,14 @@ fn walk(
     times: &Times,
     start_task: Option<TaskRef>,
     thread_prio: Option<i32>,
-) -> (Vec<Piece>, Inside) {
+) -> (Vec<Piece>, Inside, Functions) {
     let mut ctx = Contexts {
         running: start_task,
         irqs_off: window.irqs_off_at_start.unwrap_or(false),
         stack: Vec::new(),
     };
     let mut inside = Inside::default();
+    let mut functions = Functions::default();
     let mut pieces: Vec<Piece> = Vec::new();
     let mut t = times.deadline;
     // The walk ends with a sentinel event at the end of the stretch.
@@ -342,10 +347,39 @@ fn walk(
         if e.ts_ns > times.end {
             break;
         }
+        if e.ts_ns >= times.deadline {
+            note_function(e, &ctx, times, thread_prio, &mut functions);
+        }
         step(e, &mut ctx, &mut inside, times.deadline);
     }
     inside.close_all();
-    (pieces, inside)
+    (pieces, inside, functions)
+}
+
+/// A function tracer's call or return, counted for the context it happened in.
+fn note_function(
+    e: &Ev,
+    ctx: &Contexts,
+    times: &Times,
+    thread_prio: Option<i32>,
+    functions: &mut Functions,
+) {
+    match &e.what {
+        What::Call { func, depth, ns } => {
+            let p = piece(
+                times.phase_at(e.ts_ns),
+                e.ts_ns,
+                e.ts_ns,
+                &ctx.stack,
+                ctx.running.as_ref(),
+                ctx.irqs_off,
+                thread_prio,
+            );
+            functions.call((p.kind, &p.what), func, *depth, *ns);
+        }
+        What::Return { depth, ns } => functions.ret(*depth, *ns),
+        _ => {}
+    }
 }
 
 /// The pieces of `[from, until)`, cut at the milestones inside it.
@@ -501,6 +535,7 @@ fn merge(pieces: &[Piece], deadline: u64, latency: u64) -> Vec<Part> {
                 times: 1,
                 share: 0.0,
                 inside: None,
+                functions: None,
             }),
         }
         last = Some((p.kind, &p.what, p.end));

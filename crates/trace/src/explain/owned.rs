@@ -104,6 +104,22 @@ pub enum What {
     Marker(String),
     /// A softirq was raised (`softirq_raise`): its name (`TIMER`).
     SoftRaise(String),
+    /// A traced kernel function was called (the function tracer, function_graph's entry).
+    Call {
+        /// The function.
+        func: String,
+        /// Its depth in function_graph's graph (none for the function tracer).
+        depth: Option<u32>,
+        /// How long it ran, when the entry stands for the whole call (a leaf).
+        ns: Option<u64>,
+    },
+    /// function_graph returned from the call at `depth`, after `ns` where given.
+    Return {
+        /// The call's depth.
+        depth: u32,
+        /// How long it ran, ns.
+        ns: Option<u64>,
+    },
     /// Anything else (it still shows the CPU was running traced code).
     Other(String),
 }
@@ -118,6 +134,31 @@ fn softirq_name(vec: u32) -> String {
     NAMES
         .get(vec as usize)
         .map_or_else(|| vec.to_string(), |n| (*n).to_string())
+}
+
+/// A function tracer's call or return.
+fn function_what(kind: &Kind<'_>) -> Option<What> {
+    Some(match kind {
+        Kind::Function { func, .. } => What::Call {
+            func: func.to_string(),
+            depth: None,
+            ns: None,
+        },
+        Kind::GraphEntry {
+            func,
+            depth,
+            leaf_ns,
+        } => What::Call {
+            func: func.to_string(),
+            depth: Some(*depth),
+            ns: *leaf_ns,
+        },
+        Kind::GraphExit { depth, duration_ns } => What::Return {
+            depth: *depth,
+            ns: *duration_ns,
+        },
+        _ => return None,
+    })
 }
 
 /// An event kept for an explanation.
@@ -203,7 +244,7 @@ impl Ev {
             },
             Kind::Marker { text } => What::Marker(text.to_string()),
             Kind::SoftirqRaise { vec } => What::SoftRaise(softirq_name(*vec)),
-            _ => What::Other(event.name.to_string()),
+            _ => function_what(kind).unwrap_or_else(|| What::Other(event.name.to_string())),
         };
         Ev {
             ts_ns: event.ts_ns,
