@@ -331,7 +331,7 @@ fn event(line: &str) -> Option<Event<'_>> {
     let (name, fields) = if k > name_start && k < b.len() && b[k] == b':' {
         (&line[name_start..k], line[k + 1..].trim_ascii_start())
     } else {
-        ("function", function_entry(&line[name_start..])?)
+        (FUNCTION, function_entry(&line[name_start..])?)
     };
     Some(Event {
         task: p.task,
@@ -345,6 +345,10 @@ fn event(line: &str) -> Option<Event<'_>> {
         line,
     })
 }
+
+/// The name of the function tracer's entries, which the kernel's text does not print (the one
+/// name of an [`Event`] that is not a slice of its line).
+pub const FUNCTION: &str = "function";
 
 /// The function tracer's entry as the kernel prints it, without an event name:
 /// `do_idle <-cpu_startup_entry` (the function and its caller, one word each).

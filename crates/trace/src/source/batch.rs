@@ -11,7 +11,7 @@
 use std::io::{self, BufRead};
 
 use crate::handoff::{self, Hand};
-use crate::line::{Event, Flags, Line};
+use crate::line::{self, Event, Flags, Line};
 use crate::reader::Reader;
 
 use super::Item;
@@ -35,7 +35,11 @@ type Range = (u32, u32);
 struct Columns {
     line: Range,
     task: Range,
+    /// The name's range; `(0, 0)` with `named` for a name the line does not hold.
     name: Range,
+    /// The function tracer's kernel lines have no name: the parser names them
+    /// [`line::FUNCTION`].
+    named: bool,
     fields: Range,
     pid: u32,
     cpu: u32,
@@ -98,6 +102,7 @@ impl Batch {
             line: (base as u32, end as u32),
             task: at(e.task),
             name: at(e.name),
+            named: std::ptr::eq(e.name, line::FUNCTION),
             fields: at(e.fields),
             pid: e.pid,
             cpu: e.cpu,
@@ -126,7 +131,7 @@ impl Batch {
                         flags: c.flags,
                         ts_ns: c.ts_ns,
                         ts_digits: c.ts_digits,
-                        name: get(c.name),
+                        name: if c.named { line::FUNCTION } else { get(c.name) },
                         fields: get(c.fields),
                         line: get(c.line),
                     },
@@ -240,6 +245,27 @@ mod tests {
         assert_eq!(threaded, alone);
         assert_eq!(source.stats(), reader.stats());
         assert!(alone[5].contains("task name") && alone[5].contains("sched_waking"));
+    }
+
+    /// Found in the lab: the kernel's function-tracer lines have no name in the line, and the
+    /// batch gave them an empty one.
+    #[test]
+    fn a_line_named_by_the_parser_keeps_its_name() {
+        let text = "          <idle>-0       [001] d.h1.   290.830520: hrtimer_wakeup <-__hrtimer_run_queues\n";
+        let mut names = Vec::new();
+        each(&mut Reader::new(text.as_bytes()), &mut |item| {
+            if let Item::Event(e, _) = item {
+                names.push((e.name.to_string(), e.fields.to_string()));
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            names,
+            [(
+                "function".to_string(),
+                "hrtimer_wakeup <-__hrtimer_run_queues".to_string()
+            )]
+        );
     }
 
     /// Gives `ok` bytes, then fails.
