@@ -187,7 +187,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
                 ));
             }
             let spike = w.spike(offset);
-            explain::explain(win, &spike, offset)
+            explain::explain(win, &spike, w.offset(offset))
         })
         .collect();
     if let Some(note) = preemption_note(&scan, &spikes) {

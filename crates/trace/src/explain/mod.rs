@@ -23,7 +23,8 @@ pub use attribute::{Spike, explain};
 pub use owned::{Ev, TaskRef, What};
 pub use preempt::Preemption;
 pub use scan::{
-    HandlerStats, KEEP, Scan, TaskStats, TimerStats, Wakeup, is_break_marker, scan, scan_source,
+    HandlerStats, KEEP, OFFSET_WINDOW_NS, Scan, TaskStats, TimerStats, Wakeup, is_break_marker,
+    scan, scan_source,
 };
 pub use stats::{Analysis, stats, summary};
 pub use window::{LOOKBACK_NS, Window, WindowSpec, collect, collect_source};

@@ -3,7 +3,7 @@
 //! migrations, the markers rtlab and cyclictest write at a breach, and the trace clock's
 //! offset from the hrtimer clock. Streaming: what it keeps grows with wake-ups, not events.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, BufRead};
@@ -40,17 +40,30 @@ pub struct Wakeup {
     pub woken_ts: Option<u64>,
     /// Trace time it was switched in.
     pub switched_ts: u64,
+    /// The trace clock minus the hrtimer clock around its expiry (the smallest difference
+    /// among the expiries of the [`OFFSET_WINDOW_NS`] up to it), when the scan saw it: the two
+    /// clocks drift apart over a long trace (NTP's slewing, an unstable TSC), and a figure for
+    /// the whole trace would misplace the deadlines far from where it was taken.
+    pub offset_ns: Option<i64>,
 }
 
 impl Wakeup {
-    /// The deadline on the trace clock.
+    /// The trace clock minus the hrtimer clock for this wake-up: its own, else the trace's
+    /// (`trace_offset_ns`).
+    pub fn offset(&self, trace_offset_ns: i64) -> i64 {
+        self.offset_ns.unwrap_or(trace_offset_ns)
+    }
+
+    /// The deadline on the trace clock (`offset_ns`: the trace's offset, where the wake-up has
+    /// none of its own).
     pub fn deadline_ts(&self, offset_ns: i64) -> u64 {
-        self.expires_ns.saturating_add_signed(offset_ns)
+        self.expires_ns
+            .saturating_add_signed(self.offset(offset_ns))
     }
 
     /// Deadline to switch-in.
     pub fn latency_ns(&self, offset_ns: i64) -> u64 {
-        latency(self.expires_ns, self.switched_ts, offset_ns)
+        latency(self.expires_ns, self.switched_ts, self.offset(offset_ns))
     }
 
     /// The window the second pass keeps to explain this wake-up: its CPU from
@@ -81,6 +94,11 @@ fn latency(expires_ns: u64, switched_ts: u64, offset_ns: i64) -> u64 {
     switched_ts.saturating_sub(expires_ns.saturating_add_signed(offset_ns))
 }
 
+/// How far back the timer expiries go that a wake-up's clock offset is taken from: long
+/// enough to hold an expiry that was first in its run of the timer queue (whose `now` is its
+/// own moment), short enough that the clocks do not drift apart measurably within it.
+pub const OFFSET_WINDOW_NS: u64 = 50_000_000;
+
 /// A [`Wakeup`] as the scan holds it: its name inline, so completing a wake-up allocates
 /// nothing (a trace has one per period of every measuring thread).
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +111,7 @@ struct Done {
     fired_ts: u64,
     woken_ts: Option<u64>,
     switched_ts: u64,
+    offset_ns: i64,
 }
 
 impl Done {
@@ -106,6 +125,7 @@ impl Done {
             fired_ts: self.fired_ts,
             woken_ts: self.woken_ts,
             switched_ts: self.switched_ts,
+            offset_ns: Some(self.offset_ns),
         }
     }
 }
@@ -239,6 +259,7 @@ struct Pending {
     expires_ns: u64,
     fired_ts: u64,
     woken_ts: Option<u64>,
+    offset_ns: i64,
 }
 
 /// Reads a whole text trace once.
@@ -276,6 +297,9 @@ struct Scanner {
     handlers: Handlers,
     /// The smallest trace-clock minus hrtimer-clock seen so far.
     offset: Option<i64>,
+    /// The expiries of the last [`OFFSET_WINDOW_NS`] as (trace time, trace clock minus hrtimer
+    /// clock), each smaller than those before it (a sliding minimum: the front is the window's).
+    recent: VecDeque<(u64, i64)>,
     switches: Switches,
     rt_worst: Worst,
     other_worst: Worst,
@@ -327,6 +351,7 @@ impl Scanner {
                 fired_ts: p.fired_ts,
                 woken_ts: p.woken_ts,
                 switched_ts: sw.ts_ns,
+                offset_ns: p.offset_ns,
             })
         });
         let t = self.tasks.entry(sw.pid).or_default();
@@ -354,9 +379,7 @@ impl Scanner {
     /// A completed timer wake-up: counted, a real-time task's into its CPU's histogram, kept
     /// among the worst; its latency.
     fn timer_wakeup(&mut self, w: Done) -> u64 {
-        // The clock offset is the smallest seen so far: settled after the first timer
-        // expiries.
-        let latency = latency(w.expires_ns, w.switched_ts, self.offset.unwrap_or(0));
+        let latency = latency(w.expires_ns, w.switched_ts, w.offset_ns);
         self.s.wakeup_count += 1;
         if w.prio < 100 {
             self.s
@@ -454,6 +477,7 @@ impl Scanner {
         let delta =
             i64::try_from(e.ts_ns).unwrap_or(i64::MAX) - i64::try_from(now_ns).unwrap_or(i64::MAX);
         self.offset = Some(self.offset.map_or(delta, |o| o.min(delta)));
+        let offset_ns = self.recent_offset(e.ts_ns, delta);
         if function == "hrtimer_wakeup"
             && let Some((pid, expires_ns)) = self.armed.remove(&hrtimer.key())
         {
@@ -463,9 +487,25 @@ impl Scanner {
                     expires_ns,
                     fired_ts: e.ts_ns,
                     woken_ts: None,
+                    offset_ns,
                 },
             );
         }
+    }
+
+    /// The clock offset around an expiry at `ts` (its own difference `delta`): the smallest
+    /// of the last [`OFFSET_WINDOW_NS`]'s. An expiry handled after others in the same run of
+    /// the queue has a later trace time for the same `now`, so the smallest is the truest.
+    fn recent_offset(&mut self, ts: u64, delta: i64) -> i64 {
+        while self.recent.back().is_some_and(|&(_, d)| d >= delta) {
+            self.recent.pop_back();
+        }
+        self.recent.push_back((ts, delta));
+        let from = ts.saturating_sub(OFFSET_WINDOW_NS);
+        while self.recent.front().is_some_and(|&(t, _)| t < from) {
+            self.recent.pop_front();
+        }
+        self.recent.front().map_or(delta, |&(_, d)| d)
     }
 
     /// The innermost handler open on `cpu` ended at `ts`: its duration recorded.
