@@ -158,7 +158,8 @@ pub enum Kind<'a> {
     Function {
         /// The function (`do_nanosleep`).
         func: Func<'a>,
-        /// Its caller.
+        /// Its caller; `Func::Name("")` where the trace does not show it (trace-cmd 3.3
+        /// prints none by default).
         parent: Func<'a>,
     },
     /// The function_graph tracer's entry (`funcgraph_entry`): a function was entered at call

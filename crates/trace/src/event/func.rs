@@ -219,7 +219,7 @@ mod tests {
     #[test]
     fn function_graph_as_trace_cmd_prints_it() {
         let head = "          <idle>-0     [001]  1234.567890: ";
-        let k = |rest: &str| kind(&format!("{head}{rest}")).to_owned_debug();
+        let k = |rest: &str| format!("{:?}", kind(&format!("{head}{rest}")));
         assert_eq!(
             k("funcgraph_entry:                   |  hrtimer_interrupt() {"),
             "GraphEntry { func: Name(\"hrtimer_interrupt\"), depth: 0, leaf_ns: None }"
@@ -273,15 +273,5 @@ mod tests {
         // Not a function line: two words before the arrow.
         let line = "  bash-2042    [003] d...  12.000001: not one <-word";
         assert!(matches!(parse(line), Line::Malformed(_)), "{line}");
-    }
-
-    trait Dbg {
-        fn to_owned_debug(&self) -> String;
-    }
-
-    impl Dbg for Kind<'_> {
-        fn to_owned_debug(&self) -> String {
-            format!("{self:?}")
-        }
     }
 }
