@@ -236,7 +236,8 @@ fn a_real_evaluation_as_root() {
     let out = evaluate(&["--noise", "1s"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(stored(&db).len(), 3);
+    // The three latency phases and the noise phase.
+    assert_eq!(stored(&db).len(), 4);
     // The report lands in the working directory under its default name.
     assert_eq!(reports(), 1, "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
