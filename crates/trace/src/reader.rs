@@ -87,12 +87,7 @@ impl<R: BufRead> Reader<R> {
         if read == 0 {
             return Ok(None);
         }
-        self.stats.lines += 1;
-        let n = self.stats.lines;
-        let mut end = self.buf.len();
-        while end > 0 && matches!(self.buf[end - 1], b'\n' | b'\r') {
-            end -= 1;
-        }
+        let end = trimmed_end(&self.buf);
         let parsed = if !whole {
             self.stats.too_long += 1;
             Line::Malformed("")
@@ -105,38 +100,88 @@ impl<R: BufRead> Reader<R> {
                 }
             }
         };
+        Ok(Some(self.stats.account(parsed)))
+    }
+
+    /// The input read ahead and not yet taken (empty at the end): whole lines can be taken
+    /// from it in place ([`Reader::take_line`]), sparing the copy of each into the line buffer.
+    pub(crate) fn buffered(&mut self) -> io::Result<&[u8]> {
+        loop {
+            match self.inner.fill_buf() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+                Ok(_) => break,
+            }
+        }
+        // Filled: this returns what is held without reading again.
+        self.inner.fill_buf()
+    }
+
+    /// Marks `n` bytes of [`Reader::buffered`] taken.
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.inner.consume(n);
+    }
+}
+
+impl<R> Reader<R> {
+    /// A line taken from [`Reader::buffered`], held elsewhere (`text`, newline included, UTF-8
+    /// checked), classified and counted as [`Reader::next_line`] does.
+    pub(crate) fn take_line<'l>(&mut self, text: &'l str) -> (u64, Line<'l>) {
+        let parsed = if text.len() > MAX_LINE_BYTES {
+            self.stats.too_long += 1;
+            Line::Malformed("")
+        } else {
+            line::parse(&text[..trimmed_end(text.as_bytes())])
+        };
+        self.stats.account(parsed)
+    }
+}
+
+impl ReadStats {
+    /// One more line, `parsed`: counted by its kind; its 1-based number.
+    fn account<'l>(&mut self, parsed: Line<'l>) -> (u64, Line<'l>) {
+        self.lines += 1;
+        let n = self.lines;
         match parsed {
-            Line::Event(_) => self.stats.events += 1,
+            Line::Event(_) => self.events += 1,
             Line::Malformed(text) => {
-                self.stats.malformed += 1;
-                if self.stats.first_malformed.is_none() {
+                self.malformed += 1;
+                if self.first_malformed.is_none() {
                     let mut cut = text.len().min(200);
                     while !text.is_char_boundary(cut) {
                         cut -= 1;
                     }
-                    self.stats.first_malformed = Some((n, text[..cut].to_string()));
+                    self.first_malformed = Some((n, text[..cut].to_string()));
                 }
             }
             Line::Lost { cpu, events } => {
-                let s = &mut self.stats;
-                s.lost_markers += 1;
+                self.lost_markers += 1;
                 match events {
-                    Some(e) => s.lost_counted = s.lost_counted.saturating_add(e),
-                    None => s.lost_uncounted = true,
+                    Some(e) => self.lost_counted = self.lost_counted.saturating_add(e),
+                    None => self.lost_uncounted = true,
                 }
-                if s.lost.len() < MAX_MARKERS {
-                    s.lost.push((n, cpu, events));
+                if self.lost.len() < MAX_MARKERS {
+                    self.lost.push((n, cpu, events));
                 }
             }
             Line::BufferStarted { cpu } => {
-                if self.stats.buffer_starts.len() < MAX_MARKERS {
-                    self.stats.buffer_starts.push((n, cpu));
+                if self.buffer_starts.len() < MAX_MARKERS {
+                    self.buffer_starts.push((n, cpu));
                 }
             }
             Line::Comment | Line::Continuation(_) => {}
         }
-        Ok(Some((n, parsed)))
+        (n, parsed)
     }
+}
+
+/// The end of a line's text: its newline and carriage returns left out.
+fn trimmed_end(b: &[u8]) -> usize {
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    end
 }
 
 /// Reads one line into `buf` (newline included) as `read_until` does, but keeps at most

@@ -74,42 +74,64 @@ impl Batch {
     /// Adds one line. An event's line is copied; its columns, slices of it, become ranges.
     fn push(&mut self, line: Line<'_>) {
         let rec = match line {
-            Line::Event(e) => match self.columns(&e) {
-                Some(c) => Rec::Event(c),
-                None => Rec::Other,
-            },
-            Line::Lost { cpu, events } => Rec::Lost(cpu, events),
-            Line::BufferStarted { cpu } => Rec::Started(cpu),
-            Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Rec::Other,
+            Line::Event(e) => {
+                let base = self.text.len();
+                match base.checked_add(e.line.len()) {
+                    Some(end) if u32::try_from(end).is_ok() => {
+                        self.text.push_str(e.line);
+                        columns(&e, base)
+                    }
+                    _ => Rec::Other,
+                }
+            }
+            other => rec(other),
         };
         self.recs.push(rec);
     }
 
-    fn columns(&mut self, e: &Event<'_>) -> Option<Columns> {
+    /// Takes whole lines from the reader's buffered input into the batch (one copy of many
+    /// lines, UTF-8 checked at once) and classifies them in place; a line that does not fit
+    /// whole (the last of the buffered input, a line longer than the batch, one that is not
+    /// UTF-8) goes through the line reader alone. Whether anything was left to read.
+    fn fill<R: BufRead>(&mut self, reader: &mut Reader<R>) -> io::Result<bool> {
+        let room = BATCH_TEXT.saturating_sub(self.text.len());
+        let items = BATCH_ITEMS.saturating_sub(self.recs.len());
         let base = self.text.len();
-        let end = base.checked_add(e.line.len())?;
-        u32::try_from(end).ok()?;
-        self.text.push_str(e.line);
-        // Each column is a slice of the line: its place is where it starts in the line.
-        let at = |s: &str| -> Range {
-            let from = (s.as_ptr() as usize).checked_sub(e.line.as_ptr() as usize);
-            match from.filter(|&f| f + s.len() <= e.line.len()) {
-                Some(f) => ((base + f) as u32, (base + f + s.len()) as u32),
-                None => (0, 0),
+        let available = reader.buffered()?;
+        if available.is_empty() {
+            return Ok(false);
+        }
+        let window = &available[..available.len().min(room)];
+        let mut end = whole_lines(window, items);
+        let text = match std::str::from_utf8(&window[..end]) {
+            Ok(text) => text,
+            Err(bad) => {
+                end = whole_lines(&window[..bad.valid_up_to()], items);
+                std::str::from_utf8(&window[..end]).unwrap_or("")
             }
         };
-        Some(Columns {
-            line: (base as u32, end as u32),
-            task: at(e.task),
-            name: at(e.name),
-            named: std::ptr::eq(e.name, line::FUNCTION),
-            fields: at(e.fields),
-            pid: e.pid,
-            cpu: e.cpu,
-            flags: e.flags,
-            ts_ns: e.ts_ns,
-            ts_digits: e.ts_digits,
-        })
+        if end == 0 {
+            match reader.next_line()? {
+                Some((_, line)) => self.push(line),
+                None => return Ok(false),
+            }
+            return Ok(true);
+        }
+        self.text.push_str(text);
+        reader.consume(end);
+        let mut at = base;
+        while at < self.text.len() {
+            let line_end = memchr::memchr(b'\n', &self.text.as_bytes()[at..])
+                .map_or(self.text.len(), |i| at + i + 1);
+            let (_, line) = reader.take_line(&self.text[at..line_end]);
+            let rec = match line {
+                Line::Event(e) => columns(&e, at),
+                other => rec(other),
+            };
+            self.recs.push(rec);
+            at = line_end;
+        }
+        Ok(true)
     }
 
     fn clear(&mut self) {
@@ -145,6 +167,56 @@ impl Batch {
     }
 }
 
+/// An event line held in a batch's text from `base` on: its columns, slices of the line, as
+/// ranges of the text.
+fn columns(e: &Event<'_>, base: usize) -> Rec {
+    let end = base + e.line.len();
+    // Each column is a slice of the line: its place is where it starts in the line.
+    let at = |s: &str| -> Range {
+        let from = (s.as_ptr() as usize).checked_sub(e.line.as_ptr() as usize);
+        match from.filter(|&f| f + s.len() <= e.line.len()) {
+            Some(f) => ((base + f) as u32, (base + f + s.len()) as u32),
+            None => (0, 0),
+        }
+    };
+    Rec::Event(Columns {
+        line: (base as u32, end as u32),
+        task: at(e.task),
+        name: at(e.name),
+        named: std::ptr::eq(e.name, line::FUNCTION),
+        fields: at(e.fields),
+        pid: e.pid,
+        cpu: e.cpu,
+        flags: e.flags,
+        ts_ns: e.ts_ns,
+        ts_digits: e.ts_digits,
+    })
+}
+
+/// A line that is not an event, as a batch keeps it.
+fn rec(line: Line<'_>) -> Rec {
+    match line {
+        Line::Lost { cpu, events } => Rec::Lost(cpu, events),
+        Line::BufferStarted { cpu } => Rec::Started(cpu),
+        Line::Event(_) | Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Rec::Other,
+    }
+}
+
+/// The bytes of `b` up to the end of its last whole line, `items` lines at most.
+fn whole_lines(b: &[u8], items: usize) -> usize {
+    if items == 0 {
+        return 0;
+    }
+    let mut end = 0;
+    for (n, i) in memchr::memchr_iter(b'\n', b).enumerate() {
+        end = i + 1;
+        if n + 1 == items {
+            break;
+        }
+    }
+    end
+}
+
 /// Reads every line of `reader` on a second thread and visits the items here, in order (on
 /// this thread alone when no thread can be started).
 pub(super) fn each<R: BufRead + Send>(
@@ -177,15 +249,14 @@ fn read<R: BufRead>(reader: &mut Reader<R>, hand: &Hand<'_, Batch>) -> io::Resul
     };
     let mut batch = fresh();
     loop {
-        let line = match reader.next_line() {
-            Ok(Some((_, line))) => line,
-            Ok(None) => break,
+        match batch.fill(reader) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 hand.send(batch);
                 return Err(e);
             }
-        };
-        batch.push(line);
+        }
         if batch.full() {
             if !hand.send(batch) {
                 return Ok(()); // the visiting side is gone (it panicked)
@@ -245,6 +316,55 @@ mod tests {
         assert_eq!(threaded, alone);
         assert_eq!(source.stats(), reader.stats());
         assert!(alone[5].contains("task name") && alone[5].contains("sched_waking"));
+    }
+
+    /// Every item of `input` as the line reader gives them, one at a time, and its counts.
+    fn line_by_line(input: &[u8]) -> (Vec<String>, crate::reader::ReadStats) {
+        let mut items = Vec::new();
+        let mut reader = Reader::new(input);
+        while let Some((_, line)) = reader.next_line().unwrap() {
+            let mut b = Batch::default();
+            b.push(line);
+            b.visit(&mut |item| items.push(key(item)));
+        }
+        (items, reader.stats().clone())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Lines taken in place from the buffered input read as the line reader reads them:
+        /// at any buffer size, with lines too long, not UTF-8, ended by `\r\n` or by nothing.
+        #[test]
+        fn lines_taken_in_place_read_as_one_at_a_time(
+            pieces in proptest::collection::vec(0usize..7, 1..300),
+            capacity in proptest::sample::select(vec![64usize, 4096, 1 << 20]),
+            last_newline in proptest::bool::ANY,
+        ) {
+            let mut input = Vec::new();
+            for (i, &p) in pieces.iter().enumerate() {
+                match p {
+                    0 => input.extend_from_slice(b"CPU:1 [LOST 3 EVENTS]\n"),
+                    1 => input.extend(std::iter::repeat_n(b'x', crate::reader::MAX_LINE_BYTES + i % 3)),
+                    2 => input.extend_from_slice(b"  a-1 [000] d..1. 1.000001: bad \xff\xfe utf8\n"),
+                    3 => input.extend_from_slice(b"  a-1 [001] d..1. 2.000002: irq_handler_exit: irq=1 ret=handled\r\n"),
+                    4 => input.extend_from_slice("  é-1 [001] d..1. 3.000003: softirq_raise: vec=9 [action=RCU]\n".as_bytes()),
+                    5 => input.push(b'\n'),
+                    _ => input.extend_from_slice(format!("  t-{i} [002] dNh2. 4.{i:06}: sched_waking: comm=rt pid={i} prio=9 target_cpu=001\n").as_bytes()),
+                }
+                if p == 1 {
+                    input.push(b'\n');
+                }
+            }
+            if !last_newline {
+                input.pop();
+            }
+            let (alone, stats) = line_by_line(&input);
+            let mut threaded = Vec::new();
+            let mut reader = Reader::new(io::BufReader::with_capacity(capacity, &input[..]));
+            each(&mut reader, &mut |item| threaded.push(key(item))).unwrap();
+            proptest::prop_assert_eq!(threaded, alone);
+            proptest::prop_assert_eq!(reader.stats(), &stats);
+        }
     }
 
     /// Found in the lab: the kernel's function-tracer lines have no name in the line, and the
