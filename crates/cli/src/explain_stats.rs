@@ -8,7 +8,7 @@
 //! room's ([`trace::explain::stats`]), their text and JSON the report room's.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -19,7 +19,8 @@ use crate::exit::{Exit, UsageError};
 use crate::flags::{Analysis, ExplainFormat};
 
 /// Opens a trace file for one streaming pass: text for the line reader, or a trace-cmd
-/// recording (trace.dat) opened with its metadata.
+/// recording (trace.dat) opened with its metadata. A regular file is read through a memory
+/// mapping ([`sys::mapped`]); anything else with `read`.
 pub(crate) fn open(path: &Path) -> Result<Opened> {
     let io_error =
         |e: &std::io::Error| UsageError(format!("{}: {}", path.display(), files::plain_io(e)));
@@ -31,12 +32,19 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
         ))
         .into());
     }
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let head = std::io::BufRead::fill_buf(&mut reader).map_err(|e| io_error(&e))?;
+    let mut input = match sys::mapped::Mapped::of(&file) {
+        Some(map) => Input::Mapped(sys::mapped::MappedReader::new(map)),
+        None => Input::Read(BufReader::with_capacity(1 << 20, file)),
+    };
+    let head = input.fill_buf().map_err(|e| io_error(&e))?;
     if !tracedat::is_trace_dat(head) {
-        return Ok(Opened::Text(reader));
+        return Ok(Opened::Text(input));
     }
-    let dat = tracedat::open_any(reader.into_inner()).map_err(|e| {
+    let dat = match input {
+        Input::Mapped(r) => tracedat::open_any(MappedAt(r.into_inner())),
+        Input::Read(r) => tracedat::open_any(r.into_inner()),
+    }
+    .map_err(|e| {
         UsageError(format!(
             "{}: {e}; `trace-cmd report {}` shows whether trace-cmd reads it",
             path.display(),
@@ -44,6 +52,51 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
         ))
     })?;
     Ok(Opened::Dat(Box::new(dat)))
+}
+
+/// A trace's bytes: mapped, or read from a file that cannot be (one type, so each pass is
+/// compiled once).
+pub(crate) enum Input {
+    Mapped(sys::mapped::MappedReader),
+    Read(BufReader<File>),
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Input::Mapped(r) => r.read(buf),
+            Input::Read(r) => r.read(buf),
+        }
+    }
+}
+
+impl BufRead for Input {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            Input::Mapped(r) => r.fill_buf(),
+            Input::Read(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        match self {
+            Input::Mapped(r) => r.consume(amt),
+            Input::Read(r) => r.consume(amt),
+        }
+    }
+}
+
+/// A mapped recording, read at offsets.
+struct MappedAt(sys::mapped::Mapped);
+
+impl tracedat::ReadAt for MappedAt {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        Ok(self.0.read_at(buf, offset))
+    }
+
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.bytes().len() as u64)
+    }
 }
 
 /// The text a latency tracer's recording at `path` holds instead of events (trace-cmd
@@ -77,7 +130,7 @@ pub(crate) fn is_dat(path: &Path) -> bool {
 /// A trace file, opened.
 pub(crate) enum Opened {
     /// Text, read line by line.
-    Text(BufReader<File>),
+    Text(Input),
     /// A trace-cmd recording.
     Dat(Box<tracedat::AnyDat>),
 }

@@ -293,6 +293,42 @@ fn a_trace_cmd_recording_explains_as_its_report_text_does() {
     assert_eq!(doc["trace"]["events"], 13391);
 }
 
+/// A regular file is read through a memory mapping; a pipe cannot be and is read with
+/// `read`: both give the same explanation (a trace.dat must be a file: it is read at offsets).
+#[test]
+fn a_trace_read_from_a_pipe_explains_as_the_file_does() {
+    let text = fixture("local/cyclictest_fifo99_hog_cpu1.txt");
+    let dat = fixture("tracedat/cyclictest_2cpu_v7_zstd.dat");
+    for (trace, pipe) in [(&text, true), (&dat, false)] {
+        let from_file = run_ok(&["explain", "irqs", trace.to_str().unwrap()]);
+        let name = trace.display().to_string();
+        let same = |out: &[u8]| String::from_utf8_lossy(out).replace("/dev/stdin", &name);
+        let as_stdin = rtlab()
+            .args(["explain", "irqs", "/dev/stdin"])
+            .stdin(std::fs::File::open(trace).unwrap())
+            .output()
+            .unwrap();
+        assert!(as_stdin.status.success(), "{name}");
+        assert_eq!(same(&as_stdin.stdout), from_file, "{name} as stdin");
+        if pipe {
+            let piped = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "cat '{name}' | '{}' explain irqs /dev/stdin",
+                    env!("CARGO_BIN_EXE_rtlab")
+                ))
+                .output()
+                .unwrap();
+            assert!(
+                piped.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&piped.stderr)
+            );
+            assert_eq!(same(&piped.stdout), from_file, "{name} through a pipe");
+        }
+    }
+}
+
 /// `trace-cmd record -p timerlat` (lab, Debian's 6.12 RT kernel): the tracer's report and
 /// analysis from the file, the same as from `trace-cmd report`'s text of it.
 #[test]

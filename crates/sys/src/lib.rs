@@ -23,6 +23,7 @@ pub mod irq;
 mod kernel_tracer;
 pub mod kmsg;
 pub mod launch;
+pub mod mapped;
 pub mod mem;
 pub mod mounts;
 pub mod osnoise;
