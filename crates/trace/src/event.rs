@@ -533,11 +533,14 @@ fn plugin_task(text: &str) -> Option<(Task<'_>, &str)> {
 
 /// The `key=value` pairs of a fields text, in order, found in one pass; a value runs to the
 /// next ` word=` (so task names with spaces survive). At most [`Pairs::MAX`] are kept.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Pairs<'a> {
     text: &'a str,
     /// (key start, `=` position) of each pair.
     keys: [(u32, u32); Pairs::MAX],
+    /// Each key's first eight bytes as a number: most keys are told apart by it and their
+    /// length, without comparing bytes.
+    heads: [u64; Pairs::MAX],
     len: usize,
 }
 
@@ -545,40 +548,48 @@ impl<'a> Pairs<'a> {
     /// Pairs kept at most.
     pub const MAX: usize = 16;
 
-    /// Scans `text`.
+    /// Scans `text`: a key starts the text or follows a space, runs over [`KEY_BYTE`]s and
+    /// ends at `=`; its value runs to the next key.
     pub fn of(text: &'a str) -> Pairs<'a> {
         let b = text.as_bytes();
         let mut keys = [(0u32, 0u32); Pairs::MAX];
+        let mut heads = [0u64; Pairs::MAX];
         let mut n = 0;
-        let mut i = 0;
         let limit = b.len().min(u32::MAX as usize);
+        let mut i = 0;
         while i < limit && n < Pairs::MAX {
-            if i == 0 || b[i - 1] == b' ' {
-                let mut j = i;
-                while j < limit && KEY_BYTE[usize::from(b[j])] {
-                    j += 1;
-                }
-                if j > i && j < limit && b[j] == b'=' {
-                    keys[n] = (i as u32, j as u32);
-                    n += 1;
-                    i = j + 1;
-                    continue;
-                }
-                i = j.max(i + 1);
-                continue;
+            let mut j = i;
+            while j < limit && KEY_BYTE[usize::from(b[j])] {
+                j += 1;
             }
-            i += 1;
+            if j > i && j < limit && b[j] == b'=' {
+                keys[n] = (i as u32, j as u32);
+                heads[n] = head(&b[i..j]);
+                n += 1;
+                j += 1;
+            }
+            match next_space(&b[..limit], j) {
+                Some(space) => i = space + 1,
+                None => break,
+            }
         }
-        Pairs { text, keys, len: n }
+        Pairs {
+            text,
+            keys,
+            heads,
+            len: n,
+        }
     }
 
-    /// The value of `key`.
+    /// The value of `key` (its first pair).
     pub fn get(&self, key: &str) -> Option<&'a str> {
         let (b, want) = (self.text.as_bytes(), key.as_bytes());
+        let want_head = head(want);
         let k = (0..self.len).find(|&k| {
             let (s, e) = (self.keys[k].0 as usize, self.keys[k].1 as usize);
-            // Length and first byte before the whole key: most keys differ there.
-            e - s == want.len() && b.get(s) == want.first() && &b[s..e] == want
+            self.heads[k] == want_head
+                && e - s == want.len()
+                && (want.len() <= 8 || &b[s..e] == want)
         })?;
         let start = self.keys[k].1 as usize + 1;
         let end = if k + 1 < self.len {
@@ -607,6 +618,39 @@ const KEY_BYTE: [bool; 256] = {
     }
     t
 };
+
+/// A key's first eight bytes (fewer, zero-padded) as a number.
+#[inline]
+fn head(key: &[u8]) -> u64 {
+    match key.first_chunk::<8>() {
+        Some(eight) => u64::from_le_bytes(*eight),
+        None => {
+            let mut eight = [0u8; 8];
+            eight[..key.len()].copy_from_slice(key);
+            u64::from_le_bytes(eight)
+        }
+    }
+}
+
+/// The first space in `b` from `from` on, found eight bytes at a time (values are scanned
+/// past on every field of every line).
+#[inline]
+fn next_space(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let mut at = from;
+    while let Some(word) = b.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let v = u64::from_le_bytes(*word) ^ SPACES;
+        // The lowest set bit marks the first space exactly.
+        let hit = v.wrapping_sub(ONES) & !v & HIGHS;
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    b.get(at..)?.iter().position(|&c| c == b' ').map(|i| at + i)
+}
 
 /// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
 pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {

@@ -264,3 +264,55 @@ fn cpu_fields_beyond_max_cpu_do_not_decode() {
         "not a number: the event's own CPU stands in"
     );
 }
+
+/// The pairs as the first version found them, a byte at a time: the reference.
+fn pairs_byte_by_byte(text: &str) -> Vec<(&str, &str)> {
+    let b = text.as_bytes();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < b.len() && keys.len() < Pairs::MAX {
+        if i == 0 || b[i - 1] == b' ' {
+            let mut j = i;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            if j > i && j < b.len() && b[j] == b'=' {
+                keys.push((i, j));
+                i = j + 1;
+                continue;
+            }
+            i = j.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    (0..keys.len())
+        .map(|k| {
+            let end = keys.get(k + 1).map_or(text.len(), |n| n.0);
+            (
+                &text[keys[k].0..keys[k].1],
+                text[keys[k].1 + 1..end].trim_ascii_end(),
+            )
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Keys found and values read as the byte-at-a-time scan finds them, whatever order they
+    /// are asked in.
+    #[test]
+    fn pairs_are_found_as_byte_by_byte(
+        words in proptest::collection::vec("[a-z_]{0,3}(=[a-z0-9 ]{0,12})?|==>| +|[é=x]{1,3}", 0..24),
+        ask in proptest::collection::vec(0usize..30, 0..30),
+    ) {
+        let text = words.join(" ");
+        let want = pairs_byte_by_byte(&text);
+        let p = Pairs::of(&text);
+        for &k in &ask {
+            let key = want.get(k).map_or("nokey", |w| w.0);
+            // The first pair with the key: what a lookup gives.
+            let first = want.iter().find(|w| w.0 == key).map(|w| w.1);
+            proptest::prop_assert_eq!(p.get(key), first, "{:?} in {:?}", key, text);
+        }
+    }
+}
