@@ -267,6 +267,48 @@ impl Histogram {
     }
 }
 
+/// Counts by bucket in a dense array, for a histogram fed millions of values one at a time
+/// (a trace's handler durations): one add a value, where the sparse form searches its
+/// buckets. 100 KiB, so kept for the few histograms that get many values; its counts go into
+/// the sparse form with [`Dense::drain_into`].
+#[derive(Clone, Debug)]
+pub struct Dense {
+    counts: Box<[u32]>,
+}
+
+impl Default for Dense {
+    fn default() -> Dense {
+        Dense {
+            counts: vec![0; BUCKET_COUNT].into_boxed_slice(),
+        }
+    }
+}
+
+impl Dense {
+    /// Records `value`. Values past the range, and a bucket's count before it would
+    /// overflow, go to `spill`.
+    #[inline]
+    pub fn record(&mut self, value: u64, spill: &mut Histogram) {
+        if value >= RANGE_END_NS {
+            spill.record(value);
+            return;
+        }
+        let count = &mut self.counts[bucket_index(value)];
+        if *count == u32::MAX {
+            spill.record_n(value, u64::from(*count));
+            *count = 0;
+        }
+        *count += 1;
+    }
+
+    /// Adds the counts into `h` and clears them.
+    pub fn drain_into(&mut self, h: &mut Histogram) {
+        let counts = self.counts.iter().map(|&c| u64::from(c));
+        h.merge(&Histogram::from_dense(counts, 0));
+        self.counts.fill(0);
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HistogramRepr {
@@ -340,6 +382,40 @@ impl<'de> Deserialize<'de> for Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dense_counts_drain_into_the_same_histogram() {
+        let values = [
+            0,
+            1,
+            2047,
+            2048,
+            5_000,
+            1 << 20,
+            RANGE_END_NS - 1,
+            RANGE_END_NS,
+            u64::MAX,
+        ];
+        let mut sparse = Histogram::new();
+        let (mut dense, mut spill) = (Dense::default(), Histogram::new());
+        spill.record(7); // what the histogram held before
+        sparse.record(7);
+        for (i, &v) in values.iter().cycle().take(1000).enumerate() {
+            sparse.record(v.saturating_add(i as u64 % 3));
+            dense.record(v.saturating_add(i as u64 % 3), &mut spill);
+        }
+        dense.drain_into(&mut spill);
+        assert_eq!(spill, sparse);
+        dense.drain_into(&mut spill);
+        assert_eq!(spill, sparse, "drained once");
+        // A full bucket spills before it overflows.
+        let mut full = Dense::default();
+        full.counts[bucket_index(40)] = u32::MAX;
+        let mut h = Histogram::new();
+        full.record(40, &mut h);
+        full.drain_into(&mut h);
+        assert_eq!(h.count(), u64::from(u32::MAX) + 1);
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -8,6 +8,7 @@
 //! whole-trace analyses of `rtlab explain irqs|sched|wakeups`.
 
 mod attribute;
+mod fill;
 mod functions;
 mod inside;
 mod owned;

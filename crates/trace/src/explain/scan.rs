@@ -16,6 +16,7 @@ use crate::reader::ReadStats;
 use crate::source::{self, Item, Source, Text};
 
 use super::attribute::Spike;
+use super::fill::Fill;
 use super::owned::UNKNOWN_PRIO;
 use super::preempt::{Preemption, Preemptions};
 use super::switches::{Comm, SwitchIn, Switches};
@@ -285,8 +286,11 @@ struct Scanner {
     s: Scan,
     /// `hrtimer_wakeup` timers armed: by hrtimer ([`Timer::key`]), the task and its expiry.
     armed: HashMap<u64, (u32, u64)>,
-    /// Tasks by pid (ordered into [`Scan::tasks`] at the end).
-    tasks: HashMap<u32, TaskStats>,
+    /// Tasks by pid (ordered into [`Scan::tasks`] at the end), with how their delays'
+    /// histogram is filled.
+    tasks: HashMap<u32, (TaskStats, Fill)>,
+    /// Dense arrays given to histograms ([`Fill`]).
+    dense_given: usize,
     /// Timer wake-ups fired and not yet switched in, by pid.
     pending: HashMap<u32, Pending>,
     /// Each task's first wake-up not yet followed by its switch-in.
@@ -354,7 +358,7 @@ impl Scanner {
                 offset_ns: p.offset_ns,
             })
         });
-        let t = self.tasks.entry(sw.pid).or_default();
+        let (t, fill) = self.tasks.entry(sw.pid).or_default();
         if let Some(latency) = latency {
             t.timer.record(latency);
         }
@@ -368,7 +372,7 @@ impl Scanner {
         if let Some(w) = self.woken_at.remove(&sw.pid) {
             let delay = sw.ts_ns.saturating_sub(w);
             t.wakeups += 1;
-            t.histogram.record(delay);
+            fill.record(&mut t.histogram, delay, &mut self.dense_given);
             if delay >= t.max_ns {
                 t.max_ns = delay;
                 t.max_at = (sw.ts_ns, sw.cpu);
@@ -434,7 +438,7 @@ impl Scanner {
                     .switched_out((e.ts_ns, e.cpu), &prev, prev_state, &next);
             }
             Kind::Migrate { task, .. } => {
-                let t = self.tasks.entry(task.pid).or_default();
+                let (t, _) = self.tasks.entry(task.pid).or_default();
                 if t.comm.is_empty() {
                     t.comm = task.comm.to_string();
                     t.prio = task.prio;
@@ -514,10 +518,10 @@ impl Scanner {
             return;
         };
         let d = ts.saturating_sub(start);
-        let h = &mut self.handlers.stats[id as usize];
+        let (h, fill) = &mut self.handlers.stats[id as usize];
         h.count += 1;
         h.total_ns += d;
-        h.histogram.record(d);
+        fill.record(&mut h.histogram, d, &mut self.dense_given);
         if d >= h.max_ns {
             h.max_ns = d;
             h.max_at = (start, cpu);
@@ -541,7 +545,14 @@ impl Scanner {
     fn finish(self, read: ReadStats) -> Scan {
         let mut s = self.s;
         s.handlers = self.handlers.by_name();
-        s.tasks = self.tasks.into_iter().collect();
+        s.tasks = self
+            .tasks
+            .into_iter()
+            .map(|(pid, (mut t, fill))| {
+                fill.finish(&mut t.histogram);
+                (pid, t)
+            })
+            .collect();
         s.longest_preemption = self.preemptions.longest;
         s.cpus = self
             .spans
@@ -596,7 +607,7 @@ struct Handlers {
     by_key: HashMap<(u8, u32), Vec<(String, u32)>>,
     /// Each handler's name as reports show it, and its statistics.
     names: Vec<String>,
-    stats: Vec<HandlerStats>,
+    stats: Vec<(HandlerStats, Fill)>,
 }
 
 impl Handlers {
@@ -610,14 +621,15 @@ impl Handlers {
         let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         list.push((raw.to_string(), id));
         self.names.push(name());
-        self.stats.push(HandlerStats::default());
+        self.stats.push(Default::default());
         id
     }
 
     /// The statistics by report name (handlers whose names coincide merged).
     fn by_name(self) -> BTreeMap<String, HandlerStats> {
         let mut out: BTreeMap<String, HandlerStats> = BTreeMap::new();
-        for (name, h) in self.names.into_iter().zip(self.stats) {
+        for (name, (mut h, fill)) in self.names.into_iter().zip(self.stats) {
+            fill.finish(&mut h.histogram);
             match out.get_mut(&name) {
                 None => {
                     out.insert(name, h);
