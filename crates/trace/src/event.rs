@@ -11,6 +11,10 @@
 use crate::line::Event;
 
 mod func;
+mod pairs;
+
+use pairs::in_order;
+pub use pairs::{Pairs, value};
 
 /// A decoded event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -341,15 +345,15 @@ fn interrupt_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
         }
         _ => {
             // `vec=7 [action=SCHED]`
-            let vec = f
-                .strip_prefix("vec=")?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()?;
-            let action = f
-                .split_once("action=")
-                .map_or("", |(_, a)| a.trim_end_matches(']'));
+            let rest = f.strip_prefix("vec=")?;
+            let vec = rest.split_whitespace().next()?.parse().ok()?;
+            // The kernel's layout read straight (its first `action=`), any other searched.
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let action = match rest[digits..].strip_prefix(" [action=") {
+                Some(a) => a,
+                None => f.split_once("action=").map_or("", |(_, a)| a),
+            }
+            .trim_end_matches(']');
             match name {
                 "softirq_entry" => Kind::SoftirqEntry { vec, action },
                 "softirq_exit" => Kind::SoftirqExit { vec },
@@ -361,6 +365,36 @@ fn interrupt_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
 
 /// hrtimers started and expiring.
 fn timer_fields<'a>(name: &'a str, f: &'a str) -> Option<Kind<'a>> {
+    // The kernel's layout, read straight; any other as pairs.
+    match name {
+        "hrtimer_start" => {
+            if let Some([hrtimer, function, expires, soft]) =
+                in_order(f, ["hrtimer", "function", "expires", "softexpires"])
+            {
+                return Some(Kind::HrtimerStart {
+                    hrtimer: Timer::Text(hrtimer),
+                    function: function_name(function),
+                    expires_ns: soft.parse().or_else(|_| expires.parse()).ok()?,
+                });
+            }
+        }
+        "hrtimer_expire_entry" => {
+            if let Some([hrtimer, function, now]) = in_order(f, ["hrtimer", "function", "now"]) {
+                return Some(Kind::HrtimerExpireEntry {
+                    hrtimer: Timer::Text(hrtimer),
+                    function: function_name(function),
+                    now_ns: now.parse().ok()?,
+                });
+            }
+        }
+        _ => {
+            if let Some([hrtimer]) = in_order(f, ["hrtimer"]) {
+                return Some(Kind::HrtimerExpireExit {
+                    hrtimer: Timer::Text(hrtimer),
+                });
+            }
+        }
+    }
     let p = Pairs::of(f);
     Some(match name {
         "hrtimer_start" => Kind::HrtimerStart {
@@ -448,19 +482,42 @@ fn function_name(text: &str) -> &str {
 
 /// sched_switch in either format.
 fn switch(f: &str) -> Option<Kind<'_>> {
+    const KEYS: [&str; 7] = [
+        "prev_comm",
+        "prev_pid",
+        "prev_prio",
+        "prev_state",
+        "next_comm",
+        "next_pid",
+        "next_prio",
+    ];
     if f.starts_with("prev_comm=") {
-        let p = Pairs::of(f);
+        let v = match in_order(f, KEYS) {
+            Some(v) => v,
+            None => {
+                let p = Pairs::of(f);
+                let mut v = [""; 7];
+                for (value, key) in v.iter_mut().zip(KEYS) {
+                    *value = p.get(key)?;
+                }
+                v
+            }
+        };
+        let mut state = v[3];
+        while let Some(s) = state.strip_suffix("==>") {
+            state = s;
+        }
         return Some(Kind::Switch {
             prev: Task {
-                comm: p.get("prev_comm")?,
-                pid: p.num("prev_pid")?,
-                prio: p.num("prev_prio")?,
+                comm: v[0],
+                pid: v[1].parse().ok()?,
+                prio: v[2].parse().ok()?,
             },
-            prev_state: p.get("prev_state")?.trim_end_matches("==>").trim_ascii(),
+            prev_state: state.trim_ascii(),
             next: Task {
-                comm: p.get("next_comm")?,
-                pid: p.num("next_pid")?,
-                prio: p.num("next_prio")?,
+                comm: v[4],
+                pid: v[5].parse().ok()?,
+                prio: v[6].parse().ok()?,
             },
         });
     }
@@ -479,6 +536,16 @@ fn switch(f: &str) -> Option<Kind<'_>> {
 /// `X:N [P] [success=1] CPU:C`.
 fn wakeup(f: &str) -> Option<(Task<'_>, Option<u32>)> {
     if f.starts_with("comm=") {
+        // The kernel's layout since 4.x; older kernels add `success=1` (read as pairs).
+        if let Some([comm, pid, prio, target]) = in_order(f, ["comm", "pid", "prio", "target_cpu"])
+        {
+            let task = Task {
+                comm,
+                pid: pid.parse().ok()?,
+                prio: prio.parse().ok()?,
+            };
+            return Some((task, target_cpu(Some(target))?));
+        }
         let p = Pairs::of(f);
         let task = Task {
             comm: p.get("comm")?,
@@ -529,132 +596,6 @@ fn plugin_task(text: &str) -> Option<(Task<'_>, &str)> {
         },
         &text[close + 1..],
     ))
-}
-
-/// The `key=value` pairs of a fields text, in order, found in one pass; a value runs to the
-/// next ` word=` (so task names with spaces survive). At most [`Pairs::MAX`] are kept.
-#[derive(Clone, Debug)]
-pub struct Pairs<'a> {
-    text: &'a str,
-    /// (key start, `=` position) of each pair.
-    keys: [(u32, u32); Pairs::MAX],
-    /// Each key's first eight bytes as a number: most keys are told apart by it and their
-    /// length, without comparing bytes.
-    heads: [u64; Pairs::MAX],
-    len: usize,
-}
-
-impl<'a> Pairs<'a> {
-    /// Pairs kept at most.
-    pub const MAX: usize = 16;
-
-    /// Scans `text`: a key starts the text or follows a space, runs over [`KEY_BYTE`]s and
-    /// ends at `=`; its value runs to the next key.
-    pub fn of(text: &'a str) -> Pairs<'a> {
-        let b = text.as_bytes();
-        let mut keys = [(0u32, 0u32); Pairs::MAX];
-        let mut heads = [0u64; Pairs::MAX];
-        let mut n = 0;
-        let limit = b.len().min(u32::MAX as usize);
-        let mut i = 0;
-        while i < limit && n < Pairs::MAX {
-            let mut j = i;
-            while j < limit && KEY_BYTE[usize::from(b[j])] {
-                j += 1;
-            }
-            if j > i && j < limit && b[j] == b'=' {
-                keys[n] = (i as u32, j as u32);
-                heads[n] = head(&b[i..j]);
-                n += 1;
-                j += 1;
-            }
-            match next_space(&b[..limit], j) {
-                Some(space) => i = space + 1,
-                None => break,
-            }
-        }
-        Pairs {
-            text,
-            keys,
-            heads,
-            len: n,
-        }
-    }
-
-    /// The value of `key` (its first pair).
-    pub fn get(&self, key: &str) -> Option<&'a str> {
-        let (b, want) = (self.text.as_bytes(), key.as_bytes());
-        let want_head = head(want);
-        let k = (0..self.len).find(|&k| {
-            let (s, e) = (self.keys[k].0 as usize, self.keys[k].1 as usize);
-            self.heads[k] == want_head
-                && e - s == want.len()
-                && (want.len() <= 8 || &b[s..e] == want)
-        })?;
-        let start = self.keys[k].1 as usize + 1;
-        let end = if k + 1 < self.len {
-            self.keys[k + 1].0 as usize
-        } else {
-            self.text.len()
-        };
-        Some(self.text[start..end].trim_ascii_end())
-    }
-
-    /// The value of `key`, parsed.
-    fn num<T: std::str::FromStr>(&self, key: &str) -> Option<T> {
-        self.get(key)?.parse().ok()
-    }
-}
-
-/// The bytes of a field's key (`prev_comm`): letters, digits and `_` (a table: one load a
-/// byte, on every field of every line).
-const KEY_BYTE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric() || b == b'_';
-        c += 1;
-    }
-    t
-};
-
-/// A key's first eight bytes (fewer, zero-padded) as a number.
-#[inline]
-fn head(key: &[u8]) -> u64 {
-    match key.first_chunk::<8>() {
-        Some(eight) => u64::from_le_bytes(*eight),
-        None => {
-            let mut eight = [0u8; 8];
-            eight[..key.len()].copy_from_slice(key);
-            u64::from_le_bytes(eight)
-        }
-    }
-}
-
-/// The first space in `b` from `from` on, found eight bytes at a time (values are scanned
-/// past on every field of every line).
-#[inline]
-fn next_space(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    let mut at = from;
-    while let Some(word) = b.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        let v = u64::from_le_bytes(*word) ^ SPACES;
-        // The lowest set bit marks the first space exactly.
-        let hit = v.wrapping_sub(ONES) & !v & HIGHS;
-        if hit != 0 {
-            return Some(at + (hit.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    b.get(at..)?.iter().position(|&c| c == b' ').map(|i| at + i)
-}
-
-/// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
-pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    Pairs::of(text).get(key)
 }
 
 #[cfg(test)]

@@ -362,7 +362,7 @@ fn function_entry(rest: &str) -> Option<&str> {
 fn cpu_column(b: &[u8]) -> Option<(usize, usize, u32)> {
     let mut i = 0;
     loop {
-        let at = i + b[i..].iter().position(|&c| c == b'[')?;
+        let at = i + memchr::memchr(b'[', &b[i..])?;
         if at > 0 && b[at - 1] == b' ' {
             let mut j = at + 1;
             let mut cpu: u32 = 0;

@@ -316,3 +316,46 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    /// Read straight off the expected layout, the values are the ones the pairs give; a text
+    /// laid out otherwise is left to the pairs.
+    #[test]
+    fn values_in_order_are_the_pairs_values(
+        words in proptest::collection::vec("(a|b|c|d)=[a-z0-9 =]{0,6}|==>| +|x", 0..10),
+        take in 1usize..4,
+    ) {
+        let text = words.join(" ");
+        let p = Pairs::of(&text);
+        for keys in [["a", "b", "c"], ["b", "c", "d"], ["a", "c", "d"]] {
+            let got = match take {
+                1 => pairs::in_order(&text, [keys[0]]).map(|v| v.to_vec()),
+                2 => pairs::in_order(&text, [keys[0], keys[1]]).map(|v| v.to_vec()),
+                _ => pairs::in_order(&text, keys).map(|v| v.to_vec()),
+            };
+            let Some(got) = got else { continue };
+            let want: Vec<Option<&str>> = keys[..got.len()].iter().map(|k| p.get(k)).collect();
+            let got: Vec<Option<&str>> = got.into_iter().map(Some).collect();
+            proptest::prop_assert_eq!(got, want, "{:?}", text);
+        }
+    }
+}
+
+#[test]
+fn the_kernels_layout_is_read_straight_and_any_other_as_pairs() {
+    let k = "prev_comm=a b prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=c next_pid=2 next_prio=9";
+    assert_eq!(
+        pairs::in_order(k, ["prev_comm", "prev_pid"]),
+        Some(["a b", "1"])
+    );
+    // An older kernel's wake-up (`success=1` between): not the layout asked for.
+    let old = "comm=rt pid=5 prio=9 success=1 target_cpu=001";
+    assert_eq!(
+        pairs::in_order(old, ["comm", "pid", "prio", "target_cpu"]),
+        None
+    );
+    let Some((task, cpu)) = wakeup(old) else {
+        panic!("read as pairs")
+    };
+    assert_eq!((task.pid, cpu), (5, Some(1)));
+}

@@ -102,15 +102,15 @@ impl Batch {
             return Ok(false);
         }
         let window = &available[..available.len().min(room)];
-        let mut end = whole_lines(window, items);
+        let mut end = memchr::memrchr(b'\n', window).map_or(0, |i| i + 1);
         let text = match std::str::from_utf8(&window[..end]) {
             Ok(text) => text,
             Err(bad) => {
-                end = whole_lines(&window[..bad.valid_up_to()], items);
+                end = memchr::memrchr(b'\n', &window[..bad.valid_up_to()]).map_or(0, |i| i + 1);
                 std::str::from_utf8(&window[..end]).unwrap_or("")
             }
         };
-        if end == 0 {
+        if end == 0 || items == 0 {
             match reader.next_line()? {
                 Some((_, line)) => self.push(line),
                 None => return Ok(false),
@@ -118,9 +118,10 @@ impl Batch {
             return Ok(true);
         }
         self.text.push_str(text);
-        reader.consume(end);
+        // Lines past the batch's count of items are left for the next batch.
         let mut at = base;
-        while at < self.text.len() {
+        let mut taken = 0;
+        while at < self.text.len() && taken < items {
             let line_end = memchr::memchr(b'\n', &self.text.as_bytes()[at..])
                 .map_or(self.text.len(), |i| at + i + 1);
             let (_, line) = reader.take_line(&self.text[at..line_end]);
@@ -130,7 +131,10 @@ impl Batch {
             };
             self.recs.push(rec);
             at = line_end;
+            taken += 1;
         }
+        self.text.truncate(at);
+        reader.consume(at - base);
         Ok(true)
     }
 
@@ -200,21 +204,6 @@ fn rec(line: Line<'_>) -> Rec {
         Line::BufferStarted { cpu } => Rec::Started(cpu),
         Line::Event(_) | Line::Comment | Line::Continuation(_) | Line::Malformed(_) => Rec::Other,
     }
-}
-
-/// The bytes of `b` up to the end of its last whole line, `items` lines at most.
-fn whole_lines(b: &[u8], items: usize) -> usize {
-    if items == 0 {
-        return 0;
-    }
-    let mut end = 0;
-    for (n, i) in memchr::memchr_iter(b'\n', b).enumerate() {
-        end = i + 1;
-        if n + 1 == items {
-            break;
-        }
-    }
-    end
 }
 
 /// Reads every line of `reader` on a second thread and visits the items here, in order (on
@@ -365,6 +354,27 @@ mod tests {
             proptest::prop_assert_eq!(threaded, alone);
             proptest::prop_assert_eq!(reader.stats(), &stats);
         }
+    }
+
+    /// Short lines fill a batch's count of items before its bytes: the lines past it are
+    /// left for the next batch, none lost or read twice.
+    #[test]
+    fn short_lines_fill_batches_by_count() {
+        let mut input = String::new();
+        for i in 0..5 * BATCH_ITEMS {
+            if i % 1000 == 0 {
+                input.push_str(&format!(
+                    "  t-{i} [002] dNh2. 4.{i:06}: sched_waking: comm=rt pid={i} prio=9 target_cpu=001\n"
+                ));
+            }
+            input.push_str("#\n");
+        }
+        let (alone, stats) = line_by_line(input.as_bytes());
+        let mut threaded = Vec::new();
+        let mut reader = Reader::new(input.as_bytes());
+        each(&mut reader, &mut |item| threaded.push(key(item))).unwrap();
+        assert_eq!(threaded, alone);
+        assert_eq!(reader.stats(), &stats);
     }
 
     /// Found in the lab: the kernel's function-tracer lines have no name in the line, and the
