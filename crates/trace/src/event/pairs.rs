@@ -133,12 +133,20 @@ pub fn value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// layout; keys after them are left unread): what [`Pairs::get`] gives for each, found by
 /// comparing each expected key where it should be rather than scanning every key byte.
 /// `None` when the text is laid out otherwise; [`Pairs`] reads it then.
+#[inline]
 pub(super) fn in_order<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> Option<[&'a str; N]> {
-    let b = text.as_bytes();
     let mut out = [""; N];
-    let first = keys.first()?;
+    read_in_order(text, &keys, &mut out).then_some(out)
+}
+
+/// [`in_order`]'s work, once for every count of keys: whether `out` holds the values.
+fn read_in_order<'a>(text: &'a str, keys: &[&str], out: &mut [&'a str]) -> bool {
+    let b = text.as_bytes();
+    let Some(first) = keys.first() else {
+        return false;
+    };
     if !key_at(b, 0, first) {
-        return None;
+        return false;
     }
     let mut start = first.len() + 1;
     for (k, value) in out.iter_mut().enumerate() {
@@ -155,21 +163,21 @@ pub(super) fn in_order<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> Op
             if any_key_at(b, at) {
                 // Another key (not the expected one), or one after the last asked for.
                 if next.is_some() {
-                    return None;
+                    return false;
                 }
                 break space;
             }
             from = at;
         };
         if end == b.len() && next.is_some() {
-            return None;
+            return false;
         }
         *value = text[start..end].trim_ascii_end();
         if let Some(n) = next {
             start = end + 1 + n.len() + 1;
         }
     }
-    Some(out)
+    true
 }
 
 /// Whether `key=` is at `at`.
