@@ -42,7 +42,17 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
     }
     let dat = match input {
         Input::Mapped(r) => tracedat::open_any(MappedAt(r.into_inner())),
-        Input::Read(r) => tracedat::open_any(r.into_inner()),
+        Input::Read(r) => {
+            let file = r.into_inner();
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                return Err(UsageError(format!(
+                    "{}: a trace.dat is read at offsets, and this is a pipe or a device; save it to a file and give that",
+                    path.display()
+                ))
+                .into());
+            }
+            tracedat::open_any(file)
+        }
     }
     .map_err(|e| {
         UsageError(format!(

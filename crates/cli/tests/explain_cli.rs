@@ -327,6 +327,20 @@ fn a_trace_read_from_a_pipe_explains_as_the_file_does() {
             assert_eq!(same(&piped.stdout), from_file, "{name} through a pipe");
         }
     }
+    // A trace.dat through a pipe: one line saying what to do, exit 2.
+    let piped = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cat '{}' | '{}' explain irqs /dev/stdin",
+            dat.display(),
+            env!("CARGO_BIN_EXE_rtlab")
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(piped.status.code(), Some(2), "{err}");
+    assert!(err.contains("save it to a file"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 /// `trace-cmd record -p timerlat` (lab, Debian's 6.12 RT kernel): the tracer's report and

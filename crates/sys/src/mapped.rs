@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, BufRead, Read};
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes a sequential reader moves past before it gives the pages behind it back.
 const RELEASE_STEP: usize = 4 << 20;
@@ -20,12 +21,19 @@ const RELEASE_STEP: usize = 4 << 20;
 /// in a few bytes, then its body).
 const RELEASE_AT_LEAST: usize = 512;
 
+/// Bytes read at offsets between two sweeps that give back every page of the mapping (what
+/// the reads' own releases leave: pages mapped around the ones read, the heads of compressed
+/// chunks), so memory stays bounded whatever the order of the reads.
+const SWEEP_BYTES: usize = 4 << 20;
+
 /// A regular file mapped whole, read-only.
 #[derive(Debug)]
 pub struct Mapped {
     ptr: NonNull<u8>,
     len: usize,
     page: usize,
+    /// Bytes read at offsets ([`Mapped::read_at`]) so far.
+    read: AtomicUsize,
 }
 
 // SAFETY: the mapping is read-only and private to this value; nothing writes through it, so
@@ -67,6 +75,7 @@ impl Mapped {
             ptr: NonNull::new(ptr.cast())?,
             len,
             page: usize::try_from(page).ok().filter(|&p| p > 0)?,
+            read: AtomicUsize::new(0),
         })
     }
 
@@ -102,7 +111,8 @@ impl Mapped {
 
     /// Copies the bytes at `offset` into `buf` (as `pread`); the bytes copied, 0 past the end.
     /// The pages a read touched are given back once copied, the partly read ones too (the
-    /// CPUs' data of a recording is read a block or a compressed chunk at a time, each once).
+    /// CPUs' data of a recording is read a block or a compressed chunk at a time, each once),
+    /// and every [`SWEEP_BYTES`] read all of them.
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> usize {
         let bytes = self.bytes();
         let start = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
@@ -111,6 +121,10 @@ impl Mapped {
         if n >= RELEASE_AT_LEAST {
             let end = (start + n).div_ceil(self.page).saturating_mul(self.page);
             self.release_pages(start / self.page * self.page, end.min(self.len));
+        }
+        let before = self.read.fetch_add(n, Ordering::Relaxed);
+        if before / SWEEP_BYTES != before.saturating_add(n) / SWEEP_BYTES {
+            self.release_pages(0, self.len);
         }
         n
     }

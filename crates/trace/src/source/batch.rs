@@ -1,5 +1,6 @@
-//! A text trace read on two threads: a reader thread reads the lines, checks their UTF-8 and
-//! splits each into its columns ([`crate::line`]), and hands them over in batches; the thread
+//! A text trace read on two threads: a reader thread takes whole lines out of what was read
+//! ahead into a batch in one copy, checks their UTF-8 together, splits each into its columns
+//! ([`crate::line`]) in place, and hands them over in batches; the thread
 //! that called [`Source::each`](super::Source::each) builds the items from a batch and visits
 //! them (decoding the fields, the passes' own work). The two halves of the work are about equal
 //! (`crates/trace/examples/layers.rs`), so a second core nearly halves the time of a pass.
