@@ -143,6 +143,7 @@ impl Drop for Mapped {
 pub struct MappedReader {
     map: Mapped,
     pos: usize,
+    /// Pages before this (a page boundary) are given back.
     released: usize,
 }
 
@@ -180,8 +181,10 @@ impl BufRead for MappedReader {
     fn consume(&mut self, amt: usize) {
         self.pos = self.pos.saturating_add(amt).min(self.map.len);
         if self.pos - self.released >= RELEASE_STEP {
-            self.map.release(self.released, self.pos);
-            self.released = self.pos;
+            // Up to the page the reader is in; that page goes with the next step.
+            let end = self.pos / self.map.page * self.map.page;
+            self.map.release(self.released, end);
+            self.released = end;
         }
     }
 }
@@ -220,6 +223,9 @@ mod tests {
         }
         assert_eq!(read, bytes);
         assert!(r.released > 0, "pages behind were given back");
+        // Given back from the start, in whole pages, none skipped between steps.
+        assert_eq!(r.released % r.map.page, 0);
+        assert!(r.released + RELEASE_STEP + r.map.page > bytes.len());
         // Given back, the pages read again from the page cache.
         let map = Mapped::of(&file).unwrap();
         map.release(0, bytes.len());
