@@ -66,6 +66,7 @@ pub(crate) fn contents(
         page_size: raw.page_size,
         cpus: raw.cpus,
         latency: None,
+        instances: Vec::new(),
     })
 }
 

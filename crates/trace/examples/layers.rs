@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         let t = Instant::now();
         let (mut n, mut sum) = (0u64, 0u64);
-        let mut ev = dat.events(0);
+        let mut ev = dat.events_merged();
         while let Some(item) = ev.next() {
             if let tracedat::Item::Event(r) = item {
                 n += 1;

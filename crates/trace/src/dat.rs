@@ -96,7 +96,8 @@ struct Decoder<'t, R> {
 }
 
 impl<'t, R: ReadAt> Dat<'t, R> {
-    /// The events of `dat`'s top buffer.
+    /// The events of `dat`'s buffers, the top instance's and the named ones', merged in time
+    /// order.
     pub fn new(dat: &'t TraceDat<R>) -> Dat<'t, R> {
         let mut plans: Vec<Option<(&tracedat::EventFormat, Plan)>> = Vec::new();
         for f in dat.formats.all() {
@@ -130,7 +131,7 @@ impl<'t, R: ReadAt> Dat<'t, R> {
             line: String::new(),
         };
         Dat {
-            events: dat.events(0),
+            events: dat.events_merged(),
             dec,
         }
     }

@@ -395,8 +395,8 @@ fn task_pid(before_cpu: &str) -> Option<(&str, u32)> {
     }
     // trace-cmd's `instance:` prefix before the task.
     if let Some(sp) = head.bytes().position(|c| c == b' ')
-        && head.as_bytes()[sp - 1] == b':'
         && sp > 0
+        && head.as_bytes()[sp - 1] == b':'
     {
         let rest = head[sp..].trim_ascii_start();
         if rest.contains('-') {

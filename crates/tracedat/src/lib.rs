@@ -35,7 +35,7 @@ pub use error::Error;
 pub use format::{EventFormat, Field, Loc, PageHeader};
 pub use open::{Buffer, CpuData, TraceDat};
 pub use stream::{Events, Item, ReadReport, Record};
-pub use write::{Contents, write_v6, write_v7};
+pub use write::{Contents, CpuPages, write_v6, write_v7};
 
 /// A recording over any source, behind one pointer: what the binary uses everywhere, so the
 /// reader and the passes over it are compiled once, not once per kind of source.

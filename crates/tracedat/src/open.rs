@@ -300,13 +300,47 @@ impl<R: ReadAt + ?Sized> TraceDat<&R> {
                 ));
             }
         }
-        for (name, _) in &self.options.v6_instances {
-            self.notes.push(format!(
-                "instance buffer \"{name}\" of a version 6 file is not read"
+        check_page(self.host_page_size, 0)?;
+        for (name, at) in std::mem::take(&mut self.options.v6_instances) {
+            match self.v6_instance(cpus, at) {
+                Ok(list) => self.buffers.push(Buffer {
+                    name,
+                    clock: self.options.clock.clone(),
+                    page_size: self.host_page_size,
+                    compressed: false,
+                    cpus: list,
+                }),
+                Err(why) => self
+                    .notes
+                    .push(format!("instance buffer \"{name}\" not read: {why}")),
+            }
+        }
+        Ok(meta)
+    }
+
+    /// A version 6 instance's CPU data, where its option points: the `flyrecord` label, then
+    /// each CPU's offset and size, as for the top buffer.
+    fn v6_instance(&self, cpus: u32, at: u64) -> Result<Vec<CpuData>, Error> {
+        let mut seq = Seq {
+            src: self.src,
+            pos: at,
+            endian: self.endian,
+            len: self.len,
+        };
+        let label = seq.take(10, "an instance's data label")?;
+        if label != b"flyrecord\0" {
+            return Err(Error::damaged(
+                "no flyrecord data where the instance's option points",
+                at,
             ));
         }
-        check_page(self.host_page_size, 0)?;
-        Ok(meta)
+        let mut list = Vec::new();
+        for cpu in 0..cpus {
+            let offset = seq.u64("a CPU's data offset")?;
+            let size = seq.u64("a CPU's data size")?;
+            list.push(CpuData { cpu, offset, size });
+        }
+        Ok(list)
     }
 
     /// Version 7: the compression, then option sections chained from the header, which say

@@ -92,9 +92,14 @@ enum Pending {
     Lost { ts: u64, count: Option<u64> },
 }
 
-/// One CPU's data as it is read.
+/// One CPU's data, of one buffer, as it is read.
 struct Cpu {
     cpu: u32,
+    /// Its buffer's page size, whether its data is in compressed chunks, and how much is read
+    /// at once.
+    page_size: usize,
+    compressed: bool,
+    block: usize,
     /// File offset of the next block (or chunk header) and the end of the data.
     next: u64,
     end: u64,
@@ -111,12 +116,9 @@ struct Cpu {
     pending: Pending,
 }
 
-/// The events of one buffer, in time order.
+/// The events of one buffer, or of several merged, in time order.
 pub struct Events<'t, R> {
     dat: &'t TraceDat<R>,
-    page_size: usize,
-    compressed: bool,
-    block: usize,
     cpus: Vec<Cpu>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// The CPU whose item was yielded last: it moves on at the next call.
@@ -129,7 +131,19 @@ impl<R: ReadAt> TraceDat<R> {
     /// The events of buffer `index` (0: the top instance), streaming; an empty stream when
     /// there is no such buffer.
     pub fn events(&self, index: usize) -> Events<'_, R> {
-        let mut ev = self.events_unprimed(index);
+        self.primed(self.events_unprimed(&[index]))
+    }
+
+    /// The events of every buffer (the top instance and the named ones) merged in time order,
+    /// as `trace-cmd report` prints them: a recording made with `-B` holds some events only
+    /// in its instances.
+    pub fn events_merged(&self) -> Events<'_, R> {
+        let all: Vec<usize> = (0..self.buffers.len()).collect();
+        self.primed(self.events_unprimed(&all))
+    }
+
+    /// Each CPU of the stream moved to its first item.
+    fn primed<'t>(&self, mut ev: Events<'t, R>) -> Events<'t, R> {
         for i in 0..ev.cpus.len() {
             ev.advance(i);
             ev.push(i);
@@ -137,30 +151,30 @@ impl<R: ReadAt> TraceDat<R> {
         ev
     }
 
-    /// The stream before any CPU read its first page.
-    fn events_unprimed(&self, index: usize) -> Events<'_, R> {
-        let empty = Buffer {
-            name: String::new(),
-            clock: None,
-            page_size: self.host_page_size.max(64),
-            compressed: false,
-            cpus: Vec::new(),
-        };
-        let b = self.buffers.get(index).unwrap_or(&empty);
-        let page_size = b.page_size as usize;
+    /// The stream of `buffers` before any CPU read its first page (a buffer that does not
+    /// exist adds nothing).
+    fn events_unprimed(&self, buffers: &[usize]) -> Events<'_, R> {
         let mut report = ReadReport::default();
-        let cpus: Vec<Cpu> = b
-            .cpus
+        let chosen: Vec<&Buffer> = buffers
             .iter()
-            .map(|c| {
+            .filter_map(|&i| self.buffers.get(i))
+            .collect();
+        let streams: usize = chosen.iter().map(|b| b.cpus.len()).sum();
+        let mut cpus = Vec::with_capacity(streams);
+        for b in chosen {
+            let page_size = (b.page_size as usize).max(64);
+            for c in &b.cpus {
                 // A compressed CPU's size does not count its leading chunk count.
                 let count = if b.compressed { 4 } else { 0 };
                 let end = c.offset.saturating_add(c.size).saturating_add(count);
                 if end > self.len {
                     report.truncated_cpus.push(c.cpu);
                 }
-                Cpu {
+                cpus.push(Cpu {
                     cpu: c.cpu,
+                    page_size,
+                    compressed: b.compressed,
+                    block: block_bytes(streams, page_size),
                     next: c.offset,
                     end: end.min(self.len),
                     chunks: None,
@@ -172,14 +186,11 @@ impl<R: ReadAt> TraceDat<R> {
                     page_end: 0,
                     ts: 0,
                     pending: Pending::Done,
-                }
-            })
-            .collect();
+                });
+            }
+        }
         Events {
             dat: self,
-            page_size,
-            compressed: b.compressed,
-            block: block_bytes(cpus.len(), page_size),
             cpus,
             heap: BinaryHeap::new(),
             current: None,
@@ -290,7 +301,7 @@ impl<R: ReadAt> Events<'_, R> {
                     }
                 }
                 c.in_page = false;
-                c.page_at += self.page_size;
+                c.page_at += c.page_size;
                 continue;
             }
             if c.page_at >= c.buf_len && !self.load(i) {
@@ -298,7 +309,7 @@ impl<R: ReadAt> Events<'_, R> {
                 return;
             }
             let c = &mut self.cpus[i];
-            let len = self.page_size.min(c.buf_len - c.page_at);
+            let len = c.page_size.min(c.buf_len - c.page_at);
             match page::page(
                 &c.buf,
                 c.page_at,
@@ -319,7 +330,7 @@ impl<R: ReadAt> Events<'_, R> {
                     self.report.damaged_pages += 1;
                     let what = format!("CPU {}: a page's header claims more than the page", c.cpu);
                     self.report.damage(what);
-                    c.page_at += self.page_size;
+                    c.page_at += c.page_size;
                 }
             }
         }
@@ -327,11 +338,11 @@ impl<R: ReadAt> Events<'_, R> {
 
     /// CPU `i`'s next block of pages (or chunk); false when its data is done.
     fn load(&mut self, i: usize) -> bool {
-        if self.compressed {
+        if self.cpus[i].compressed {
             return self.load_chunk(i);
         }
-        let block = self.block;
         let c = &mut self.cpus[i];
+        let block = c.block;
         let want = c.end.saturating_sub(c.next).min(block as u64) as usize;
         if want == 0 {
             return false;
@@ -430,7 +441,7 @@ impl<R: ReadAt> TraceDat<R> {
         if !b.compressed {
             return crate::bytes::read_vec(&self.src, c.offset, c.size, limit, "a CPU's data");
         }
-        let mut ev = self.events_unprimed(buffer);
+        let mut ev = self.events_unprimed(&[buffer]);
         let mut out = Vec::new();
         // One CPU's stream alone: load its chunks in turn.
         while ev.load_chunk(index) {

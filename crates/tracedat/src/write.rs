@@ -48,10 +48,16 @@ pub struct Contents {
     /// The ring buffer's page size.
     pub page_size: u32,
     /// Each CPU's raw pages, as `trace_pipe_raw` gave them.
-    pub cpus: Vec<(u32, Vec<u8>)>,
+    pub cpus: CpuPages,
     /// A latency tracer's text (its `trace` file), written instead of the CPUs' pages.
     pub latency: Option<Vec<u8>>,
+    /// Named instances' buffers (`trace-cmd record -B NAME`): each one's name and CPUs' raw
+    /// pages, after the top buffer's (version 6 only; version 7 writes the top buffer).
+    pub instances: Vec<(String, CpuPages)>,
 }
+
+/// Each CPU's raw ring-buffer pages: the CPU and its pages back to back.
+pub type CpuPages = Vec<(u32, Vec<u8>)>;
 
 /// Bytes in the file's byte order.
 struct Out {
@@ -142,6 +148,15 @@ pub fn write_v6<W: Write>(c: &Contents, mut w: W) -> io::Result<u64> {
     for s in &c.cpu_stats {
         option(&mut o, 2, &nul(s));
     }
+    // Each instance's BUFFER option: where its data is (filled in below), and its name.
+    let mut instance_at = Vec::new();
+    for (name, _) in &c.instances {
+        o.u16(3);
+        o.u32(8 + name.len() as u32 + 1);
+        instance_at.push(o.buf.len());
+        o.u64(0);
+        o.cstr(name);
+    }
     o.u16(0);
     if let Some(text) = &c.latency {
         o.buf.extend_from_slice(b"latency  \0");
@@ -149,21 +164,33 @@ pub fn write_v6<W: Write>(c: &Contents, mut w: W) -> io::Result<u64> {
         w.write_all(&o.buf)?;
         return Ok(o.buf.len() as u64);
     }
+    v6_flyrecord(&mut o, &c.cpus, c.page_size);
+    for ((_, cpus), patch) in c.instances.iter().zip(instance_at) {
+        let mut at = Vec::new();
+        c.endian.put(&mut at, o.buf.len() as u64, 8);
+        o.buf[patch..patch + 8].copy_from_slice(&at);
+        v6_flyrecord(&mut o, cpus, c.page_size);
+    }
+    w.write_all(&o.buf)?;
+    Ok(o.buf.len() as u64)
+}
+
+/// A version 6 buffer's data: the `flyrecord` label, each CPU's offset and size, then each
+/// CPU's pages at a page-aligned offset.
+fn v6_flyrecord(o: &mut Out, cpus: &CpuPages, page_size: u32) {
     o.buf.extend_from_slice(b"flyrecord\0");
-    let page = u64::from(c.page_size.max(1));
-    let mut at = (o.buf.len() as u64 + 16 * c.cpus.len() as u64).next_multiple_of(page);
-    for (_, data) in &c.cpus {
+    let page = u64::from(page_size.max(1));
+    let mut at = (o.buf.len() as u64 + 16 * cpus.len() as u64).next_multiple_of(page);
+    for (_, data) in cpus {
         o.u64(at);
         o.u64(data.len() as u64);
         at = (at + data.len() as u64).next_multiple_of(page);
     }
-    for (_, data) in &c.cpus {
+    for (_, data) in cpus {
         o.buf
             .resize((o.buf.len() as u64).next_multiple_of(page) as usize, 0);
         o.buf.extend_from_slice(data);
     }
-    w.write_all(&o.buf)?;
-    Ok(o.buf.len() as u64)
 }
 
 fn nul(s: &str) -> Vec<u8> {
@@ -472,6 +499,7 @@ impl Contents {
             page_size: buffer.map_or(dat.host_page_size, |b| b.page_size),
             cpus,
             latency: dat.latency_text(model::limits::MAX_TRACEDAT_SECTION_BYTES)?,
+            instances: Vec::new(),
         })
     }
 }

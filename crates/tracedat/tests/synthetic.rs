@@ -177,3 +177,65 @@ fn what_is_not_a_recording_is_refused_by_name() {
     let e = TraceDat::open(&c[..]).unwrap_err();
     assert!(e.to_string().contains("compression \"nope\""), "{e}");
 }
+
+/// (buffer's events merged) CPU and time of every event of `dat`, and the stream's report.
+fn merged(dat: &TraceDat<&[u8]>) -> (Vec<(u32, u64)>, tracedat::ReadReport) {
+    let mut ev = dat.events_merged();
+    let mut out = Vec::new();
+    while let Some(item) = ev.next() {
+        if let Item::Event(r) = item {
+            out.push((r.cpu, r.ts));
+        }
+    }
+    (out, ev.report().clone())
+}
+
+#[test]
+fn a_version_6_instance_buffer_reads_merged_with_the_top_one() {
+    for e in [Endian::Little, Endian::Big] {
+        let mut c = contents(e, 8);
+        c.instances = vec![(
+            "timers".to_string(),
+            vec![(0, page(e, 8, 1020)), (1, page(e, 8, 1070))],
+        )];
+        let mut v6 = Vec::new();
+        tracedat::write_v6(&c, &mut v6).unwrap();
+        let dat = TraceDat::open(&v6[..]).unwrap();
+        assert!(dat.notes.is_empty(), "{:?}", dat.notes);
+        let names: Vec<&str> = dat.buffers.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["", "timers"]);
+        // The top buffer alone, then both in time order.
+        assert_eq!(read(&v6).len(), 6);
+        let (all, report) = merged(&dat);
+        assert!(!report.damaged(), "{report:?}");
+        assert_eq!(all.len(), 12);
+        assert!(all.windows(2).all(|w| w[0].1 <= w[1].1), "{all:?}");
+        let first: Vec<_> = all.iter().take(4).copied().collect();
+        assert_eq!(first, [(0, 1100), (0, 1120), (1, 1150), (1, 1170)]);
+    }
+}
+
+#[test]
+fn a_version_6_instance_that_points_nowhere_is_a_note_not_a_refusal() {
+    let mut c = contents(Endian::Little, 8);
+    c.instances = vec![("lost".to_string(), vec![(0, page(Endian::Little, 8, 2000))])];
+    let mut v6 = Vec::new();
+    tracedat::write_v6(&c, &mut v6).unwrap();
+    // The BUFFER option's offset: past the end of the file, then at the top buffer's label's
+    // neighbour (not a flyrecord label).
+    let name = v6.windows(5).position(|w| w == b"lost\0").unwrap();
+    for bad in [u64::MAX, v6.len() as u64 - 3, 16] {
+        let mut f = v6.clone();
+        f[name - 8..name].copy_from_slice(&bad.to_le_bytes());
+        let dat = TraceDat::open(&f[..]).unwrap();
+        assert_eq!(dat.buffers.len(), 1, "offset {bad}");
+        assert!(
+            dat.notes
+                .iter()
+                .any(|n| n.contains("instance buffer \"lost\" not read")),
+            "offset {bad}: {:?}",
+            dat.notes
+        );
+        assert_eq!(merged(&dat).0.len(), 6, "offset {bad}");
+    }
+}

@@ -37,8 +37,8 @@ impl Tracer {
 /// sample window, from the start).
 pub const PROBE_RECORDS: u64 = 100_000;
 
-/// The tracer whose entries appear among the first [`PROBE_RECORDS`] records of `dat`'s top
-/// buffer; `None` for a recording of events only. Every kernel with the tracers describes
+/// The tracer whose entries appear among the first [`PROBE_RECORDS`] records of `dat`'s
+/// buffers; `None` for a recording of events only. Every kernel with the tracers describes
 /// their entries, so the formats alone do not tell.
 pub fn probe<R: ReadAt>(dat: &TraceDat<R>) -> Option<Tracer> {
     let ids: Vec<(u64, Tracer)> = dat
@@ -50,7 +50,7 @@ pub fn probe<R: ReadAt>(dat: &TraceDat<R>) -> Option<Tracer> {
     if ids.is_empty() {
         return None;
     }
-    let mut events = dat.events(0);
+    let mut events = dat.events_merged();
     let mut seen = 0;
     while let Some(item) = events.next() {
         if let tracedat::Item::Event(r) = item
@@ -186,7 +186,7 @@ fn noise(out: &mut String, f: &EventFormat, d: &[u8], e: Endian) -> Option<()> {
     .ok()
 }
 
-/// Each item of `dat`'s top buffer as a line of the kernel's trace text (a loss as the
+/// Each item of `dat`'s buffers (merged) as a line of the kernel's trace text (a loss as the
 /// kernel's `CPU:N [LOST M EVENTS]`), with the event's name.
 fn each_line<R: ReadAt>(
     dat: &TraceDat<R>,
