@@ -156,7 +156,7 @@ fn explain_file(path: &Path, args: &ExplainArgs) -> Result<Exit> {
         return Ok(Exit::Ok);
     }
     let (scan, mut notes) = explain_stats::scan(path)?;
-    check_explainable(&scan, &name)?;
+    check_explainable(&scan, &name, || graph_text(path))?;
     let offset = scan.clock_offset_ns;
     let spikes = chosen(&scan, args.worst);
     if spikes.is_empty() {
@@ -303,8 +303,32 @@ fn rendered(
     })
 }
 
+/// Whether the file at `path` is the kernel's own text of the function_graph tracer (its
+/// header line): calls and durations, with no events to place them in time.
+fn graph_text(path: &Path) -> bool {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    head[..n]
+        .split(|&b| b == b'\n')
+        .take(4)
+        .any(|l| l.trim_ascii() == b"# tracer: function_graph")
+}
+
 /// A trace with no events, or no timer wake-up of a sleeping task, has no spike to explain.
-fn check_explainable(scan: &Scan, name: &str) -> Result<()> {
+/// `graph`: whether the file is the function_graph tracer's text (asked only when no event
+/// was read).
+fn check_explainable(scan: &Scan, name: &str, graph: impl FnOnce() -> bool) -> Result<()> {
+    if scan.read.events == 0 && graph() {
+        return Err(UsageError(format!(
+            "{name}: the kernel's function_graph text holds calls and their durations but no \
+             events to place them among; record the graph with the scheduler's and timers' \
+             events (trace-cmd record -p function_graph -e sched -e timer -e irq) and give the \
+             trace.dat or its `trace-cmd report` text"
+        ))
+        .into());
+    }
     if scan.read.events == 0 {
         return Err(UsageError(format!(
             "{name}: no trace events in it{}; give the kernel's trace text, trace-cmd report \

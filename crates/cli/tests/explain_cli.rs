@@ -149,6 +149,15 @@ fn what_cannot_be_explained_is_one_line_and_exit_2() {
     std::fs::write(&dat, b"\x17\x08\x44tracing6\0\0\0\x01\x02binary").unwrap();
     let v9 = dir.path().join("v9.dat");
     std::fs::write(&v9, b"\x17\x08\x44tracing9\0\0\x08\0\x10\0\0").unwrap();
+    let graph = dir.path().join("graph.txt");
+    std::fs::write(
+        &graph,
+        "# tracer: function_graph\n#\n# CPU  DURATION                  FUNCTION CALLS\n\
+         # |     |   |                     |   |   |   |\n\n \
+         0)               |  sys_open() {\n 0)   1.382 us    |    __might_sleep();\n \
+         0)   7.876 us    |  }\n",
+    )
+    .unwrap();
     let no_timers = dir.path().join("no_timers.txt");
     std::fs::write(
         &no_timers,
@@ -163,6 +172,10 @@ fn what_cannot_be_explained_is_one_line_and_exit_2() {
         (
             no_timers.to_str().unwrap(),
             "no timer wake-up of a sleeping task",
+        ),
+        (
+            graph.to_str().unwrap(),
+            "the kernel's function_graph text holds calls and their durations but no events",
         ),
         (
             "/nonexistent/trace.txt",
