@@ -38,6 +38,7 @@ pub mod osnoise;
 pub mod reader;
 pub mod run_delay;
 pub mod source;
+mod swar;
 pub mod timerlat;
 
 pub use error::ParseError;

@@ -11,6 +11,8 @@
 //! `function` events, as trace-cmd names them. Lines that are not events are classified, never an error: a trace is often cut or damaged, and the reader counts what it
 //! could not read.
 
+use crate::swar;
+
 /// What one line holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -229,26 +231,21 @@ fn bracket_prefix(line: &str) -> Option<(Prefix<'_>, usize)> {
     let (open, close, cpu) = cpu_column(b)?;
     let (task, pid) = task_pid(&line[..open])?;
     // After `]`: an optional flags word, then `SECONDS.FRACTION:`.
-    let mut k = close + 1;
-    let word = |k: &mut usize| -> Option<(usize, usize)> {
-        while *k < b.len() && b[*k] == b' ' {
-            *k += 1;
-        }
-        let start = *k;
-        while *k < b.len() && b[*k] != b' ' {
-            *k += 1;
-        }
-        (*k > start).then_some((start, *k))
+    let word = |k: usize| -> Option<(usize, usize)> {
+        let start = swar::skip_spaces(b, k);
+        let end = swar::next_space(b, start).unwrap_or(b.len());
+        (end > start).then_some((start, end))
     };
-    let (s1, e1) = word(&mut k)?;
+    let (s1, e1) = word(close + 1)?;
     let (flags, ts) = if b[e1 - 1] == b':' {
         (None, (s1, e1))
     } else {
-        (Some(Flags::parse(&line[s1..e1])?), word(&mut k)?)
+        (Some(Flags::parse(&line[s1..e1])?), word(e1)?)
     };
     if b[ts.1 - 1] != b':' {
         return None;
     }
+    let k = ts.1;
     let (ts_ns, ts_digits) = timestamp(&line[ts.0..ts.1 - 1])?;
     Some((
         Prefix {
@@ -386,7 +383,10 @@ fn cpu_column(b: &[u8]) -> Option<(usize, usize, u32)> {
 /// The task and pid before the CPU column (`bash-2042`, after trace-cmd's `instance:`
 /// prefix, before record-tgid's `(  tgid)` column).
 fn task_pid(before_cpu: &str) -> Option<(&str, u32)> {
-    let mut head = before_cpu.trim_ascii();
+    // The column is right-aligned: spaces first, skipped a word at a time.
+    let b = before_cpu.as_bytes();
+    let start = swar::skip_spaces(b, 0);
+    let mut head = before_cpu[start..].trim_ascii();
     // record-tgid's `(  tgid)` column.
     if head.ends_with(')')
         && let Some(p) = head.rfind('(')
@@ -394,7 +394,7 @@ fn task_pid(before_cpu: &str) -> Option<(&str, u32)> {
         head = head[..p].trim_ascii_end();
     }
     // trace-cmd's `instance:` prefix before the task.
-    if let Some(sp) = head.bytes().position(|c| c == b' ')
+    if let Some(sp) = swar::next_space(head.as_bytes(), 0)
         && sp > 0
         && head.as_bytes()[sp - 1] == b':'
     {

@@ -3,6 +3,8 @@
 //! own layout when the keys are the ones expected, in order ([`in_order`]: no key byte
 //! scanned). Every field of every text line goes through here.
 
+use crate::swar::next_space;
+
 /// The `key=value` pairs of a fields text, in order, found in one pass; a value runs to the
 /// next ` word=` (so task names with spaces survive). At most [`Pairs::MAX`] are kept.
 #[derive(Clone, Debug)]
@@ -102,26 +104,6 @@ fn head(key: &[u8]) -> u64 {
             u64::from_le_bytes(eight)
         }
     }
-}
-
-/// The first space in `b` from `from` on, found eight bytes at a time (values are scanned
-/// past on every field of every line).
-#[inline]
-fn next_space(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    let mut at = from;
-    while let Some(word) = b.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        let v = u64::from_le_bytes(*word) ^ SPACES;
-        // The lowest set bit marks the first space exactly.
-        let hit = v.wrapping_sub(ONES) & !v & HIGHS;
-        if hit != 0 {
-            return Some(at + (hit.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    b.get(at..)?.iter().position(|&c| c == b' ').map(|i| at + i)
 }
 
 /// The value of `key` in `key=value` text: from after `key=` to the next ` word=` or the end.
