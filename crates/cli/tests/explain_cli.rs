@@ -6,26 +6,9 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{is_root, rtlab, serial, wait_for};
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces")
-        .join(rel)
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let out = rtlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{is_root, rtlab, run_ok, serial, trace_fixture as fixture, wait_for};
 
 #[test]
 fn a_trace_file_with_a_fifo_99_hog_is_explained_as_that_hog() {

@@ -4,25 +4,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::rtlab;
-
-fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/traces")
-        .join(rel)
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let out = rtlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{rtlab, run_ok, trace_fixture as fixture};
 
 /// trace-cmd records a latency tracer (`record -p wakeup_rt`, `irqsoff`...) as the tracer's
 /// text: version 6 after a `latency` label, version 7 in a BUFFER_TEXT section. rtlab writes

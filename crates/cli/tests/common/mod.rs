@@ -33,6 +33,25 @@ pub(crate) fn live_skip(why: &str) {
     testkit::live::skip(why);
 }
 
+/// A trace under `fixtures/traces`.
+pub(crate) fn trace_fixture(rel: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/traces")
+        .join(rel)
+}
+
+/// Runs rtlab with `args`, which must succeed: its standard output.
+#[track_caller]
+pub(crate) fn run_ok(args: &[&str]) -> String {
+    let out = rtlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The rtlab binary under test, without colour.
 pub(crate) fn rtlab() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtlab"));
