@@ -198,6 +198,7 @@ impl<R: ReadAt> TraceDat<R> {
                 )));
             }
         };
+        dat.bound_streams();
         let page_header = meta
             .page_header
             .ok_or_else(|| Error::damaged("the page header (header_page) is missing", 0))?;
@@ -232,6 +233,29 @@ impl<S> TraceDat<S> {
             notes: self.notes,
             raw: self.raw,
         }
+    }
+}
+
+impl<S> TraceDat<S> {
+    /// Buffers past the first [`MAX_CPU`] + 1 CPUs of data in all are left out, with a note:
+    /// their events are read merged, one stream each, so the streams (and the blocks they
+    /// hold) stay as bounded as one buffer's CPUs.
+    fn bound_streams(&mut self) {
+        let mut streams = 0usize;
+        let limit = MAX_CPU as usize + 1;
+        let mut kept = Vec::new();
+        for b in std::mem::take(&mut self.buffers) {
+            streams = streams.saturating_add(b.cpus.len());
+            if streams > limit {
+                self.notes.push(format!(
+                    "buffer \"{}\" not read: the buffers hold more than {limit} CPUs' data in all",
+                    b.name
+                ));
+            } else {
+                kept.push(b);
+            }
+        }
+        self.buffers = kept;
     }
 }
 

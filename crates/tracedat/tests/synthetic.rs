@@ -239,3 +239,26 @@ fn a_version_6_instance_that_points_nowhere_is_a_note_not_a_refusal() {
         assert_eq!(merged(&dat).0.len(), 6, "offset {bad}");
     }
 }
+
+#[test]
+fn buffers_past_the_cpu_bound_are_left_out_with_a_note() {
+    let e = Endian::Little;
+    let mut c = contents(e, 8);
+    // The top buffer: every CPU a kernel may have (most of them empty).
+    let limit = model::cpuset::MAX_CPU + 1;
+    c.cpus = (0..limit).map(|cpu| (cpu, Vec::new())).collect();
+    c.cpus[0].1 = page(e, 8, 1000);
+    c.instances = vec![("more".to_string(), vec![(0, page(e, 8, 1020))])];
+    let mut v6 = Vec::new();
+    tracedat::write_v6(&c, &mut v6).unwrap();
+    let dat = TraceDat::open(&v6[..]).unwrap();
+    assert_eq!(dat.buffers.len(), 1);
+    assert!(
+        dat.notes
+            .iter()
+            .any(|n| n.contains("buffer \"more\" not read")),
+        "{:?}",
+        dat.notes
+    );
+    assert_eq!(merged(&dat).0.len(), 3);
+}
