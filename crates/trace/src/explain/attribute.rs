@@ -110,17 +110,36 @@ fn repaired_events(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) ->
     repaired
 }
 
-/// The task running when the window opened, with its priority as its switch-out shows it.
+/// The task running when the window opened, with its name and priority as its switch-out
+/// shows them (see [`switched_out_as`]).
 fn start_task(window: &Window, on_cpu: &[&Ev]) -> Option<TaskRef> {
     window.running_at_start.clone().map(|mut t| {
-        if let Some(p) = on_cpu.iter().find_map(|e| match &e.what {
-            What::Switch { prev, .. } if prev.pid == t.pid => Some(prev.prio),
+        if let Some(out) = on_cpu.iter().find_map(|e| match &e.what {
+            What::Switch { prev, .. } if prev.pid == t.pid => Some(prev),
             _ => None,
         }) {
-            t.prio = p;
+            t.prio = out.prio;
+            t.comm.clone_from(&out.comm);
         }
         t
     })
+}
+
+/// For each event that switches a task in, the task as its switch-out (the CPU's next switch)
+/// names it, where that switch is its. A task that renames itself while it runs (`execve`: a
+/// program started by a launcher is switched in under the launcher's name) shows its new name
+/// only there, and it is the program that held the CPU.
+fn switched_out_as<'a>(on_cpu: &[&'a Ev]) -> Vec<Option<&'a TaskRef>> {
+    let mut out = vec![None; on_cpu.len()];
+    // The task the nearest later switch switched out.
+    let mut later: Option<&TaskRef> = None;
+    for (i, e) in on_cpu.iter().enumerate().rev() {
+        if let What::Switch { prev, next, .. } = &e.what {
+            out[i] = later.filter(|p| p.pid == next.pid);
+            later = Some(prev);
+        }
+    }
+    out
 }
 
 /// What the trace shows of the thread's way from its deadline to running.
@@ -338,7 +357,9 @@ fn walk(
         irqs_off: None,
         what: What::Other(String::new()),
     };
-    for e in on_cpu.iter().copied().chain(std::iter::once(&last)) {
+    let renamed = switched_out_as(on_cpu);
+    let events = on_cpu.iter().copied().zip(renamed.iter().copied());
+    for (e, renamed) in events.chain(std::iter::once((&last, None))) {
         let until = e.ts_ns.min(times.end);
         if until > t {
             cut(t, until, times, &ctx, thread_prio, &mut pieces);
@@ -350,7 +371,7 @@ fn walk(
         if e.ts_ns >= times.deadline {
             note_function(e, &ctx, times, thread_prio, &mut functions);
         }
-        step(e, &mut ctx, &mut inside, times.deadline);
+        step(e, renamed, &mut ctx, &mut inside, times.deadline);
     }
     inside.close_all();
     (pieces, inside, functions)
@@ -417,8 +438,9 @@ fn cut(
 }
 
 /// One event's effect on the contexts: interrupts on or off, a handler entered or left, a
-/// switch; inside an interrupt handler, what it shows is noted.
-fn step(e: &Ev, ctx: &mut Contexts, inside: &mut Inside, deadline: u64) {
+/// switch (the task switched in named as `renamed`, its switch-out, shows it, where given);
+/// inside an interrupt handler, what it shows is noted.
+fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Inside, deadline: u64) {
     if let Some(off) = e.irqs_off {
         ctx.irqs_off = off;
     }
@@ -437,7 +459,11 @@ fn step(e: &Ev, ctx: &mut Contexts, inside: &mut Inside, deadline: u64) {
             }
         }
         What::Switch { next, .. } => {
-            ctx.running = Some(next.clone());
+            let mut next = next.clone();
+            if let Some(r) = renamed {
+                next.comm.clone_from(&r.comm);
+            }
+            ctx.running = Some(next);
             ctx.stack.retain(|(k, _)| *k == PartKind::Irq);
         }
         _ => {}
