@@ -139,6 +139,11 @@ pub enum Caveat {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Milestones {
+    /// The thread armed its timer past the deadline (`hrtimer_start` of the thread's timer
+    /// after its expiry): it had not gone back to sleep since its previous wake-up (it was
+    /// preempted, or its own work overran). Absent when the timer was armed in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_armed_ns: Option<u64>,
     /// The timer's expiry was handled (`hrtimer_expire_entry` of the thread's timer).
     pub timer_fired_ns: Option<u64>,
     /// The thread was woken (`sched_waking`/`sched_wakeup`).
@@ -152,8 +157,13 @@ pub struct Milestones {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phases {
-    /// From the deadline to the thread's timer firing: what the CPU did while the timer
-    /// interrupt did not come.
+    /// From the deadline to the thread arming its timer, when it armed it past the deadline
+    /// ([`Milestones::timer_armed_ns`]): what held the CPU while the thread, not yet back
+    /// asleep, waited to run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unarmed: Vec<Cause>,
+    /// From the deadline (or the arming, when later) to the thread's timer firing: what the
+    /// CPU did while the timer interrupt did not come.
     pub before_fire: Vec<Cause>,
     /// From the wake-up (the deadline when the trace shows none) to the switch-in: what held
     /// the CPU while the thread waited to run.

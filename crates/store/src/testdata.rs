@@ -302,6 +302,7 @@ fn trace() -> model::explain::TraceCapture {
             deadline_ns: 100_000_000_000,
             cycle: Some(17),
             milestones: Milestones {
+                timer_armed_ns: None,
                 timer_fired_ns: Some(2_100),
                 woken_ns: Some(3_000),
                 switched_in_ns: Some(5_010_000),
@@ -318,6 +319,7 @@ fn trace() -> model::explain::TraceCapture {
             }],
             culprit: PartKind::HigherPriorityTask,
             phases: Some(Phases {
+                unarmed: Vec::new(),
                 before_fire: Vec::new(),
                 waiting: vec![Cause {
                     kind: PartKind::HigherPriorityTask,

@@ -533,6 +533,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
             deadline_ns: 1,
             cycle: Some(1499),
             milestones: Milestones {
+                timer_armed_ns: None,
                 timer_fired_ns: Some(2_000),
                 woken_ns: Some(3_000),
                 switched_in_ns: Some(5_750_000),
@@ -549,6 +550,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
             }],
             culprit: PartKind::HigherPriorityTask,
             phases: Some(Phases {
+                unarmed: Vec::new(),
                 before_fire: Vec::new(),
                 waiting: vec![Cause {
                     kind: PartKind::HigherPriorityTask,

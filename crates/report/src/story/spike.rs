@@ -29,6 +29,7 @@ pub fn tell(x: &Explanation) -> String {
     let phases = x.phases.clone().unwrap_or_default();
     let mut s = opening(x);
     let m = &x.milestones;
+    armed(&mut s, x, m, &phases.unarmed);
     timer(&mut s, x, m, &phases.before_fire);
     wake_up(&mut s, x, m, &phases.waiting);
     if let Some(sw) = m.switched_in_ns
@@ -62,9 +63,36 @@ fn opening(x: &Explanation) -> String {
     )
 }
 
-/// Whether the timer fired on time, and if not what the CPU did meanwhile.
+/// Where the thread armed its timer past the deadline: that it had not gone back to sleep,
+/// and what held the CPU until it did.
+fn armed(s: &mut String, x: &Explanation, m: &Milestones, unarmed: &[Cause]) {
+    if let Some(a) = m.timer_armed_ns {
+        let _ = write!(
+            s,
+            " The thread armed this timer only at +{}, past its deadline: it had not gone back \
+             to sleep since its previous wake-up",
+            us(a)
+        );
+        end_with(s, x, unarmed, "; meanwhile ");
+    }
+}
+
+/// Whether the timer fired on time (from its arming, where that came past the deadline), and
+/// if not what the CPU did meanwhile.
 fn timer(s: &mut String, x: &Explanation, m: &Milestones, before_fire: &[Cause]) {
+    let armed = m.timer_armed_ns.unwrap_or(0);
     match m.timer_fired_ns {
+        Some(f) if m.timer_armed_ns.is_some() && f.saturating_sub(armed) <= ON_TIME_NS => {
+            let _ = write!(s, " It fired at once (+{}).", us(f));
+        }
+        Some(f) if m.timer_armed_ns.is_some() => {
+            let _ = write!(
+                s,
+                " The timer interrupt came {} after the arming",
+                us(f.saturating_sub(armed))
+            );
+            end_with(s, x, before_fire, ": ");
+        }
         Some(f) if f <= ON_TIME_NS => {
             let _ = write!(s, " The timer fired on time (+{}).", us(f));
         }

@@ -235,3 +235,24 @@ proptest! {
         }
     }
 }
+
+/// A lab spike (6.12-rt arm64, trimmed to its largest causes): the thread, preempted by a
+/// FIFO 98 hog before it armed its next timer, armed it 2.17 s past the deadline. The story
+/// says so, and times the timer interrupt from the arming, not from the deadline.
+#[test]
+fn a_timer_armed_past_its_deadline_is_told_from_the_arming() {
+    let mut x: Explanation = serde_json::from_str(
+        r#"{"cpu": 1, "pid": 251, "comm": "rtlab/1", "prio": 9, "latency_ns": 2174867600, "deadline_ns": 23585949760, "cycle": null, "milestones": {"timer_armed_ns": 2174542256, "timer_fired_ns": 2174744688, "woken_ns": 2174758048, "switched_in_ns": 2174867600}, "parts": [{"kind": "higher-priority-task", "what": {"kind": "task", "comm": "lab-hog", "pid": 214, "prio": 1}, "duration_ns": 1922744000, "start_ns": 2563008, "times": 814, "share": 0.8840740466224243}, {"kind": "irq", "what": {"kind": "irq", "irq": 11, "name": "arch_timer"}, "duration_ns": 192745168, "start_ns": 813248, "times": 547, "share": 0.08862386289629769}], "culprit": "higher-priority-task", "phases": {"unarmed": [{"kind": "higher-priority-task", "what": {"kind": "task", "comm": "lab-hog", "pid": 214, "prio": 1}, "duration_ns": 1922744000}], "before_fire": [{"kind": "timer-delay", "what": {"kind": "untraced", "task": {"comm": "rtlab/1", "pid": 251, "prio": 9}, "irqs_off": true}, "duration_ns": 122944}], "waiting": [{"kind": "irq", "what": {"kind": "irq", "irq": 11, "name": "arch_timer"}, "duration_ns": 68080}]}, "caveats": []}"#,
+    )
+    .unwrap();
+    let told = spike::tell(&x);
+    for said in [
+        "The thread armed this timer only at +2174542 us, past its deadline: it had not gone back to sleep since its previous wake-up; meanwhile lab-hog (pid 214, real-time priority 98), of higher priority, held the CPU for 1922744 us.",
+        "The timer interrupt came 202 us after the arming: 123 us with no event while rtlab/1",
+    ] {
+        assert!(told.contains(said), "missing {said:?} in:\n{told}");
+    }
+    assert!(!told.contains("2174745 us late"), "{told}");
+    x.milestones.timer_fired_ns = Some(2_174_545_000);
+    assert!(spike::tell(&x).contains(" It fired at once (+2174545 us)."));
+}

@@ -14,10 +14,11 @@
 //! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
 //! off, or the CPU may have stalled where no tracepoint can see (hypervisor, SMI, firmware).
 
-use model::explain::{Agent, Caveat, Explanation, Milestones, Part, PartKind};
+use model::explain::{Agent, Caveat, Explanation, Part, PartKind};
 
 use super::functions::Functions;
 use super::inside::Inside;
+use super::milestones::{Times, find_milestones, milestone_caveats};
 use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
 use super::piece::{Phase, Piece, phases};
 use super::repair::repair;
@@ -43,7 +44,7 @@ pub struct Spike {
 
 /// Events within this much before a milestone's deadline still count for it (timestamps
 /// are truncated to microseconds).
-const SLACK_NS: u64 = 2_000;
+pub(super) const SLACK_NS: u64 = 2_000;
 
 /// Explains `spike` from `window` (whose events must cover the spike's CPU from before the
 /// deadline to the switch-in). `clock_offset_ns` is the trace clock minus the hrtimer clock.
@@ -56,19 +57,22 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     milestone_caveats(&found, &on_cpu, &mut caveats);
     window_caveats(window, spike, &mut caveats);
     let thread_prio = found.thread.as_ref().map(|t| t.prio);
+    let thread = Thread {
+        pid: found.thread.as_ref().map(|t| t.pid).or(spike.pid),
+        prio: thread_prio,
+    };
     let (pieces, inside, functions) = walk(
         &on_cpu,
         window,
         spike.cpu,
         &times,
         start_task(window, &on_cpu),
-        thread_prio,
+        thread,
     );
     let mut parts = merge(&pieces, times.deadline, times.latency());
-    let thread_pid = found.thread.as_ref().map(|t| t.pid).or(spike.pid);
     for p in &mut parts {
         if p.kind == PartKind::Irq {
-            p.inside = inside.of(&p.what, thread_pid);
+            p.inside = inside.of(&p.what, thread.pid);
         }
         p.functions = functions.of(p.kind, &p.what);
     }
@@ -142,149 +146,6 @@ fn switched_out_as<'a>(on_cpu: &[&'a Ev]) -> Vec<Option<&'a TaskRef>> {
     out
 }
 
-/// What the trace shows of the thread's way from its deadline to running.
-struct Found<'a> {
-    /// Its wake-up (`sched_waking`/`sched_wakeup`) at or after the deadline.
-    woken: Option<&'a Ev>,
-    /// Its switch-in after that.
-    switched: Option<&'a Ev>,
-    /// When its timer fired (`hrtimer_wakeup` expiry), on the trace clock.
-    fired: Option<u64>,
-    /// The thread, as the switch-in (else the wake-up) names it.
-    thread: Option<TaskRef>,
-}
-
-fn find_milestones<'a>(
-    window: &'a Window,
-    on_cpu: &[&'a Ev],
-    spike: &Spike,
-    clock_offset_ns: i64,
-) -> Found<'a> {
-    let d = spike.deadline_ts;
-    let woken = spike.pid.and_then(|pid| {
-        window.events.iter().find(|e| {
-            e.ts_ns + SLACK_NS >= d
-                && matches!(&e.what, What::Woken { task, .. } if task.pid == pid)
-        })
-    });
-    let switched = spike.pid.and_then(|pid| {
-        on_cpu.iter().copied().find(|e| {
-            e.ts_ns + SLACK_NS >= d
-                && woken.is_none_or(|w| e.ts_ns >= w.ts_ns)
-                && matches!(&e.what, What::Switch { next, .. } if next.pid == pid)
-        })
-    });
-    let fired = on_cpu
-        .iter()
-        .copied()
-        .filter(|e| e.ts_ns + SLACK_NS >= d && woken.is_none_or(|w| e.ts_ns <= w.ts_ns))
-        .filter_map(|e| match &e.what {
-            What::TimerFired {
-                function, now_ns, ..
-            } if function == "hrtimer_wakeup" => {
-                Some(now_ns.saturating_add_signed(clock_offset_ns).max(d))
-            }
-            _ => None,
-        })
-        .next_back()
-        .filter(|_| woken.is_some() || spike.pid.is_none());
-    let thread = switched
-        .and_then(|e| match &e.what {
-            What::Switch { next, .. } => Some(next.clone()),
-            _ => None,
-        })
-        .or_else(|| {
-            woken.and_then(|e| match &e.what {
-                What::Woken { task, .. } => Some(task.clone()),
-                _ => None,
-            })
-        });
-    Found {
-        woken,
-        switched,
-        fired,
-        thread,
-    }
-}
-
-/// The spike's stretch on the trace clock, cut at the milestones: each clamped into
-/// `[deadline, end]` and after the one before.
-struct Times {
-    deadline: u64,
-    fired: u64,
-    woken: u64,
-    switched: u64,
-    end: u64,
-}
-
-impl Times {
-    fn of(spike: &Spike, found: &Found, on_cpu: &[&Ev]) -> Times {
-        let d = spike.deadline_ts;
-        let end = spike
-            .end_ts
-            .or(found.switched.map(|e| e.ts_ns))
-            .unwrap_or_else(|| on_cpu.last().map_or(d, |e| e.ts_ns))
-            .max(d);
-        let switched = found.switched.map_or(end, |e| e.ts_ns.clamp(d, end));
-        let woken = found.woken.map_or(d, |e| e.ts_ns.clamp(d, switched));
-        let fired = found.fired.map_or(woken.min(d), |f| f.clamp(d, woken));
-        Times {
-            deadline: d,
-            fired,
-            woken,
-            switched,
-            end,
-        }
-    }
-
-    fn latency(&self) -> u64 {
-        self.end - self.deadline
-    }
-
-    /// The phase a moment falls in.
-    fn phase_at(&self, ts: u64) -> Phase {
-        if ts < self.fired {
-            Phase::BeforeFire
-        } else if ts < self.woken {
-            Phase::Firing
-        } else if ts < self.switched {
-            Phase::Waiting
-        } else {
-            Phase::Returning
-        }
-    }
-
-    /// Offsets from the deadline of the milestones the trace shows.
-    fn milestones(&self, found: &Found) -> Milestones {
-        let d = self.deadline;
-        Milestones {
-            timer_fired_ns: found.fired.map(|_| self.fired - d),
-            woken_ns: found.woken.map(|_| self.woken - d),
-            switched_in_ns: found.switched.map(|_| self.switched - d),
-        }
-    }
-}
-
-/// What limits the milestones: each one the trace does not show.
-fn milestone_caveats(found: &Found, on_cpu: &[&Ev], caveats: &mut Vec<Caveat>) {
-    if found.fired.is_none() {
-        let any_expiry = on_cpu
-            .iter()
-            .any(|e| matches!(e.what, What::TimerFired { .. }));
-        caveats.push(if any_expiry {
-            Caveat::NoTimerExpiry
-        } else {
-            Caveat::NoHrtimerEvents
-        });
-    }
-    if found.woken.is_none() {
-        caveats.push(Caveat::NoWakeup);
-    }
-    if found.switched.is_none() {
-        caveats.push(Caveat::NoSwitchIn);
-    }
-}
-
 /// What limits the window (lost events, a cut-off read, a buffer that starts late) and the
 /// thread moving between CPUs around its spike (a pinned thread never does).
 fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) {
@@ -318,6 +179,13 @@ fn window_caveats(window: &Window, spike: &Spike, caveats: &mut Vec<Caveat>) {
     }
 }
 
+/// The thread whose spike is explained, as far as the trace names it.
+#[derive(Clone, Copy)]
+struct Thread {
+    pid: Option<u32>,
+    prio: Option<i32>,
+}
+
 /// The contexts on the CPU as the walk goes: the task running, interrupts on or off, the
 /// handlers open (innermost last).
 struct Contexts {
@@ -335,7 +203,7 @@ fn walk(
     cpu: u32,
     times: &Times,
     start_task: Option<TaskRef>,
-    thread_prio: Option<i32>,
+    thread: Thread,
 ) -> (Vec<Piece>, Inside, Functions) {
     let mut ctx = Contexts {
         running: start_task,
@@ -362,14 +230,14 @@ fn walk(
     for (e, renamed) in events.chain(std::iter::once((&last, None))) {
         let until = e.ts_ns.min(times.end);
         if until > t {
-            cut(t, until, times, &ctx, thread_prio, &mut pieces);
+            cut(t, until, times, &ctx, thread, &mut pieces);
             t = until;
         }
         if e.ts_ns > times.end {
             break;
         }
         if e.ts_ns >= times.deadline {
-            note_function(e, &ctx, times, thread_prio, &mut functions);
+            note_function(e, &ctx, times, thread, &mut functions);
         }
         step(e, renamed, &mut ctx, &mut inside, times.deadline);
     }
@@ -378,13 +246,7 @@ fn walk(
 }
 
 /// A function tracer's call or return, counted for the context it happened in.
-fn note_function(
-    e: &Ev,
-    ctx: &Contexts,
-    times: &Times,
-    thread_prio: Option<i32>,
-    functions: &mut Functions,
-) {
+fn note_function(e: &Ev, ctx: &Contexts, times: &Times, thread: Thread, functions: &mut Functions) {
     match &e.what {
         What::Call { func, depth, ns } => {
             let p = piece(
@@ -394,7 +256,7 @@ fn note_function(
                 &ctx.stack,
                 ctx.running.as_ref(),
                 ctx.irqs_off,
-                thread_prio,
+                thread,
             );
             functions.call((p.kind, &p.what), func, *depth, *ns);
         }
@@ -409,10 +271,10 @@ fn cut(
     until: u64,
     times: &Times,
     ctx: &Contexts,
-    thread_prio: Option<i32>,
+    thread: Thread,
     pieces: &mut Vec<Piece>,
 ) {
-    let cuts = [times.fired, times.woken, times.switched];
+    let cuts = [times.armed, times.fired, times.woken, times.switched];
     let mut a = from;
     for &c in cuts.iter().filter(|&&c| c > from && c < until) {
         pieces.push(piece(
@@ -422,7 +284,7 @@ fn cut(
             &ctx.stack,
             ctx.running.as_ref(),
             ctx.irqs_off,
-            thread_prio,
+            thread,
         ));
         a = c;
     }
@@ -433,7 +295,7 @@ fn cut(
         &ctx.stack,
         ctx.running.as_ref(),
         ctx.irqs_off,
-        thread_prio,
+        thread,
     ));
 }
 
@@ -479,11 +341,11 @@ fn piece(
     stack: &[(PartKind, Agent)],
     running: Option<&TaskRef>,
     irqs_off: bool,
-    thread_prio: Option<i32>,
+    thread: Thread,
 ) -> Piece {
     let (kind, what) = match stack.last() {
         Some((k, label)) => (*k, label.clone()),
-        None => task_piece(phase, running, irqs_off, thread_prio),
+        None => task_piece(phase, running, irqs_off, thread),
     };
     Piece {
         phase,
@@ -498,7 +360,7 @@ fn task_piece(
     phase: Phase,
     running: Option<&TaskRef>,
     irqs_off: bool,
-    thread_prio: Option<i32>,
+    thread: Thread,
 ) -> (PartKind, Agent) {
     let idle = running.is_some_and(|r| r.pid == 0);
     match phase {
@@ -512,7 +374,12 @@ fn task_piece(
         ),
         Phase::Firing => (PartKind::TimerHandler, Agent::Expiry),
         Phase::Returning => (PartKind::Return, Agent::ClockRead),
-        Phase::Waiting => waiting_piece(running, thread_prio),
+        Phase::Waiting => waiting_piece(running, thread.prio),
+        // Not yet back asleep, the thread waited to run, or ran its own loop to the arming.
+        Phase::Unarmed if running.is_some_and(|r| Some(r.pid) == thread.pid) => {
+            (PartKind::Return, Agent::ClockRead)
+        }
+        Phase::Unarmed => waiting_piece(running, thread.prio),
     }
 }
 

@@ -11,6 +11,7 @@ mod attribute;
 mod fill;
 mod functions;
 mod inside;
+mod milestones;
 mod owned;
 mod piece;
 mod preempt;

@@ -7,7 +7,9 @@ use model::explain::{Agent, Cause, PartKind, Phases};
 /// Where in the spike a piece of time lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Phase {
-    /// Deadline to the timer's expiry handling.
+    /// Deadline to the thread arming its timer, when it armed it past the deadline.
+    Unarmed,
+    /// Deadline (or the arming) to the timer's expiry handling.
     BeforeFire,
     /// Expiry handling to the wake-up.
     Firing,
@@ -31,6 +33,7 @@ pub(super) struct Piece {
 /// what, largest first (equal ones in the order they first come).
 pub(super) fn phases(pieces: &[Piece]) -> Phases {
     Phases {
+        unarmed: causes(pieces, Phase::Unarmed),
         before_fire: causes(pieces, Phase::BeforeFire),
         waiting: causes(pieces, Phase::Waiting),
     }

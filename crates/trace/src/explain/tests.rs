@@ -7,6 +7,8 @@ use model::explain::{Agent, Explanation, PartKind, Task};
 
 use super::*;
 
+mod lab;
+
 fn fixture(name: &str) -> String {
     let path = format!(
         "{}/../../fixtures/traces/{name}",
@@ -661,42 +663,4 @@ fn normal_tasks_get_no_priority_story() {
         matches!(waiting[0].what, Agent::FairShare(_)),
         "{waiting:?}"
     );
-}
-
-/// Found in the lab: a hog started by `rtlab exec` is switched in under the launcher's name
-/// and renames itself at `execve` while it runs (no event says so), so the switch-in names
-/// `rtlab` and only the switch-out names `lab-hog`. The task that held the CPU is named as its
-/// switch-out shows it, the program it had become.
-#[test]
-fn a_task_renamed_while_it_ran_is_named_as_its_switch_out_shows_it() {
-    // Switched in before the window opens, and inside it (after the deadline).
-    for switched_in in [500, 1100] {
-        let middle = vec![line(
-            "<idle>",
-            0,
-            "d..2.",
-            switched_in,
-            "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rtlab next_pid=600 next_prio=1",
-        )];
-        let x = synthetic(
-            &middle,
-            1302,
-            1802,
-            "sched_switch: prev_comm=lab-hog prev_pid=600 prev_prio=1 prev_state=S ==> next_comm=rt next_pid=500 next_prio=49",
-        );
-        let holder = x
-            .parts
-            .iter()
-            .find(|p| p.kind == PartKind::HigherPriorityTask)
-            .expect("the hog's part");
-        match &holder.what {
-            Agent::Task(t) => assert_eq!((t.comm.as_str(), t.pid), ("lab-hog", 600)),
-            other => panic!("{switched_in}: {other:?}"),
-        }
-        assert!(
-            !format!("{:?}", x.parts).contains("\"rtlab\""),
-            "{switched_in}: {:?}",
-            x.parts
-        );
-    }
 }
