@@ -7,8 +7,11 @@
 //! interrupt handler or softirq when one is open, else the task on the CPU. Before the timer
 //! fired, task time is the timer interrupt's delay (the interrupt could not come: interrupts
 //! were off, or the CPU was idle or stalled); between the wake-up and the switch-in it is the
-//! task that held the CPU, judged by its priority against the thread's. An interrupt handler's
-//! part carries what the trace shows inside it ([`super::inside`]).
+//! task that held the CPU, judged by its priority against the thread's. A thread that armed its
+//! timer only past the deadline (preempted before it went back to sleep) was waiting to run
+//! until then, and that stretch is judged the same way ([`super::milestones`]). A task is
+//! named as its switch-out shows it (a program renames itself at `execve` while it runs). An
+//! interrupt handler's part carries what the trace shows inside it ([`super::inside`]).
 //!
 //! A stretch without events is said to be no more than the trace proves: without the
 //! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
