@@ -21,33 +21,11 @@ use model::explain::{Agent, Caveat, Explanation, Part, PartKind};
 
 use super::functions::Functions;
 use super::inside::Inside;
-use super::milestones::{Times, find_milestones, milestone_caveats};
+use super::milestones::{Spike, Times, find_milestones, milestone_caveats};
 use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
 use super::piece::{Phase, Piece, phases};
 use super::repair::repair;
 use super::window::Window;
-
-/// A spike to explain.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Spike {
-    /// The CPU.
-    pub cpu: u32,
-    /// The thread that woke late, when known.
-    pub pid: Option<u32>,
-    /// Its name, when known.
-    pub comm: Option<String>,
-    /// The deadline on the trace clock (ns).
-    pub deadline_ts: u64,
-    /// When the thread read its clock (a run's sample), trace clock; `None` for a trace alone
-    /// (the switch-in ends the spike).
-    pub end_ts: Option<u64>,
-    /// The measurement cycle.
-    pub cycle: Option<u64>,
-}
-
-/// Events within this much before a milestone's deadline still count for it (timestamps
-/// are truncated to microseconds).
-pub(super) const SLACK_NS: u64 = 2_000;
 
 /// Explains `spike` from `window` (whose events must cover the spike's CPU from before the
 /// deadline to the switch-in). `clock_offset_ns` is the trace clock minus the hrtimer clock.

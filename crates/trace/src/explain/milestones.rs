@@ -1,14 +1,35 @@
-//! The milestones of a spike's way from its deadline to the thread running, as the trace
-//! shows them: the thread's timer armed (where that came past the deadline), fired, the
-//! thread woken, switched in; the stretch they cut into phases, and the caveats for those the
-//! trace does not show.
+//! A spike to explain, and the milestones of its way from its deadline to the thread running
+//! as the trace shows them: the thread's timer armed (where that came past the deadline),
+//! fired, the thread woken, switched in; the stretch they cut into phases, and the caveats for
+//! those the trace does not show.
 
 use model::explain::{Caveat, Milestones};
 
-use super::attribute::{SLACK_NS, Spike};
 use super::owned::{Ev, TaskRef, What};
 use super::piece::Phase;
 use super::window::Window;
+
+/// A spike to explain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spike {
+    /// The CPU.
+    pub cpu: u32,
+    /// The thread that woke late, when known.
+    pub pid: Option<u32>,
+    /// Its name, when known.
+    pub comm: Option<String>,
+    /// The deadline on the trace clock (ns).
+    pub deadline_ts: u64,
+    /// When the thread read its clock (a run's sample), trace clock; `None` for a trace alone
+    /// (the switch-in ends the spike).
+    pub end_ts: Option<u64>,
+    /// The measurement cycle.
+    pub cycle: Option<u64>,
+}
+
+/// Events within this much before a milestone's deadline still count for it (timestamps
+/// are truncated to microseconds).
+pub(super) const SLACK_NS: u64 = 2_000;
 
 /// What the trace shows of the thread's way from its deadline to running.
 pub(super) struct Found<'a> {

@@ -21,7 +21,8 @@ mod stats;
 mod switches;
 mod window;
 
-pub use attribute::{Spike, explain};
+pub use attribute::explain;
+pub use milestones::Spike;
 pub use owned::{Ev, TaskRef, What};
 pub use preempt::Preemption;
 pub use scan::{

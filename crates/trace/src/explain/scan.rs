@@ -15,8 +15,8 @@ use crate::line::Event;
 use crate::reader::ReadStats;
 use crate::source::{self, Item, Source, Text};
 
-use super::attribute::Spike;
 use super::fill::Fill;
+use super::milestones::Spike;
 use super::owned::UNKNOWN_PRIO;
 use super::preempt::{Preemption, Preemptions};
 use super::switches::{Comm, SwitchIn, Switches};
