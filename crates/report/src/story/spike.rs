@@ -80,27 +80,25 @@ fn armed(s: &mut String, x: &Explanation, m: &Milestones, unarmed: &[Cause]) {
 /// Whether the timer fired on time (from its arming, where that came past the deadline), and
 /// if not what the CPU did meanwhile.
 fn timer(s: &mut String, x: &Explanation, m: &Milestones, before_fire: &[Cause]) {
-    let armed = m.timer_armed_ns.unwrap_or(0);
-    match m.timer_fired_ns {
-        Some(f) if m.timer_armed_ns.is_some() && f.saturating_sub(armed) <= ON_TIME_NS => {
+    let Some(f) = m.timer_fired_ns else {
+        return;
+    };
+    match m.timer_armed_ns {
+        Some(a) if f.saturating_sub(a) <= ON_TIME_NS => {
             let _ = write!(s, " It fired at once (+{}).", us(f));
         }
-        Some(f) if m.timer_armed_ns.is_some() => {
-            let _ = write!(
-                s,
-                " The timer interrupt came {} after the arming",
-                us(f.saturating_sub(armed))
-            );
+        Some(a) => {
+            let late = us(f.saturating_sub(a));
+            let _ = write!(s, " The timer interrupt came {late} after the arming");
             end_with(s, x, before_fire, ": ");
         }
-        Some(f) if f <= ON_TIME_NS => {
+        None if f <= ON_TIME_NS => {
             let _ = write!(s, " The timer fired on time (+{}).", us(f));
         }
-        Some(f) => {
+        None => {
             let _ = write!(s, " The timer interrupt came {} late", us(f));
             end_with(s, x, before_fire, ": ");
         }
-        None => {}
     }
 }
 
