@@ -3,6 +3,8 @@
 //! must leave no load process, temporary directory or cgroup behind.
 //!
 //! The tests share the CPUs (some read /proc/stat busy shares), so they run one at a time.
+//! A figure other processes can move (a CPU's busy share) is judged with what they took
+//! subtracted: the tests hold with both cores busy (issue #42).
 
 mod common;
 
@@ -182,10 +184,16 @@ fn a_command_runs_placed_and_is_stopped_with_its_children() {
     let g = &report.generators[0];
     assert_eq!(g.cpus.to_string(), cpu.to_string());
     assert_eq!(g.tasks, 3, "sh, sleep and yes: {g:?}");
-    // `yes` keeps its one CPU busy.
-    assert!(g.cpu_share_percent > 80.0, "{g:?}");
+    // `yes` keeps its one CPU busy: with the CPU to itself it has all of it; beside other
+    // work (a loaded machine) at least a fair part, the rest being the others'.
     let busy = report.cpu_busy.iter().find(|b| b.cpu == cpu).unwrap();
     assert!(busy.busy_percent > 80.0, "{busy:?}");
+    let others = busy.busy_percent - g.cpu_share_percent;
+    if others <= 10.0 {
+        assert!(g.cpu_share_percent > 80.0, "{g:?}");
+    } else {
+        assert!(g.cpu_share_percent > 30.0, "{g:?}, CPU busy {busy:?}");
+    }
     assert!(
         (1.9e9..2.5e9).contains(&(report.window_ns.get() as f64)),
         "{report:?}"
@@ -325,10 +333,20 @@ fn measure_under_load_records_what_the_load_achieved() {
     let window = load.window_ns.get() as f64 / 1e9;
     assert!((2.9..3.6).contains(&window), "window {window} s");
     assert!(load.warmup_ns.get() >= 500_000_000);
+    // The worker's share is what the kernel accounted to it: 50 % when the CPU had room for
+    // it, less beside other work (a loaded machine), and then said so; never more.
     let g = &load.generators[0];
-    assert!((40.0..60.0).contains(&g.cpu_share_percent), "{g:?}");
     let busy = load.cpu_busy.iter().find(|b| b.cpu == cpu).unwrap();
-    assert!((40.0..65.0).contains(&busy.busy_percent), "{busy:?}");
+    assert!(g.cpu_share_percent < 60.0, "{g:?}");
+    assert!(
+        busy.busy_percent >= g.cpu_share_percent - 3.0,
+        "{busy:?} {g:?}"
+    );
+    if busy.busy_percent - g.cpu_share_percent <= 20.0 {
+        assert!(g.cpu_share_percent >= 40.0, "{g:?}, CPU busy {busy:?}");
+    } else if g.cpu_share_percent < 40.0 {
+        assert!(g.notes.iter().any(|n| n.contains("other work")), "{g:?}");
+    }
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(
         table.contains(&format!("load cpu:50%@{cpu} (complete)")),

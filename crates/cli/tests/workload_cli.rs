@@ -23,7 +23,7 @@ fn measure(args: &[&str]) -> (i32, Value, String) {
 #[test]
 fn scripted_jobs_give_exact_response_times_and_late_starts() {
     // 1 ms period, 200 us of work, 1 ms deadline; wake-ups 5, 9 and 900 us late in turn. On
-    // the scripted clock a job takes exactly its calibration, so the 900 us wake-up ends at
+    // the scripted clock a job takes exactly its runtime, so the 900 us wake-up ends at
     // 1.1 ms: a late start, and its next period is an overrun.
     let (code, doc, err) = measure(&[
         "--cpus",
@@ -97,6 +97,37 @@ fn bad_workloads_are_refused_before_measuring() {
     }
 }
 
+/// Busy processes on `cpu`, as other work on a shared machine is, until dropped: shell loops
+/// (the kernel, not this test, decides who runs), killed and reaped on drop.
+struct Competitors(Vec<std::process::Child>);
+
+impl Competitors {
+    fn on(cpu: &str, n: usize) -> Competitors {
+        Competitors(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("taskset")
+                        .args(["-c", cpu, "sh", "-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Competitors {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Issue #42's case: 800 us of work against a 500 us deadline misses every job, on a machine
+/// that other work keeps busy. A job is held to its own CPU time, so the other work stretches
+/// a job but never shortens it: every execution is at least 800 us of wall time.
 #[test]
 fn a_runtime_over_a_tight_deadline_misses_every_job_by_its_execution() {
     if !common::is_root() {
@@ -106,33 +137,39 @@ fn a_runtime_over_a_tight_deadline_misses_every_job_by_its_execution() {
     let _serial = common::serial();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("wl.json");
+    let competitors = Competitors::on("0", 2);
     let (code, doc, err) = measure(&[
         "--cpus",
         "0",
         "--interval",
-        "10ms",
+        "2ms",
         "--duration",
         "1s",
         "--workload",
-        "2ms",
+        "800us",
         "--deadline",
-        "1ms",
+        "500us",
         "-o",
         file.to_str().unwrap(),
     ]);
+    drop(competitors);
     assert_eq!(code, 1, "{err}");
     let c = &doc["workload"]["cpus"][0];
     let jobs = c["jobs"].as_u64().unwrap();
-    assert!(jobs >= 50, "{c}");
+    assert!(jobs >= 100, "{c}");
     assert_eq!(c["misses"].as_u64(), Some(jobs), "{c}");
     assert_eq!(c["long_execution"].as_u64(), Some(jobs), "{c}");
-    // The calibrated job takes about its runtime; every response time is at least it.
-    let nominal = c["nominal_ns"].as_u64().unwrap();
-    assert!((1_600_000..2_600_000).contains(&nominal), "{c}");
+    // The nominal execution is the CPU time asked for, and no job took less wall time than
+    // its CPU time (the thread's CPU clock and CLOCK_MONOTONIC may differ by parts per
+    // million: 1 us is ample).
+    assert_eq!(c["nominal_ns"], 800_000, "{c}");
+    assert!(c.get("iterations").is_none(), "no loop count any more: {c}");
+    let min_exec = c["min_execution_ns"].as_u64().unwrap();
     assert!(
-        doc["cpus"][0]["stats"]["min_ns"].as_u64().unwrap()
-            >= c["min_execution_ns"].as_u64().unwrap()
+        min_exec >= 799_000,
+        "a job of 800 us ran {min_exec} ns: {c}"
     );
+    assert!(doc["cpus"][0]["stats"]["min_ns"].as_u64().unwrap() >= min_exec);
     // The run's wake-up latency, not its response time, is the jitter `sched check` takes.
     let set = dir.path().join("t.toml");
     std::fs::write(

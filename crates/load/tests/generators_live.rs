@@ -1,7 +1,9 @@
 //! Live tests of every generator on this machine: real threads, processes, sockets, files
-//! and timers, checked from outside through `/proc/stat` and `/proc/interrupts` (read and
-//! parsed by the tests themselves) where the issue asks for it, and through the load's own
-//! report otherwise. Nothing here is mocked.
+//! and timers, checked from outside through what the kernel counts (the load threads' CPU
+//! time in `/proc/self/task`, `/proc/stat`, `/proc/interrupts`, read and parsed by the tests
+//! themselves) where the issue asks for it, and through the load's own report otherwise.
+//! Nothing here is mocked, and no figure is judged against what other processes on the
+//! machine can move: the suite holds with both cores busy (issue #42).
 //!
 //! The tests read CPU busy shares, so they run one at a time, and each places its load on the
 //! last online CPU where it can.
@@ -35,38 +37,92 @@ fn options(dir: &Path) -> LoadOptions {
 }
 
 /// Runs `spec` for `secs` seconds (after `warmup`), returns the report and the private
-/// directory it used.
+/// directory it used (removed by then).
 fn run(spec: &str, warmup: Duration, secs: f64, dir: &Path) -> (LoadReport, std::path::PathBuf) {
-    let (report, workdir, _) = run_watching(spec, warmup, secs, dir, None);
+    let spec = LoadSpec::parse(spec).unwrap();
+    let mut set = LoadSet::start(&spec, &options(dir)).unwrap();
+    std::thread::sleep(warmup);
+    set.mark();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let workdir = set.workdir().to_path_buf();
+    let report = set.stop("complete");
+    assert!(!workdir.exists(), "the private directory was not removed");
     (report, workdir)
 }
 
-/// [`run`], and how busy `cpu` was over the measured window as this test reads it from
-/// `/proc/stat` itself (not the load's own figure).
+/// What the kernel counted over the measured window of [`run_watching`]: how busy `cpu` was in
+/// all (`/proc/stat`, every process), and the CPU time of the load's own threads
+/// (`/proc/self/task/*/stat`), both as a percentage of one CPU, read and parsed here,
+/// independently of the code under test.
+#[derive(Clone, Copy, Debug)]
+struct Watched {
+    /// The whole CPU's busy share, %.
+    cpu_busy: f64,
+    /// The load threads' CPU time, % of one CPU.
+    load_share: f64,
+}
+
+impl Watched {
+    /// The share of the CPU that work other than the load took, %.
+    fn others(&self) -> f64 {
+        (self.cpu_busy - self.load_share).max(0.0)
+    }
+}
+
+/// [`run`], and what the kernel counted for `cpu` and for the load's threads named
+/// `thread_prefix` over the measured window.
 fn run_watching(
     spec: &str,
     warmup: Duration,
     secs: f64,
     dir: &Path,
-    cpu: Option<u32>,
-) -> (LoadReport, std::path::PathBuf, f64) {
+    cpu: u32,
+    thread_prefix: &str,
+) -> (LoadReport, Watched) {
     let spec = LoadSpec::parse(spec).unwrap();
     let mut set = LoadSet::start(&spec, &options(dir)).unwrap();
     std::thread::sleep(warmup);
-    let before = cpu.map(proc_stat_ticks);
+    let (busy0, total0) = proc_stat_ticks(cpu);
+    let threads0 = thread_ticks(thread_prefix);
+    let t0 = Instant::now();
     set.mark();
     std::thread::sleep(Duration::from_secs_f64(secs));
-    let after = cpu.map(proc_stat_ticks);
+    let (busy1, total1) = proc_stat_ticks(cpu);
+    let threads1 = thread_ticks(thread_prefix);
+    let window = t0.elapsed().as_secs_f64();
     let workdir = set.workdir().to_path_buf();
     let report = set.stop("complete");
     assert!(!workdir.exists(), "the private directory was not removed");
-    let busy = match (before, after) {
-        (Some((busy0, total0)), Some((busy1, total1))) => {
-            100.0 * (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64
-        }
-        _ => f64::NAN,
+    let watched = Watched {
+        cpu_busy: 100.0 * (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64,
+        load_share: 100.0 * (threads1 - threads0) as f64 / (window * clock_ticks_per_sec()),
     };
-    (report, workdir, busy)
+    eprintln!("{spec:?}: {watched:?}, report {report:?}");
+    (report, watched)
+}
+
+/// USER_HZ, the unit of `/proc/*/stat` times (100 on every Linux architecture rtlab runs on).
+fn clock_ticks_per_sec() -> f64 {
+    100.0
+}
+
+/// utime + stime, in clock ticks, of this process's threads whose name starts with `prefix`.
+fn thread_ticks(prefix: &str) -> u64 {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter_map(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            let open = stat.find('(')?;
+            let close = stat.rfind(')')?;
+            if !stat[open + 1..close].starts_with(prefix) {
+                return None;
+            }
+            let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+            // stat(5) fields 14 (utime) and 15 (stime), counted from the state (field 3).
+            Some(fields[11].parse::<u64>().ok()? + fields[12].parse::<u64>().ok()?)
+        })
+        .sum()
 }
 
 /// The busy and total ticks of `cpu` in `/proc/stat` (busy: all but idle and iowait; guest
@@ -121,55 +177,84 @@ fn only(report: &LoadReport) -> &GeneratorReport {
     &report.generators[0]
 }
 
+/// `cpu:60%`: the kernel counts 60 % of a CPU for the load's worker when the CPU has room for
+/// it, and the load's report says the same; when other work wants the CPU too, the worker (an
+/// ordinary task) gets less, never more, and the report says so. Judged against what the
+/// kernel counts for the load's own thread, so other processes on the CPU (a build beside the
+/// tests) do not move the oracle.
 #[test]
-fn cpu_60_percent_reads_60_plus_minus_7_in_proc_stat() {
+fn cpu_60_percent_is_60_percent_of_a_cpu_as_the_kernel_counts_it() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let cpu = last_cpu();
-    let (report, _, busy) = run_watching(
+    let (report, watched) = run_watching(
         &format!("cpu:60%@{cpu}"),
         Duration::from_millis(300),
         4.0,
         dir.path(),
-        Some(cpu),
-    );
-    assert!(
-        (53.0..=67.0).contains(&busy),
-        "/proc/stat: busy {busy}%: {report:?}"
-    );
-    // The report's own figure agrees with what /proc/stat said.
-    let reported = busy_of(&report, cpu);
-    assert!(
-        (reported - busy).abs() <= 3.0,
-        "reported {reported}%, /proc/stat {busy}%"
+        cpu,
+        &format!("rtlab-cpu{cpu}"),
     );
     let g = only(&report);
     assert_eq!(g.tasks, 1);
     assert_eq!(g.cpus, CpuSet::from_cpus([cpu]));
+    assert!(g.ops > 0 && g.unit == "loop", "{g:?}");
+    // The report's own share is the kernel's count for the worker (to the ticks' rounding).
     assert!(
-        (55.0..=65.0).contains(&g.cpu_share_percent),
-        "own CPU share {}%",
+        (g.cpu_share_percent - watched.load_share).abs() <= 3.0,
+        "report {}%, kernel {watched:?}",
         g.cpu_share_percent
     );
-    assert!(g.ops > 0 && g.unit == "loop", "{g:?}");
-    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    // Never more than asked.
+    assert!(watched.load_share <= 65.0, "{watched:?}");
+    if watched.others() <= 25.0 {
+        // The CPU had room: the worker got what it asked for.
+        assert!((54.0..=65.0).contains(&watched.load_share), "{watched:?}");
+        assert!(g.notes.is_empty(), "{:?}", g.notes);
+    } else if watched.load_share < 54.0 {
+        // Other work took part of it: said so.
+        assert!(
+            g.notes.iter().any(|n| n.contains("other work")),
+            "{watched:?}: {:?}",
+            g.notes
+        );
+    }
+    // The report's busy share of the whole CPU is /proc/stat's, as read here.
+    let reported = busy_of(&report, cpu);
+    assert!(
+        (reported - watched.cpu_busy).abs() <= 3.0,
+        "reported {reported}%, /proc/stat {watched:?}"
+    );
 }
 
+/// `cpu:100%`: the worker runs whenever the kernel lets it; with the CPU to itself that is
+/// all of it, and its share plus what others took fills the CPU.
 #[test]
 fn cpu_100_percent_saturates_its_cpu() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let cpu = last_cpu();
-    let (report, _, busy) = run_watching(
+    let (report, watched) = run_watching(
         &format!("cpu:100%@{cpu}"),
         Duration::from_millis(200),
         3.0,
         dir.path(),
-        Some(cpu),
+        cpu,
+        &format!("rtlab-cpu{cpu}"),
     );
-    assert!(busy >= 95.0, "/proc/stat: busy {busy}%");
+    assert!(watched.cpu_busy >= 95.0, "{watched:?}");
     assert!(busy_of(&report, cpu) >= 95.0, "{report:?}");
-    assert!(only(&report).cpu_share_percent >= 95.0, "{report:?}");
+    let share = only(&report).cpu_share_percent;
+    assert!(
+        (share - watched.load_share).abs() <= 3.0,
+        "{share} vs {watched:?}"
+    );
+    if watched.others() <= 5.0 {
+        assert!(share >= 95.0, "{report:?}");
+    } else {
+        // Shared with other work: at least its fair part of the CPU.
+        assert!(share >= 30.0, "{watched:?}");
+    }
 }
 
 /// Rates of context switches (whole machine) and local timer interrupts (on `cpu`) over

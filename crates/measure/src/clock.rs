@@ -4,8 +4,8 @@
 //!
 //! A fake clock is for logic, never a substitute for the live tests that measure for real.
 //!
-//! Time only: what the workload runs against a clock (its busy loop, its calibration) is
-//! [`crate::workload::Spin`]'s, so the dependency goes one way (workload uses the clock).
+//! Time only: what the workload runs against a clock (its job, held to the thread's CPU time)
+//! is [`crate::workload::Spin`]'s, so the dependency goes one way (workload uses the clock).
 
 use std::collections::BTreeMap;
 

@@ -76,7 +76,7 @@ pub struct Config {
 /// The job each measuring thread runs after waking (`--workload`, `--deadline`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workload {
-    /// The execution time asked for (the busy loop is calibrated to it).
+    /// The execution time asked for: each job's CPU time.
     pub runtime: Nanos,
     /// The deadline after each release (default: the interval).
     pub deadline: Nanos,

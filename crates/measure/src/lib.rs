@@ -9,8 +9,8 @@
 //! tests replace time with a script. With `--trace`, [`tracing`] records a private kernel
 //! trace during the run and explains the worst spikes from it.
 //!
-//! With `--workload`, each thread runs a calibrated busy loop after every wake-up
-//! ([`workload`]) and the sample is the response time, each deadline miss split by cause.
+//! With `--workload`, each thread is busy for the runtime of its own CPU time after every
+//! wake-up ([`workload`]) and the sample is the response time, each deadline miss split by cause.
 //!
 //! [`noise`] measures in the same session with other engines: a thread per CPU polls the
 //! CPU's counter and every gap is a sample (OS noise, `rtlab noise`), attributed from a

@@ -6,7 +6,7 @@
 //! yet); holding `/dev/cpu_dma_latency` (released when the file closes, even if rtlab is
 //! killed); the `--trace` recording and the tracefs files `--break` needs; the measuring
 //! threads (`crate::threads`), which pin themselves, allocate and touch their memory,
-//! calibrate the workload, take their scheduling policy and wait for one common start a
+//! take their scheduling policy and wait for one common start a
 //! little ahead; the end noticed within a millisecond or two of the last deadline; and the
 //! result, with the breach and the trace explained.
 

@@ -13,7 +13,7 @@ use model::measure::Spike;
 use model::stats::Accumulator;
 
 use crate::cell::CpuCell;
-use crate::workload::Spin;
+use crate::workload::{Pace, Spin};
 
 /// One thread's schedule.
 #[derive(Clone, Copy, Debug)]
@@ -37,8 +37,8 @@ pub(crate) struct Plan {
 /// The work after each wake-up.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
-    /// Busy-loop iterations (calibrated).
-    pub iterations: u64,
+    /// The CPU time each job uses, ns (`--workload`).
+    pub cpu_ns: u64,
     /// The deadline after each release, ns.
     pub deadline_ns: u64,
 }
@@ -80,6 +80,7 @@ pub(crate) fn sample<C: Spin>(
     let (mut slot_max, mut slot_count) = (0u64, 0u64);
     let mut next = plan.t0 + plan.offset;
     let mut period = 0u64;
+    let mut pace = Pace::new();
 
     while period < plan.periods {
         clock.sleep_until(next);
@@ -89,7 +90,7 @@ pub(crate) fn sample<C: Spin>(
         let (latency, end) = match plan.work {
             None => (now.saturating_sub(next), now),
             Some(job) => {
-                clock.spin(job.iterations);
+                clock.work(job.cpu_ns, &mut pace);
                 let end = clock.now();
                 cell.work.record(
                     now.saturating_sub(next),
@@ -271,15 +272,12 @@ mod tests {
     fn a_workload_records_response_times_and_classifies_misses() {
         let mut p = plan(6, 2_000_000);
         p.work = Some(Job {
-            iterations: 200_000,
+            cpu_ns: 200_000,
             deadline_ns: 1_000_000,
         });
         let slots = 4;
         let cell = CpuCell::new(0, 4, slots, p.slot_ns);
-        cell.work.calibrated(crate::workload::Calibration {
-            iterations: 200_000,
-            nominal_ns: 200_000,
-        });
+        cell.work.prepared(200_000);
         let exit = sample(
             &mut FakeClock::new(vec![5_000, 9_000, 900_000]),
             &p,
@@ -305,14 +303,11 @@ mod tests {
     fn a_job_past_its_period_skips_the_periods_it_covered() {
         let mut p = plan(5, 1_000_000);
         p.work = Some(Job {
-            iterations: 900_000,
+            cpu_ns: 900_000,
             deadline_ns: 1_000_000,
         });
         let cell = CpuCell::new(0, 4, 4, p.slot_ns);
-        cell.work.calibrated(crate::workload::Calibration {
-            iterations: 900_000,
-            nominal_ns: 900_000,
-        });
+        cell.work.prepared(900_000);
         sample(
             &mut FakeClock::new(vec![10_000, 1_200_000]),
             &p,

@@ -1,5 +1,5 @@
 //! The latency engine's measuring threads ([`LatencyWorker`], run by the session's
-//! [`crew`]): each prepares its CPU, calibrates the workload there, then runs the sampler
+//! [`crew`]): each prepares its CPU and its workload's counters, then runs the sampler
 //! between the common start and the stop. What they share besides the crew's start and stop
 //! ([`Shared`]): the `--break` trigger and the trace stop when the last one is done.
 
@@ -138,14 +138,13 @@ pub(crate) fn break_state(
     state
 }
 
-/// The latency engine's measuring thread: its CPU prepared (and the workload calibrated
-/// there), then the sampler from the common start to the end of its plan, a stop or a breach.
+/// The latency engine's measuring thread: its CPU prepared (and its workload's counters), then the sampler from the common start to the end of its plan, a stop or a breach.
 pub(crate) struct LatencyWorker<C> {
     setup: ThreadSetup,
     offset: u64,
-    /// `--workload`: the runtime to calibrate to and the deadline, ns.
+    /// `--workload`: the job's CPU time and its deadline, ns.
     workload: Option<(u64, u64)>,
-    /// The calibrated job, once prepared.
+    /// The job, once prepared.
     job: Option<Job>,
     interval: u64,
     periods: u64,
@@ -201,12 +200,11 @@ impl<C: Spin + 'static> Worker for LatencyWorker<C> {
 
     fn prepare(&mut self) -> Result<Arc<CpuCell>, RunError> {
         let cell = prepare_cpu(&self.setup)?;
-        // Calibrated here: pinned, at the run's policy, before the common start.
+        // The job is held to this thread's CPU clock: nothing to calibrate.
         if let Some((runtime, deadline_ns)) = self.workload {
-            let c = self.clock.calibrate(runtime);
-            cell.work.calibrated(c);
+            cell.work.prepared(runtime);
             self.job = Some(Job {
-                iterations: c.iterations,
+                cpu_ns: runtime,
                 deadline_ns,
             });
         }

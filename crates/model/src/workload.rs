@@ -1,5 +1,5 @@
 //! A measurement with work in each period (`rtlab measure --workload RUNTIME`): each measuring
-//! thread, once woken, runs a busy loop calibrated to take RUNTIME on its CPU before sleeping
+//! thread, once woken, computes until it has used RUNTIME of its own CPU time before sleeping
 //! to its next period. The run's histogram then holds response times (wake-up latency plus
 //! execution), and this section says how many jobs missed their deadline and why — the cases
 //! of talk 001's figures 1b–1d, measured: a late start (wake-up jitter), a long execution
@@ -13,7 +13,7 @@ use crate::Nanos;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MissCause {
-    /// It started so late that even its calibrated execution could not finish in time, while
+    /// It started so late that even its nominal execution could not finish in time, while
     /// its execution, started on time, would have.
     LateStart,
     /// Its execution alone, started on time, would have passed the deadline (it was preempted
@@ -25,7 +25,7 @@ pub enum MissCause {
 }
 
 /// Classifies a job: `None` when it met its deadline. `latency` is from its release to its
-/// start, `execution` from its start to its end, `nominal` the calibrated execution time,
+/// start, `execution` from its start to its end, `nominal` the execution time the job needs undisturbed (its CPU time),
 /// `deadline` relative to its release (all ns).
 pub fn classify(latency: u64, execution: u64, nominal: u64, deadline: u64) -> Option<MissCause> {
     if latency.saturating_add(execution) <= deadline {
@@ -58,10 +58,12 @@ pub struct WorkloadInfo {
 pub struct WorkloadCpu {
     /// The CPU.
     pub cpu: u32,
-    /// Busy-loop iterations per job, calibrated on this CPU before the run.
+    /// Busy-loop iterations per job, in runs measured before jobs were held to CPU time
+    /// (calibrated on the CPU before the run); 0, and left out, since.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub iterations: u64,
-    /// What those iterations took at calibration (the fastest of several runs), ns: the
-    /// nominal execution time.
+    /// The nominal execution time, ns: the CPU time each job uses (the runtime asked for).
+    /// In runs measured before jobs were held to CPU time, what the calibrated loop took.
     pub nominal_ns: u64,
     /// Jobs run.
     pub jobs: u64,
@@ -79,6 +81,11 @@ pub struct WorkloadCpu {
     pub min_execution_ns: u64,
     /// See `min_execution_ns`.
     pub max_execution_ns: u64,
+}
+
+/// Whether a count is zero (a field left out of a document then).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

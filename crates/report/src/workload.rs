@@ -1,6 +1,7 @@
 //! The `--workload` section under a run's table: per CPU, the jobs, the deadline misses split
 //! into late starts (wake-up jitter), long executions and both (talk 001's figures 1b–1d),
-//! the worst wake-up latency and the execution times against the calibrated one.
+//! the worst wake-up latency and the execution times against the nominal one (the job's CPU
+//! time).
 
 use std::fmt::Write;
 

@@ -27,8 +27,9 @@ whole result (schema rtlab.measure/1), rewritten atomically every --checkpoint s
 power loss loses at most one interval. SIGINT or SIGTERM ends the run early with status \
 \"interrupted\"; nothing rtlab changed is left behind.
 
-With --workload TIME each thread, once woken, runs a busy loop calibrated to take TIME on its \
-CPU before sleeping to its next absolute period, as a control loop does: the samples are then \
+With --workload TIME each thread, once woken, computes until it has used TIME of its own CPU \
+time (what the kernel accounts to it, so TIME of work whatever else runs) before sleeping to its \
+next absolute period, as a control loop does: the samples are then \
 response times (release to the end of the job), and every job that ends after --deadline is \
 counted and split into a late start (the wake-up used the slack), a long execution (the job \
 was preempted or slowed while working) or both. The worst wake-up latency per CPU is kept \
@@ -239,8 +240,8 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "DIR", requires = "trace", help_heading = "Trace")]
     pub trace_dir: Option<PathBuf>,
 
-    /// After each wake-up, work for TIME (a busy loop calibrated on each CPU before the run)
-    /// before sleeping to the next period: the samples become response times (wake-up
+    /// After each wake-up, work for TIME of the thread's own CPU time (held to its CPU clock,
+    /// so a busy machine stretches a job but never shortens it) before sleeping to the next period: the samples become response times (wake-up
     /// latency + execution), and each job that ends after --deadline is counted, split into
     /// late starts and long executions.
     #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Workload")]
