@@ -230,9 +230,12 @@ def run(sc: Scenario, kernel: Kernel, initrd: Path, workdir: Path, accel: str,
     with vmmod.Vm(machine, workdir, log) as v:
         try:
             v.wait_ready()
+            v.note(f"booted in {time.monotonic() - start:.1f} s")
             for i, step in enumerate(sc.steps):
                 v.note(f"step {i + 1}: {step.kind}: {step.name}")
+                began = time.monotonic()
                 why = _run_step(v, step, kernel, sc)
+                v.note(f"step {i + 1} took {time.monotonic() - began:.1f} s")
                 if why:
                     return Outcome(False, time.monotonic() - start, f"step {i + 1} ({step.name}): {why}", done)
                 done += 1
