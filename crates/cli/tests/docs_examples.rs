@@ -6,7 +6,10 @@
 //! An example passes when rtlab ran it to a verdict (exit 0 or 1); one the README shows being
 //! refused must be refused (exit 2) with the error the README shows. Help examples run first,
 //! in command order, then the README's, top to bottom, so files an example writes
-//! (`-o run.json`, `audit capture ./robot-tree`) are there for the ones after it.
+//! (`-o run.json`, `audit capture ./robot-tree`) are there for the ones after it. The examples
+//! that measure for seconds (a measurement, a load, an inspection, run as written) leave
+//! nothing a later one reads: they run side by side, four at once, each with a store of its
+//! own, while the others go on in order.
 
 mod common;
 
@@ -273,30 +276,41 @@ fn not_here(ex: &Example, stage: &Path) -> Option<String> {
     None
 }
 
-/// Runs one example in `stage`; returns a failure line, if it failed.
-fn run(ex: &Example, fake_clock: bool, stage: &Path, db: &Path) -> Option<String> {
+/// An example started in `stage`, not yet judged.
+struct Started {
+    ex: Example,
+    child: std::process::Child,
+    /// Where its standard error goes (a file: a pipe nobody reads could fill and stall it).
+    stderr: PathBuf,
+    started: std::time::Instant,
+}
+
+/// Starts one example in `stage` with the store `db`.
+fn start(ex: &Example, fake_clock: bool, stage: &Path, db: &Path, stderr: PathBuf) -> Started {
     let mut cmd = common::rtlab();
     cmd.args(&ex.words[1..]);
     if fake_clock {
         cmd.args(["--fake-clock", "5us,9us,40us"]);
     }
-    // A campaign's runs go to a store of their own, so `last` stays the staged traced run.
-    let db = if ex.words.get(1).map(String::as_str) == Some("campaign") {
-        db.with_file_name("campaign-runs.db")
-    } else {
-        db.to_path_buf()
-    };
     cmd.current_dir(stage)
-        .env("RTLAB_DB", &db)
+        .env("RTLAB_DB", db)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let started = std::time::Instant::now();
-    let mut child = cmd.spawn().unwrap();
-    let status = common::wait_for(&mut child, Duration::from_secs(90));
-    eprintln!("{:6.1} s  {}", started.elapsed().as_secs_f64(), ex.text);
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        .stderr(std::fs::File::create(&stderr).unwrap());
+    Started {
+        ex: ex.clone(),
+        child: cmd.spawn().unwrap(),
+        stderr,
+        started: std::time::Instant::now(),
+    }
+}
+
+/// Waits for a started example and judges it; returns a failure line, if it failed.
+fn finish(mut run: Started) -> Option<String> {
+    let status = common::wait_for(&mut run.child, Duration::from_secs(90));
+    let ex = &run.ex;
+    eprintln!("{:6.1} s  {}", run.started.elapsed().as_secs_f64(), ex.text);
+    let stderr = std::fs::read_to_string(&run.stderr).unwrap();
     let code = status.code();
     if ex.shows_error() {
         let shown = ex
@@ -329,6 +343,86 @@ fn run(ex: &Example, fake_clock: bool, stage: &Path, db: &Path) -> Option<String
         ));
     }
     None
+}
+
+/// Whether an example run as written measures for seconds on its own (a measurement, a load,
+/// an inspection) and leaves nothing a later example reads: it then runs side by side with
+/// the others, with a store of its own, so the staged traced run stays `last` for the
+/// examples that read it. A traced measurement is read: `rtlab explain last` follows it.
+fn measures_alone(ex: &Example) -> bool {
+    let command = ex.words.get(1).map(String::as_str).unwrap_or("");
+    !ex.shows_error()
+        && !ex.words.iter().any(|w| w == "--trace")
+        && matches!(
+            command,
+            "measure" | "noise" | "hwlat" | "pi" | "inspect" | "load" | "run"
+        )
+}
+
+/// The examples measuring side by side (at most [`SIDE_BY_SIDE`]), and what they left.
+struct SideBySide {
+    running: Vec<Started>,
+    dir: PathBuf,
+    started: usize,
+    failures: Vec<String>,
+}
+
+/// How many measuring examples run at once: they mostly sleep between wake-ups, so four on
+/// two cores take about a quarter of the time, and each still ends in its verdict.
+const SIDE_BY_SIDE: usize = 4;
+
+impl SideBySide {
+    fn new(dir: PathBuf) -> SideBySide {
+        std::fs::create_dir_all(&dir).unwrap();
+        SideBySide {
+            running: Vec::new(),
+            dir,
+            started: 0,
+            failures: Vec::new(),
+        }
+    }
+
+    /// Starts `ex` with a store of its own, once fewer than [`SIDE_BY_SIDE`] run.
+    fn start(&mut self, ex: &Example, fake_clock: bool, stage: &Path) {
+        while self.running.len() >= SIDE_BY_SIDE {
+            // The first to end frees its place (a slow one ahead holds none).
+            match self
+                .running
+                .iter_mut()
+                .position(|r| r.child.try_wait().unwrap().is_some())
+            {
+                Some(done) => {
+                    let run = self.running.remove(done);
+                    self.failures.extend(finish(run));
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        self.started += 1;
+        let db = self.dir.join(format!("{}.db", self.started));
+        let stderr = self.dir.join(format!("{}.stderr", self.started));
+        self.running.push(start(ex, fake_clock, stage, &db, stderr));
+    }
+
+    /// Waits for all, and says what failed.
+    fn finish(mut self) -> Vec<String> {
+        for run in self.running.drain(..) {
+            self.failures.extend(finish(run));
+        }
+        self.failures
+    }
+}
+
+/// Runs one example in `stage` to its end; returns a failure line, if it failed.
+fn run(ex: &Example, fake_clock: bool, stage: &Path, db: &Path) -> Option<String> {
+    // A campaign's runs go to a store of their own, so `last` stays the staged traced run.
+    let db = if ex.words.get(1).map(String::as_str) == Some("campaign") {
+        db.with_file_name("campaign-runs.db")
+    } else {
+        db.to_path_buf()
+    };
+    let stderr = db.with_file_name("example.stderr");
+    finish(start(ex, fake_clock, stage, &db, stderr))
 }
 
 /// The files and runs the examples name, made before any runs.
@@ -413,10 +507,15 @@ fn every_example_in_the_readme_and_the_help_runs() {
     assert!(examples.len() > 60, "only {} examples", examples.len());
 
     let mut failures = Vec::new();
+    let mut side_by_side = SideBySide::new(work.path().join("side-by-side"));
     let (mut ran, mut faked, mut parsed_only) = (0, 0, Vec::new());
     for ex in &examples {
         match how(ex, &stage) {
             How::ParseOnly(why) => parsed_only.push(format!("{}: `{}`: {why}", ex.source, ex.text)),
+            How::AsWritten if measures_alone(ex) => {
+                ran += 1;
+                side_by_side.start(ex, false, &stage);
+            }
             How::AsWritten => {
                 ran += 1;
                 failures.extend(run(ex, false, &stage, &db));
@@ -429,10 +528,11 @@ fn every_example_in_the_readme_and_the_help_runs() {
                 ran += 1;
                 let mut mine = ex.clone();
                 mine.words[2] = std::process::id().to_string();
-                failures.extend(run(&mine, false, &stage, &db));
+                side_by_side.start(&mine, false, &stage);
             }
         }
     }
+    failures.extend(side_by_side.finish());
     eprintln!(
         "{ran} examples ran as written, {faked} with the scripted clock; {} parsed only:\n  {}",
         parsed_only.len(),

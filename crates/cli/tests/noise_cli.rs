@@ -96,15 +96,30 @@ fn injected_run(dir: &std::path::Path) -> Result<(), String> {
     eprintln!("bursts: {count}, {total} ns, longest {longest} ns\nCPU 1: {c}");
     let culprit = injector_culprit(c)?;
     let got = |k: &str| culprit[k].as_u64().unwrap();
+    // Other threads' time on CPU 1: other work on a busy machine. Even below the detector's
+    // FIFO 1, the kernel lets starved ordinary tasks run now and then (RT throttling, or the
+    // fair server since 6.12), sometimes right after a burst, in the same interruption.
+    let others_ns: u64 = c["culprits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| {
+            k["source"] == "thread" && !k["name"].as_str().unwrap().starts_with("rtlab-inject")
+        })
+        .map(|k| k["total_ns"].as_u64().unwrap())
+        .sum();
+    let quiet = others_ns * 100 < c["runtime_ns"].as_u64().unwrap();
     let checks = [
         (within_20pct(got("count"), count), "count"),
         (within_20pct(got("total_ns"), total), "total"),
         // The longest is bounded below by the injector's own longest. Above, one hypervisor
         // stall inside the thread's switch-in/switch-out window is charged to the thread (the
         // kernel cannot see it) but not to the injector's clock, so the bound is one burst:
-        // twice the longest would mean two bursts were merged into one interruption.
+        // twice the longest would mean two bursts were merged into one interruption. Other
+        // work running in the same interruption lengthens it too, so the bound holds where
+        // the CPU was otherwise quiet (under 1 % of the run).
         (
-            got("max_ns") * 10 >= longest * 8 && got("max_ns") < longest * 2,
+            got("max_ns") * 10 >= longest * 8 && (!quiet || got("max_ns") < longest * 2),
             "longest",
         ),
         // The CPU's own figures hold the bursts.
@@ -133,7 +148,8 @@ fn injected_run(dir: &std::path::Path) -> Result<(), String> {
     }
 }
 
-/// Measures CPU 1 for 4 s while the injector runs; the result and each burst's length.
+/// Measures CPU 1 for 4 s at FIFO 1 while the injector runs; the result and each burst's
+/// length.
 /// What does not depend on the machine's own noise is asserted outright: the exit status,
 /// the schema, the engine, trace attribution, no tracefs instance left, and the raw count.
 fn measure_with_injector(dir: &std::path::Path) -> (serde_json::Value, Vec<u64>) {
@@ -144,8 +160,23 @@ fn measure_with_injector(dir: &std::path::Path) -> (serde_json::Value, Vec<u64>)
         Duration::from_micros(400),
         100,
     );
+    // The detector at FIFO 1: above every ordinary task, so other work on a busy machine
+    // cannot take CPU 1 from it while the bursts land (at the default policy it shares the CPU
+    // with that work, measures it as noise, and misses the bursts that come while it waits),
+    // and below the injector's 50, which is the noise planted.
     let (code, doc) = noise_json(
-        &["--cpus", "1", "--duration", "4s", "--engine", "user"],
+        &[
+            "--cpus",
+            "1",
+            "--duration",
+            "4s",
+            "--engine",
+            "user",
+            "--policy",
+            "fifo",
+            "--priority",
+            "1",
+        ],
         dir,
     );
     let lengths = inject.join().unwrap();
