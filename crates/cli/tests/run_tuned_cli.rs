@@ -205,14 +205,24 @@ fn stored(db: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The machine is as it was: the plan's files, no rtlab cpuset, the journal closed.
-fn assert_reverted(before: &[(String, Option<String>)], plan: &serde_json::Value, journal: &Path) {
+/// The machine is as it was: the plan's files, no rtlab cpuset, the journal closed. `said` is
+/// what rtlab printed, shown when it is not.
+fn assert_reverted(
+    before: &[(String, Option<String>)],
+    plan: &serde_json::Value,
+    journal: &Path,
+    said: &str,
+) {
     assert_eq!(
         plan_snapshot(plan),
         before,
-        "a file the plan touched is not back"
+        "a file the plan touched is not back: {said}"
     );
-    assert_eq!(rtlab_cpusets(), Vec::<String>::new(), "cpusets left behind");
+    assert_eq!(
+        rtlab_cpusets(),
+        Vec::<String>::new(),
+        "cpusets left behind: {said}"
+    );
     assert!(!journal.exists(), "the journal is still open");
     assert!(
         journal.with_extension("jsonl.reverted").exists(),
@@ -250,7 +260,7 @@ fn a_tuned_evaluation_as_root_measures_before_and_after_and_reverts() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_reverted(&before, &plan, &journal);
+    assert_reverted(&before, &plan, &journal, &stderr);
     // The rule (every IRQ thread FIFO 61 while tuned) is taken back with the rest.
     let journal_lines = std::fs::read_to_string(journal.with_extension("jsonl.reverted")).unwrap();
     for line in journal_lines
@@ -356,7 +366,7 @@ fn sigterm_during_a_tuned_phase_still_reverts() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("SIGTERM"), "{stderr}");
-    assert_reverted(&before, &plan, &journal);
+    assert_reverted(&before, &plan, &journal, &stderr);
     let labels: Vec<String> = stored(&db)
         .iter()
         .rev()

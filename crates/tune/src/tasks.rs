@@ -2,6 +2,8 @@
 //! each task's CPU affinity, moving them (a thread the kernel will not move alone goes with its
 //! process) and draining a group until it is empty while tasks fork and exit around the move.
 
+use std::time::Duration;
+
 use sys::Root;
 
 /// The task ids listed in a cgroup's `tasks` or `cgroup.procs` file.
@@ -68,26 +70,35 @@ fn tgid(root: &Root, tid: u32) -> Option<u32> {
 
 /// Empties the group whose task list is `from` into `procs`, again while tasks forked during
 /// the move keep appearing; (moved, the tasks still there). `patient` waits out tasks that are
-/// exiting (they leave the list on their own shortly) instead of giving up on them at once.
+/// exiting (they leave the list on their own shortly) and keeps up with a machine that forks
+/// fast (a build moved into the group goes on forking into it), for at most [`PATIENCE`];
+/// otherwise it stops at the first pass that moves nothing, or after [`PASSES`].
 pub(crate) fn drain(root: &Root, from: &str, procs: &str, patient: bool) -> (usize, Vec<u32>) {
+    let deadline = std::time::Instant::now() + if patient { PATIENCE } else { Duration::ZERO };
     let mut moved = 0;
     let mut left = pids(root, from);
-    for round in 0..20 {
-        if left.is_empty() {
-            break;
-        }
+    let mut passes = 0;
+    while !left.is_empty() {
         let (m, _) = move_pids(root, &left, procs);
         moved += m;
+        passes += 1;
         left = pids(root, from);
+        let out_of_time = std::time::Instant::now() >= deadline;
+        if left.is_empty() || (out_of_time && (m == 0 || passes >= PASSES)) {
+            break;
+        }
         if m == 0 {
-            if !patient || round >= 5 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
     (moved, left)
 }
+
+/// How long a patient drain keeps at a group that is not empty yet.
+const PATIENCE: Duration = Duration::from_secs(3);
+
+/// Passes an impatient drain makes while each moves something (tasks forking into the group).
+const PASSES: usize = 20;
 
 /// `pid (comm)` for a message.
 pub(crate) fn describe(root: &Root, pids: &[u32]) -> String {
