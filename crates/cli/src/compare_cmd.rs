@@ -69,7 +69,7 @@ pub fn run(args: &CompareArgs) -> Result<Exit> {
     // A comparison with a run that measured nothing, or did not finish, proves nothing:
     // it fails whether or not a threshold was given.
     for (label, run) in &pairs {
-        let verdict = model::gate::Gate::new(None).judge(run);
+        let verdict = model::gate::judge(run, None);
         crate::verdict::say(&mut console, &verdict, Some(label), false);
         failed |= !verdict.passed();
     }

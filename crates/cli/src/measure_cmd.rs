@@ -130,12 +130,12 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     let mut text = output_text(args, &run);
     if args.output_format() == MeasureFormat::Text {
-        let gate = model::gate::Gate::new(args.budget).judge(&run);
+        let verdict = model::gate::judge(&run, None);
         let interrupted = run.status == RunStatus::Interrupted;
-        text += &crate::verdict::summary_line(&gate, args.budget, interrupted).unwrap_or_default();
+        text += &crate::verdict::summary_line(&verdict, interrupted);
     }
     console::print_stdout(&text).context("writing to standard output")?;
-    let exit = verdict(&run, args.budget, &mut console);
+    let exit = verdict(&run, &mut console);
     // A signal that came after the measurement ended (while saving) is taken here, so it
     // cannot end the process between this and the exit status.
     let _ = signals.wait(std::time::Duration::ZERO);
@@ -310,7 +310,7 @@ fn check_outputs(args: &MeasureArgs) -> Result<()> {
 }
 
 /// Exit status from the finished run: the gate's verdict (with the `--break` event told first).
-fn verdict(run: &MeasureRun, budget: Option<Nanos>, console: &mut Console) -> Exit {
+fn verdict(run: &MeasureRun, console: &mut Console) -> Exit {
     if let Some(event) = &run.break_event {
         console.verdict(&format!(
             "--break: CPU {} woke {} late at cycle {}{}",
@@ -325,7 +325,7 @@ fn verdict(run: &MeasureRun, budget: Option<Nanos>, console: &mut Console) -> Ex
             }
         ));
     }
-    let verdict = model::gate::Gate::new(budget).judge(run);
+    let verdict = model::gate::judge(run, None);
     // Interrupted, what it measured may not be judgeable, and that is no news; broken, the
     // --break line above said why it cannot be judged.
     let interrupted = run.status == RunStatus::Interrupted;

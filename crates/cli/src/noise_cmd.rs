@@ -37,6 +37,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let mut observer = CliObserver {
         console: &mut console,
         json: args.output.as_deref(),
+        budget: args.budget,
         checkpoint_error: None,
     };
     let measured = measure::noise::run_noise(&config, &env, &mut observer);
@@ -55,16 +56,15 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let json_error = keep(args, &run, pusher.as_mut(), &mut console);
     let text = match format {
         NoiseFormat::Text => {
-            let gate = model::gate::Gate::new(args.budget).judge(&run);
+            let verdict = model::gate::judge(&run, None);
             let interrupted = run.status == RunStatus::Interrupted;
-            crate::runs::table_text(&run)
-                + &crate::verdict::summary_line(&gate, args.budget, interrupted).unwrap_or_default()
+            crate::runs::table_text(&run) + &crate::verdict::summary_line(&verdict, interrupted)
         }
         NoiseFormat::Json => run.to_json(),
         NoiseFormat::Oslat => report::noise::oslat(&run),
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    let exit = verdict(&run, args.budget, &mut console);
+    let exit = verdict(&run, &mut console);
     let _ = signals.wait(std::time::Duration::ZERO);
     match json_error {
         Some(e) => Err(e),
@@ -161,9 +161,10 @@ fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
     Ok(())
 }
 
-/// Exit status: 1 over --budget or for a run that cannot be judged, 130 when interrupted.
-fn verdict(run: &MeasureRun, budget: Option<model::Nanos>, console: &mut Console) -> Exit {
-    let verdict = model::gate::Gate::new(budget).judge(run);
+/// Exit status: 1 over the run's --budget or for a run that cannot be judged, 130 when
+/// interrupted.
+fn verdict(run: &MeasureRun, console: &mut Console) -> Exit {
+    let verdict = model::gate::judge(run, None);
     let interrupted = run.status == RunStatus::Interrupted;
     crate::verdict::say(console, &verdict, None, interrupted);
     crate::verdict::live_exit(&verdict, interrupted)
@@ -173,6 +174,8 @@ fn verdict(run: &MeasureRun, budget: Option<model::Nanos>, console: &mut Console
 struct CliObserver<'a> {
     console: &'a mut Console,
     json: Option<&'a Path>,
+    /// The --budget, recorded in every checkpoint as in the final result.
+    budget: Option<model::Nanos>,
     checkpoint_error: Option<String>,
 }
 
@@ -204,7 +207,9 @@ impl Observer for CliObserver<'_> {
 
     fn checkpoint(&mut self, run: &MeasureRun) {
         let Some(path) = self.json else { return };
-        if let Err(e) = write_result(path, run) {
+        let mut run = run.clone();
+        run.params.budget_ns = self.budget;
+        if let Err(e) = write_result(path, &run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }
     }

@@ -85,6 +85,17 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
             dir.display()
         ));
     }
-    Console::new(false).note(&message);
-    Ok(Exit::Ok)
+    let mut console = Console::new(false);
+    console.note(&message);
+    // The report is written either way; the exit status is its verdict, as `export`'s is: 1
+    // when a run failed or cannot be judged, each reason on standard error.
+    let mut exit = Exit::Ok;
+    for r in &runs {
+        let verdict = model::gate::judge(&r.run, args.budget);
+        crate::verdict::say(&mut console, &verdict, Some(&r.name), false);
+        if crate::verdict::stored_exit(&verdict) != Exit::Ok {
+            exit = Exit::VerdictFailed;
+        }
+    }
+    Ok(exit)
 }

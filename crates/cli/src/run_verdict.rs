@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 
 use model::evaluation::{self, Evaluation, Outcome, PhaseKind};
-use model::gate::{Gate, Reason, Verdict};
+use model::gate::{Reason, Verdict};
 use model::measure::MeasureRun;
 
 use crate::console;
@@ -28,12 +28,11 @@ pub(crate) fn judge<'a>(
     budget: model::Nanos,
     judged: &dyn Fn(&str) -> bool,
 ) -> Vec<Judged<'a>> {
-    let gate = Gate::new(Some(budget));
     let latency = runs.iter().map(|(label, run)| Judged {
         label,
         run,
         kind: PhaseKind::Latency,
-        verdict: judged(label).then(|| gate.judge(run)),
+        verdict: judged(label).then(|| model::gate::judge(run, Some(budget))),
     });
     let noise = noise_runs.iter().map(|(label, run)| Judged {
         label,
@@ -44,14 +43,12 @@ pub(crate) fn judge<'a>(
     latency.chain(noise).collect()
 }
 
-/// A judged phase's outcome.
+/// A judged phase's outcome: the gate's (a failed criterion outranks "cannot be judged").
 fn outcome(v: &Verdict) -> Outcome {
-    if !v.judgeable() {
-        Outcome::CannotJudge
-    } else if v.passed() {
-        Outcome::Pass
-    } else {
-        Outcome::Fail
+    match v.outcome() {
+        model::gate::Outcome::Pass => Outcome::Pass,
+        model::gate::Outcome::Fail => Outcome::Fail,
+        model::gate::Outcome::CannotJudge => Outcome::CannotJudge,
     }
 }
 
@@ -72,9 +69,24 @@ pub(crate) fn text(phases: &[Judged], budget: model::Nanos, tuned: bool) -> (Exi
                     lines += &format!("verdict: CANNOT JUDGE: {what} {}: {why}\n", p.label);
                 }
             }
+            // Over the budget: the phase's maximum; another failed criterion (a missed
+            // deadline): its words.
             Outcome::Fail => {
-                let max = p.run.all.stats.max_ns.unwrap_or_default();
-                over.push(format!("{} max {} us", p.label, report::format_us(max)));
+                let over_budget = v.failures().any(|r| matches!(r, Reason::OverBudget { .. }));
+                if over_budget {
+                    let max = p.run.all.stats.max_ns.unwrap_or_default();
+                    over.push(format!("{} max {} us", p.label, report::format_us(max)));
+                }
+                for r in v
+                    .failures()
+                    .filter(|r| !matches!(r, Reason::OverBudget { .. }))
+                {
+                    lines += &format!(
+                        "verdict: FAIL: {what} {}: {}\n",
+                        p.label,
+                        report::story::verdict::words(r)
+                    );
+                }
             }
             Outcome::Pass | Outcome::Interrupted => {}
         }

@@ -4,8 +4,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
-use model::gate::{DEFAULT_BUDGET, Gate};
-use model::measure::MeasureRun;
+use model::gate::Verdict;
 use store::Filter;
 
 use crate::console;
@@ -86,23 +85,26 @@ fn measured_under(r: &store::RunSummary) -> String {
     }
 }
 
-/// `rtlab show RUN`: exit 1 when the run cannot be judged (standard error says why).
+/// `rtlab show RUN`: the run and its verdict against the criteria it was measured with; exit
+/// 1 when it failed or cannot be judged (standard error says why).
 pub fn show(args: &ShowArgs) -> Result<Exit> {
     let run = load(&args.run, args.db.db.as_deref())?;
+    let verdict = model::gate::judge(&run, None);
     let text = match args.format {
         ShowFormat::Json => run.to_json(),
         ShowFormat::Cyclictest => report::cyclictest::summary(&run),
-        ShowFormat::Text => crate::runs::table_text(&run),
+        ShowFormat::Text => {
+            crate::runs::table_text(&run) + &crate::verdict::summary_line(&verdict, false)
+        }
     };
     console::print_stdout(&text)?;
-    Ok(judged(&run, &Gate::new(None), Some(&args.run)))
+    Ok(told(&verdict, Some(&args.run)))
 }
 
-/// The gate's verdict on a run read back, its reasons on standard error after `who`.
-fn judged(run: &MeasureRun, gate: &Gate, who: Option<&str>) -> Exit {
-    let verdict = gate.judge(run);
-    crate::verdict::say(&mut console::Console::new(false), &verdict, who, false);
-    crate::verdict::stored_exit(&verdict)
+/// A verdict on a run read back: its reasons on standard error after `who`, and its exit.
+fn told(verdict: &Verdict, who: Option<&str>) -> Exit {
+    crate::verdict::say(&mut console::Console::new(false), verdict, who, false);
+    crate::verdict::stored_exit(verdict)
 }
 
 /// `rtlab label RUN LABEL`.
@@ -149,24 +151,20 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
         true => None,
         false => crate::runs::stored_label(spec, args.db.db.as_deref())?,
     };
-    // A JUnit document judges every CPU, against 100us when no --budget is given; the exit
-    // status is the same gate's.
-    let junit_budget = args.budget.unwrap_or(DEFAULT_BUDGET);
-    let gate = match args.format {
-        ExportFormat::Junit => Gate::new(Some(junit_budget)),
-        _ => Gate::new(args.budget),
-    };
+    // Every format and the exit status render one verdict: the run's own criteria, or the
+    // --budget given now (a re-judgement the verdict says).
+    let verdict = model::gate::judge(&run, args.budget);
     let text = match args.format {
         ExportFormat::Json => run.to_json(),
         ExportFormat::Csv => report::export::csv_labelled(&run, label.as_deref()),
-        ExportFormat::Junit => report::export::junit_labelled(&run, junit_budget, label.as_deref()),
+        ExportFormat::Junit => report::export::junit_labelled(&run, &verdict, label.as_deref()),
         ExportFormat::Openmetrics => report::export::openmetrics(&run),
         ExportFormat::Lava | ExportFormat::LavaResults => unreachable!("handled above"),
     };
     write_export(args, &text)?;
     // The export is written either way; the exit status is its verdict, so a CI step that
     // only exports still fails on a run that failed or cannot be judged.
-    Ok(judged(&run, &gate, Some(spec)))
+    Ok(told(&verdict, Some(spec)))
 }
 
 /// Several RUNs, --baseline and --prefix belong to the LAVA formats only.
@@ -206,23 +204,26 @@ fn export_lava(args: &ExportArgs, form: report::export::lava::Form) -> Result<Ex
         Some(given) => Some(lava::baseline(&runs, given).map_err(UsageError)?),
         None => None,
     };
-    let gate = Gate::new(args.budget);
+    let verdicts: Vec<Verdict> = runs
+        .iter()
+        .map(|run| model::gate::judge(run, args.budget))
+        .collect();
     let mut cases = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
+    for (i, (run, verdict)) in runs.iter().zip(&verdicts).enumerate() {
         let name = match (runs.len(), &args.prefix) {
             (1, p) => p.clone(),
             (_, Some(p)) => Some(format!("{p}-iteration-{}", i + 1)),
             (_, None) => Some(format!("iteration-{}", i + 1)),
         };
-        cases.extend(lava::cases(run, &gate, name.as_deref()));
+        cases.extend(lava::cases(run, verdict, name.as_deref()));
     }
     if let Some(b) = &verdict {
         cases.extend(b.cases(args.prefix.as_deref()));
     }
     write_export(args, &lava::render(&cases, form))?;
     let mut exit = Exit::Ok;
-    for (run, spec) in runs.iter().zip(&args.runs) {
-        if judged(run, &gate, Some(spec)) != Exit::Ok {
+    for (verdict, spec) in verdicts.iter().zip(&args.runs) {
+        if told(verdict, Some(spec)) != Exit::Ok {
             exit = Exit::VerdictFailed;
         }
     }

@@ -45,36 +45,15 @@ pub fn say(console: &mut Console, verdict: &Verdict, who: Option<&str>, unjudgea
 }
 
 /// The line that ends a command's text summary on standard output, where a script keeps it
-/// (`rtlab measure --budget 50us > out.txt`): `verdict: PASS: every CPU within --budget 50us`,
-/// `verdict: FAIL: CPU 1: max latency 250.0us exceeds --budget 50us`, `verdict: CANNOT JUDGE:
-/// ...`, `verdict: INTERRUPTED: ...`. None for a run held to no budget that can be judged:
-/// there is no verdict to give.
-pub fn summary_line(
-    verdict: &Verdict,
-    budget: Option<model::Nanos>,
-    interrupted: bool,
-) -> Option<String> {
-    let failures: Vec<String> = verdict.failures().map(words).collect();
-    let unjudgeable: Vec<String> = verdict
-        .reasons
-        .iter()
-        .filter_map(|r| match r {
-            Reason::Unjudgeable { why } => Some(why.clone()),
-            _ => None,
-        })
-        .collect();
-    let line = if !failures.is_empty() {
-        format!("FAIL: {}", failures.join("; "))
-    } else if interrupted {
-        "INTERRUPTED: stopped by a signal; what was measured is above".to_string()
-    } else if !unjudgeable.is_empty() {
-        format!("CANNOT JUDGE: {}", unjudgeable.join("; "))
-    } else if let Some(budget) = budget {
-        format!("PASS: every CPU within --budget {budget}")
-    } else {
-        return None;
-    };
-    Some(format!("verdict: {line}\n"))
+/// (`rtlab measure --budget 50us > out.txt`, `rtlab show RUN`): `verdict: ` and the verdict in
+/// one line ([`report::story::verdict::line`], the words every surface uses), or `verdict:
+/// INTERRUPTED: ...` for a run this process measured that a signal stopped and nothing failed.
+pub fn summary_line(verdict: &Verdict, interrupted: bool) -> String {
+    if interrupted && verdict.failures().next().is_none() {
+        return "verdict: INTERRUPTED: stopped by a signal; what was measured is above\n"
+            .to_string();
+    }
+    format!("verdict: {}\n", report::story::verdict::line(verdict))
 }
 
 /// One reason in words (`report::story::verdict`, which the HTML report says them with too).
@@ -86,23 +65,31 @@ pub fn words(reason: &Reason) -> String {
 mod tests {
     use super::*;
     use model::Nanos;
-    use model::gate::Worst;
+    use model::gate::{BudgetFrom, Criteria, Worst};
 
     #[test]
     fn an_interrupted_run_exits_130_unless_a_criterion_failed() {
         let unjudgeable = Verdict {
             reasons: vec![Reason::Unjudgeable { why: "x".into() }],
+            ..Verdict::default()
         };
         assert_eq!(live_exit(&unjudgeable, true), Exit::Interrupted);
         assert_eq!(live_exit(&unjudgeable, false), Exit::VerdictFailed);
         assert_eq!(stored_exit(&unjudgeable), Exit::VerdictFailed);
+        let budget = |b| Criteria {
+            budget: Some(Nanos::from_us(b)),
+            from: BudgetFrom::Run,
+            ..Criteria::default()
+        };
         let over = Verdict {
+            criteria: budget(100),
             reasons: vec![Reason::OverBudget {
                 cpu: 1,
                 worst: Worst::Maximum,
                 ns: 250_000,
                 budget: Nanos::from_us(100),
             }],
+            cpus: Vec::new(),
         };
         assert_eq!(live_exit(&over, true), Exit::VerdictFailed);
         assert_eq!(
@@ -110,19 +97,23 @@ mod tests {
             "CPU 1: max latency 250.0us exceeds --budget 100us"
         );
         assert_eq!(
-            summary_line(&over, Some(Nanos::from_us(100)), true).as_deref(),
-            Some("verdict: FAIL: CPU 1: max latency 250.0us exceeds --budget 100us\n")
+            summary_line(&over, true),
+            "verdict: FAIL: CPU 1: max latency 250.0us exceeds --budget 100us\n"
+        );
+        let within = Verdict {
+            criteria: budget(50),
+            ..Verdict::default()
+        };
+        assert_eq!(
+            summary_line(&within, false),
+            "verdict: PASS: every CPU within --budget 50us\n"
         );
         assert_eq!(
-            summary_line(&Verdict::default(), Some(Nanos::from_us(50)), false).as_deref(),
-            Some("verdict: PASS: every CPU within --budget 50us\n")
+            summary_line(&Verdict::default(), false),
+            "verdict: PASS: measured without a budget: judged on completeness only\n"
         );
-        assert_eq!(summary_line(&Verdict::default(), None, false), None);
-        assert!(
-            summary_line(&unjudgeable, None, false)
-                .unwrap()
-                .starts_with("verdict: CANNOT JUDGE: x")
-        );
+        assert!(summary_line(&unjudgeable, false).starts_with("verdict: CANNOT JUDGE: x"));
+        assert!(summary_line(&unjudgeable, true).starts_with("verdict: INTERRUPTED"));
         assert_eq!(live_exit(&Verdict::default(), true), Exit::Interrupted);
         assert_eq!(live_exit(&Verdict::default(), false), Exit::Ok);
     }

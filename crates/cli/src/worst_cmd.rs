@@ -46,7 +46,7 @@ pub fn run(args: &WorstArgs) -> Result<Exit> {
         .groups
         .iter()
         .flat_map(|g| &g.cpus)
-        .all(|c| c.verdict.trusted && c.verdict.budget_met.unwrap_or(true));
+        .all(|c| c.verdict.passed());
     Ok(if passed {
         Exit::Ok
     } else {

@@ -174,7 +174,11 @@ fn a_budget_is_a_line_on_every_latency_plot_and_noise_runs_get_their_own_chart()
         ])
         .arg(&svgs)
         .assert()
-        .success();
+        // Written, and its verdict is the exit status: both runs are over 50us.
+        .code(1)
+        .stderr(predicate::str::contains(
+            "RT: CPU 0: max latency 70.0us exceeds --budget 50us",
+        ));
     let read = |name: &str| std::fs::read_to_string(svgs.join(name)).unwrap();
     for kind in ["histogram", "exceedance", "max-over-time"] {
         let svg = read(&format!("{id}-{kind}.svg"));

@@ -7,13 +7,11 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::server::Server;
+use common::server::{Api, Server, http};
 use common::{rtlab, wait_for};
 
 /// Real files from other machines and tools (fixtures/imports/README.md says where from).
@@ -31,79 +29,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/imports")
         .join(name)
-}
-
-/// The API calls the tests make of a [`Server`].
-trait Api {
-    fn get(&self, path: &str) -> Answer;
-    fn upload(&self, token: &str, body: &[u8]) -> Answer;
-}
-
-impl Api for Server {
-    fn get(&self, path: &str) -> Answer {
-        http(self.addr(), "GET", path, &[], b"")
-    }
-
-    fn upload(&self, token: &str, body: &[u8]) -> Answer {
-        http(
-            self.addr(),
-            "POST",
-            "/api/v1/runs",
-            &[
-                ("Authorization", &format!("Bearer {token}")),
-                ("Content-Type", "application/json"),
-            ],
-            body,
-        )
-    }
-}
-
-/// An HTTP answer.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-}
-
-/// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end. The
-/// test speaks HTTP itself so that it depends on no client of the code under test.
-fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    // The server may answer (413) and close before it has read a large body.
-    let _ = stream.write_all(request.as_bytes());
-    let _ = stream.write_all(body);
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP answer to {method} {path}: {text:?}"));
-    Answer {
-        status,
-        head: head.to_string(),
-        body: rest.to_string(),
-    }
 }
 
 /// The DOM headless Chromium builds from `url` (`apt-get install chromium`; .ci/run installs

@@ -251,6 +251,15 @@ pub struct WorstVerdict {
     pub budget_met: Option<bool>,
 }
 
+impl WorstVerdict {
+    /// The one rule of a worst-case verdict, which `rtlab worst`'s exit status, text, page and
+    /// exports all render: a fit passed every check, and with a budget it bounds the per-hour
+    /// risk below the target.
+    pub fn passed(&self) -> bool {
+        self.trusted && self.budget_met.unwrap_or(true)
+    }
+}
+
 /// How long a run would have to be.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

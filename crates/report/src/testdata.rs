@@ -153,3 +153,19 @@ pub(crate) fn run_with_series(started_at: &str, max_ns: &[u64], count: &[u64]) -
     run.started_at = started_at.to_string();
     run
 }
+
+/// A `--workload` of 800us jobs against a 500us deadline on `cpu`: `jobs` run, every one
+/// missed (it ran long).
+pub(crate) fn missed_deadlines(cpu: u32, jobs: u64) -> model::workload::WorkloadInfo {
+    model::workload::WorkloadInfo {
+        runtime_ns: Nanos::from_us(800),
+        deadline_ns: Nanos::from_us(500),
+        cpus: vec![model::workload::WorkloadCpu {
+            cpu,
+            jobs,
+            misses: jobs,
+            long_execution: jobs,
+            ..Default::default()
+        }],
+    }
+}

@@ -116,7 +116,9 @@ pub struct ReportArgs {
     /// id or file stem) and, for several runs, runs-exceedance.svg.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
-    /// The latency budget, drawn as a dashed line on every latency plot (`50us`, `1ms`).
+    /// Re-judge every run against this budget instead of the one it was measured with (the
+    /// page says so), drawn as a dashed line on every latency plot (`50us`, `1ms`). Without it,
+    /// each run is judged against its own.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub budget: Option<Nanos>,
     /// The store.

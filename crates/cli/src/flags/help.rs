@@ -19,7 +19,10 @@ EXIT STATUS:
 /// `rtlab report`.
 pub const REPORT: &str = "\
 EXIT STATUS:
-    0    the report was written
+    0    the report was written and every run passed (against the criteria it was measured
+         with, or --budget)
+    1    the report was written, and a run failed or cannot be judged (each reason on standard
+         error, as the report's first screen says it)
     2    bad input: a RUN that names nothing or cannot be read, an unwritable --output";
 
 /// `rtlab tune plan`.

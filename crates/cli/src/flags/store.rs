@@ -32,10 +32,15 @@ pub fn show_after() -> String {
     format!(
         "{RUN_HELP}
 
+The text ends with the run's verdict, the same every command and page gives it: against the
+budget the run was measured with (`verdict: PASS: every CPU within --budget 50us`), or, for a
+run measured without one, on completeness and deadlines only.
+
 EXIT STATUS:
-    0    shown; the run can be judged
-    1    shown, but no gate may pass on the run: it did not finish (status running: the last
-         checkpoint of an rtlab that was killed), stopped at --break, or has a CPU without
+    0    shown; the run passed
+    1    shown, but the run failed (a CPU over the budget it was measured with, a missed
+         --workload deadline) or no gate may pass on it: it did not finish (status running: the
+         last checkpoint of an rtlab that was killed), stopped at --break, or has a CPU without
          samples; standard error says which
     2    bad input: a RUN that names nothing, a file that is not an rtlab result"
     )
@@ -47,7 +52,10 @@ pub fn export_after() -> String {
         "{RUN_HELP}
 
 The export is written whatever the verdict: a CI step archives it, and its exit status gates.
-CSV carries `status` and `judgeable` columns, OpenMetrics an `rtlab_run_judgeable` gauge, and
+Every format renders the run's one verdict: against the budget it was measured with, or a
+--budget given now (a re-judgement, which JUnit's rtlab.criteria property says in words). JUnit
+has a test case per CPU and per CPU's --workload jobs, and an rtlab.verdict property; LAVA a
+last `verdict` case; each fails exactly when the exit status is 1. CSV carries `status` and `judgeable` columns, OpenMetrics an `rtlab_run_judgeable` gauge, and
 JUnit a first test case `run complete with samples` that is an error when the run cannot be
 judged.
 
@@ -59,8 +67,9 @@ test-definitions' send-to-lava.sh reads. The names, as test-definitions give rt-
 cpuN-min-latency, -avg-, -p99-, -p99.99-, -max-latency (us), cpuN-samples, cpuN-overruns
 (count), with -response for a run with --workload and -noise for an imported oslat; a noise
 run has cpuN-max-noise, -max-period-noise (us), cpuN-noise (% of the CPU taken),
-cpuN-interruptions. Figures are reported, not gated: `pass` from a run that can be
-judged, `unknown` from one that cannot; with --budget each maximum fails above it. Several
+cpuN-interruptions; with --workload, cpuN-deadline-misses (fails on a miss); last, `verdict`.
+Figures are reported, not gated: `pass` from a run that can be judged, `unknown` from one that
+cannot; each maximum fails above the budget (the run's own, or --budget). Several
 RUNs are named iteration-1-..., iteration-2-..., in the order given. --baseline (three or
 more RUNs) adds baseline-max-latency, the lowest maximum (or --baseline=TIME), and
 runs-over-baseline, which fails when runs / 2 (rounded down) or more runs are over it: the rule
@@ -73,12 +82,11 @@ EXAMPLES:
     rtlab export vanilla.json rt.json traced.json --format lava --baseline   three runs
 
 EXIT STATUS:
-    0    written; the runs can be judged and passed what the export judges (--budget when
-         given; with --format junit every test case: a maximum over --budget, 100us by
-         default, fails it; with --baseline its verdict)
-    1    written, but the verdict failed: a CPU over --budget, a failing JUnit test case, a
-         failing baseline, or a run no gate may pass on (unfinished, stopped at --break, a
-         CPU without samples)
+    0    written; every run passed (the budget it was measured with, or --budget; its
+         --workload deadlines) and, with --baseline, the baseline verdict did
+    1    written, but a verdict failed: a CPU over the budget, a missed deadline, a failing
+         baseline, or a run no gate may pass on (unfinished, stopped at --break, a CPU without
+         samples)
     2    bad input: a RUN that names nothing, an unwritable --output, several RUNs,
          --baseline or --prefix without a LAVA format, --baseline with fewer than three RUNs"
     )
@@ -189,9 +197,9 @@ pub struct ExportArgs {
     /// The format.
     #[arg(long, value_enum)]
     pub format: ExportFormat,
-    /// The latency budget each CPU's maximum is held to: the JUnit test cases' verdict
-    /// (default 100us there), the LAVA maxima's result and, given with any format, the exit
-    /// status.
+    /// Re-judge the runs against this budget instead of the one they were measured with: each
+    /// CPU's maximum is held to it in every format and in the exit status. Without it, each
+    /// run is held to its own (none: judged on completeness and deadlines only).
     #[arg(long, value_name = "TIME", value_parser = super::values::parse_time)]
     pub budget: Option<Nanos>,
     /// With --format lava or lava-results and three or more RUNs: the repeated-runs verdict.
@@ -224,7 +232,7 @@ pub enum ExportFormat {
     Json,
     /// One row per CPU and an `all` row.
     Csv,
-    /// JUnit XML, one test case per CPU against --budget, for CI systems.
+    /// JUnit XML, one test case per CPU against the budget, for CI systems.
     Junit,
     /// OpenMetrics text for the node-exporter textfile collector.
     Openmetrics,

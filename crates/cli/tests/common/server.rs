@@ -1,8 +1,10 @@
 //! A real `rtlab serve` for the end-to-end tests: started on a loopback port, its address read
 //! from the line it prints, killed when dropped; and push tokens made on its database.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, Stdio};
+use std::time::Duration;
 
 use super::rtlab;
 
@@ -81,4 +83,89 @@ pub(crate) fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// The API calls the tests make of a [`Server`].
+pub(crate) trait Api {
+    /// GET `path`.
+    fn get(&self, path: &str) -> Answer;
+    /// POST a run document to the push API with `token`.
+    fn upload(&self, token: &str, body: &[u8]) -> Answer;
+}
+
+impl Api for Server {
+    fn get(&self, path: &str) -> Answer {
+        http(self.addr(), "GET", path, &[], b"")
+    }
+
+    fn upload(&self, token: &str, body: &[u8]) -> Answer {
+        http(
+            self.addr(),
+            "POST",
+            "/api/v1/runs",
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("Content-Type", "application/json"),
+            ],
+            body,
+        )
+    }
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    /// The status code.
+    pub(crate) status: u16,
+    /// The status line and headers.
+    pub(crate) head: String,
+    /// The body.
+    pub(crate) body: String,
+}
+
+impl Answer {
+    /// The body as JSON.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection (`Connection: close`), read to the end. The
+/// test speaks HTTP itself so that it depends on no client of the code under test.
+pub(crate) fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    // The server may answer (413) and close before it has read a large body.
+    let _ = stream.write_all(request.as_bytes());
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer to {method} {path}: {text:?}"));
+    Answer {
+        status,
+        head: head.to_string(),
+        body: rest.to_string(),
+    }
 }

@@ -32,9 +32,9 @@ fn an_old_document_reads_and_its_budget_is_written_by_its_one_name() {
 #[test]
 fn a_maximum_equal_to_the_budget_passes_and_one_above_fails_per_cpu() {
     let r = run();
-    assert!(Gate::new(us(40)).judge(&r).passed());
-    assert!(Gate::new(None).judge(&r).passed());
-    let v = Gate::new(Some(Nanos(39_999))).judge(&r);
+    assert!(judge(&r, us(40)).passed());
+    assert!(judge(&r, None).passed());
+    let v = judge(&r, Some(Nanos(39_999)));
     assert!(v.judgeable());
     let cpus: Vec<u32> = v
         .reasons
@@ -54,26 +54,26 @@ fn a_maximum_equal_to_the_budget_passes_and_one_above_fails_per_cpu() {
 fn missed_periods_are_no_failure_of_their_own_their_late_sample_is() {
     let mut r = run();
     r.cpus[1].raw.overruns = 2;
-    assert!(Gate::new(us(40)).judge(&r).passed());
-    assert!(!Gate::new(us(39)).judge(&r).passed());
+    assert!(judge(&r, us(40)).passed());
+    assert!(!judge(&r, us(39)).passed());
 }
 
 #[test]
 fn a_run_that_cannot_be_judged_never_passes_even_without_a_budget() {
     let mut r = run();
     r.status = RunStatus::Running;
-    let v = Gate::new(None).judge(&r);
+    let v = judge(&r, None);
     assert!(!v.passed() && !v.judgeable(), "{v:?}");
     assert_eq!(v.failures().count(), 0);
 
     let mut r = run();
     r.status = RunStatus::BrokeThreshold;
-    let v = Gate::new(None).judge(&r);
+    let v = judge(&r, None);
     assert!(matches!(&v.reasons[..], [Reason::Unjudgeable { why }] if why.contains("--break")));
 
     let mut r = run();
     r.cpus[1].raw.count = 0;
-    let v = Gate::new(us(10)).judge(&r);
+    let v = judge(&r, us(10));
     assert_eq!(
         v.reasons[0],
         Reason::Unjudgeable {
@@ -89,7 +89,7 @@ fn a_run_that_cannot_be_judged_never_passes_even_without_a_budget() {
 fn an_interrupted_run_with_samples_is_judged_on_what_it_measured() {
     let mut r = run();
     r.status = RunStatus::Interrupted;
-    assert!(Gate::new(us(40)).judge(&r).passed());
+    assert!(judge(&r, us(40)).passed());
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn a_noise_run_is_judged_on_its_longest_single_interruption() {
         .unwrap(),
     );
     // The loop figures (maxima 40 us) are not what a noise run is held to.
-    let v = Gate::new(us(50)).judge(&r);
+    let v = judge(&r, us(50));
     assert_eq!(
         v.reasons,
         [Reason::OverBudget {
@@ -134,7 +134,7 @@ fn a_workload_deadline_miss_fails_without_a_budget() {
             ..Default::default()
         }],
     });
-    let v = Gate::new(None).judge(&r);
+    let v = judge(&r, None);
     assert!(
         matches!(
             v.reasons[..],
@@ -146,5 +146,73 @@ fn a_workload_deadline_miss_fails_without_a_budget() {
             }]
         ),
         "{v:?}"
+    );
+}
+
+#[test]
+fn a_run_is_judged_against_its_own_budget_and_a_budget_given_now_says_so() {
+    let mut r = run();
+    r.params.budget_ns = us(30);
+    let own = judge(&r, None);
+    assert_eq!(own.outcome(), Outcome::Fail);
+    assert_eq!(own.criteria.budget, us(30));
+    assert_eq!(own.criteria.from, BudgetFrom::Run);
+    assert_eq!(own.criteria.describe(), "budget 30us, as measured");
+
+    let again = judge(&r, us(100));
+    assert_eq!(again.outcome(), Outcome::Pass);
+    assert_eq!(
+        again.criteria.describe(),
+        "judged against 100us given now; measured with 30us"
+    );
+    assert_eq!(
+        judge(&r, us(30)).criteria.describe(),
+        "judged against 30us given now, the budget it was measured with"
+    );
+
+    r.params.budget_ns = None;
+    let none = judge(&r, None);
+    assert_eq!(
+        (none.outcome(), none.criteria.budget),
+        (Outcome::Pass, None)
+    );
+    assert_eq!(
+        none.criteria.describe(),
+        "measured without a budget: judged on completeness only"
+    );
+    assert_eq!(
+        judge(&r, us(10)).criteria.describe(),
+        "judged against 10us given now; measured without a budget"
+    );
+}
+
+#[test]
+fn a_failed_criterion_outranks_a_run_that_cannot_be_judged() {
+    let mut r = run();
+    r.cpus[1].raw.count = 0;
+    assert_eq!(judge(&r, None).outcome(), Outcome::CannotJudge);
+    let v = judge(&r, us(10));
+    assert_eq!(v.outcome(), Outcome::Fail);
+    assert_eq!(v.unjudgeable(), Some("CPU 1 has no samples"));
+    assert_eq!(
+        v.cpus,
+        [
+            CpuCheck {
+                cpu: 0,
+                worst: Worst::Maximum,
+                ns: Some(40_000),
+                over: true
+            },
+            CpuCheck {
+                cpu: 1,
+                worst: Worst::Maximum,
+                ns: None,
+                over: false
+            }
+        ]
+    );
+    assert_eq!(
+        (Outcome::Fail.word(), Outcome::CannotJudge.as_str()),
+        ("FAIL", "unjudgeable")
     );
 }

@@ -191,7 +191,11 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
                 "{row}"
             );
         }
-        let xml = crate::export::junit_labelled(&run, model::Nanos::from_us(100), Some("idle"));
+        let xml = crate::export::junit_labelled(
+            &run,
+            &model::gate::judge(&run, Some(model::Nanos::from_us(100))),
+            Some("idle"),
+        );
         assert!(
             xml.contains("<testsuite name=\"rtlab measure rt-box: idle\""),
             "{xml}"

@@ -7,19 +7,26 @@
 //! (`classname="rtlab.measure.HOST"`, `name="cpu3 max latency <= 100us"`) and the run's
 //! warnings and `--break` event in the suite's `<system-out>`.
 //!
+//! The document renders the gate's one verdict on the run ([`model::gate::judge`]): the run's
+//! own criteria (the budget it was measured with), or a budget given now, which the
+//! `rtlab.criteria` property says in words; the `rtlab.verdict` property is the verdict's word
+//! (`pass`, `fail`, `unjudgeable`), and the document fails exactly when the verdict does.
+//!
 //! The first test case, `run complete with samples`, judges the run as a whole: an
 //! `<error type="unjudgeable">` when the run cannot pass any gate (it did not finish, stopped
 //! at `--break`, or measured nothing on some CPU: [`MeasureRun::unjudgeable`]), so an empty
 //! or unfinished result is never a green `tests="0"` suite.
 //!
-//! Verdict per CPU, in this order:
+//! Then one test case per CPU the gate checked (a noise run's: its longest interruption):
 //! * no samples at all: an `<error type="no-samples">` (the budget could not be checked, which
 //!   a gate must not read as a pass);
-//! * maximum above the budget: a `<failure type="latency">`, message `max 412.3us > budget
-//!   100us`; a maximum equal to the budget passes. This is the gate's rule ([`model::gate`]),
-//!   the same as `rtlab measure --budget`'s: overruns (missed periods) fail no test case of
-//!   their own, their late samples are in the maximum (issue #27; before it, a CPU with
-//!   overruns failed with type `overrun` even within the budget).
+//! * its worst figure above the budget: a `<failure type="latency">`, message `max 412.3us >
+//!   budget 100us`; a maximum equal to the budget passes. Overruns (missed periods) fail no
+//!   test case of their own, their late samples are in the maximum (issue #27). A run held to
+//!   no budget has the cases too (`cpu1 max latency`), failing only without samples.
+//!
+//! Then, for a `--workload` run, one test case per CPU's jobs (`cpu1 jobs within the 500us
+//! deadline`): a `<failure type="deadline">` when a job missed it.
 //!
 //! The failure's text gives the CPU's sample count, overruns and its tail (p99, p99.9,
 //! p99.99, max). Latencies are printed in microseconds with one decimal, as `rtlab measure`
@@ -37,63 +44,72 @@
 use std::io;
 
 use model::Nanos;
-use model::gate::{Gate, Reason};
-use model::measure::{CpuResult, MeasureRun};
-use model::noise::NoiseCpu;
+use model::gate::{CpuCheck, Reason, Verdict as GateVerdict, Worst};
+use model::measure::MeasureRun;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use crate::table::{format_opt_us, format_us};
 
 /// The run as a JUnit XML document (UTF-8, with an XML declaration, two-space indentation,
-/// ending with a newline): one test case per CPU, failing where the gate ([`model::gate`])
-/// fails the CPU against `budget` (its maximum latency is over it),
-/// erroring when it has no samples.
-pub fn junit(run: &MeasureRun, budget: Nanos) -> String {
-    junit_labelled(run, budget, None)
+/// ending with a newline), judged against its own criteria or a budget `given` now.
+pub fn junit(run: &MeasureRun, given: Option<Nanos>) -> String {
+    junit_labelled(run, &model::gate::judge(run, given), None)
 }
 
-/// [`junit`] of a run with a `label` (a stored run's): the suite is named by it too.
-pub fn junit_labelled(run: &MeasureRun, budget: Nanos, label: Option<&str>) -> String {
-    let whole = match run.unjudgeable() {
+/// The run as a JUnit document rendering `verdict` (the gate's on it), with a `label` (a stored
+/// run's): the suite is named by it too.
+pub fn junit_labelled(run: &MeasureRun, verdict: &GateVerdict, label: Option<&str>) -> String {
+    let whole = match verdict.unjudgeable() {
         None => Verdict::Pass,
         Some(message) => Verdict::Error {
             kind: "unjudgeable",
-            message,
+            message: message.to_string(),
         },
     };
-    let gate = Gate::new(Some(budget));
-    let verdicts: Vec<Verdict> = std::iter::once(whole)
-        .chain(
-            run.cpus
-                .iter()
-                .map(|c| verdict(c, noise_cpu(run, c.cpu), &gate)),
-        )
-        .collect();
-    let failures = verdicts
+    let budget = verdict.criteria.budget;
+    let mut cases: Vec<(String, Verdict)> = vec![("run complete with samples".to_string(), whole)];
+    for check in &verdict.cpus {
+        let what = match check.worst {
+            Worst::Maximum => "max latency",
+            Worst::Interruption => "longest interruption",
+        };
+        let name = match budget {
+            Some(b) => format!("cpu{} {what} <= {b}", check.cpu),
+            None => format!("cpu{} {what}", check.cpu),
+        };
+        cases.push((name, cpu_case(run, check, budget)));
+    }
+    if let Some(w) = &run.workload {
+        for c in &w.cpus {
+            let name = format!("cpu{} jobs within the {} deadline", c.cpu, w.deadline_ns);
+            cases.push((name, deadline_case(verdict, c.cpu)));
+        }
+    }
+    let failures = cases
         .iter()
-        .filter(|v| matches!(v, Verdict::Failure { .. }))
+        .filter(|(_, v)| matches!(v, Verdict::Failure { .. }))
         .count();
-    let errors = verdicts
+    let errors = cases
         .iter()
-        .filter(|v| matches!(v, Verdict::Error { .. }))
+        .filter(|(_, v)| matches!(v, Verdict::Error { .. }))
         .count();
     let doc = Doc {
         run,
-        budget,
+        verdict,
         label: label.map(xml_safe),
         host: xml_safe(if run.host.hostname.is_empty() {
             "(unknown)"
         } else {
             &run.host.hostname
         }),
-        tests: verdicts.len().to_string(),
+        tests: cases.len().to_string(),
         failures: failures.to_string(),
         errors: errors.to_string(),
         time: format_secs(run.elapsed_ns.get()),
     };
     let mut writer = Writer::new_with_indent(Vec::new(), b' ', 2);
-    doc.write(&mut writer, &verdicts)
+    doc.write(&mut writer, &cases)
         .expect("writing XML into memory cannot fail");
     let mut bytes = writer.into_inner();
     bytes.push(b'\n');
@@ -128,49 +144,66 @@ enum Verdict {
     },
 }
 
-/// A noise run's figures of `cpu`, which the gate holds it to.
-fn noise_cpu(run: &MeasureRun, cpu: u32) -> Option<&NoiseCpu> {
-    run.noise.as_ref()?.cpus.iter().find(|n| n.cpu == cpu)
-}
-
-/// A CPU's test case: the gate's verdict on its maximum (a noise run's CPU: its longest
-/// interruption, `noise`).
-fn verdict(c: &CpuResult, noise: Option<&NoiseCpu>, gate: &Gate) -> Verdict {
-    let s = &c.stats;
-    let Some(max) = s.max_ns.filter(|_| s.count > 0) else {
+/// A CPU's test case: the gate's check of its worst figure, with the CPU's tail as details.
+fn cpu_case(run: &MeasureRun, check: &CpuCheck, budget: Option<Nanos>) -> Verdict {
+    let Some(worst) = check.ns else {
         return Verdict::Error {
             kind: "no-samples",
-            message: format!("no samples measured on CPU {}", c.cpu),
+            message: format!("no samples measured on CPU {}", check.cpu),
         };
     };
-    let reason = match noise {
-        Some(n) => gate.judge_noise_cpu(n),
-        None => gate.judge_cpu(c),
-    };
-    let Some(Reason::OverBudget { ns, budget, .. }) = reason else {
+    let (true, Some(budget)) = (check.over, budget) else {
         return Verdict::Pass;
     };
+    let details = match run.cpus.iter().find(|c| c.cpu == check.cpu) {
+        Some(c) if check.worst == Worst::Maximum => {
+            let s = &c.stats;
+            format!(
+                "CPU {cpu}: {count}, {overruns}\n\
+                 p99 {p99}us, p99.9 {p99_9}us, p99.99 {p99_99}us, max {max}us (budget {budget})",
+                cpu = c.cpu,
+                count = counted(s.count, "sample"),
+                overruns = counted(s.overruns, "overrun"),
+                p99 = format_opt_us(s.p99_ns),
+                p99_9 = format_opt_us(s.p99_9_ns),
+                p99_99 = format_opt_us(s.p99_99_ns),
+                max = format_us(worst),
+            )
+        }
+        _ => format!(
+            "CPU {}: longest interruption {}us (budget {budget})",
+            check.cpu,
+            format_us(worst)
+        ),
+    };
+    let overruns = run
+        .cpus
+        .iter()
+        .find(|c| c.cpu == check.cpu)
+        .map_or(0, |c| c.stats.overruns);
     Verdict::Failure {
         kind: "latency",
-        message: failure_message(ns, budget, s.overruns),
-        details: format!(
-            "CPU {cpu}: {count}, {overruns}\n\
-             p99 {p99}us, p99.9 {p99_9}us, p99.99 {p99_99}us, max {max}us (budget {budget})",
-            cpu = c.cpu,
-            count = counted(s.count, "sample"),
-            overruns = counted(s.overruns, "overrun"),
-            p99 = format_opt_us(s.p99_ns),
-            p99_9 = format_opt_us(s.p99_9_ns),
-            p99_99 = format_opt_us(s.p99_99_ns),
-            max = format_us(max),
-        ),
+        message: failure_message(worst, budget, overruns),
+        details,
     }
+}
+
+/// A CPU's jobs' test case: failed when the gate found a missed deadline there.
+fn deadline_case(verdict: &GateVerdict, cpu: u32) -> Verdict {
+    verdict
+        .failures()
+        .find(|r| matches!(r, Reason::DeadlineMissed { cpu: c, .. } if *c == cpu))
+        .map_or(Verdict::Pass, |r| Verdict::Failure {
+            kind: "deadline",
+            message: crate::story::verdict::words(r),
+            details: crate::story::verdict::words(r),
+        })
 }
 
 /// The figures every element needs, computed once.
 struct Doc<'a> {
     run: &'a MeasureRun,
-    budget: Nanos,
+    verdict: &'a GateVerdict,
     label: Option<String>,
     host: String,
     tests: String,
@@ -180,7 +213,7 @@ struct Doc<'a> {
 }
 
 impl Doc<'_> {
-    fn write(&self, w: &mut Writer<Vec<u8>>, verdicts: &[Verdict]) -> io::Result<()> {
+    fn write(&self, w: &mut Writer<Vec<u8>>, verdicts: &[(String, Verdict)]) -> io::Result<()> {
         w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
         w.create_element("testsuites")
             .with_attributes([
@@ -194,7 +227,7 @@ impl Doc<'_> {
         Ok(())
     }
 
-    fn write_suite(&self, w: &mut Writer<Vec<u8>>, verdicts: &[Verdict]) -> io::Result<()> {
+    fn write_suite(&self, w: &mut Writer<Vec<u8>>, cases: &[(String, Verdict)]) -> io::Result<()> {
         let name = match &self.label {
             Some(label) => format!("rtlab measure {}: {label}", self.host),
             None => format!("rtlab measure {}", self.host),
@@ -220,16 +253,8 @@ impl Doc<'_> {
             .with_attribute(("hostname", self.host.as_str()))
             .write_inner_content(|w| {
                 self.write_properties(w)?;
-                let (whole, per_cpu) = verdicts.split_first().expect("the run's own case");
-                self.write_case(w, "run complete with samples", whole)?;
-                for (c, v) in self.run.cpus.iter().zip(per_cpu) {
-                    let what = if self.run.noise.is_some() {
-                        "longest interruption"
-                    } else {
-                        "max latency"
-                    };
-                    let name = format!("cpu{} {what} <= {}", c.cpu, self.budget);
-                    self.write_case(w, &name, v)?;
+                for (name, v) in cases {
+                    self.write_case(w, name, v)?;
                 }
                 let out = self.system_out();
                 if !out.is_empty() {
@@ -259,8 +284,15 @@ impl Doc<'_> {
             ("priority", p.priority.to_string()),
             ("interval", p.interval_ns.to_string()),
             ("clock", p.clock.clone()),
-            ("budget", self.budget.to_string()),
         ];
+        props.extend(
+            self.verdict
+                .criteria
+                .budget
+                .map(|b| ("budget", b.to_string())),
+        );
+        props.push(("rtlab.verdict", self.verdict.outcome().as_str().to_string()));
+        props.push(("rtlab.criteria", self.verdict.criteria.describe()));
         props.extend(self.label.clone().map(|l| ("label", l)));
         props.extend(run.load.as_ref().map(|l| ("load", l.spec.clone())));
         w.create_element("properties").write_inner_content(|w| {

@@ -8,15 +8,20 @@
 //! result-file lines test-definitions' `send-to-lava.sh` reads (`cpu0-max-latency pass 66.000
 //! us`).
 //!
-//! What a case's result says:
+//! What a case's result says, each rendering the gate's one verdict on the run
+//! ([`model::gate::judge`]: the run's own criteria, or a budget given now):
 //! * a figure is reported, not gated: `pass` when the run can be judged
 //!   ([`MeasureRun::unjudgeable`] is `None`), `unknown` when it cannot (its figures stop early
 //!   or a CPU measured nothing), never `pass` then;
-//! * with a budget, each CPU's maximum (for a noise run: its longest single interruption, as
-//!   `--budget` judges it everywhere: [`model::gate`]) and the `all-` maximum are `fail` above
-//!   it (even in a run that cannot be judged: what it measured is already over), `pass` at or
-//!   below it in a run that can be judged, `unknown` in one that cannot;
-//! * `run-status` is `pass` when the run can be judged and `fail` when not.
+//! * with a budget, each CPU's maximum (for a noise run: its longest single interruption) is
+//!   `fail` where the verdict found it over (even in a run that cannot be judged: what it
+//!   measured is already over), and the `all-` maximum where any CPU's is; `pass` at or below
+//!   it in a run that can be judged, `unknown` in one that cannot;
+//! * with `--workload`, each CPU's `deadline-misses` count is `fail` when a job missed;
+//! * `run-status` is `pass` when the run can be judged and `fail` when not;
+//! * `verdict`, the last of a run's cases, is the verdict itself: `pass`, or `fail` for a run
+//!   that failed or cannot be judged, so a job failing on any case fails exactly where the
+//!   exit status does.
 //!
 //! Baseline ([`baseline`]): of at least three runs, the lowest maximum is the baseline, a run
 //! exceeds it when its maximum is greater (no margin), and the verdict fails when the runs over
@@ -29,7 +34,7 @@
 //! quoting; the caller checks a prefix with [`check_name`].
 
 use model::Nanos;
-use model::gate::Gate;
+use model::gate::{Gate, Verdict};
 use model::imported::Quantity;
 use model::measure::MeasureRun;
 use model::noise::NoiseCpu;
@@ -97,40 +102,59 @@ pub fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The cases of one run, every name after `prefix` (and a `-`) when given; `gate` judges each
-/// maximum.
-pub fn cases(run: &MeasureRun, gate: &Gate, prefix: Option<&str>) -> Vec<Case> {
-    let judgeable = run.unjudgeable().is_none();
+/// The cases of one run rendering `verdict` (the gate's on it), every name after `prefix` (and
+/// a `-`) when given.
+pub fn cases(run: &MeasureRun, verdict: &Verdict, prefix: Option<&str>) -> Vec<Case> {
     let mut out = Vec::new();
     out.push(Case {
         name: "run-status".into(),
-        outcome: if judgeable {
+        outcome: if verdict.judgeable() {
             Outcome::Pass
         } else {
             Outcome::Fail
         },
         measurement: None,
     });
-    let judge = Judge {
-        judgeable,
-        gate: *gate,
-    };
+    let judge = Judge { verdict };
     match &run.noise {
         Some(noise) => {
             for c in &noise.cpus {
-                noise_cases(&mut out, &format!("cpu{}", c.cpu), c, judge);
+                noise_cases(&mut out, Who::Cpu(c.cpu), c, judge);
             }
-            noise_cases(&mut out, "all", &noise.total(), judge);
+            noise_cases(&mut out, Who::All, &noise.total(), judge);
         }
         None => {
             let quantity = quantity_word(run);
             for c in &run.cpus {
-                let name = format!("cpu{}", c.cpu);
-                latency_cases(&mut out, &name, quantity, &c.stats, judge);
+                latency_cases(&mut out, Who::Cpu(c.cpu), quantity, &c.stats, judge);
             }
-            latency_cases(&mut out, "all", quantity, &run.all.stats, judge);
+            latency_cases(&mut out, Who::All, quantity, &run.all.stats, judge);
         }
     }
+    if let Some(w) = &run.workload {
+        for c in &w.cpus {
+            let outcome = match c.misses {
+                0 => judge.reported(),
+                _ => Outcome::Fail,
+            };
+            count(
+                &mut out,
+                &Who::Cpu(c.cpu).name(),
+                "deadline-misses",
+                c.misses,
+                outcome,
+            );
+        }
+    }
+    out.push(Case {
+        name: "verdict".into(),
+        outcome: if verdict.passed() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        },
+        measurement: None,
+    });
     if let Some(p) = prefix {
         for case in &mut out {
             case.name = format!("{p}-{}", case.name);
@@ -149,34 +173,54 @@ fn quantity_word(run: &MeasureRun) -> &'static str {
     }
 }
 
-/// How a run's figures are judged.
+/// Whose figures a case is of: one CPU, or all of them.
 #[derive(Clone, Copy)]
-struct Judge {
-    judgeable: bool,
-    gate: Gate,
+enum Who {
+    Cpu(u32),
+    All,
 }
 
-impl Judge {
+impl Who {
+    fn name(self) -> String {
+        match self {
+            Who::Cpu(cpu) => format!("cpu{cpu}"),
+            Who::All => "all".to_string(),
+        }
+    }
+}
+
+/// How a run's figures are judged: as the verdict found them.
+#[derive(Clone, Copy)]
+struct Judge<'a> {
+    verdict: &'a Verdict,
+}
+
+impl Judge<'_> {
     /// A reported figure's result.
     fn reported(self) -> Outcome {
-        if self.judgeable {
+        if self.verdict.judgeable() {
             Outcome::Pass
         } else {
             Outcome::Unknown
         }
     }
 
-    /// A maximum's result: against the budget when there is one.
-    fn maximum(self, ns: Option<u64>) -> Outcome {
+    /// A maximum's result: `fail` where the verdict found it over the budget.
+    fn maximum(self, who: Who, ns: Option<u64>) -> Outcome {
+        let over = self.verdict.cpus.iter().any(|c| match who {
+            Who::Cpu(cpu) => c.cpu == cpu && c.over,
+            Who::All => c.over,
+        });
         match ns {
-            Some(ns) if self.gate.over(ns) => Outcome::Fail,
             None => Outcome::Unknown,
-            _ => self.reported(),
+            Some(_) if over => Outcome::Fail,
+            Some(_) => self.reported(),
         }
     }
 }
 
-fn latency_cases(out: &mut Vec<Case>, who: &str, quantity: &str, s: &LatencyStats, j: Judge) {
+fn latency_cases(out: &mut Vec<Case>, whose: Who, quantity: &str, s: &LatencyStats, j: Judge) {
+    let who = &whose.name();
     let figure = |out: &mut Vec<Case>, what: &str, value: Option<String>, outcome| {
         out.push(Case {
             name: format!("{who}-{what}-{quantity}"),
@@ -195,17 +239,18 @@ fn latency_cases(out: &mut Vec<Case>, who: &str, quantity: &str, s: &LatencyStat
             figure(out, what, Some(us(ns)), j.reported());
         }
     }
-    figure(out, "max", s.max_ns.map(us), j.maximum(s.max_ns));
+    figure(out, "max", s.max_ns.map(us), j.maximum(whose, s.max_ns));
     count(out, who, "samples", s.count, j.reported());
     count(out, who, "overruns", s.overruns, j.reported());
 }
 
-fn noise_cases(out: &mut Vec<Case>, who: &str, c: &NoiseCpu, j: Judge) {
+fn noise_cases(out: &mut Vec<Case>, whose: Who, c: &NoiseCpu, j: Judge) {
+    let who = &whose.name();
     let measured = c.runtime_ns > 0;
     let max = measured.then_some(c.max_single_ns);
     out.push(Case {
         name: format!("{who}-max-noise"),
-        outcome: j.maximum(max),
+        outcome: j.maximum(whose, max),
         measurement: max.map(|ns| (us(ns), "us")),
     });
     let period = measured.then_some(c.max_period_noise_ns);

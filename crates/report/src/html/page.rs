@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 use minijinja::Environment;
 use minijinja::value::{Serde, Value};
-use model::CpuSet;
 use model::imported::Quantity;
 use model::load::LoadReport;
 use model::measure::{MeasureParams, MeasureRun, RunStatus};
+use model::{CpuSet, Nanos};
 use serde::Serialize;
 
 use super::facts::{Fact, TableCtx, fact};
@@ -168,13 +168,24 @@ fn overlays(
             names(&noise)
         ));
     }
+    // One budget line over several runs: the one given now, or the one they were all measured
+    // with.
+    let budgets: Vec<Option<Nanos>> = latency
+        .iter()
+        .map(|(_, run)| model::gate::Criteria::of(run, options.budget).budget)
+        .collect();
+    let shared = budgets
+        .first()
+        .copied()
+        .flatten()
+        .filter(|b| budgets.iter().all(|x| *x == Some(*b)));
     let plots = [
-        plots::runs_exceedance(&latency, Quantity::WakeupLatency, options.budget),
+        plots::runs_exceedance(&latency, Quantity::WakeupLatency, shared),
         plots::runs_exceedance(&noise, Quantity::OsNoise, None),
         plots::runs_exceedance(&of(Quantity::ResponseTime), Quantity::ResponseTime, None),
         options
             .timeline
-            .then(|| timeline::worst_over_time(&latency, options.budget))
+            .then(|| timeline::worst_over_time(&latency, shared))
             .flatten(),
     ];
     let ctxs = plots
@@ -236,7 +247,9 @@ fn run_ctx(
 ) -> RunCtx {
     let run = r.run;
     let anchor = format!("run-{key}");
-    let plots: Vec<PlotCtx> = plots::run_plots(run, r.name, options.budget)
+    // The budget line is the one the run is judged against (its own, or the one given now).
+    let budget = model::gate::Criteria::of(run, options.budget).budget;
+    let plots: Vec<PlotCtx> = plots::run_plots(run, r.name, budget)
         .into_iter()
         .map(|p| {
             let file = format!("{key}-{}.svg", p.kind);

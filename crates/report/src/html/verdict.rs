@@ -1,11 +1,12 @@
-//! The first screen of a report: the verdict against the budget for the whole report, then per
-//! run with its worst figure and every reason in words (`report::story::verdict`), readable
+//! The first screen of a report: the verdict for the whole report, then per run with what it was
+//! held to, its worst figure and every reason in words (`report::story::verdict`), readable
 //! without colour (the words PASS, FAIL and CANNOT JUDGE, not only a colour); then the runs
 //! compared, Min / Avg / p99.9 / Max per CPU with the change against the first
-//! (`compare_html`).
+//! (`compare_html`). Each run's verdict is the gate's ([`model::gate::judge`]): against the
+//! criteria it was measured with, or the report's `--budget`, which then says it re-judges.
 
 use minijinja::value::Value;
-use model::gate::Gate;
+use model::gate::{Outcome, judge};
 use model::measure::MeasureRun;
 use serde::Serialize;
 
@@ -40,53 +41,53 @@ pub(super) struct VerdictRow {
     pub class: &'static str,
     /// `max 4915.7 us (CPU 1)`.
     pub worst: String,
+    /// What it was held to: `budget 50us, as measured`.
+    pub criteria: String,
     /// Every reason against it, in words.
     pub reasons: Vec<String>,
 }
 
-/// The verdict on `runs` (anchored by `keys`) against the report's budget.
+/// The verdict on `runs` (anchored by `keys`): each against its own criteria, or the report's
+/// budget when one is given.
 pub(super) fn verdict(
     runs: &[ReportRun<'_>],
     keys: &[String],
     options: &ReportOptions,
 ) -> VerdictCtx {
-    let gate = Gate::new(options.budget);
+    let verdicts: Vec<_> = runs.iter().map(|r| judge(r.run, options.budget)).collect();
     let rows: Vec<VerdictRow> = runs
         .iter()
         .zip(keys)
-        .map(|(r, key)| row(&gate, r, key))
+        .zip(&verdicts)
+        .map(|((r, key), v)| row(v, r, key))
         .collect();
-    let failed = rows.iter().filter(|r| r.word == "FAIL").count();
-    let unjudged = rows.iter().filter(|r| r.word == "CANNOT JUDGE").count();
+    let count = |o: Outcome| verdicts.iter().filter(|v| v.outcome() == o).count();
+    let (failed, unjudged) = (count(Outcome::Fail), count(Outcome::CannotJudge));
     let n = rows.len();
     let noise = runs.iter().any(|r| r.run.noise.is_some());
-    let budget = match options.budget {
-        Some(b) if noise => {
-            format!("Budget: {b} of wake-up latency (a noise run: of its longest interruption).")
-        }
-        Some(b) => format!("Budget: {b} of wake-up latency."),
-        None => "No budget was given: only what cannot be judged or missed a deadline fails \
-                 (`rtlab report --budget TIME` judges the latencies)."
+    let budget = match (options.budget, &verdicts[..]) {
+        (_, [one]) => held_to(&one.criteria.describe(), noise),
+        (Some(b), _) => format!(
+            "Every run judged against {b} given now (`--budget`); what each was measured with is in its row."
+        ),
+        (None, _) => "Each run is judged against the criteria it was measured with (its row says \
+                      which); `rtlab report --budget TIME` judges them all against one budget."
             .to_string(),
     };
     let runs_word = |k: usize| if k == 1 { "run" } else { "runs" };
-    let (class, headline) = if failed > 0 {
-        (
-            "fail",
-            format!("FAIL: {failed} of {n} {} failed", runs_word(n)),
-        )
-    } else if unjudged > 0 {
-        (
-            "unjudged",
-            format!(
-                "CANNOT JUDGE: {unjudged} of {n} {} cannot be judged",
-                runs_word(n)
-            ),
-        )
-    } else if n == 1 {
-        ("pass", "PASS: the run passed".to_string())
-    } else {
-        ("pass", format!("PASS: all {n} runs passed"))
+    let class = match (failed, unjudged) {
+        (0, 0) => "pass",
+        (0, _) => "unjudged",
+        _ => "fail",
+    };
+    let headline = match (&verdicts[..], failed, unjudged) {
+        ([one], _, _) => crate::story::verdict::line(one),
+        (_, 0, 0) => format!("PASS: all {n} runs passed"),
+        (_, 0, _) => format!(
+            "CANNOT JUDGE: {unjudged} of {n} {} cannot be judged",
+            runs_word(n)
+        ),
+        _ => format!("FAIL: {failed} of {n} {} failed", runs_word(n)),
     };
     let measured: Vec<(String, &MeasureRun)> = runs
         .iter()
@@ -109,23 +110,33 @@ pub(super) fn verdict(
     }
 }
 
-fn row(gate: &Gate, r: &ReportRun<'_>, key: &str) -> VerdictRow {
-    let verdict = gate.judge(r.run);
-    let (word, class) = if verdict.failures().next().is_some() {
-        ("FAIL", "fail")
-    } else if !verdict.judgeable() {
-        ("CANNOT JUDGE", "unjudged")
-    } else {
-        ("PASS", "pass")
+fn row(verdict: &model::gate::Verdict, r: &ReportRun<'_>, key: &str) -> VerdictRow {
+    let outcome = verdict.outcome();
+    let class = match outcome {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "fail",
+        Outcome::CannotJudge => "unjudged",
     };
     VerdictRow {
         name: r.name.to_string(),
         anchor: format!("run-{key}"),
-        word,
+        word: outcome.word(),
         class,
         worst: worst(r.run),
+        criteria: verdict.criteria.describe(),
         reasons: verdict.reasons.iter().map(words).collect(),
     }
+}
+
+/// The criteria line of a one-run report: `Held to: budget 50us, as measured (of wake-up
+/// latency).`
+fn held_to(criteria: &str, noise: bool) -> String {
+    let of = if noise {
+        " (a noise run: its longest interruption is held to the budget)"
+    } else {
+        ""
+    };
+    format!("Held to: {criteria}{of}.")
 }
 
 /// The run's largest figure and where: `max 4915.7 us (CPU 1)`; `-` when it measured nothing.

@@ -1,7 +1,33 @@
-//! The gate's reasons ([`model::gate`]) in words, as the command line and the report say them:
-//! `CPU 1: max latency 250.0us exceeds --budget 100us`.
+//! The gate's verdict ([`model::gate`]) in words, as the command line, the reports and the
+//! server's pages say it: each reason (`CPU 1: max latency 250.0us exceeds --budget 100us`) and
+//! the one line that sums a run up (`FAIL: ...`, `PASS: every CPU within --budget 50us`).
 
-use model::gate::{Reason, Worst};
+use model::gate::{BudgetFrom, Outcome, Reason, Verdict, Worst};
+
+/// The verdict in one line, its word first: `FAIL: CPU 1: max latency 250.0us exceeds --budget
+/// 50us`, `CANNOT JUDGE: the run stopped at its --break threshold ...`, `PASS: every CPU within
+/// --budget 50us`. The criteria follow in brackets unless the run was held to the budget it was
+/// measured with (`(judged against 100us given now; measured with 50us)`); a run held to no
+/// budget says so as its pass (`PASS: measured without a budget: judged on completeness
+/// only`).
+pub fn line(verdict: &Verdict) -> String {
+    let c = &verdict.criteria;
+    let criteria = c.describe();
+    let body = match verdict.outcome() {
+        Outcome::Fail => verdict.failures().map(words).collect::<Vec<_>>().join("; "),
+        Outcome::CannotJudge => verdict.unjudgeable().unwrap_or_default().to_string(),
+        Outcome::Pass => match c.budget {
+            Some(b) => format!("every CPU within --budget {b}"),
+            None if c.hardlimit.is_some() => "no sample reached the hard limit".to_string(),
+            None => return format!("PASS: {criteria}"),
+        },
+    };
+    let own = matches!(c.from, BudgetFrom::Run) && c.deadline.is_none();
+    match (own || criteria.is_empty(), verdict.outcome()) {
+        (true, o) => format!("{}: {body}", o.word()),
+        (false, o) => format!("{}: {body} ({criteria})", o.word()),
+    }
+}
 
 /// One reason in words.
 pub fn words(reason: &Reason) -> String {

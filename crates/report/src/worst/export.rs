@@ -42,7 +42,7 @@ fn headline(c: &WorstCpu) -> Option<&TailFit> {
 }
 
 fn passed(c: &WorstCpu) -> bool {
-    c.verdict.trusted && c.verdict.budget_met.unwrap_or(true)
+    c.verdict.passed()
 }
 
 /// Every CPU with its name.

@@ -61,7 +61,7 @@ fn cpu_section(out: &mut String, c: &WorstCpu, budget: Option<u64>) {
     let who = c
         .cpu
         .map_or_else(|| "All CPUs".to_string(), |n| format!("CPU {n}"));
-    let ok = c.verdict.trusted && c.verdict.budget_met.unwrap_or(true);
+    let ok = c.verdict.passed();
     let _ = writeln!(
         out,
         "<section class=\"cpu\">\n<h3>{who} <span class=\"{}\">{}</span></h3>\n\

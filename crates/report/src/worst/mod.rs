@@ -97,11 +97,7 @@ fn cpu_text(out: &mut String, c: &WorstCpu) {
     let who = c
         .cpu
         .map_or_else(|| "all CPUs".to_string(), |n| format!("CPU {n}"));
-    let mark = if c.verdict.trusted && c.verdict.budget_met.unwrap_or(true) {
-        "ok"
-    } else {
-        "FAIL"
-    };
+    let mark = if c.verdict.passed() { "ok" } else { "FAIL" };
     out.push_str(&format!(
         "\n{who} [{mark}]: {} samples over {}, observed max {}\n",
         c.samples,

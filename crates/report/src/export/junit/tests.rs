@@ -98,6 +98,8 @@ fn two_cpus_exactly() {
       <property name="interval" value="1ms"/>
       <property name="clock" value="monotonic"/>
       <property name="budget" value="100us"/>
+      <property name="rtlab.verdict" value="fail"/>
+      <property name="rtlab.criteria" value="judged against 100us given now; measured without a budget"/>
     </properties>
     <testcase classname="rtlab.measure.rt-box" name="run complete with samples" time="60.000"/>
     <testcase classname="rtlab.measure.rt-box" name="cpu0 max latency &lt;= 100us" time="60.000"/>
@@ -108,14 +110,17 @@ p99 250.0us, p99.9 250.0us, p99.99 250.0us, max 250.0us (budget 100us)</failure>
   </testsuite>
 </testsuites>
 "##;
-    assert_eq!(junit(&testdata::two_cpus(), Nanos::from_us(100)), expected);
+    assert_eq!(
+        junit(&testdata::two_cpus(), Some(Nanos::from_us(100))),
+        expected
+    );
 }
 
 #[test]
 fn parses_back_and_counts_match() {
     let run = testdata::two_cpus_broken();
     for (budget, failures) in [(Nanos::from_us(10), 2), (Nanos::from_us(300), 0)] {
-        let xml = junit(&run, budget);
+        let xml = junit(&run, Some(budget));
         let elements = parse(&xml);
         let suites = named(&elements, "testsuite");
         assert_eq!(suites.len(), 1);
@@ -142,35 +147,60 @@ fn parses_back_and_counts_match() {
     }
 }
 
+/// The test case of CPU `cpu` in the document judged against `budget`: its failure
+/// message, or None when it passed.
+fn cpu_failure(run: &MeasureRun, budget: Nanos, cpu: u32) -> Option<String> {
+    let elements = parse(&junit(run, Some(budget)));
+    let at = elements
+        .iter()
+        .position(|e| e.name == "testcase" && e.attrs["name"].starts_with(&format!("cpu{cpu} ")))
+        .expect("the CPU's case");
+    elements
+        .get(at + 1)
+        .filter(|e| e.name == "failure")
+        .map(|e| e.attrs["message"].clone())
+}
+
 #[test]
 fn verdicts() {
     let run = testdata::two_cpus();
-    let cpu1 = &run.cpus[1];
     // CPU 1 is within a 300us budget and had an overrun: the gate passes it (issue #27),
     // as `rtlab measure --budget 300us` does.
-    assert!(matches!(
-        verdict(cpu1, None, &Gate::new(Some(Nanos::from_us(300)))),
-        Verdict::Pass
-    ));
+    assert_eq!(cpu_failure(&run, Nanos::from_us(300), 1), None);
     // A maximum equal to the budget passes.
-    assert!(matches!(
-        verdict(&run.cpus[0], None, &Gate::new(Some(Nanos::from_us(66)))),
-        Verdict::Pass
-    ));
-    let Verdict::Failure { kind, message, .. } =
-        verdict(&run.cpus[0], None, &Gate::new(Some(Nanos(65_999))))
-    else {
-        panic!("over budget fails");
-    };
+    assert_eq!(cpu_failure(&run, Nanos::from_us(66), 0), None);
     assert_eq!(
-        (kind, message.as_str()),
-        ("latency", "max 66.0us > budget 65999ns")
+        cpu_failure(&run, Nanos(65_999), 0).as_deref(),
+        Some("max 66.0us > budget 65999ns")
     );
 }
 
 #[test]
+fn the_run_is_judged_by_its_own_budget_and_deadline_misses_fail_it() {
+    let mut run = testdata::two_cpus();
+    run.params.budget_ns = Some(Nanos::from_us(300));
+    let own = parse(&junit(&run, None));
+    assert_eq!(named(&own, "failure").len(), 0);
+    let props: BTreeMap<_, _> = named(&own, "property")
+        .iter()
+        .map(|p| (p.attrs["name"].clone(), p.attrs["value"].clone()))
+        .collect();
+    assert_eq!(props["budget"], "300us");
+    assert_eq!(props["rtlab.verdict"], "pass");
+    assert_eq!(props["rtlab.criteria"], "budget 300us, as measured");
+
+    run.workload = Some(testdata::missed_deadlines(1, 10));
+    let missed = parse(&junit(&run, None));
+    let failures = named(&missed, "failure");
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].attrs["type"], "deadline");
+    assert!(failures[0].attrs["message"].contains("10 of 10 jobs missed"));
+    assert_eq!(named(&missed, "testsuite")[0].attrs["failures"], "1");
+}
+
+#[test]
 fn cpu_without_samples_is_an_error() {
-    let xml = junit(&testdata::one_empty_cpu(), Nanos::from_us(100));
+    let xml = junit(&testdata::one_empty_cpu(), Some(Nanos::from_us(100)));
     let elements = parse(&xml);
     let errors = named(&elements, "error");
     assert_eq!(errors.len(), 2);
@@ -191,7 +221,7 @@ fn an_unfinished_run_without_samples_is_an_error_not_an_empty_suite() {
     let mut run = testdata::two_cpus();
     run.status = model::measure::RunStatus::Running;
     run.cpus.clear();
-    let xml = junit(&run, Nanos::from_us(100));
+    let xml = junit(&run, Some(Nanos::from_us(100)));
     let elements = parse(&xml);
     let suite = named(&elements, "testsuite")[0];
     assert_eq!(
@@ -211,7 +241,7 @@ fn hostile_hostname_is_escaped() {
     let host = "<evil&host\"name'>.lab";
     run.host.hostname = host.to_string();
     run.warnings[0].message = "look <here> & \"there\"".to_string();
-    let xml = junit(&run, Nanos::from_us(100));
+    let xml = junit(&run, Some(Nanos::from_us(100)));
     assert!(!xml.contains(host));
     assert!(
         xml.contains("&lt;evil&amp;host&quot;name&apos;&gt;.lab"),
@@ -244,7 +274,7 @@ fn control_characters_do_not_break_the_document() {
     let mut run = testdata::two_cpus();
     run.host.hostname = "bell\u{7}box\u{0}".to_string();
     run.host.kernel_version = "tab\there".to_string();
-    let xml = junit(&run, Nanos::from_us(100));
+    let xml = junit(&run, Some(Nanos::from_us(100)));
     let elements = parse(&xml);
     assert_eq!(
         named(&elements, "testsuite")[0].attrs["hostname"],
@@ -258,7 +288,7 @@ fn unreadable_start_leaves_timestamp_out() {
     let mut run = testdata::two_cpus();
     run.started_at = "yesterday".to_string();
     run.host.hostname.clear();
-    let elements = parse(&junit(&run, Nanos::from_us(100)));
+    let elements = parse(&junit(&run, Some(Nanos::from_us(100))));
     let suite = named(&elements, "testsuite")[0];
     assert!(!suite.attrs.contains_key("timestamp"));
     assert_eq!(suite.attrs["name"], "rtlab measure (unknown)");

@@ -2,13 +2,18 @@
 //! noise runs, names, and the baseline rule.
 use super::*;
 use crate::testdata;
+use model::gate::judge;
 use model::measure::RunStatus;
 use model::noise::{NOISE_SCHEMA, NoiseInfo};
 
 #[test]
 fn every_figure_of_a_run_is_a_reported_case() {
     let text = render(
-        &cases(&testdata::two_cpus(), &Gate::new(None), None),
+        &cases(
+            &testdata::two_cpus(),
+            &judge(&testdata::two_cpus(), None),
+            None,
+        ),
         Form::Commands,
     );
     let expected = "\
@@ -34,6 +39,7 @@ lava-test-case all-p99.99-latency --result pass --measurement 250.000 --units us
 lava-test-case all-max-latency --result pass --measurement 250.000 --units us
 lava-test-case all-samples --result pass --measurement 7 --units count
 lava-test-case all-overruns --result pass --measurement 1 --units count
+lava-test-case verdict --result pass
 ";
     // With so few samples the percentiles are the maxima (the histogram caps at the max).
     assert_eq!(text, expected);
@@ -42,19 +48,22 @@ lava-test-case all-overruns --result pass --measurement 1 --units count
 #[test]
 fn the_result_file_form_has_the_same_cases() {
     let run = testdata::two_cpus();
-    let text = render(&cases(&run, &Gate::new(None), Some("idle")), Form::Results);
+    let text = render(
+        &cases(&run, &judge(&run, None), Some("idle")),
+        Form::Results,
+    );
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "idle-run-status pass");
     assert_eq!(lines[5], "idle-cpu0-max-latency pass 66.000 us");
     assert_eq!(lines[6], "idle-cpu0-samples pass 4 count");
-    assert_eq!(lines.len(), 22);
+    assert_eq!(lines.len(), 23);
 }
 
 #[test]
 fn a_budget_fails_each_maximum_over_it_and_passes_one_equal_to_it() {
     let run = testdata::two_cpus();
     let text = render(
-        &cases(&run, &Gate::new(Some(Nanos::from_us(66))), None),
+        &cases(&run, &judge(&run, Some(Nanos::from_us(66))), None),
         Form::Results,
     );
     assert!(
@@ -80,7 +89,7 @@ fn a_budget_fails_each_maximum_over_it_and_passes_one_equal_to_it() {
 fn a_run_that_cannot_be_judged_never_passes() {
     let run = testdata::one_empty_cpu();
     let text = render(
-        &cases(&run, &Gate::new(Some(Nanos::from_us(100))), None),
+        &cases(&run, &judge(&run, Some(Nanos::from_us(100))), None),
         Form::Results,
     );
     assert!(text.starts_with("run-status fail\n"), "{text}");
@@ -96,7 +105,7 @@ fn a_run_that_cannot_be_judged_never_passes() {
     // A spike over the budget in a run cut short is still a failure.
     let broken = testdata::two_cpus_broken();
     let text = render(
-        &cases(&broken, &Gate::new(Some(Nanos::from_us(200))), None),
+        &cases(&broken, &judge(&broken, Some(Nanos::from_us(200))), None),
         Form::Results,
     );
     assert!(text.starts_with("run-status fail\n"), "{text}");
@@ -142,7 +151,11 @@ fn noise_run() -> MeasureRun {
 #[test]
 fn a_noise_run_has_noise_figures_not_latencies() {
     let text = render(
-        &cases(&noise_run(), &Gate::new(Some(Nanos::from_us(10))), None),
+        &cases(
+            &noise_run(),
+            &judge(&noise_run(), Some(Nanos::from_us(10))),
+            None,
+        ),
         Form::Results,
     );
     let expected = "\
@@ -159,6 +172,7 @@ all-max-noise fail 41.250 us
 all-max-period-noise pass 12000.000 us
 all-noise pass 0.500 %
 all-interruptions pass 8 count
+verdict fail
 ";
     assert_eq!(text, expected);
 }
@@ -172,7 +186,7 @@ fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
         quantity: Quantity::OsNoise,
         ..ImportInfo::default()
     });
-    let text = render(&cases(&oslat, &Gate::new(None), None), Form::Results);
+    let text = render(&cases(&oslat, &judge(&oslat, None), None), Form::Results);
     assert!(
         text.contains("\ncpu1-max-noise pass 250.000 us\n"),
         "{text}"
@@ -184,7 +198,10 @@ fn an_imported_noise_tool_and_a_workload_name_their_quantity() {
         deadline_ns: Nanos::from_us(500),
         cpus: Vec::new(),
     });
-    let text = render(&cases(&workload, &Gate::new(None), None), Form::Results);
+    let text = render(
+        &cases(&workload, &judge(&workload, None), None),
+        Form::Results,
+    );
     assert!(
         text.contains("\nall-max-response pass 250.000 us\n"),
         "{text}"
@@ -205,7 +222,11 @@ fn names_are_lava_safe_or_refused() {
         let e = check_name(bad).unwrap_err();
         assert!(!e.contains('\n'), "{e}");
     }
-    for case in cases(&testdata::two_cpus(), &Gate::new(None), Some("p")) {
+    for case in cases(
+        &testdata::two_cpus(),
+        &judge(&testdata::two_cpus(), None),
+        Some("p"),
+    ) {
         assert!(check_name(&case.name).is_ok(), "{}", case.name);
     }
 }
@@ -312,4 +333,34 @@ fn a_baseline_of_too_few_or_mixed_runs_is_refused() {
         render(&b.cases(None), Form::Results),
         "baseline-max-noise pass 41.250 us\nruns-over-baseline pass 0 runs\n"
     );
+}
+
+#[test]
+fn missed_deadlines_and_the_runs_own_budget_fail_cases_as_they_fail_the_verdict() {
+    let mut run = testdata::two_cpus();
+    run.workload = Some(testdata::missed_deadlines(0, 4));
+    let text = render(&cases(&run, &judge(&run, None), None), Form::Results);
+    assert!(
+        text.contains("\ncpu0-deadline-misses fail 4 count\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\nverdict fail\n"), "{text}");
+
+    // Measured with a 100us budget: CPU 1's 250us maximum fails with no --budget given.
+    let mut run = testdata::two_cpus();
+    run.params.budget_ns = Some(Nanos::from_us(100));
+    let text = render(&cases(&run, &judge(&run, None), None), Form::Results);
+    assert!(
+        text.contains("\ncpu1-max-latency fail 250.000 us\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\ncpu0-max-latency pass 66.000 us\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nall-max-latency fail 250.000 us\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\nverdict fail\n"), "{text}");
 }

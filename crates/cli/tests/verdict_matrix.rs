@@ -1,0 +1,467 @@
+//! One run, one verdict (issue #43): every kind of run, looked at through every surface that
+//! judges one, gives the same verdict word and the same exit status.
+//!
+//! The kinds are made whose right verdict is known by construction: real runs measured on a
+//! scripted clock (within and over the budget they were measured with, without a budget, with
+//! missed periods, with missed `--workload` deadlines, stopped at `--break`), and those runs
+//! changed field by field where no command makes them on demand (interrupted, unfinished, a
+//! CPU without samples, a noise run over its budget). The surfaces are the commands (`measure`
+//! as it ends, `show`, `report`, every `export` format) and the server's run page. Each cell
+//! reads the verdict the surface shows (a word, a JUnit property, a LAVA case, a page heading)
+//! and its exit status, and asserts both against the kind's.
+//!
+//! Adding an export format, a run status or a surface without a row or column here fails this
+//! test: the formats are read from `rtlab export --help`, the statuses matched exhaustively.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::server::{Api, Server, add_token};
+use model::measure::RunStatus;
+use serde_json::Value;
+
+/// A verdict as every surface words it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Word {
+    Pass,
+    Fail,
+    CannotJudge,
+}
+
+impl Word {
+    fn from_text(text: &str) -> Option<Word> {
+        if text.starts_with("PASS") {
+            Some(Word::Pass)
+        } else if text.starts_with("FAIL") {
+            Some(Word::Fail)
+        } else if text.starts_with("CANNOT JUDGE") {
+            Some(Word::CannotJudge)
+        } else {
+            None
+        }
+    }
+
+    /// The exit status of a command that judged a run read back: 0 only for a pass.
+    fn exit(self) -> i32 {
+        match self {
+            Word::Pass => 0,
+            Word::Fail | Word::CannotJudge => 1,
+        }
+    }
+}
+
+/// Every surface that shows a run's verdict. `Measure` is the command that made the run (for
+/// the kinds a command makes); the `export` formats are checked against `rtlab export --help`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Surface {
+    Measure,
+    Show,
+    Report,
+    Export(&'static str),
+    ServeRunPage,
+}
+
+const EXPORT_FORMATS: [&str; 6] = [
+    "json",
+    "csv",
+    "junit",
+    "openmetrics",
+    "lava",
+    "lava-results",
+];
+
+fn surfaces() -> Vec<Surface> {
+    let mut all = vec![Surface::Measure, Surface::Show, Surface::Report];
+    all.extend(EXPORT_FORMATS.iter().map(|f| Surface::Export(f)));
+    all.push(Surface::ServeRunPage);
+    all
+}
+
+/// A kind of run: how it is made, and its verdict.
+struct Kind {
+    name: &'static str,
+    expect: Word,
+    /// The `rtlab measure` arguments that make it (on the captured 2-CPU tree, a scripted clock).
+    measure: &'static [&'static str],
+    /// What is changed in the measured document afterwards (none: the run as measured).
+    change: Option<fn(&mut Value)>,
+}
+
+const TWO_CPUS: &[&str] = &["--cpus", "0,1", "--interval", "1ms", "--cycles", "20"];
+
+fn kinds() -> Vec<Kind> {
+    let mut all = measured_kinds();
+    all.extend(changed_kinds());
+    all
+}
+
+/// The kinds a command makes as they are.
+fn measured_kinds() -> Vec<Kind> {
+    vec![
+        Kind {
+            name: "within the budget it was measured with",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: None,
+        },
+        Kind {
+            name: "over the budget it was measured with",
+            expect: Word::Fail,
+            measure: &["--fake-clock", "5us,40us", "--budget", "30us"],
+            change: None,
+        },
+        Kind {
+            name: "measured without a budget",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,40us"],
+            change: None,
+        },
+        Kind {
+            name: "missed periods within the budget",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,1500us,9us", "--budget", "2ms"],
+            change: None,
+        },
+        Kind {
+            name: "missed --workload deadlines, no budget",
+            expect: Word::Fail,
+            measure: &[
+                "--fake-clock",
+                "5us,9us,900us",
+                "--workload",
+                "200us",
+                "--deadline",
+                "1ms",
+            ],
+            change: None,
+        },
+        Kind {
+            name: "stopped at --break",
+            expect: Word::CannotJudge,
+            measure: &["--fake-clock", "5us,5us,300us", "--break", "100us"],
+            change: None,
+        },
+    ]
+}
+
+/// The kinds no command makes on demand: a measured run, changed.
+fn changed_kinds() -> Vec<Kind> {
+    vec![
+        Kind {
+            name: "interrupted, within its budget",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| doc["status"] = "interrupted".into()),
+        },
+        Kind {
+            name: "unfinished (its last checkpoint)",
+            expect: Word::CannotJudge,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| doc["status"] = "running".into()),
+        },
+        Kind {
+            name: "a CPU without samples",
+            expect: Word::CannotJudge,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| empty_cpu(&mut doc["cpus"][1])),
+        },
+        Kind {
+            name: "a CPU without samples, another over the budget",
+            expect: Word::Fail,
+            measure: &["--fake-clock", "5us,40us", "--budget", "30us"],
+            change: Some(|doc| empty_cpu(&mut doc["cpus"][1])),
+        },
+        Kind {
+            name: "a noise run over its budget",
+            expect: Word::Fail,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| noise(doc, 60_000)),
+        },
+        Kind {
+            name: "a noise run within its budget",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| noise(doc, 20_000)),
+        },
+    ]
+}
+
+/// A CPU that measured nothing: its raw figures, histogram, spikes and series emptied (the
+/// statistics are derived from them when the document is read).
+fn empty_cpu(cpu: &mut Value) {
+    cpu["raw"] = serde_json::json!({"count": 0, "min_ns": 0, "max_ns": 0, "sum_ns": 0,
+        "sum_sq_ns2": 0, "overruns": 0, "last_ns": 0});
+    cpu["histogram"]["buckets"] = serde_json::json!([]);
+    cpu["histogram"]["above_range"] = 0.into();
+    cpu["spikes"] = serde_json::json!([]);
+    cpu["series"]["max_ns"] = serde_json::json!([]);
+    cpu["series"]["count"] = serde_json::json!([]);
+}
+
+/// The run as a noise run whose CPU 1's longest interruption is `longest_ns` (CPU 0's 10 us).
+fn noise(doc: &mut Value, longest_ns: u64) {
+    let cpu = |cpu: u32, max_single_ns: u64| {
+        serde_json::json!({"cpu": cpu, "runtime_ns": 20_000_000, "noise_ns": 90_000,
+            "interruptions": 3, "max_single_ns": max_single_ns, "max_period_noise_ns": 90_000})
+    };
+    doc["schema"] = "rtlab.noise/1".into();
+    doc["noise"] = serde_json::json!({
+        "engine": "user", "counter": "tsc", "threshold_ns": 1000, "runtime_ns": 1_000_000,
+        "period_ns": 1_000_000, "attribution": "none",
+        "cpus": [cpu(0, 10_000), cpu(1, longest_ns)]
+    });
+}
+
+fn fixture() -> PathBuf {
+    testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf()
+}
+
+/// An rtlab command on the captured tree, its store in `dir`.
+fn rtlab(dir: &Path) -> std::process::Command {
+    let mut cmd = common::rtlab();
+    cmd.arg("--root")
+        .arg(fixture())
+        .env("RTLAB_DB", dir.join("runs.db"));
+    cmd
+}
+
+/// Output of a command: (exit status, stdout, stderr).
+fn output(cmd: &mut std::process::Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The word after `verdict: ` on the last such line of a command's standard output.
+fn verdict_line(stdout: &str) -> Option<Word> {
+    stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("verdict: "))
+        .and_then(Word::from_text)
+}
+
+/// The verdict a JUnit document renders: its `rtlab.verdict` property, checked against its
+/// counts (a document that fails is one with failures or errors).
+fn junit_word(xml: &str) -> Option<Word> {
+    let value = xml
+        .split("<property name=\"rtlab.verdict\" value=\"")
+        .nth(1)?
+        .split('"')
+        .next()?;
+    let word = match value {
+        "pass" => Word::Pass,
+        "fail" => Word::Fail,
+        "unjudgeable" => Word::CannotJudge,
+        _ => return None,
+    };
+    let count = |what: &str| -> u64 {
+        let at = xml.find("<testsuite ").expect("a suite");
+        xml[at..]
+            .split(&format!(" {what}=\""))
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the suite's counts")
+    };
+    let red = count("failures") + count("errors") > 0;
+    assert_eq!(
+        red,
+        word != Word::Pass,
+        "the counts disagree with rtlab.verdict:\n{xml}"
+    );
+    Some(word)
+}
+
+/// The verdict LAVA cases render: the `verdict` case passes or fails; a failure is CANNOT
+/// JUDGE when nothing but `run-status` failed with it.
+fn lava_word(text: &str) -> Option<Word> {
+    let results: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("lava-test-case ").unwrap_or(l);
+            let mut words = l.split_whitespace();
+            let name = words.next()?;
+            let result = match words.next()? {
+                "--result" => words.next()?,
+                r => r,
+            };
+            Some((name, result))
+        })
+        .collect();
+    let verdict = results.iter().find(|(n, _)| *n == "verdict")?.1;
+    let failed_criteria = results
+        .iter()
+        .any(|(n, r)| *r == "fail" && !matches!(*n, "verdict" | "run-status"));
+    let unjudgeable = results
+        .iter()
+        .any(|(n, r)| *n == "run-status" && *r == "fail");
+    Some(match (verdict, failed_criteria, unjudgeable) {
+        ("pass", false, false) => Word::Pass,
+        ("fail", true, _) => Word::Fail,
+        ("fail", false, true) => Word::CannotJudge,
+        _ => panic!("LAVA cases that disagree with their verdict case:\n{text}"),
+    })
+}
+
+/// The verdict an HTML page shows first: the heading of its verdict section.
+fn page_word(html: &str) -> Option<Word> {
+    let section = html.split("<section class=\"verdict").nth(1)?;
+    let heading = section.split("<h2>").nth(1)?;
+    Word::from_text(heading)
+}
+
+/// What one surface shows of the run in `file` (stored as `id` on the server): the word, and
+/// the exit status where the surface is a command.
+fn look(
+    surface: Surface,
+    dir: &Path,
+    file: &Path,
+    made: &(i32, String),
+    server: (&Server, &str),
+) -> (Option<Word>, Option<i32>) {
+    let file_arg = file.to_str().unwrap();
+    match surface {
+        Surface::Measure => (verdict_line(&made.1), Some(made.0)),
+        Surface::Show => {
+            let (code, out, _) = output(rtlab(dir).args(["show", file_arg]));
+            (verdict_line(&out), Some(code))
+        }
+        Surface::Report => {
+            let page = dir.join("report.html");
+            let (code, _, err) = output(rtlab(dir).args(["report", file_arg, "-o"]).arg(&page));
+            let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}: {err}"));
+            (page_word(&html), Some(code))
+        }
+        Surface::Export(format) => {
+            let (code, out, _) = output(rtlab(dir).args(["export", file_arg, "--format", format]));
+            let word = match format {
+                "junit" => junit_word(&out),
+                "lava" | "lava-results" => lava_word(&out),
+                // The whole document, its figures and status: the verdict is its exit status.
+                _ => None,
+            };
+            (word, Some(code))
+        }
+        Surface::ServeRunPage => {
+            let answer = server.0.get(&format!("/runs/{}", server.1));
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            (page_word(&answer.body), None)
+        }
+    }
+}
+
+/// The kinds cover every status a run can have.
+fn status_is_covered(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Complete => "within the budget it was measured with",
+        RunStatus::Interrupted => "interrupted, within its budget",
+        RunStatus::Running => "unfinished (its last checkpoint)",
+        RunStatus::BrokeThreshold => "stopped at --break",
+    }
+}
+
+#[test]
+fn every_kind_of_run_gets_one_verdict_on_every_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let db = dir.join("server.db");
+    let db = db.to_str().unwrap();
+    let token = add_token(db, "matrix");
+    let server = Server::start(db, "127.0.0.1:0", &[]);
+    let kinds = kinds();
+    for status in [
+        RunStatus::Complete,
+        RunStatus::Interrupted,
+        RunStatus::Running,
+        RunStatus::BrokeThreshold,
+    ] {
+        let name = status_is_covered(status);
+        assert!(
+            kinds.iter().any(|k| k.name == name),
+            "no kind for {status:?}"
+        );
+    }
+    let mut wrong = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        let file = dir.join(format!("kind-{i}.json"));
+        let (code, stdout, stderr) = output(
+            rtlab(dir)
+                .args(["measure", "--quiet", "--no-store", "-o"])
+                .arg(&file)
+                .args(TWO_CPUS)
+                .args(kind.measure),
+        );
+        assert!(
+            file.exists(),
+            "{}: measure wrote nothing: {stderr}",
+            kind.name
+        );
+        let made = match kind.change {
+            None => (code, stdout),
+            Some(change) => {
+                let mut doc: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+                change(&mut doc);
+                std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+                (-1, String::new())
+            }
+        };
+        let uploaded = server.upload(&token, &std::fs::read(&file).unwrap());
+        assert!(
+            matches!(uploaded.status, 200 | 201),
+            "{}: upload: {}",
+            kind.name,
+            uploaded.body
+        );
+        let id = uploaded.json()["id"].as_str().unwrap().to_string();
+        for surface in surfaces() {
+            if surface == Surface::Measure && kind.change.is_some() {
+                continue; // no command makes this kind on demand
+            }
+            let (word, exit) = look(surface, dir, &file, &made, (&server, &id));
+            let word_ok = word.is_none_or(|w| w == kind.expect);
+            let exit_ok = exit.is_none_or(|e| e == kind.expect.exit());
+            let shown = word.is_some() || exit.is_some();
+            if !(word_ok && exit_ok && shown) {
+                wrong.push(format!(
+                    "{}: {surface:?} shows {word:?}, exit {exit:?}; expected {:?}, exit {}",
+                    kind.name,
+                    kind.expect,
+                    kind.expect.exit()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "surfaces that disagree:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_export_format_has_a_column() {
+    let help = common::run_ok(&["export", "--help"]);
+    let values = help
+        .split("Possible values:")
+        .nth(1)
+        .expect("the formats listed in export --help");
+    let listed: Vec<&str> = values
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .map_while(|l| l.trim().strip_prefix("- "))
+        .map(|l| l.split(':').next().unwrap().trim())
+        .collect();
+    assert!(!listed.is_empty(), "{help}");
+    for format in &listed {
+        assert!(
+            EXPORT_FORMATS.contains(format),
+            "export --format {format} has no column in the verdict matrix"
+        );
+    }
+}
