@@ -82,12 +82,13 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         warned: Vec::new(),
         audit: audit.counts,
         engine,
+        judged: crate::run_tuned::judged_phases(tuning.is_some()),
     };
     let exit = match tuning {
         Some(tuning) => crate::run_tuned::run(&mut session, tuning),
         None => session
             .measure_phases(args.cpus.as_deref(), "", &Placement::default())
-            .and_then(|()| session.finish("", &|_| true)),
+            .and_then(|()| session.finish("")),
     };
     // A second Ctrl-C may still be pending: taken here, it does not end the process as the
     // mask is restored.

@@ -72,6 +72,10 @@ pub(crate) struct Session<'a> {
     pub audit: model::audit::Counts,
     /// What measures every phase (`--engine`, resolved against this kernel).
     pub engine: model::measure::Engine,
+    /// Which latency phases (by label) the verdict is on: each is measured with --budget, so
+    /// its stored run carries the budget it is judged against (`show`, `report` and the
+    /// server judge it alike); the others are measured without one.
+    pub judged: fn(&str) -> bool,
 }
 
 impl Session<'_> {
@@ -138,7 +142,8 @@ impl Session<'_> {
     /// report, and judges the phases whose label `judged` accepts against --budget.
     ///
     /// With `--format json` standard output gets the `rtlab.evaluation/1` document instead.
-    pub fn finish(&mut self, extra: &str, judged: &dyn Fn(&str) -> bool) -> Result<Exit> {
+    pub fn finish(&mut self, extra: &str) -> Result<Exit> {
+        let judged = self.judged;
         let args = self.args;
         if self.runs.is_empty() {
             self.console
@@ -164,7 +169,7 @@ impl Session<'_> {
         } else {
             Some(self.write_report()?)
         };
-        let phases = run_verdict::judge(&self.runs, &self.noise_runs, args.budget, judged);
+        let phases = run_verdict::judge(&self.runs, &self.noise_runs, args.budget, &judged);
         if self.json() {
             let about = self.about(report.map(|p| p.display().to_string()));
             let (exit, doc) = run_verdict::document(&phases, about);
@@ -228,8 +233,10 @@ impl Session<'_> {
                     .collect(),
             })
             .collect();
+        // Each phase is judged against what it was measured with: the judged ones against
+        // --budget, the others (the phases before tuning, noise) on completeness.
         let options = report::html::ReportOptions {
-            budget: Some(args.budget),
+            budget: None,
             timeline: false,
         };
         crate::report_cmd::write(&named, &options, &path, None)
@@ -326,6 +333,9 @@ impl Session<'_> {
         .arg("--duration")
         .arg(args.duration.to_string())
         .args(["--session", &self.id, "--label", label]);
+        if (self.judged)(label) {
+            cmd.arg("--budget").arg(args.budget.to_string());
+        }
         if let Some(cpus) = cpus {
             cmd.args(["--cpus", cpus]);
         }

@@ -27,6 +27,16 @@ use crate::run_session::{Placement, Session};
 /// What the labels of the tuned phases end with (`idle, tuned`).
 pub(crate) const TUNED: &str = ", tuned";
 
+/// Which phases (by label) the verdict is on: `run --tuned`'s, those after tuning; `run`'s,
+/// every latency phase.
+pub(crate) fn judged_phases(tuned: bool) -> fn(&str) -> bool {
+    if tuned {
+        |label| label.ends_with(TUNED)
+    } else {
+        |_| true
+    }
+}
+
 /// A tuning checked and ready to apply.
 pub(crate) struct Tuning {
     plan: TunePlan,
@@ -120,7 +130,7 @@ pub(crate) fn run(s: &mut Session<'_>, t: Tuning) -> Result<Exit> {
     if s.stopped.is_some() {
         s.console
             .verdict("stopped before tuning: nothing was changed");
-        return s.finish("", &|l| l.ends_with(TUNED));
+        return s.finish("");
     }
     s.console.verdict(&plan_summary(&t.plan));
     let applied = Applied::new(s.root, &t.journal);
@@ -192,7 +202,7 @@ pub(crate) fn run(s: &mut Session<'_>, t: Tuning) -> Result<Exit> {
         }
         return Err(e);
     }
-    let exit = s.finish(&bought(&s.runs, &t.cpus), &|l| l.ends_with(TUNED))?;
+    let exit = s.finish(&bought(&s.runs, &t.cpus))?;
     if left {
         return Err(UsageError(revert_hint).into());
     }

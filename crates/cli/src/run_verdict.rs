@@ -20,8 +20,8 @@ pub(crate) struct Judged<'a> {
     pub verdict: Option<Verdict>,
 }
 
-/// Judges the latency phases whose label `judged` accepts against `budget`; the noise
-/// phases are listed unjudged.
+/// Judges the latency phases whose label `judged` accepts against `budget` (which they were
+/// measured with); the noise phases are listed unjudged.
 pub(crate) fn judge<'a>(
     runs: &'a [(String, MeasureRun)],
     noise_runs: &'a [(String, MeasureRun)],
@@ -32,7 +32,14 @@ pub(crate) fn judge<'a>(
         label,
         run,
         kind: PhaseKind::Latency,
-        verdict: judged(label).then(|| model::gate::judge(run, Some(budget))),
+        // Against the budget the phase was measured with (--budget, passed on to it); a run
+        // that carries another (or none) is re-judged against it, and its verdict says so.
+        verdict: judged(label).then(|| {
+            model::gate::judge(
+                run,
+                Some(budget).filter(|b| run.params.budget_ns != Some(*b)),
+            )
+        }),
     });
     let noise = noise_runs.iter().map(|(label, run)| Judged {
         label,

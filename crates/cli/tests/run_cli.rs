@@ -71,6 +71,23 @@ fn three_phases_are_stored_compared_judged_and_reported() {
     for label in ["idle", "cpu:60%", "full load"] {
         assert!(page.contains(label), "report lacks {label}");
     }
+    // Each phase was measured with the budget it is judged against (issue #43): the stored
+    // run fails on its own, where `show` and the report look at it.
+    assert_eq!(
+        page.matches("<td>budget 100us, as measured</td>").count(),
+        3
+    );
+    let shown = rtlab()
+        .args(["show", "last", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert_eq!(shown.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("verdict: FAIL: CPU 0: max latency 900.0us exceeds --budget 100us"),
+        "{text}"
+    );
 }
 
 #[test]
