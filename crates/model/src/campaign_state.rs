@@ -241,8 +241,13 @@ pub struct StepStatusDoc {
     pub budget_ns: Option<u64>,
     /// Its worst latency over all its attempts (ns).
     pub max_ns: Option<u64>,
-    /// `pass`, `fail` (over budget), or none until done.
+    /// `pass`, `fail` or `unjudgeable` (the gate's words, `model::gate::Outcome::as_str`), or
+    /// none until done.
     pub verdict: Option<String>,
+    /// Why it did not pass, in words (`attempt 1: CPU 0: max latency 60.0us exceeds --budget
+    /// 50us`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
     /// Its attempts.
     pub attempts: Vec<Attempt>,
     /// A reboot test's checks.

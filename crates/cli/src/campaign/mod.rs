@@ -5,6 +5,7 @@
 //! reboot asked for) is decided here and in those modules, so that a finished step is never
 //! run or stored twice.
 
+pub(crate) mod judge;
 pub(crate) mod reboot;
 pub(crate) mod status;
 pub(crate) mod step;

@@ -10,7 +10,9 @@ use model::campaign::{PhaseKind, Plan};
 use model::campaign_state::{
     CampaignState, CampaignStatus, STATUS_SCHEMA, StepStatus, StepStatusDoc,
 };
-use model::gate::Gate;
+use model::gate::Outcome;
+
+use super::judge::StepRuns;
 
 use super::Ctx;
 use crate::exit::Exit;
@@ -20,7 +22,7 @@ use crate::flags::CampaignFormat;
 /// file while the campaign runs).
 pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
     let (plan, state) = read_existing(dir)?;
-    let doc = document(&plan, &state);
+    let doc = document(&plan, &state, &super::judge::stored_runs(&state));
     let text = match format {
         CampaignFormat::Json => {
             serde_json::to_string_pretty(&doc).expect("the status serializes") + "\n"
@@ -46,7 +48,8 @@ fn read_existing(dir: &Path) -> Result<(Plan, CampaignState)> {
 }
 
 /// `rtlab campaign report`: every run the campaign stored, in step order, in one HTML report
-/// (`rtlab report`'s, each run's plots), judged against the plan's budget.
+/// (`rtlab report`'s, each run's plots), each judged against its phase's budget: the one it
+/// was measured with (a run stored before runs carried theirs is given its phase's).
 pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
     let dir = &args.state;
     let (plan, state) = read_existing(dir)?;
@@ -58,13 +61,20 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
         .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))?;
     let store = crate::runs::open_existing(Some(Path::new(&state.options.db)))?;
     let mut named = Vec::new();
-    for (k, step) in state.steps.iter().enumerate() {
+    for (k, (step, planned)) in state.steps.iter().zip(plan.steps()).enumerate() {
+        let budget = match &plan.phases[planned.phase].kind {
+            PhaseKind::Measure(m) => Some(m.budget),
+            PhaseKind::RebootTest { .. } => None,
+        };
         for a in &step.attempts {
             let Some(id) = a.run_id.as_deref() else {
                 continue;
             };
             let run_id = crate::runs::resolve(&store, id)?;
-            let run = store.load_measure(&run_id)?;
+            let mut run = store.load_measure(&run_id)?;
+            if run.params.budget_ns.is_none() {
+                run.params.budget_ns = budget;
+            }
             let interrupted = a.outcome != Some(model::campaign_state::Outcome::Complete);
             named.push(crate::runs::NamedRun {
                 run,
@@ -91,7 +101,7 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
         .into());
     }
     let options = report::html::ReportOptions {
-        budget: Some(plan.budget),
+        budget: None,
         timeline: true,
     };
     crate::report_cmd::write(&named, &options, &output, None)?;
@@ -103,8 +113,9 @@ pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// The status document.
-pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
+/// The status document; `runs` are the attempts' stored runs, which the steps' verdicts are
+/// made of ([`super::judge`]).
+pub(crate) fn document(plan: &Plan, state: &CampaignState, runs: &StepRuns) -> CampaignStatus {
     let steps: Vec<StepStatusDoc> = plan
         .steps()
         .iter()
@@ -116,13 +127,17 @@ pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
                 PhaseKind::Measure(m) => ("measure", Some(m.duration.get()), Some(m.budget.get())),
                 PhaseKind::RebootTest { .. } => ("reboot-test", None, None),
             };
-            let verdict = (s.status == StepStatus::Done).then(|| {
-                // A measured step that stored no maximum measured nothing: no pass.
-                let over =
-                    budget.is_some() && max_ns.is_none_or(|m| Gate::new(budget.map(Nanos)).over(m));
-                let bad_boot = s.checks.iter().any(|c| c.problem.is_some());
-                if over || bad_boot { "fail" } else { "pass" }.to_string()
+            let judged = (s.status == StepStatus::Done).then(|| match budget {
+                Some(b) => super::judge::measuring_step(&s.attempts, Nanos(b), runs),
+                None if s.checks.iter().any(|c| c.problem.is_some()) => {
+                    (Outcome::Fail, vec!["a boot check failed".to_string()])
+                }
+                None => (Outcome::Pass, Vec::new()),
             });
+            let (verdict, reasons) = match judged {
+                Some((o, reasons)) => (Some(o.as_str().to_string()), reasons),
+                None => (None, Vec::new()),
+            };
             StepStatusDoc {
                 label: s.label.clone(),
                 kind: kind.to_string(),
@@ -139,6 +154,7 @@ pub(crate) fn document(plan: &Plan, state: &CampaignState) -> CampaignStatus {
                 budget_ns: budget,
                 max_ns,
                 verdict,
+                reasons,
                 attempts: s.attempts.clone(),
                 checks: s.checks.clone(),
             }
@@ -225,27 +241,23 @@ fn text(doc: &CampaignStatus) -> String {
     out
 }
 
-/// Why a step failed, in words.
+/// Why a step did not pass, in words.
 fn failure(s: &StepStatusDoc) -> String {
-    match (s.max_ns, s.budget_ns) {
-        (Some(m), Some(b)) => format!(
-            "{} max {} us over {} us",
-            s.label,
-            report::format_us(m),
-            report::format_us(b)
-        ),
-        (None, Some(_)) => format!("{}: nothing was measured", s.label),
-        _ => format!("{}: a boot check failed", s.label),
-    }
+    format!("{}: {}", s.label, s.reasons.join("; "))
 }
 
-/// The campaign's verdict once every step is done: 0 when every step passed, 1 otherwise.
+/// The campaign's verdict once every step is done: 0 when every step passed, 1 otherwise (a
+/// step that failed or cannot be judged).
 pub(crate) fn verdict(ctx: &mut Ctx<'_>) -> Exit {
-    let doc = document(&ctx.plan, &ctx.state);
+    let doc = document(
+        &ctx.plan,
+        &ctx.state,
+        &super::judge::stored_runs(&ctx.state),
+    );
     let failed: Vec<String> = doc
         .steps
         .iter()
-        .filter(|s| s.verdict.as_deref() == Some("fail"))
+        .filter(|s| s.verdict.as_deref() != Some("pass"))
         .map(failure)
         .collect();
     let _ = crate::console::print_stdout(&text(&doc));
@@ -299,8 +311,26 @@ mod tests {
         }
     }
 
+    /// The stored runs of `attempts` (by their ids): one CPU whose worst is the attempt's
+    /// `max_ns`, measured with `budget`.
+    fn runs_of<'a>(
+        attempts: impl IntoIterator<Item = &'a Attempt>,
+        budget: Option<Nanos>,
+    ) -> StepRuns {
+        attempts
+            .into_iter()
+            .filter_map(|a| {
+                let max = a.max_ns?;
+                let mut run =
+                    testkit::runs::run_of(vec![testkit::runs::cpu(0, None, &[5_000, max], 0)]);
+                run.params.budget_ns = budget;
+                Some((a.run_id.clone()?, run))
+            })
+            .collect()
+    }
+
     #[test]
-    fn a_step_that_measured_nothing_fails_and_one_at_its_budget_passes() {
+    fn a_step_is_judged_by_the_gate_on_the_runs_it_stored() {
         let plan = Plan::parse(
             "budget = \"50us\"\n[[phase]]\nname = \"a\"\nduration = \"1h\"\n",
             "p.toml",
@@ -312,8 +342,10 @@ mod tests {
             attempts,
             checks: vec![],
         };
-        let mut empty = attempt(1, Outcome::Complete, 3600, 0);
-        empty.max_ns = None;
+        let mut lost = attempt(1, Outcome::Lost, 0, 0);
+        (lost.run_id, lost.max_ns) = (None, None);
+        let mut gone = attempt(1, Outcome::Complete, 3600, 0);
+        gone.max_ns = None;
         for (attempts, verdict, words) in [
             (vec![attempt(1, Outcome::Complete, 3600, 50)], "pass", ""),
             (
@@ -322,17 +354,43 @@ mod tests {
                     attempt(2, Outcome::Complete, 1800, 20),
                 ],
                 "fail",
-                "a max 51.0 us over 50.0 us",
+                "a: attempt 1: CPU 0: max latency 51.0us exceeds --budget 50us",
             ),
-            (vec![empty], "fail", "a: nothing was measured"),
+            (vec![lost], "unjudgeable", "a: nothing was measured"),
+            (
+                vec![gone],
+                "unjudgeable",
+                "a: attempt 1: its run 000000000001 is not in the store",
+            ),
         ] {
-            let state = state_of(vec![step(attempts)]);
-            let doc = document(&plan, &state);
-            assert_eq!(doc.steps[0].verdict.as_deref(), Some(verdict));
-            if verdict == "fail" {
-                assert_eq!(failure(&doc.steps[0]), words);
+            for budget in [None, Some(Nanos::from_us(50))] {
+                let runs = runs_of(&attempts, budget);
+                let state = state_of(vec![step(attempts.clone())]);
+                let doc = document(&plan, &state, &runs);
+                assert_eq!(doc.steps[0].verdict.as_deref(), Some(verdict));
+                if verdict != "pass" {
+                    assert_eq!(failure(&doc.steps[0]), words);
+                }
             }
         }
+        // A run stopped at --break counts as a complete attempt, and cannot be judged.
+        let broken = attempt(1, Outcome::Complete, 3600, 20);
+        let mut runs = runs_of([&broken], None);
+        runs.values_mut().for_each(|r| {
+            r.status = model::measure::RunStatus::BrokeThreshold;
+        });
+        let doc = document(&plan, &state_of(vec![step(vec![broken])]), &runs);
+        assert_eq!(doc.steps[0].verdict.as_deref(), Some("unjudgeable"));
+        // An attempt stopped before its first sample measured nothing, as a lost one does:
+        // the step is judged on the rest.
+        let first = attempt(1, Outcome::Interrupted, 0, 0);
+        let second = attempt(2, Outcome::Complete, 3600, 20);
+        let mut runs = runs_of([&second], None);
+        let mut empty = testkit::runs::run_of(vec![testkit::runs::cpu(0, None, &[], 0)]);
+        empty.status = model::measure::RunStatus::Interrupted;
+        runs.insert(first.run_id.clone().unwrap(), empty);
+        let doc = document(&plan, &state_of(vec![step(vec![first, second])]), &runs);
+        assert_eq!(doc.steps[0].verdict.as_deref(), Some("pass"));
     }
 
     #[test]
@@ -356,11 +414,15 @@ mod tests {
             StepState {
                 label: "idle".into(),
                 status: StepStatus::Running,
-                attempts: vec![attempt(1, Outcome::Interrupted, 600, 10)],
+                attempts: vec![Attempt {
+                    run_id: Some("idle00000001".into()),
+                    ..attempt(1, Outcome::Interrupted, 600, 10)
+                }],
                 checks: vec![],
             },
         ]);
-        let doc = document(&plan, &state);
+        let runs = runs_of(state.steps.iter().flat_map(|s| &s.attempts), None);
+        let doc = document(&plan, &state, &runs);
         assert_eq!(doc.status, StepStatus::Running);
         assert_eq!(
             (doc.steps_done, doc.steps_total, doc.current),

@@ -175,6 +175,9 @@ fn measure_command(
     ])
     .arg("--duration")
     .arg(duration.to_string())
+    // The run carries the budget it is judged against (`campaign status`, `show`, `report`).
+    .arg("--budget")
+    .arg(phase.budget.to_string())
     .arg("--output")
     .arg(path);
     if let Some(cpus) = &phase.cpus {
