@@ -156,9 +156,9 @@ pub fn export(args: &ExportArgs) -> Result<Exit> {
     let verdict = model::gate::judge(&run, args.budget);
     let text = match args.format {
         ExportFormat::Json => run.to_json(),
-        ExportFormat::Csv => report::export::csv_labelled(&run, label.as_deref()),
+        ExportFormat::Csv => report::export::csv_labelled(&run, &verdict, label.as_deref()),
         ExportFormat::Junit => report::export::junit_labelled(&run, &verdict, label.as_deref()),
-        ExportFormat::Openmetrics => report::export::openmetrics(&run),
+        ExportFormat::Openmetrics => report::export::openmetrics(&run, &verdict),
         ExportFormat::Lava | ExportFormat::LavaResults => unreachable!("handled above"),
     };
     write_export(args, &text)?;

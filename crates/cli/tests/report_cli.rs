@@ -221,12 +221,12 @@ fn csv_and_junit_exports_carry_the_runs_label() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with(",overruns,label,load")
+            .ends_with(",overruns,label,load,verdict")
     );
     assert!(
         csv.lines()
             .skip(1)
-            .all(|l| l.ends_with(",\"idle, tuned\",")),
+            .all(|l| l.ends_with(",\"idle, tuned\",,pass")),
         "{csv}"
     );
     let out = rtlab(&db)
@@ -267,5 +267,5 @@ fn csv_and_junit_exports_carry_the_runs_label() {
         .output()
         .unwrap();
     let csv = String::from_utf8(out.stdout).unwrap();
-    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,")), "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,,pass")), "{csv}");
 }

@@ -7,8 +7,11 @@
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
 //! CPU without samples, a noise run over its budget). The surfaces are the commands (`measure`
 //! as it ends, `show`, `report`, every `export` format) and the server's run page. Each cell
-//! reads the verdict the surface shows (a word, a JUnit property, a LAVA case, a page heading)
-//! and its exit status, and asserts both against the kind's.
+//! reads the verdict the surface shows (a `verdict:` line, a JUnit property checked against the
+//! document's counts, a LAVA case checked against the others, a CSV column, an OpenMetrics
+//! label checked against its value, a page heading) and its exit status, and asserts both
+//! against the kind's. The JSON export is the run's own document: its verdict is the exit
+//! status.
 //!
 //! Adding an export format, a run status or a surface without a row or column here fails this
 //! test: the formats are read from `rtlab export --help`, the statuses matched exhaustively.
@@ -253,12 +256,7 @@ fn junit_word(xml: &str) -> Option<Word> {
         .nth(1)?
         .split('"')
         .next()?;
-    let word = match value {
-        "pass" => Word::Pass,
-        "fail" => Word::Fail,
-        "unjudgeable" => Word::CannotJudge,
-        _ => return None,
-    };
+    let word = word_of(value)?;
     let count = |what: &str| -> u64 {
         let at = xml.find("<testsuite ").expect("a suite");
         xml[at..]
@@ -308,6 +306,37 @@ fn lava_word(text: &str) -> Option<Word> {
     })
 }
 
+/// The verdict a CSV export renders: its `verdict` column, the same on every row.
+fn csv_word(text: &str) -> Option<Word> {
+    let mut rows = text
+        .lines()
+        .map(|l| l.rsplit(',').next().unwrap_or_default());
+    assert_eq!(rows.next(), Some("verdict"), "{text}");
+    let words: Vec<&str> = rows.collect();
+    assert!(words.windows(2).all(|w| w[0] == w[1]), "{text}");
+    word_of(words.first()?)
+}
+
+/// The verdict an OpenMetrics export renders: `rtlab_run_passed`'s `verdict` label, checked
+/// against its value.
+fn metrics_word(text: &str) -> Option<Word> {
+    let line = text.lines().find(|l| l.starts_with("rtlab_run_passed{"))?;
+    let value = line.split("verdict=\"").nth(1)?.split('"').next()?;
+    let word = word_of(value)?;
+    assert_eq!(line.ends_with(" 1"), word == Word::Pass, "{line}");
+    Some(word)
+}
+
+/// `pass`, `fail`, `unjudgeable`: the verdict as machine-read documents word it.
+fn word_of(value: &str) -> Option<Word> {
+    match value {
+        "pass" => Some(Word::Pass),
+        "fail" => Some(Word::Fail),
+        "unjudgeable" => Some(Word::CannotJudge),
+        _ => None,
+    }
+}
+
 /// The verdict an HTML page shows first: the heading of its verdict section.
 fn page_word(html: &str) -> Option<Word> {
     let section = html.split("<section class=\"verdict").nth(1)?;
@@ -342,7 +371,9 @@ fn look(
             let word = match format {
                 "junit" => junit_word(&out),
                 "lava" | "lava-results" => lava_word(&out),
-                // The whole document, its figures and status: the verdict is its exit status.
+                "csv" => csv_word(&out),
+                "openmetrics" => metrics_word(&out),
+                // The run's own document, as stored: its verdict is the exit status.
                 _ => None,
             };
             (word, Some(code))

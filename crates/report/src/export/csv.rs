@@ -1,7 +1,7 @@
 //! A measurement as CSV: one header row, one row per measured CPU, then the `all` row.
 //!
 //! Columns: `host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,
-//! p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load`. The run id is
+//! p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load,verdict`. The run id is
 //! not known to a renderer; the host, kernel release and start time identify the run when rows
 //! of several runs are pasted into one sheet, and `label` (a stored run's label, given by the
 //! caller) and `load` (the load spec it measured under) tell apart runs of one machine; both
@@ -9,7 +9,10 @@
 //! for the checkpoint of a run that never finished, `broke-threshold`); `judgeable` is `true`
 //! when its figures may pass a gate and `false` when no gate may pass on them
 //! ([`MeasureRun::unjudgeable`]: unfinished, stopped at `--break`, or a CPU without samples),
-//! so a sheet or script filtering on it never mistakes an empty row for a good one.
+//! so a sheet or script filtering on it never mistakes an empty row for a good one. `verdict`,
+//! on every row, is the run's: the gate's ([`model::gate::judge`]) against the budget it was
+//! measured with or one given to `export` (`pass`, `fail`, `unjudgeable`), the verdict every
+//! surface shows and the export's exit status stands for.
 //!
 //! Units: every latency is an integer count of nanoseconds, as in the JSON schema (whose field
 //! names the columns reuse): min, max and the percentiles are exact integers already, and the
@@ -25,11 +28,12 @@
 //! altered to defuse spreadsheet formulas (a hostname starting with `=`): the export is data,
 //! and kernel hostnames cannot normally contain such text.
 
+use model::gate::Verdict;
 use model::measure::MeasureRun;
 use model::stats::LatencyStats;
 
 /// The header row, in column order.
-pub const HEADER: [&str; 20] = [
+pub const HEADER: [&str; 21] = [
     "host",
     "kernel",
     "started_at",
@@ -50,16 +54,18 @@ pub const HEADER: [&str; 20] = [
     "overruns",
     "label",
     "load",
+    "verdict",
 ];
 
-/// The run as CSV: the header row, one row per CPU in the run's order, then the `all` row.
-/// Every record, the last included, ends with `\n`.
+/// The run as CSV, judged against its own criteria: the header row, one row per CPU in the
+/// run's order, then the `all` row. Every record, the last included, ends with `\n`.
 pub fn csv(run: &MeasureRun) -> String {
-    csv_labelled(run, None)
+    csv_labelled(run, &model::gate::judge(run, None), None)
 }
 
-/// [`csv`] of a run with a `label` (a stored run's), written in the `label` column.
-pub fn csv_labelled(run: &MeasureRun, label: Option<&str>) -> String {
+/// [`csv`] of a run rendering `verdict` (the gate's on it), with a `label` (a stored run's)
+/// written in the `label` column.
+pub fn csv_labelled(run: &MeasureRun, verdict: &Verdict, label: Option<&str>) -> String {
     let mut out = String::new();
     push_record(&mut out, HEADER.iter().map(|h| h.to_string()));
     let names = [
@@ -68,6 +74,7 @@ pub fn csv_labelled(run: &MeasureRun, label: Option<&str>) -> String {
             .as_ref()
             .map(|l| l.spec.clone())
             .unwrap_or_default(),
+        verdict.outcome().as_str().to_string(),
     ];
     for c in &run.cpus {
         let cells = row(run, c.cpu.to_string(), &c.stats);
@@ -134,10 +141,10 @@ mod tests {
     #[test]
     fn two_cpus_exactly() {
         let expected = "\
-host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0,,
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1,,
-rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1,,
+host,kernel,started_at,status,judgeable,cpu,samples,min_ns,mean_ns,stddev_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns,label,load,verdict
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,0,4,12345,26861,22617,14103,66000,66000,66000,66000,66000,66000,0,,,pass
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,1,3,13000,92333,111488,13999,250000,250000,250000,250000,250000,250000,1,,,pass
+rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81664,14103,250000,250000,250000,250000,250000,250000,1,,,pass
 ";
         assert_eq!(csv(&testdata::two_cpus()), expected);
     }
@@ -165,7 +172,7 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
         let row = text.lines().nth(2).unwrap();
         assert_eq!(
             row,
-            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,false,1,0,,,,,,,,,,,0,,"
+            "rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,false,1,0,,,,,,,,,,,0,,,unjudgeable"
         );
     }
 
@@ -183,11 +190,12 @@ rt-box,6.1.0-50-rt-amd64,2026-01-12T11:52:32Z,complete,true,all,7,12345,54921,81
             generators: Vec::new(),
             cpu_busy: Vec::new(),
         });
-        let text = csv_labelled(&run, Some("full load, tuned"));
+        let verdict = model::gate::judge(&run, Some(model::Nanos::from_us(100)));
+        let text = csv_labelled(&run, &verdict, Some("full load, tuned"));
         for row in text.lines().skip(1) {
             assert!(
-                row.ends_with(",1,\"full load, tuned\",\"cpu:100%,timer-storm\"")
-                    || row.ends_with(",0,\"full load, tuned\",\"cpu:100%,timer-storm\""),
+                row.ends_with(",1,\"full load, tuned\",\"cpu:100%,timer-storm\",fail")
+                    || row.ends_with(",0,\"full load, tuned\",\"cpu:100%,timer-storm\",fail"),
                 "{row}"
             );
         }

@@ -7,6 +7,7 @@
 //! | --- | --- | --- |
 //! | `rtlab_run_info` | host, rtlab_version, kernel, status | 1 |
 //! | `rtlab_run_judgeable` | host | 1 when the figures may pass a gate, 0 when no gate may pass on them (unfinished, stopped at `--break`, a CPU without samples) |
+//! | `rtlab_run_passed` | host, verdict | 1 when the run passed, 0 when not; `verdict` is the gate's word (`pass`, `fail`, `unjudgeable`) against the budget the run was measured with or one given to `export`, the verdict every surface shows |
 //! | `rtlab_run_timestamp_seconds` | host | the run's start, Unix time |
 //! | `rtlab_run_duration_seconds` | host | measured time |
 //! | `rtlab_samples` | host, cpu | samples measured |
@@ -41,6 +42,7 @@
 //! `TextParser` (prometheus/common 0.73, every family a gauge with its HELP) and with the
 //! Python client's strict OpenMetrics parser.
 
+use model::gate::Verdict;
 use model::measure::MeasureRun;
 use model::stats::LatencyStats;
 use prometheus_client::collector::Collector;
@@ -54,13 +56,31 @@ use super::{ns_to_secs, parse_utc, unix_secs};
 /// The prefix of every metric name.
 pub const PREFIX: &str = "rtlab";
 
-/// The run as OpenMetrics text, ending with `# EOF`.
-pub fn openmetrics(run: &MeasureRun) -> String {
+/// The run as OpenMetrics text rendering `verdict` (the gate's on it), ending with `# EOF`.
+pub fn openmetrics(run: &MeasureRun, verdict: &Verdict) -> String {
     let mut registry = Registry::with_prefix(PREFIX);
-    registry.register_collector(Box::new(Families(families(run))));
+    let mut families = families(run);
+    families.insert(2, passed_family(run, verdict));
+    registry.register_collector(Box::new(Families(families)));
     let mut out = String::new();
     encode(&mut out, &registry).expect("encoding into a String cannot fail");
     out
+}
+
+/// Whether the run passed, with the verdict's word as a label.
+fn passed_family(run: &MeasureRun, verdict: &Verdict) -> Family {
+    Family {
+        name: "run_passed",
+        help: "1 when the run passed its criteria (the budget it was measured with, or one given to export); 0 when it failed or cannot be judged, the verdict label saying which",
+        unit: None,
+        samples: vec![(
+            vec![
+                ("host", run.host.hostname.clone()),
+                ("verdict", verdict.outcome().as_str().to_string()),
+            ],
+            Value::Int(u64::from(verdict.passed())),
+        )],
+    }
 }
 
 /// A sample's label set.
@@ -338,6 +358,11 @@ fn noise_families(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The run's text, judged against its own criteria.
+    fn om(run: &MeasureRun) -> String {
+        openmetrics(run, &model::gate::judge(run, None))
+    }
     use crate::testdata;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -472,9 +497,26 @@ mod tests {
     }
 
     #[test]
+    fn the_verdict_is_a_gauge_labelled_with_its_word() {
+        let run = testdata::two_cpus();
+        for (budget, value, word) in [(None, 1.0, "pass"), (Some(100), 0.0, "fail")] {
+            let verdict = model::gate::judge(&run, budget.map(model::Nanos::from_us));
+            let samples = validate(&openmetrics(&run, &verdict));
+            let passed = samples
+                .iter()
+                .find(|s| s.name == "rtlab_run_passed")
+                .unwrap();
+            assert_eq!(
+                (passed.value, passed.labels["verdict"].as_str()),
+                (value, word)
+            );
+        }
+    }
+
+    #[test]
     fn well_formed_and_figures_match() {
         let run = testdata::two_cpus();
-        let samples = validate(&openmetrics(&run));
+        let samples = validate(&om(&run));
         for c in &run.cpus {
             let cpu = c.cpu.to_string();
             let s = &c.stats;
@@ -516,8 +558,8 @@ mod tests {
                 .iter()
                 .all(|s| s.labels.get("cpu").map(String::as_str) != Some("all"))
         );
-        // 4 run families with one sample, 12 per-CPU families with two.
-        assert_eq!(samples.len(), 4 + 12 * 2);
+        // 5 run families with one sample, 12 per-CPU families with two.
+        assert_eq!(samples.len(), 5 + 12 * 2);
         assert_eq!(
             samples
                 .iter()
@@ -526,7 +568,7 @@ mod tests {
                 .value,
             1.0
         );
-        let unfinished = openmetrics(&testdata::one_empty_cpu());
+        let unfinished = om(&testdata::one_empty_cpu());
         assert!(
             unfinished.contains("rtlab_run_judgeable{host=\"rt-box\"} 0"),
             "{unfinished}"
@@ -555,7 +597,7 @@ mod tests {
 
     #[test]
     fn layout_of_one_family() {
-        let text = openmetrics(&testdata::two_cpus());
+        let text = om(&testdata::two_cpus());
         let expected = "\
 # HELP rtlab_latency_max_seconds Largest wake-up latency
 # TYPE rtlab_latency_max_seconds gauge
@@ -570,12 +612,12 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
              # TYPE rtlab_run_info gauge\n\
              rtlab_run_info{host=\"rt-box\",rtlab_version=\"0.1.0\",kernel=\"6.1.0-50-rt-amd64\",status=\"complete\"} 1\n"
         ));
-        assert_eq!(text, openmetrics(&testdata::two_cpus()), "deterministic");
+        assert_eq!(text, om(&testdata::two_cpus()), "deterministic");
     }
 
     #[test]
     fn empty_cpu_has_counts_but_no_latencies() {
-        let samples = validate(&openmetrics(&testdata::one_empty_cpu()));
+        let samples = validate(&om(&testdata::one_empty_cpu()));
         assert_eq!(value(&samples, "rtlab_samples", "1"), Some(0.0));
         assert_eq!(value(&samples, "rtlab_overruns", "1"), Some(0.0));
         assert_eq!(value(&samples, "rtlab_latency_max_seconds", "1"), None);
@@ -592,7 +634,7 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
         let host = "a\"b\\c\nd} e{x=\"1\"";
         run.host.hostname = host.to_string();
         run.host.kernel_release = "6.1 \"rt\"".to_string();
-        let samples = validate(&openmetrics(&run));
+        let samples = validate(&om(&run));
         assert!(samples.iter().all(|s| s.labels["host"] == host));
         let info = samples.iter().find(|s| s.name == "rtlab_run_info").unwrap();
         assert_eq!(info.labels["kernel"], "6.1 \"rt\"");
@@ -603,7 +645,7 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
     fn unreadable_start_leaves_timestamp_out() {
         let mut run = testdata::above_range();
         run.started_at = "soon".to_string();
-        let samples = validate(&openmetrics(&run));
+        let samples = validate(&om(&run));
         assert!(
             samples
                 .iter()
@@ -663,7 +705,7 @@ rtlab_latency_max_seconds{host=\"rt-box\",cpu=\"1\"} 0.00025
             }],
             ..NoiseInfo::default()
         });
-        let text = openmetrics(&run);
+        let text = om(&run);
         assert!(!text.contains("rtlab_latency_"), "{text}");
         assert!(
             text.contains("rtlab_noise_available_ratio{host=\"rt-box\",cpu=\"0\"} 0.99"),
