@@ -17,8 +17,15 @@ pub fn run(args: &WorstArgs) -> Result<Exit> {
         .collect::<Result<Vec<_>>>()?;
     let pairs: Vec<(String, &model::measure::MeasureRun)> =
         named.iter().map(|n| (n.name.clone(), &n.run)).collect();
+    // The budget the risk is judged against: --budget, or the one every run was measured with.
+    let own: Vec<Option<model::Nanos>> = named.iter().map(|n| n.run.params.budget_ns).collect();
+    let shared = own
+        .first()
+        .copied()
+        .flatten()
+        .filter(|b| own.iter().all(|o| *o == Some(*b)));
     let settings = evt::Settings {
-        budget_ns: args.budget.map(|b| b.0),
+        budget_ns: args.budget.or(shared).map(|b| b.0),
         per_hour: args.per_hour,
         width_ns: args.width.map(|w| w.0),
         pool: args.pool,
@@ -42,11 +49,23 @@ pub fn run(args: &WorstArgs) -> Result<Exit> {
         }
     };
     console::print_stdout(&text)?;
-    let passed = doc
-        .groups
-        .iter()
-        .flat_map(|g| &g.cpus)
-        .all(|c| c.verdict.passed());
+    // An estimate from a run that cannot be judged (unfinished, stopped at --break, a CPU
+    // without samples) passes no gate, whatever its fit says: the gate's reason is told.
+    let mut console = console::Console::new(false);
+    let mut judgeable = true;
+    for n in &named {
+        let verdict = model::gate::judge(&n.run, None);
+        if let Some(why) = verdict.unjudgeable() {
+            console.verdict(&format!("{}: the run cannot be judged: {why}", n.name));
+            judgeable = false;
+        }
+    }
+    let passed = judgeable
+        && doc
+            .groups
+            .iter()
+            .flat_map(|g| &g.cpus)
+            .all(|c| c.verdict.passed());
     Ok(if passed {
         Exit::Ok
     } else {

@@ -334,3 +334,29 @@ fn compare_adds_each_runs_worst_case() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// Issue #43: the criteria travel with the run. A trusted tail measured with a budget has its
+/// risk estimated against that budget with none given; the same run unfinished passes no gate,
+/// whatever its fit says.
+#[test]
+fn the_runs_own_budget_is_judged_and_a_run_that_cannot_be_judged_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut base = result_file(dir.path());
+    base["params"]["budget_ns"] = 40_000.into();
+    let file = dir.path().join("gev.json");
+    with_series(&base, &gev_series(7200, 1), &file);
+    let (code, text, err) = worst(dir.path(), &[file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}{err}");
+    assert!(
+        text.contains("probability per hour of exceeding 40.0 us"),
+        "{text}"
+    );
+    base["status"] = "running".into();
+    with_series(&base, &gev_series(7200, 1), &file);
+    let (code, text, err) = worst(dir.path(), &[file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}{err}");
+    assert!(
+        err.contains("the run cannot be judged: the run did not finish"),
+        "{err}"
+    );
+}

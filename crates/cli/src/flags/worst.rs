@@ -48,8 +48,9 @@ EXAMPLES:
 EXIT STATUS:
     0    every CPU (and all together) has a trusted fit, and with --budget its risk per hour
          is bounded below --per-hour
-    1    a fit is not trusted (a check failed, or too little data), or the budget's risk is
-         not bounded below --per-hour
+    1    a fit is not trusted (a check failed, or too little data), the budget's risk is not
+         bounded below --per-hour, or a run cannot be judged (unfinished, stopped at --break, a
+         CPU without samples)
     2    bad input: a RUN that names nothing or cannot be read, a bad value",
         super::store::RUN_HELP
     )
@@ -61,7 +62,8 @@ pub struct WorstArgs {
     /// The runs; runs of one set of conditions are joined in time order.
     #[arg(value_name = "RUN", required = true)]
     pub runs: Vec<String>,
-    /// The latency budget whose probability of being exceeded per hour is estimated (`100us`).
+    /// The latency budget whose probability of being exceeded per hour is estimated (`100us`);
+    /// without it, the budget the runs were all measured with, if they share one.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub budget: Option<Nanos>,
     /// The highest acceptable probability per hour of operation of exceeding --budget.
