@@ -25,6 +25,7 @@ mod kconfig_cmd;
 mod load_child;
 mod load_cmd;
 mod measure_cmd;
+mod measured;
 mod noise_cmd;
 mod pi_cmd;
 mod push_cmd;

@@ -127,12 +127,15 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
             display(args.output.as_deref())
         ));
     }
-    let json_error = keep(args, &run, pusher.as_mut(), &mut console);
+    let json_error = crate::runs::keep(
+        &run,
+        &crate::measured::kept!(args),
+        pusher.as_mut(),
+        &mut console,
+    );
     let mut text = output_text(args, &run);
     if args.output_format() == MeasureFormat::Text {
-        let verdict = model::gate::judge(&run, None);
-        let interrupted = run.status == RunStatus::Interrupted;
-        text += &crate::verdict::summary_line(&verdict, interrupted);
+        text += &crate::measured::summary_line(&run);
     }
     console::print_stdout(&text).context("writing to standard output")?;
     let exit = verdict(&run, &mut console);
@@ -183,7 +186,7 @@ fn prepare(
     if fake.is_none() {
         measure::check_privileges(&config).map_err(|e| UsageError(e.to_string()))?;
     }
-    check_outputs(args)?;
+    crate::measured::check_outputs(&crate::measured::kept!(args), args.trace_dir.as_deref())?;
     if args.histogram.is_some() && args.output_format() != MeasureFormat::Cyclictest {
         return Err(UsageError(
             "--histogram shapes --format cyclictest output; give --format cyclictest, or \
@@ -249,27 +252,6 @@ fn stop_load(load: Option<LoadChild>) -> (Option<LoadReport>, Option<String>) {
     (report, lost)
 }
 
-/// Writes the result file and saves the run ([`crate::runs::keep`]).
-fn keep(
-    args: &MeasureArgs,
-    run: &MeasureRun,
-    push: Option<&mut crate::push_to::Pusher>,
-    console: &mut Console,
-) -> Option<anyhow::Error> {
-    crate::runs::keep(
-        run,
-        &crate::runs::Keep {
-            output: args.output.as_deref(),
-            no_store: args.no_store,
-            db: args.db.as_deref(),
-            label: args.label.as_deref(),
-            session: args.session.as_deref(),
-        },
-        push,
-        console,
-    )
-}
-
 /// What standard output gets, in the chosen `--format`.
 fn output_text(args: &MeasureArgs, run: &MeasureRun) -> String {
     match args.output_format() {
@@ -288,27 +270,6 @@ fn output_text(args: &MeasureArgs, run: &MeasureRun) -> String {
     }
 }
 
-/// Checks every output before anything is measured: the result file, the run store and the
-/// trace directory, so a bad path costs a second, not the whole run.
-fn check_outputs(args: &MeasureArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        files::check_creatable(path)
-            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
-    }
-    if let Some(dir) = &args.trace_dir {
-        files::check_dir_creatable(dir)
-            .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
-    }
-    if !args.no_store {
-        crate::runs::check_usable(args.db.as_deref()).map_err(|e| {
-            UsageError(format!(
-                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --output) result"
-            ))
-        })?;
-    }
-    Ok(())
-}
-
 /// Exit status from the finished run: the gate's verdict (with the `--break` event told first).
 fn verdict(run: &MeasureRun, console: &mut Console) -> Exit {
     if let Some(event) = &run.break_event {
@@ -325,13 +286,8 @@ fn verdict(run: &MeasureRun, console: &mut Console) -> Exit {
             }
         ));
     }
-    let verdict = model::gate::judge(run, None);
-    // Interrupted, what it measured may not be judgeable, and that is no news; broken, the
-    // --break line above said why it cannot be judged.
-    let interrupted = run.status == RunStatus::Interrupted;
-    let told = interrupted || run.status == RunStatus::BrokeThreshold;
-    crate::verdict::say(console, &verdict, None, told);
-    crate::verdict::live_exit(&verdict, run.status == RunStatus::Interrupted)
+    // Broken, the --break line above said why it cannot be judged.
+    crate::measured::verdict(run, run.status == RunStatus::BrokeThreshold, console)
 }
 
 /// Load placement flags mean nothing without a load; --load-join needs a cgroup.
@@ -405,11 +361,6 @@ fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Confi
         deadline: args.deadline,
     };
     Config::from_request(&request).map_err(|e| UsageError(e.to_string()).into())
-}
-
-fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
-    files::write_atomically(path, run.to_json().as_bytes())?;
-    Ok(())
 }
 
 fn display(path: Option<&Path>) -> String {
@@ -509,7 +460,7 @@ impl Observer for CliObserver<'_> {
         };
         with_extras.params.budget_ns = self.budget;
         let run = &with_extras;
-        if let Err(e) = write_result(path, run) {
+        if let Err(e) = crate::measured::write_result(path, run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }
     }

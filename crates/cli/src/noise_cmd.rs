@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use measure::noise::{NoiseConfig, NoiseEngine};
 use measure::{ClockChoice, Environment, Observer};
-use model::measure::{MeasureRun, Progress, RunStatus};
+use model::measure::{MeasureRun, Progress};
 use model::{CpuSet, CpuSpec};
 use sys::Root;
 use sys::signals::TerminationSignals;
@@ -22,7 +22,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let online = sys::cpu::online(root).context("reading the online CPUs")?;
     let placed = crate::rt_placement::place(root, args.cpus.as_ref(), &online)?;
     let config = config_from_args(args, root)?;
-    check_outputs(args)?;
+    crate::measured::check_outputs(&crate::measured::kept!(args), None)?;
     let mut pusher = crate::push_to::prepare(&args.push)?;
     let env = Environment {
         root: root.clone(),
@@ -53,18 +53,19 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
             "a checkpoint of the --output file could not be written: {e}"
         ));
     }
-    let json_error = keep(args, &run, pusher.as_mut(), &mut console);
+    let json_error = crate::runs::keep(
+        &run,
+        &crate::measured::kept!(args),
+        pusher.as_mut(),
+        &mut console,
+    );
     let text = match format {
-        NoiseFormat::Text => {
-            let verdict = model::gate::judge(&run, None);
-            let interrupted = run.status == RunStatus::Interrupted;
-            crate::runs::table_text(&run) + &crate::verdict::summary_line(&verdict, interrupted)
-        }
+        NoiseFormat::Text => crate::runs::table_text(&run) + &crate::measured::summary_line(&run),
         NoiseFormat::Json => run.to_json(),
         NoiseFormat::Oslat => report::noise::oslat(&run),
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    let exit = verdict(&run, &mut console);
+    let exit = crate::measured::verdict(&run, false, &mut console);
     let _ = signals.wait(std::time::Duration::ZERO);
     match json_error {
         Some(e) => Err(e),
@@ -119,57 +120,6 @@ fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
     Ok(config)
 }
 
-/// Checks the result file and the store before anything is measured.
-fn check_outputs(args: &NoiseArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        files::check_creatable(path)
-            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
-    }
-    if !args.no_store {
-        crate::runs::check_usable(args.db.as_deref()).map_err(|e| {
-            UsageError(format!(
-                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store"
-            ))
-        })?;
-    }
-    Ok(())
-}
-
-/// Writes the result file and saves the run ([`crate::runs::keep`]).
-fn keep(
-    args: &NoiseArgs,
-    run: &MeasureRun,
-    push: Option<&mut crate::push_to::Pusher>,
-    console: &mut Console,
-) -> Option<anyhow::Error> {
-    crate::runs::keep(
-        run,
-        &crate::runs::Keep {
-            output: args.output.as_deref(),
-            no_store: args.no_store,
-            db: args.db.as_deref(),
-            label: args.label.as_deref(),
-            session: args.session.as_deref(),
-        },
-        push,
-        console,
-    )
-}
-
-fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
-    files::write_atomically(path, run.to_json().as_bytes())?;
-    Ok(())
-}
-
-/// Exit status: 1 over the run's --budget or for a run that cannot be judged, 130 when
-/// interrupted.
-fn verdict(run: &MeasureRun, console: &mut Console) -> Exit {
-    let verdict = model::gate::judge(run, None);
-    let interrupted = run.status == RunStatus::Interrupted;
-    crate::verdict::say(console, &verdict, None, interrupted);
-    crate::verdict::live_exit(&verdict, interrupted)
-}
-
 /// Progress on the terminal, checkpoints to the result file.
 struct CliObserver<'a> {
     console: &'a mut Console,
@@ -209,7 +159,7 @@ impl Observer for CliObserver<'_> {
         let Some(path) = self.json else { return };
         let mut run = run.clone();
         run.params.budget_ns = self.budget;
-        if let Err(e) = write_result(path, &run) {
+        if let Err(e) = crate::measured::write_result(path, &run) {
             self.checkpoint_error.get_or_insert(format!("{e:#}"));
         }
     }

@@ -1,0 +1,72 @@
+//! What the measuring commands (`rtlab measure`, `rtlab noise`) do with a run around the
+//! measurement, written once: the outputs checked before anything is measured, the result
+//! file rewritten at each checkpoint, the run kept (file, store, push), and the verdict the
+//! finished run gets ([`model::gate::judge`] against the budget it was measured with), said on
+//! standard error and turned into the exit status.
+
+use std::path::Path;
+
+use anyhow::Result;
+use model::measure::{MeasureRun, RunStatus};
+
+use crate::console::Console;
+use crate::exit::{Exit, UsageError};
+use crate::runs::Keep;
+
+/// Where a measuring command's run goes ([`Keep`]), from its arguments: the measuring commands
+/// name these flags alike (`-o`, `--no-store`, `--db`, `--label`, `--session`).
+macro_rules! kept {
+    ($args:expr) => {
+        crate::runs::Keep {
+            output: $args.output.as_deref(),
+            no_store: $args.no_store,
+            db: $args.db.as_deref(),
+            label: $args.label.as_deref(),
+            session: $args.session.as_deref(),
+        }
+    };
+}
+pub(crate) use kept;
+
+/// Checks the result file and the run store of `to`, and the trace directory when given,
+/// before anything is measured: a bad path costs a second, not the whole run.
+pub(crate) fn check_outputs(to: &Keep<'_>, trace_dir: Option<&Path>) -> Result<()> {
+    if let Some(path) = to.output {
+        files::check_creatable(path)
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    }
+    if let Some(dir) = trace_dir {
+        files::check_dir_creatable(dir)
+            .map_err(|e| UsageError(format!("--trace-dir {}: {e}", dir.display())))?;
+    }
+    if !to.no_store {
+        crate::runs::check_usable(to.db).map_err(|e| {
+            UsageError(format!(
+                "the run store cannot be used: {e:#}; give a writable --db PATH, or --no-store to keep only the printed (and --output) result"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Rewrites the result file with `run` (a checkpoint), atomically.
+pub(crate) fn write_result(path: &Path, run: &MeasureRun) -> Result<()> {
+    files::write_atomically(path, run.to_json().as_bytes())?;
+    Ok(())
+}
+
+/// The verdict of a run this process measured: its reasons on standard error and the exit
+/// status ([`crate::verdict::live_exit`]). `told`: that it cannot be judged was said already
+/// (the `--break` line), or is no news (a signal stopped it), so that reason is not repeated.
+pub(crate) fn verdict(run: &MeasureRun, told: bool, console: &mut Console) -> Exit {
+    let verdict = model::gate::judge(run, None);
+    let interrupted = run.status == RunStatus::Interrupted;
+    crate::verdict::say(console, &verdict, None, told || interrupted);
+    crate::verdict::live_exit(&verdict, interrupted)
+}
+
+/// The text summary's last line: the run's verdict (`verdict: PASS: ...`).
+pub(crate) fn summary_line(run: &MeasureRun) -> String {
+    let interrupted = run.status == RunStatus::Interrupted;
+    crate::verdict::summary_line(&model::gate::judge(run, None), interrupted)
+}
