@@ -80,6 +80,9 @@ pub struct RunFigures {
     /// none ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<String>,
+    /// Its measuring interval (ns); absent in documents written before issue #43.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<u64>,
     /// One entry per column, in column order (the clusters' CPUs one after the other).
     pub cpus: Vec<CpuFigures>,
 }
@@ -198,6 +201,7 @@ impl Comparison {
                 quantity: run.quantity(),
                 engine: run.params.engine,
                 load: run.load.as_ref().map(|l| l.spec.clone()),
+                interval_ns: Some(run.params.interval_ns.get()),
                 cpus: columns.iter().map(|&cpu| figures_of(run, cpu)).collect(),
             })
             .collect();
@@ -255,6 +259,7 @@ impl Comparison {
     /// and runs from different machines (their figures compare machines, not a change).
     pub fn warnings(&self) -> Vec<String> {
         let mut out: Vec<String> = self.mixed_warning().into_iter().collect();
+        out.extend((1..self.runs.len()).filter_map(|row| self.not_compared_note(row)));
         out.extend(self.engine_note());
         let unnamed = |h: &str| h.is_empty() || h == "unknown";
         let mut hosts: Vec<&str> = Vec::new();
@@ -335,14 +340,32 @@ impl Comparison {
         }
     }
 
-    /// Whether run `row` measured what the first run measured, so that its change against it
-    /// means something; the renderings print no change row for a run that did not (a noise
-    /// run against a wake-up latency baseline).
+    /// Whether run `row` measured what the first run measured, the same way, so that its
+    /// change against it means something: the same quantity, at the same interval. The
+    /// renderings print no change row for a run that did not (a noise run against a wake-up
+    /// latency baseline, a run at a 200us interval against one at 1ms), the
+    /// regression verdict does not judge it, and [`Comparison::warnings`] say why.
     pub fn comparable(&self, row: usize) -> bool {
         match (self.runs.first(), self.runs.get(row)) {
-            (Some(first), Some(run)) => first.quantity == run.quantity,
+            (Some(first), Some(run)) => {
+                first.quantity == run.quantity && settings_differ(first, run).is_empty()
+            }
             _ => false,
         }
+    }
+
+    /// Why run `row` is not compared with the first on the settings it was measured with.
+    fn not_compared_note(&self, row: usize) -> Option<String> {
+        let (first, run) = (self.runs.first()?, self.runs.get(row)?);
+        let differ = settings_differ(first, run);
+        (row > 0 && !differ.is_empty()).then(|| {
+            format!(
+                "{} is not compared with {}: {}; its changes are not shown, and no regression is judged on it",
+                run.label,
+                first.label,
+                differ.join(", ")
+            )
+        })
     }
 
     /// Whether any run has [`RunFigures::conditions`] to show.
@@ -410,6 +433,24 @@ fn is_user_engine(e: &model::measure::Engine) -> bool {
 
 fn is_wakeup(q: &Quantity) -> bool {
     *q == Quantity::WakeupLatency
+}
+
+/// The settings two runs were measured with that differ, in words (`interval 200us against
+/// 1ms`); unknown settings (an older document) differ in nothing. The CPUs are compared column
+/// by column, so runs of different CPU sets compare on the CPUs both measured; the load and the
+/// kernel are what comparisons are made to see, and the rows show them.
+fn settings_differ(first: &RunFigures, run: &RunFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (first.interval_ns, run.interval_ns)
+        && a != b
+    {
+        out.push(format!(
+            "interval {} against {}",
+            model::Nanos(b),
+            model::Nanos(a)
+        ));
+    }
+    out
 }
 
 /// `(value - base) / base` as whole percent with its sign; `-` when `base` is zero.

@@ -430,3 +430,33 @@ fn a_timerlat_run_against_a_user_space_run_is_labelled() {
     // Timerlat against timerlat: nothing to say.
     assert!(pair(&kernel, &kernel).warnings().is_empty());
 }
+
+/// Issue #43: runs measured at another interval are not compared as if a change: no change
+/// row, a warning saying why, and a regression verdict that fails rather than judge them.
+#[test]
+fn a_run_at_another_interval_is_not_compared_and_fails_a_regression_verdict() {
+    let base = judged(900, 1_000);
+    let mut other = judged(30_000, 31_150);
+    other.params.interval_ns = model::Nanos::from_us(200);
+    let mut c = pair(&base, &other);
+    assert!(!c.comparable(1));
+    let warnings = c.warnings();
+    assert!(
+        warnings.iter().any(|w| w
+            == "new is not compared with base: interval 200us against 1ms; its changes are not shown, and no regression is judged on it"),
+        "{warnings:?}"
+    );
+    let text = compare_text(&c);
+    assert!(!text.contains("vs base"), "{text}");
+    let v = c.judge(10.0).clone();
+    assert!(!v.passed && v.regressions.is_empty(), "{v:?}");
+    assert_eq!(v.not_compared, ["new"]);
+    assert_eq!(
+        v.summary(),
+        "verdict: fail, new measured otherwise than base and not compared"
+    );
+    // The same interval: compared, and its change is a regression.
+    other.params.interval_ns = model::Nanos::MILLISECOND;
+    let mut c = pair(&base, &other);
+    assert!(c.comparable(1) && !c.judge(10.0).passed && c.warnings().is_empty());
+}

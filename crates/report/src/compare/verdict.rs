@@ -24,6 +24,10 @@ pub struct Verdict {
     pub passed: bool,
     /// Every figure worse by more than the limit, by run, then CPU, then p99.9 before max.
     pub regressions: Vec<Regression>,
+    /// The later runs not judged, measured otherwise than the first (another interval, other
+    /// CPUs): a regression verdict on them would compare settings, so it fails instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
 }
 
 /// One figure of a later run worse than the first run's by more than the limit.
@@ -47,8 +51,13 @@ pub struct Regression {
 /// Judges every later run of `c` against its first.
 pub(crate) fn judge(c: &Comparison, limit_pct: f64) -> Verdict {
     let mut regressions = Vec::new();
+    let mut not_compared = Vec::new();
     if let Some((first, later)) = c.runs.split_first() {
-        for run in later {
+        for (i, run) in later.iter().enumerate() {
+            if !c.comparable(i + 1) {
+                not_compared.push(run.label.clone());
+                continue;
+            }
             for (col, figures) in run.cpus.iter().enumerate() {
                 for figure in JUDGED {
                     let base = first.cpus.get(col).and_then(|f| exact(f, figure));
@@ -73,8 +82,9 @@ pub(crate) fn judge(c: &Comparison, limit_pct: f64) -> Verdict {
     Verdict {
         fail_if_worse_pct: limit_pct,
         baseline: c.baseline().unwrap_or_default().to_string(),
-        passed: regressions.is_empty(),
+        passed: regressions.is_empty() && not_compared.is_empty(),
         regressions,
+        not_compared,
     }
 }
 
@@ -113,6 +123,12 @@ impl Verdict {
                  on any CPU",
                 self.baseline
             )
+        } else if self.regressions.is_empty() {
+            format!(
+                "verdict: fail, {} measured otherwise than {} and not compared",
+                self.not_compared.join(", "),
+                self.baseline
+            )
         } else {
             let n = self.regressions.len();
             format!(
@@ -123,12 +139,20 @@ impl Verdict {
         }
     }
 
-    /// One line per regression, naming the run, the CPU and the figure.
+    /// One line per regression, naming the run, the CPU and the figure, then one per run not
+    /// compared.
     pub fn messages(&self) -> Vec<String> {
-        self.regressions
+        let regressions = self
+            .regressions
             .iter()
-            .map(|r| r.message(&self.baseline, self.fail_if_worse_pct))
-            .collect()
+            .map(|r| r.message(&self.baseline, self.fail_if_worse_pct));
+        let not_compared = self.not_compared.iter().map(|run| {
+            format!(
+                "{run}: measured otherwise than {} (see the warning): no regression verdict on it",
+                self.baseline
+            )
+        });
+        regressions.chain(not_compared).collect()
     }
 }
 
