@@ -86,6 +86,7 @@ fn parse_all(args: &ImportArgs) -> Result<Vec<Parsed>> {
         let mut run =
             import::import_bytes(&name, &bytes, modified).map_err(|e| UsageError(e.to_string()))?;
         name_machine(&mut run, args);
+        run.params.budget_ns = args.budget;
         let format = run
             .import
             .as_ref()

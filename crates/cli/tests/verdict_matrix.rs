@@ -3,9 +3,10 @@
 //!
 //! The kinds are made whose right verdict is known by construction: real runs measured on a
 //! scripted clock (within and over the budget they were measured with, without a budget, with
-//! missed periods, with missed `--workload` deadlines, stopped at `--break`), and those runs
+//! missed periods, with missed `--workload` deadlines, stopped at `--break`), those runs
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
-//! CPU without samples, a noise run over its budget). The surfaces are the commands (`measure`
+//! CPU without samples, a noise run over its budget), and other tools' files imported with and
+//! without a budget (cyclictest's JSON, rtla osnoise's histogram). The surfaces are the commands (`measure`
 //! as it ends, `show`, `report`, every `export` format) and the server's run page. Each cell
 //! reads the verdict the surface shows (a `verdict:` line, a JUnit property checked against the
 //! document's counts, a LAVA case checked against the others, a CSV column, an OpenMetrics
@@ -85,10 +86,13 @@ fn surfaces() -> Vec<Surface> {
 struct Kind {
     name: &'static str,
     expect: Word,
-    /// The `rtlab measure` arguments that make it (on the captured 2-CPU tree, a scripted clock).
+    /// The `rtlab measure` arguments that make it (on the captured 2-CPU tree, a scripted
+    /// clock), or with `import`, the `rtlab import` arguments after the file.
     measure: &'static [&'static str],
     /// What is changed in the measured document afterwards (none: the run as measured).
     change: Option<fn(&mut Value)>,
+    /// Another tool's file to import instead of measuring (under `fixtures/imports`).
+    import: Option<&'static str>,
 }
 
 const TWO_CPUS: &[&str] = &["--cpus", "0,1", "--interval", "1ms", "--cycles", "20"];
@@ -96,7 +100,94 @@ const TWO_CPUS: &[&str] = &["--cpus", "0,1", "--interval", "1ms", "--cycles", "2
 fn kinds() -> Vec<Kind> {
     let mut all = measured_kinds();
     all.extend(changed_kinds());
+    all.extend(imported_kinds());
     all
+}
+
+/// Other tools' files imported, with the budget they are to be held to or without one.
+fn imported_kinds() -> Vec<Kind> {
+    // cyclictest --json from an H200 machine: 8888 us at worst.
+    const CYCLICTEST: &str = "local_cyclictest_h200.json";
+    vec![
+        Kind {
+            name: "imported cyclictest, no budget",
+            expect: Word::Pass,
+            measure: &[],
+            change: None,
+            import: Some(CYCLICTEST),
+        },
+        Kind {
+            name: "imported cyclictest, over the budget it was imported with",
+            expect: Word::Fail,
+            measure: &["--budget", "100us"],
+            change: None,
+            import: Some(CYCLICTEST),
+        },
+        Kind {
+            name: "imported cyclictest, within the budget it was imported with",
+            expect: Word::Pass,
+            measure: &["--budget", "10ms"],
+            change: None,
+            import: Some(CYCLICTEST),
+        },
+        Kind {
+            name: "imported rtla osnoise hist, within its budget",
+            expect: Word::Pass,
+            measure: &["--budget", "100us"],
+            change: None,
+            import: Some("kdoc_osnoise_hist_9cpu.txt"),
+        },
+    ]
+}
+
+/// The kind's run document in `file`, as its command made it: (exit status, standard output)
+/// of `rtlab measure`, or none for an import (no measuring command made it).
+fn make(kind: &Kind, dir: &Path, file: &Path) -> Option<(i32, String)> {
+    if let Some(name) = kind.import {
+        let db = dir.join(format!(
+            "{}.db",
+            file.file_stem().unwrap().to_string_lossy()
+        ));
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/imports")
+            .join(name);
+        let (code, _, err) = output(
+            rtlab(dir)
+                .arg("import")
+                .arg(&source)
+                .args(kind.measure)
+                .arg("--db")
+                .arg(&db),
+        );
+        assert_eq!(code, 0, "{}: {err}", kind.name);
+        let (code, json, err) = output(
+            rtlab(dir)
+                .args(["show", "last", "--format", "json", "--db"])
+                .arg(&db),
+        );
+        assert!(matches!(code, 0 | 1), "{}: {err}", kind.name);
+        std::fs::write(file, json).unwrap();
+        return None;
+    }
+    let (code, stdout, stderr) = output(
+        rtlab(dir)
+            .args(["measure", "--quiet", "--no-store", "-o"])
+            .arg(file)
+            .args(TWO_CPUS)
+            .args(kind.measure),
+    );
+    assert!(
+        file.exists(),
+        "{}: measure wrote nothing: {stderr}",
+        kind.name
+    );
+    let Some(change) = kind.change else {
+        return Some((code, stdout));
+    };
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    change(&mut doc);
+    std::fs::write(file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    None
 }
 
 /// The kinds a command makes as they are.
@@ -107,24 +198,28 @@ fn measured_kinds() -> Vec<Kind> {
             expect: Word::Pass,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: None,
+            import: None,
         },
         Kind {
             name: "over the budget it was measured with",
             expect: Word::Fail,
             measure: &["--fake-clock", "5us,40us", "--budget", "30us"],
             change: None,
+            import: None,
         },
         Kind {
             name: "measured without a budget",
             expect: Word::Pass,
             measure: &["--fake-clock", "5us,40us"],
             change: None,
+            import: None,
         },
         Kind {
             name: "missed periods within the budget",
             expect: Word::Pass,
             measure: &["--fake-clock", "5us,1500us,9us", "--budget", "2ms"],
             change: None,
+            import: None,
         },
         Kind {
             name: "missed --workload deadlines, no budget",
@@ -138,12 +233,14 @@ fn measured_kinds() -> Vec<Kind> {
                 "1ms",
             ],
             change: None,
+            import: None,
         },
         Kind {
             name: "stopped at --break",
             expect: Word::CannotJudge,
             measure: &["--fake-clock", "5us,5us,300us", "--break", "100us"],
             change: None,
+            import: None,
         },
     ]
 }
@@ -156,36 +253,42 @@ fn changed_kinds() -> Vec<Kind> {
             expect: Word::Pass,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: Some(|doc| doc["status"] = "interrupted".into()),
+            import: None,
         },
         Kind {
             name: "unfinished (its last checkpoint)",
             expect: Word::CannotJudge,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: Some(|doc| doc["status"] = "running".into()),
+            import: None,
         },
         Kind {
             name: "a CPU without samples",
             expect: Word::CannotJudge,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: Some(|doc| empty_cpu(&mut doc["cpus"][1])),
+            import: None,
         },
         Kind {
             name: "a CPU without samples, another over the budget",
             expect: Word::Fail,
             measure: &["--fake-clock", "5us,40us", "--budget", "30us"],
             change: Some(|doc| empty_cpu(&mut doc["cpus"][1])),
+            import: None,
         },
         Kind {
             name: "a noise run over its budget",
             expect: Word::Fail,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: Some(|doc| noise(doc, 60_000)),
+            import: None,
         },
         Kind {
             name: "a noise run within its budget",
             expect: Word::Pass,
             measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
             change: Some(|doc| noise(doc, 20_000)),
+            import: None,
         },
     ]
 }
@@ -350,12 +453,15 @@ fn look(
     surface: Surface,
     dir: &Path,
     file: &Path,
-    made: &(i32, String),
+    made: &Option<(i32, String)>,
     server: (&Server, &str),
 ) -> (Option<Word>, Option<i32>) {
     let file_arg = file.to_str().unwrap();
     match surface {
-        Surface::Measure => (verdict_line(&made.1), Some(made.0)),
+        Surface::Measure => {
+            let (code, stdout) = made.as_ref().expect("a measured kind");
+            (verdict_line(stdout), Some(*code))
+        }
         Surface::Show => {
             let (code, out, _) = output(rtlab(dir).args(["show", file_arg]));
             (verdict_line(&out), Some(code))
@@ -420,28 +526,7 @@ fn every_kind_of_run_gets_one_verdict_on_every_surface() {
     let mut wrong = Vec::new();
     for (i, kind) in kinds.iter().enumerate() {
         let file = dir.join(format!("kind-{i}.json"));
-        let (code, stdout, stderr) = output(
-            rtlab(dir)
-                .args(["measure", "--quiet", "--no-store", "-o"])
-                .arg(&file)
-                .args(TWO_CPUS)
-                .args(kind.measure),
-        );
-        assert!(
-            file.exists(),
-            "{}: measure wrote nothing: {stderr}",
-            kind.name
-        );
-        let made = match kind.change {
-            None => (code, stdout),
-            Some(change) => {
-                let mut doc: Value =
-                    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-                change(&mut doc);
-                std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-                (-1, String::new())
-            }
-        };
+        let made = make(kind, dir, &file);
         let uploaded = server.upload(&token, &std::fs::read(&file).unwrap());
         assert!(
             matches!(uploaded.status, 200 | 201),
@@ -451,8 +536,8 @@ fn every_kind_of_run_gets_one_verdict_on_every_surface() {
         );
         let id = uploaded.json()["id"].as_str().unwrap().to_string();
         for surface in surfaces() {
-            if surface == Surface::Measure && kind.change.is_some() {
-                continue; // no command makes this kind on demand
+            if surface == Surface::Measure && made.is_none() {
+                continue; // no measuring command made this kind
             }
             let (word, exit) = look(surface, dir, &file, &made, (&server, &id));
             let word_ok = word.is_none_or(|w| w == kind.expect);

@@ -81,6 +81,12 @@ pub struct ImportArgs {
     /// The kernel release they ran on, for files that do not say (`6.6.23-rt28`).
     #[arg(long, value_name = "RELEASE", value_parser = parse_name)]
     pub kernel: Option<String>,
+    /// The latency budget the runs are to be held to (`50us`), recorded with each as if it
+    /// had been measured with `rtlab measure --budget`: `show`, `report`, `export` and the
+    /// server judge it against that. Without it an imported run is judged on completeness
+    /// only.
+    #[arg(long, value_name = "TIME", value_parser = super::values::parse_time)]
+    pub budget: Option<model::Nanos>,
     /// What to print: a line per file (text), or a JSON array with each file's run id.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
