@@ -92,8 +92,7 @@ pub fn run(args: &ReportArgs) -> Result<Exit> {
     let mut exit = Exit::Ok;
     for r in &runs {
         let verdict = model::gate::judge(&r.run, args.budget);
-        crate::verdict::say(&mut console, &verdict, Some(&r.name), false);
-        if crate::verdict::stored_exit(&verdict) != Exit::Ok {
+        if crate::verdict::told(&mut console, &verdict, Some(&r.name)) != Exit::Ok {
             exit = Exit::VerdictFailed;
         }
     }

@@ -34,12 +34,7 @@ pub(crate) fn judge<'a>(
         kind: PhaseKind::Latency,
         // Against the budget the phase was measured with (--budget, passed on to it); a run
         // that carries another (or none) is re-judged against it, and its verdict says so.
-        verdict: judged(label).then(|| {
-            model::gate::judge(
-                run,
-                Some(budget).filter(|b| run.params.budget_ns != Some(*b)),
-            )
-        }),
+        verdict: judged(label).then(|| model::gate::judge_held_to(run, budget)),
     });
     let noise = noise_runs.iter().map(|(label, run)| Judged {
         label,

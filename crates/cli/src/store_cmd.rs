@@ -101,10 +101,9 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
     Ok(told(&verdict, Some(&args.run)))
 }
 
-/// A verdict on a run read back: its reasons on standard error after `who`, and its exit.
+/// A verdict on a run read back ([`crate::verdict::told`]).
 fn told(verdict: &Verdict, who: Option<&str>) -> Exit {
-    crate::verdict::say(&mut console::Console::new(false), verdict, who, false);
-    crate::verdict::stored_exit(verdict)
+    crate::verdict::told(&mut console::Console::new(false), verdict, who)
 }
 
 /// `rtlab label RUN LABEL`.

@@ -28,6 +28,13 @@ pub fn stored_exit(verdict: &Verdict) -> Exit {
     }
 }
 
+/// The verdict on a run read back (a file, the store): its reasons on standard error after
+/// `who`, and the exit status ([`stored_exit`]).
+pub fn told(console: &mut Console, verdict: &Verdict, who: Option<&str>) -> Exit {
+    say(console, verdict, who, false);
+    stored_exit(verdict)
+}
+
 /// Says every reason against the run, one line each, after `who` (a run's name when several
 /// are judged); with `unjudgeable_told`, not that the run cannot be judged (said already, or
 /// no news: a run this process measured was stopped).

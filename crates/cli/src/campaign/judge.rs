@@ -60,8 +60,7 @@ pub(crate) fn measuring_step(
             reasons.push(format!("attempt {}: its run {id} is not in the store", a.n));
             continue;
         };
-        let given = Some(budget).filter(|b| run.params.budget_ns != Some(*b));
-        let verdict = model::gate::judge(run, given);
+        let verdict = model::gate::judge_held_to(run, budget);
         // An attempt stopped before its first sample (its checkpoint was written, nothing
         // measured yet) measured nothing, as a lost one: the step went on without it.
         let nothing = verdict.cpus.iter().all(|c| c.ns.is_none());

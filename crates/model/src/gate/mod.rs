@@ -335,6 +335,16 @@ pub fn judge(run: &MeasureRun, given: Option<Nanos>) -> Verdict {
     }
 }
 
+/// Judges a run a command holds to `budget` (an `rtlab run` phase, a campaign step): against
+/// its own criteria when it was measured with that budget, else re-judged against it (which
+/// the verdict's [`Criteria`] say).
+pub fn judge_held_to(run: &MeasureRun, budget: Nanos) -> Verdict {
+    judge(
+        run,
+        Some(budget).filter(|b| run.params.budget_ns != Some(*b)),
+    )
+}
+
 /// One CPU of a latency (or response-time) run: its maximum.
 fn latency_cpu(gate: &Gate, c: &CpuResult) -> CpuCheck {
     let ns = (c.raw.count > 0).then_some(c.raw.max_ns);

@@ -169,6 +169,15 @@ fn a_run_is_judged_against_its_own_budget_and_a_budget_given_now_says_so() {
         judge(&r, us(30)).criteria.describe(),
         "judged against 30us given now, the budget it was measured with"
     );
+    // Held to the budget it was measured with, a run is judged by its own criteria.
+    assert_eq!(
+        judge_held_to(&r, Nanos::from_us(30)).criteria.from,
+        BudgetFrom::Run
+    );
+    assert_eq!(
+        judge_held_to(&r, Nanos::from_us(100)).criteria.from,
+        BudgetFrom::Given { measured: us(30) }
+    );
 
     r.params.budget_ns = None;
     let none = judge(&r, None);

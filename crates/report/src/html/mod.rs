@@ -33,6 +33,8 @@ mod why;
 mod plot_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verdict_tests;
 
 use model::Nanos;
 use model::measure::MeasureRun;
