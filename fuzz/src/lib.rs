@@ -46,15 +46,18 @@ pub fn consume(run: &MeasureRun) {
             c.series.clone(),
         );
     }
-    let _ = model::gate::Gate::new(Some(Nanos::from_us(100))).judge(run);
+    // Judged both ways: against the budget the run carries (or none), and against one given.
+    let _ = model::gate::judge(run, None);
+    let verdict = model::gate::judge(run, Some(Nanos::from_us(100)));
+    let _ = report::story::verdict::line(&verdict);
     let _ = report::measure_table(run);
     let _ = report::cyclictest::summary(run);
     let _ = report::cyclictest::dma_latency_line(run);
     let _ = report::cyclictest::default_histogram_max_us(run);
     let _ = report::cyclictest::histogram(run, 40, true);
     let _ = report::export::csv(run);
-    let _ = report::export::junit(run, Nanos::from_us(100));
-    let _ = report::export::openmetrics(run);
+    let _ = report::export::junit(run, Some(Nanos::from_us(100)));
+    let _ = report::export::openmetrics(run, &verdict);
     let json = run.to_json();
     let again = MeasureRun::from_json(&json).expect("a run rtlab wrote reads back");
     assert_eq!(&again, run, "a run reads back equal to the one written");
