@@ -35,19 +35,20 @@ pub fn runs(args: &RunsArgs) -> Result<Exit> {
             let mut out = String::new();
             let _ = writeln!(
                 out,
-                "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {:<16}  under",
-                "id", "started (UTC)", "host", "kernel", "status", "max us", "label"
+                "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:<12}  {:>9}  {:<16}  under",
+                "id", "started (UTC)", "host", "kernel", "status", "verdict", "max us", "label"
             );
             for r in &list {
                 let started: String = r.started_at.chars().take(19).collect();
                 let _ = writeln!(
                     out,
-                    "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:>9}  {:<16}  {}",
+                    "{:<12}  {:<19}  {:<16}  {:<22}  {:<15}  {:<12}  {:>9}  {:<16}  {}",
                     r.id,
                     started.replace('T', " "),
                     r.hostname,
                     r.kernel_release,
                     r.status,
+                    r.verdict.word(),
                     r.max_ns
                         .map(report::format_us)
                         .unwrap_or_else(|| "-".into()),

@@ -7,7 +7,8 @@
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
 //! CPU without samples, a noise run over its budget), and other tools' files imported with and
 //! without a budget (cyclictest's JSON, rtla osnoise's histogram). The surfaces are the commands (`measure`
-//! as it ends, `show`, `report`, every `export` format) and the server's run page. Each cell
+//! as it ends, `show`, `report`, every `export` format, `runs` over the store) and the server's
+//! run, host and fleet pages and its API's run summary. Each cell
 //! reads the verdict the surface shows (a `verdict:` line, a JUnit property checked against the
 //! document's counts, a LAVA case checked against the others, a CSV column, an OpenMetrics
 //! label checked against its value, a page heading) and its exit status, and asserts both
@@ -63,7 +64,16 @@ enum Surface {
     Show,
     Report,
     Export(&'static str),
+    /// `rtlab runs` over the server's store: the listing's verdict column.
+    Runs,
     ServeRunPage,
+    /// The run's summary in `/api/v1/runs`.
+    ServeApi,
+    /// The run's row on its host's page.
+    ServeHostPage,
+    /// Its host's row on the fleet page (each kind is uploaded as a host of its own, so the
+    /// run is its host's newest).
+    ServeFleetPage,
 }
 
 const EXPORT_FORMATS: [&str; 6] = [
@@ -78,7 +88,13 @@ const EXPORT_FORMATS: [&str; 6] = [
 fn surfaces() -> Vec<Surface> {
     let mut all = vec![Surface::Measure, Surface::Show, Surface::Report];
     all.extend(EXPORT_FORMATS.iter().map(|f| Surface::Export(f)));
-    all.push(Surface::ServeRunPage);
+    all.extend([
+        Surface::Runs,
+        Surface::ServeRunPage,
+        Surface::ServeApi,
+        Surface::ServeHostPage,
+        Surface::ServeFleetPage,
+    ]);
     all
 }
 
@@ -447,14 +463,38 @@ fn page_word(html: &str) -> Option<Word> {
     Word::from_text(heading)
 }
 
-/// What one surface shows of the run in `file` (stored as `id` on the server): the word, and
-/// the exit status where the surface is a command.
+/// The verdict cell (`<td class="verdict">WORD</td>`) of the table row that holds `key`.
+fn row_word(html: &str, key: &str) -> Option<Word> {
+    let row = html.split("<tr").find(|row| row.contains(key))?;
+    let cell = row.split("<td class=\"verdict\">").nth(1)?;
+    Word::from_text(cell)
+}
+
+/// The verdict column of `rtlab runs`' line for run `id`: the text under the `verdict`
+/// heading.
+fn runs_word(text: &str, id: &str) -> Option<Word> {
+    let header = text.lines().next()?;
+    let at = header.find("verdict")?;
+    let line = text.lines().find(|l| l.starts_with(id))?;
+    Word::from_text(line.get(at..)?)
+}
+
+/// Where the run is on the server: its store, its id, its host.
+struct Stored<'a> {
+    server: &'a Server,
+    db: &'a str,
+    id: String,
+    host: String,
+}
+
+/// What one surface shows of the run in `file` (stored on the server as `stored`): the word,
+/// and the exit status where the surface is a command.
 fn look(
     surface: Surface,
     dir: &Path,
     file: &Path,
     made: &Option<(i32, String)>,
-    server: (&Server, &str),
+    stored: &Stored<'_>,
 ) -> (Option<Word>, Option<i32>) {
     let file_arg = file.to_str().unwrap();
     match surface {
@@ -484,10 +524,45 @@ fn look(
             };
             (word, Some(code))
         }
+        Surface::Runs => {
+            let (code, out, err) = output(rtlab(dir).args([
+                "runs",
+                "--db",
+                stored.db,
+                "--host",
+                &stored.host,
+            ]));
+            assert_eq!(code, 0, "{err}");
+            (runs_word(&out, &stored.id), None)
+        }
         Surface::ServeRunPage => {
-            let answer = server.0.get(&format!("/runs/{}", server.1));
+            let answer = stored.server.get(&format!("/runs/{}", stored.id));
             assert_eq!(answer.status, 200, "{}", answer.body);
             (page_word(&answer.body), None)
+        }
+        Surface::ServeApi => {
+            let answer = stored.server.get(&format!("/api/v1/runs?host={}", stored.host));
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            let json = answer.json();
+            let run = json["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["id"] == stored.id.as_str())
+                .cloned()
+                .unwrap_or_default();
+            (run["verdict"].as_str().and_then(word_of), None)
+        }
+        Surface::ServeHostPage => {
+            let answer = stored.server.get(&format!("/hosts/{}", stored.host));
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            (row_word(&answer.body, &format!("value=\"{}\"", stored.id)), None)
+        }
+        Surface::ServeFleetPage => {
+            let answer = stored.server.get("/");
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            // minijinja writes the link's slashes as &#x2f;: the id ends it.
+            (row_word(&answer.body, &format!("{}\"", stored.id)), None)
         }
     }
 }
@@ -527,19 +602,29 @@ fn every_kind_of_run_gets_one_verdict_on_every_surface() {
     for (i, kind) in kinds.iter().enumerate() {
         let file = dir.join(format!("kind-{i}.json"));
         let made = make(kind, dir, &file);
-        let uploaded = server.upload(&token, &std::fs::read(&file).unwrap());
+        // Uploaded as a host of its own, so that its host's and the fleet's pages show it.
+        let host = format!("matrix-{i}");
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        doc["host"]["hostname"] = Value::from(host.as_str());
+        let uploaded = server.upload(&token, serde_json::to_string(&doc).unwrap().as_bytes());
         assert!(
             matches!(uploaded.status, 200 | 201),
             "{}: upload: {}",
             kind.name,
             uploaded.body
         );
-        let id = uploaded.json()["id"].as_str().unwrap().to_string();
+        let stored = Stored {
+            server: &server,
+            db,
+            id: uploaded.json()["id"].as_str().unwrap().to_string(),
+            host,
+        };
         for surface in surfaces() {
             if surface == Surface::Measure && made.is_none() {
                 continue; // no measuring command made this kind
             }
-            let (word, exit) = look(surface, dir, &file, &made, (&server, &id));
+            let (word, exit) = look(surface, dir, &file, &made, &stored);
             let word_ok = word.is_none_or(|w| w == kind.expect);
             let exit_ok = exit.is_none_or(|e| e == kind.expect.exit());
             let shown = word.is_some() || exit.is_some();

@@ -1,14 +1,18 @@
-//! The fleet as the server shows it first: per host its kernel, RT CPUs, newest run, worst
-//! maximum, last audit verdict, and whether its newest latency run regressed against its
-//! baseline. Hosts with a regression come first.
+//! The fleet as the server shows it first: per host its kernel, RT CPUs, newest run and its
+//! verdict, worst maximum, last audit, and whether its newest latency run regressed against
+//! its baseline. Hosts with a regression come first.
 //!
-//! A host's baseline is its newest run labelled `baseline` (any case), else its oldest latency
-//! run. A regression is the newest latency run's maximum or 99th percentile above the
-//! baseline's by more than the server's threshold (`--regression`, 20 % by default).
+//! A host's baseline is its newest complete run labelled `baseline` (any case), else its
+//! oldest complete latency run. Whether the newest latency run regressed is decided by the one
+//! regression rule, `rtlab compare --fail-if-worse`'s ([`report::compare::Verdict`]): each
+//! CPU's p99.9 and maximum against the baseline's, worse by more than the server's threshold
+//! (`--regression`, 20 % by default). A run measured otherwise than its baseline (another
+//! interval, another quantity) is not compared: the page says why instead of a percentage.
 
 use serde::Serialize;
 use std::collections::HashMap;
 
+use report::compare::Comparison;
 use store::{Filter, RunId, RunSummary, Store, StoreError};
 
 /// One host's line.
@@ -22,7 +26,7 @@ pub struct FleetHost {
     pub not_complete: u64,
     /// The worst latency maximum of all its latency runs, ns.
     pub worst_max_ns: Option<u64>,
-    /// Its newest run (any kind).
+    /// Its newest run (any kind), with the gate's verdict on it.
     pub last: Option<RunSummary>,
     /// Its newest latency run.
     pub last_latency: Option<RunSummary>,
@@ -30,6 +34,10 @@ pub struct FleetHost {
     pub baseline: Option<RunSummary>,
     /// What got worse against the baseline, in words; empty when nothing did.
     pub regressions: Vec<String>,
+    /// Why the newest latency run was not compared with its baseline (measured otherwise),
+    /// when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
     /// The newest audit: when, its RT CPUs, its counts.
     pub audit: Option<AuditLine>,
 }
@@ -49,12 +57,10 @@ pub struct AuditLine {
     pub pass: u32,
 }
 
-/// The whole fleet, regressions first, then by name: four queries, whatever the number of
-/// hosts (the aggregates, the picked runs, their summaries, their audits).
-pub(crate) fn fleet(
-    store: &mut Store,
-    regression_percent: u32,
-) -> Result<Vec<FleetHost>, StoreError> {
+/// The whole fleet, regressions first, then by name: four queries whatever the number of
+/// hosts (the aggregates, the picked runs, their summaries, their audits), and the two runs
+/// of each host whose newest latency run has a baseline, loaded to be compared.
+pub(crate) fn fleet(store: &mut Store, regression_percent: f64) -> Result<Vec<FleetHost>, StoreError> {
     let rows = store.hosts()?;
     let picks = store.fleet_picks()?;
     let mut wanted: Vec<RunId> = picks
@@ -101,9 +107,11 @@ pub(crate) fn fleet(
         let get = |id: &Option<RunId>| id.as_ref().and_then(|id| summaries.get(id)).cloned();
         let last_latency = get(&p.newest_latency);
         let baseline = get(&p.baseline).or_else(|| get(&p.oldest_latency));
-        let regressions = match (&baseline, &last_latency) {
-            (Some(b), Some(l)) if b.id != l.id => regressions(b, l, regression_percent),
-            _ => Vec::new(),
+        let against = match (&baseline, &last_latency) {
+            (Some(b), Some(l)) if b.id != l.id => {
+                against_baseline(store, &b.id, &l.id, regression_percent)?
+            }
+            _ => Against::default(),
         };
         out.push(FleetHost {
             last: get(&p.newest),
@@ -114,7 +122,8 @@ pub(crate) fn fleet(
             worst_max_ns: row.worst_max_ns,
             last_latency,
             baseline,
-            regressions,
+            regressions: against.regressions,
+            not_compared: against.not_compared,
         });
     }
     // Hosts with a regression first (false sorts before true), then by name.
@@ -122,6 +131,39 @@ pub(crate) fn fleet(
         (a.regressions.is_empty(), &a.hostname).cmp(&(b.regressions.is_empty(), &b.hostname))
     });
     Ok(out)
+}
+
+/// What the newest latency run showed against the baseline.
+#[derive(Default)]
+struct Against {
+    regressions: Vec<String>,
+    not_compared: Option<String>,
+}
+
+/// The newest latency run `last` against `baseline` by the regression rule of `rtlab compare
+/// --fail-if-worse` (the two runs loaded and laid side by side as `compare` does).
+fn against_baseline(
+    store: &Store,
+    baseline: &RunId,
+    last: &RunId,
+    percent: f64,
+) -> Result<Against, StoreError> {
+    let (b, l) = (store.load_measure(baseline)?, store.load_measure(last)?);
+    let mut comparison = Comparison::new(&[
+        (format!("baseline {baseline}"), &b),
+        (last.to_string(), &l),
+    ]);
+    if !comparison.comparable(1) {
+        return Ok(Against {
+            regressions: Vec::new(),
+            not_compared: Some(comparison.warnings().join("; ")),
+        });
+    }
+    let verdict = comparison.judge(percent);
+    Ok(Against {
+        regressions: verdict.messages(),
+        not_compared: None,
+    })
 }
 
 /// The fleet for a request that may read: checks the token, then reads the fleet with the
@@ -133,27 +175,6 @@ pub(crate) async fn for_request(
     crate::auth::authorize(state, headers, crate::auth::Need::Read).await?;
     let percent = state.config.regression_percent;
     state.pool.with(move |s| fleet(s, percent)).await
-}
-
-/// What in `last` is worse than in `baseline` by more than `percent`.
-fn regressions(baseline: &RunSummary, last: &RunSummary, percent: u32) -> Vec<String> {
-    let mut out = Vec::new();
-    for (what, b, l) in [
-        ("maximum", baseline.max_ns, last.max_ns),
-        ("p99", baseline.p99_ns, last.p99_ns),
-    ] {
-        if let (Some(b), Some(l)) = (b, l)
-            && u128::from(l) * 100 > u128::from(b) * u128::from(100 + percent)
-        {
-            out.push(format!(
-                "{what} {} us against {} us in baseline {}",
-                report::format_us(l),
-                report::format_us(b),
-                baseline.id
-            ));
-        }
-    }
-    out
 }
 
 /// A host's audits, newest first, each with what changed against the one before it (oldest
@@ -226,6 +247,61 @@ pub(crate) fn audit_drift(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use model::measure::{MeasureRun, RunStatus};
+    use testkit::runs::{cpu, run_of};
+
+    /// A run on `host` started on day `day` of January, CPUs 0 and 1 at `maxima`.
+    fn run(host: &str, day: u32, maxima: [u64; 2]) -> MeasureRun {
+        let mut r = run_of(vec![
+            cpu(0, Some(10), &[5_000, maxima[0]], 0),
+            cpu(1, Some(11), &[5_000, maxima[1]], 0),
+        ]);
+        r.host.hostname = host.into();
+        r.started_at = format!("2026-01-{day:02}T08:00:00Z");
+        r
+    }
+
+    #[test]
+    fn regressions_follow_the_rule_of_compare_and_unlike_runs_are_not_compared() {
+        let mut store = Store::open_in_memory().unwrap();
+        // worse: CPU 1's maximum 30% worse than the baseline's, over a 20% limit; the oldest
+        // run was interrupted and is nobody's baseline.
+        let mut stopped = run("worse", 1, [1_000, 1_000]);
+        stopped.status = RunStatus::Interrupted;
+        store.save_measure(&stopped, None, None).unwrap();
+        let base = run("worse", 2, [20_000, 20_000]);
+        let base_id = store.save_measure(&base, None, None).unwrap();
+        let later = run("worse", 3, [21_000, 26_000]);
+        store.save_measure(&later, None, None).unwrap();
+        // alike: 20% worse exactly, at the limit, passes.
+        store.save_measure(&run("alike", 1, [10_000, 10_000]), None, None).unwrap();
+        store.save_measure(&run("alike", 2, [12_000, 12_000]), None, None).unwrap();
+        // other: measured at another interval: no percentage, a reason.
+        store.save_measure(&run("other", 1, [10_000, 10_000]), None, None).unwrap();
+        let mut fast = run("other", 2, [90_000, 90_000]);
+        fast.params.interval_ns = model::Nanos::from_us(200);
+        store.save_measure(&fast, None, None).unwrap();
+
+        let fleet = fleet(&mut store, 20.0).unwrap();
+        let names: Vec<&str> = fleet.iter().map(|h| h.hostname.as_str()).collect();
+        assert_eq!(names, ["worse", "alike", "other"], "regressions first");
+        let worse = &fleet[0];
+        assert_eq!(worse.baseline.as_ref().map(|b| &b.id), Some(&base_id));
+        // The same words `rtlab compare --fail-if-worse 20` gives for the two runs.
+        let mut compared = Comparison::new(&[
+            (format!("baseline {base_id}"), &base),
+            (worse.last_latency.as_ref().unwrap().id.to_string(), &later),
+        ]);
+        assert_eq!(worse.regressions, compared.judge(20.0).messages());
+        // Two samples per CPU: its p99.9 is its maximum, and both are judged.
+        assert_eq!(worse.regressions.len(), 2, "{:?}", worse.regressions);
+        assert!(worse.regressions[1].contains("CPU 1: max 26.0 us is 30.0% worse"));
+        assert!(fleet[1].regressions.is_empty() && fleet[1].not_compared.is_none());
+        let other = &fleet[2];
+        assert!(other.regressions.is_empty());
+        let why = other.not_compared.as_deref().unwrap_or_default();
+        assert!(why.contains("interval 200us against 1ms"), "{why}");
+    }
     use model::audit::{AuditSummary, Status, SummaryItem};
 
     fn audit(top: &[(&str, Status)], fail: u32) -> AuditSummary {

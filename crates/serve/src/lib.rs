@@ -45,7 +45,7 @@ pub struct Config {
     pub connections: usize,
     /// A newest run worse than its host's baseline by more than this many percent is a
     /// regression.
-    pub regression_percent: u32,
+    pub regression_percent: f64,
 }
 
 /// What the handlers share.

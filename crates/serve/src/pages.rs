@@ -76,6 +76,7 @@ fn fleet_row(h: &FleetHost) -> FleetRow {
             .last
             .as_ref()
             .map(|r| (r.id.to_string(), r.started_at.clone())),
+        last_verdict: h.last.as_ref().map(|r| r.verdict),
         last_max_ns: h.last_latency.as_ref().and_then(|r| r.max_ns),
         worst_max_ns: h.worst_max_ns,
         runs: h.runs,
@@ -90,6 +91,7 @@ fn fleet_row(h: &FleetHost) -> FleetRow {
             )
         }),
         regressions: h.regressions.clone(),
+        not_compared: h.not_compared.clone(),
     }
 }
 
@@ -100,6 +102,7 @@ fn host_run(r: &RunSummary) -> HostRun {
         kernel: r.kernel_release.clone(),
         label: r.label.clone(),
         status: r.status.clone(),
+        verdict: r.verdict,
         max_ns: r.max_ns,
         p99_ns: r.p99_ns,
         p9999_ns: r.p9999_ns,

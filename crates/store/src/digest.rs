@@ -34,6 +34,9 @@ pub(crate) struct Encoded {
     pub(crate) noise: Option<String>,
     pub(crate) workload: Option<String>,
     pub(crate) timerlat: Option<String>,
+    /// The gate's verdict on the run by its own criteria (`pass`, `fail`, `unjudgeable`):
+    /// derived, so not part of the digest.
+    pub(crate) verdict: &'static str,
     pub(crate) cpus: Vec<EncodedCpu>,
     /// Lowercase hexadecimal SHA-256 of the above.
     pub(crate) digest: String,
@@ -110,6 +113,7 @@ impl Encoded {
             noise: encode_opt("noise_json", run.noise.as_ref())?,
             workload: encode_opt("workload_json", run.workload.as_ref())?,
             timerlat: encode_opt("timerlat_json", run.timerlat.as_ref())?,
+            verdict: model::gate::judge(run, None).outcome().as_str(),
             cpus,
             digest: String::new(),
         };

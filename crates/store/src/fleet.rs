@@ -40,9 +40,9 @@ pub struct HostPicks {
     pub newest: Option<RunId>,
     /// Its newest latency run.
     pub newest_latency: Option<RunId>,
-    /// Its oldest latency run.
+    /// Its oldest latency run that completed (a run stopped early is nobody's baseline).
     pub oldest_latency: Option<RunId>,
-    /// Its newest latency run labelled `baseline` (any case).
+    /// Its newest latency run labelled `baseline` (any case) that completed.
     pub baseline: Option<RunId>,
     /// Its newest run with an audit summary.
     pub audited: Option<RunId>,
@@ -57,27 +57,29 @@ impl Store {
             "SELECT hostname, id,
                     CASE WHEN newest = 1 THEN 1 ELSE 0 END,
                     CASE WHEN is_lat = 1 AND newest_kind = 1 THEN 1 ELSE 0 END,
-                    CASE WHEN is_lat = 1 AND oldest_kind = 1 THEN 1 ELSE 0 END,
-                    CASE WHEN is_lat = 1 AND is_base = 1 AND newest_base = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN is_ref = 1 AND oldest_ref = 1 THEN 1 ELSE 0 END,
+                    CASE WHEN is_ref = 1 AND is_base = 1 AND newest_base = 1 THEN 1 ELSE 0 END,
                     CASE WHEN audited = 1 AND newest_audit = 1 THEN 1 ELSE 0 END
-             FROM (SELECT t.hostname, t.id, t.is_lat, t.is_base, t.audited,
+             FROM (SELECT t.hostname, t.id, t.is_lat, t.is_ref, t.is_base, t.audited,
                      ROW_NUMBER() OVER (PARTITION BY t.hostname ORDER BY {order}) AS newest,
                      ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat ORDER BY {order})
                          AS newest_kind,
-                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat
-                                        ORDER BY t.started_at ASC, t.o ASC) AS oldest_kind,
-                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_lat, t.is_base
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_ref
+                                        ORDER BY t.started_at ASC, t.o ASC) AS oldest_ref,
+                     ROW_NUMBER() OVER (PARTITION BY t.hostname, t.is_ref, t.is_base
                                         ORDER BY {order}) AS newest_base,
                      ROW_NUMBER() OVER (PARTITION BY t.hostname, t.audited ORDER BY {order})
                          AS newest_audit
                    FROM (SELECT r.hostname, r.id, r.started_at, {saved} AS o,
                            CASE WHEN {latency} THEN 1 ELSE 0 END AS is_lat,
+                           CASE WHEN {latency} AND r.status = 'complete' THEN 1 ELSE 0 END
+                               AS is_ref,
                            CASE WHEN lower(coalesce(r.label, '')) = 'baseline' THEN 1 ELSE 0 END
                                AS is_base,
                            CASE WHEN r.audit_json IS NOT NULL THEN 1 ELSE 0 END AS audited
                          FROM runs r) t) w
-             WHERE newest = 1 OR (is_lat = 1 AND (newest_kind = 1 OR oldest_kind = 1
-                   OR (is_base = 1 AND newest_base = 1)))
+             WHERE newest = 1 OR (is_lat = 1 AND newest_kind = 1)
+                   OR (is_ref = 1 AND (oldest_ref = 1 OR (is_base = 1 AND newest_base = 1)))
                    OR (audited = 1 AND newest_audit = 1)",
             saved = d.saved_order(),
             latency = latency_condition(d),
@@ -182,10 +184,10 @@ mod tests {
         let mut a = small("pi", "6.6-rt", "2026-01-01T00:00:00Z", &[2_000, 9_000]);
         a.status = model::measure::RunStatus::Interrupted;
         a.audit = None;
-        store.save_measure(&a, None, None).unwrap();
+        let a_id = store.save_measure(&a, None, None).unwrap();
         let mut b = small("pi", "6.6-rt", "2026-01-02T00:00:00Z", &[3_000]);
         b.audit = None;
-        store.save_measure(&b, None, None).unwrap();
+        let b_id = store.save_measure(&b, None, None).unwrap();
         store.save_measure(&realistic(), None, None).unwrap();
         let hosts = store.hosts().unwrap();
         let pi = hosts.iter().find(|h| h.hostname == "pi").unwrap();
@@ -196,6 +198,9 @@ mod tests {
         assert_eq!(other.worst_max_ns, Some(realistic().all.raw.max_ns));
         let picks = store.fleet_picks().unwrap();
         assert_eq!(picks["pi"].audited, None);
+        // The oldest run was interrupted: the oldest complete one is the reference.
+        assert_eq!(picks["pi"].oldest_latency.as_ref(), Some(&b_id));
+        assert_ne!(picks["pi"].oldest_latency.as_ref(), Some(&a_id));
         let audited = picks[&other.hostname].audited.clone().unwrap();
         let audits = store.audits(&[audited]).unwrap();
         assert_eq!(Some(audits[0].2.clone()), realistic().audit);

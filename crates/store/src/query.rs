@@ -2,6 +2,7 @@
 //! listing runs with filters, newest first, with a few figures derived from each run's
 //! all-CPU aggregate.
 
+use model::gate::Outcome;
 use model::measure::RunStatus;
 use model::stats::{Accumulator, percentile};
 use model::{CpuSet, Histogram, Nanos};
@@ -82,6 +83,8 @@ pub struct RunSummary {
     /// Whether it was imported from another tool's output (`rtlab import`): then no load
     /// means none was recorded, not that it ran without one.
     pub imported: bool,
+    /// The gate's verdict on the run by its own criteria ([`model::gate::judge`]).
+    pub verdict: Outcome,
 }
 
 /// The run status names, for messages.
@@ -158,7 +161,7 @@ impl Store {
         let mut sql = format!(
             "SELECT r.id, r.kind, r.started_at, r.hostname, r.kernel_release, r.label,
                     r.status, r.session, r.elapsed_ns, {},
-                    a.raw_json, a.histogram_json, {}, {}
+                    a.raw_json, a.histogram_json, {}, {}, r.verdict
              FROM runs r LEFT JOIN run_cpus a ON a.run_id = r.id AND a.cpu = ?1
              WHERE 1 = 1",
             dialect.cpu_list(),
@@ -198,7 +201,7 @@ impl Store {
                 let row = SummaryRow::read(&row).map_err(|e| {
                     self.corrupt(
                         &row.opt_text(0).ok().flatten().unwrap_or_default(),
-                        SummaryRow::COLUMNS[e.index.min(13)],
+                        SummaryRow::COLUMNS[e.index.min(14)],
                         e.why,
                     )
                 })?;
@@ -228,8 +231,16 @@ impl Store {
             .map_err(|_| self.corrupt(&run, "elapsed_ns", "negative"))?;
         let os_noise =
             row.kind == crate::schema::KIND_NOISE || row.quantity.as_deref() == Some("os-noise");
+        let id = self.stored_id(row.id)?;
+        let verdict = match row.verdict.as_deref() {
+            Some(word) => Outcome::parse(word).ok_or_else(|| {
+                self.corrupt(&run, "verdict", "not pass, fail or unjudgeable")
+            })?,
+            // Saved before the column (or set back by a migration): judged now.
+            None => model::gate::judge(&self.load_measure(&id)?, None).outcome(),
+        };
         Ok(RunSummary {
-            id: self.stored_id(row.id)?,
+            id,
             kind: row.kind,
             started_at: row.started_at,
             hostname: row.hostname,
@@ -245,6 +256,7 @@ impl Store {
             load: row.load,
             os_noise,
             imported: row.quantity.is_some(),
+            verdict,
         })
     }
 
@@ -367,11 +379,12 @@ struct SummaryRow {
     histogram: Option<String>,
     load: Option<String>,
     quantity: Option<String>,
+    verdict: Option<String>,
 }
 
 impl SummaryRow {
     /// The columns [`Store::list`] selects, in order, for messages.
-    const COLUMNS: [&'static str; 14] = [
+    const COLUMNS: [&'static str; 15] = [
         "id",
         "kind",
         "started_at",
@@ -386,6 +399,7 @@ impl SummaryRow {
         "run_cpus.histogram_json",
         "load_json",
         "import_json",
+        "verdict",
     ];
 
     fn read(r: &Row) -> Result<SummaryRow, CellError> {
@@ -404,6 +418,7 @@ impl SummaryRow {
             histogram: r.opt_text(11)?,
             load: r.opt_text(12)?,
             quantity: r.opt_text(13)?,
+            verdict: r.opt_text(14)?,
         })
     }
 }

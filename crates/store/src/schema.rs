@@ -114,11 +114,18 @@ CREATE TABLE tokens (
 "#,
     ),
     M::up(STEP_8),
+    M::up(STEP_9),
 ];
 
 /// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
 /// otherwise.
 const STEP_8: &str = "ALTER TABLE runs ADD COLUMN timerlat_json TEXT;";
+
+/// 9: the gate's verdict on the run by its own criteria when it was saved (`pass`, `fail`,
+/// `unjudgeable`; issue #43), so that listings and the fleet's pages show it without loading
+/// every run. NULL for runs saved before: those are judged when read. A change to the gate's
+/// rules comes with a migration setting the column back to NULL, so no stale verdict is shown.
+const STEP_9: &str = "ALTER TABLE runs ADD COLUMN verdict TEXT;";
 
 /// The schema version a new PostgreSQL database is created at.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -186,7 +193,7 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8];
+pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -201,7 +208,7 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 8);
+        assert_eq!(SCHEMA_VERSION, 9);
     }
 
     #[test]

@@ -148,9 +148,9 @@ impl Store {
                  ended_at, elapsed_ns, hostname, kernel_release, arch, label, session,
                  host_json, params_json, break_json, warnings_json, load_json, audit_json,
                  import_json, trace_json, build_json, noise_json, workload_json, digest,
-                 timerlat_json)
+                 timerlat_json, verdict)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)
+                 ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
              ON CONFLICT DO NOTHING",
             &[
                 Arg::Text(id.as_str()),
@@ -179,6 +179,7 @@ impl Store {
                 Arg::OptText(e.workload.as_deref()),
                 Arg::Text(&e.digest),
                 Arg::OptText(e.timerlat.as_deref()),
+                Arg::Text(e.verdict),
             ],
         )
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::values::TextOrJson;
+use super::values::{TextOrJson, parse_percent};
 
 pub const SERVE_LONG: &str = "\
 Keep a fleet's runs in one store and serve them: boards upload with `rtlab push` (or \
@@ -99,10 +99,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256), default_value = "8")]
     pub connections: u16,
 
-    /// A host's newest latency run whose maximum or p99 is more than this many percent above
-    /// its baseline's is shown as a regression.
-    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(1..=10_000), default_value = "20")]
-    pub regression: u32,
+    /// A host's newest latency run with a CPU whose p99.9 or maximum is more than this many
+    /// percent worse than its baseline's is shown as a regression (the rule of `rtlab compare
+    /// --fail-if-worse`).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, default_value = "20")]
+    pub regression: f64,
 }
 
 /// `rtlab serve token ...`.

@@ -36,22 +36,21 @@ use crate::noise::NoiseCpu;
 /// The budget when none is given where one is needed (`rtlab run`, a campaign plan).
 pub const DEFAULT_BUDGET: Nanos = Nanos::from_us(100);
 
-/// A budget rule on its own: whether a figure is over a budget. Runs are judged with
-/// [`judge`]; this is for figures that are not one run's (a baseline of several runs).
+/// The budget rule inside [`judge`]: whether a CPU's worst figure is over the budget.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Gate {
+struct Gate {
     /// The budget; `None` holds no figure to one.
-    pub budget: Option<Nanos>,
+    budget: Option<Nanos>,
 }
 
 impl Gate {
     /// A rule holding figures to `budget` (none: nothing is over).
-    pub const fn new(budget: Option<Nanos>) -> Gate {
+    const fn new(budget: Option<Nanos>) -> Gate {
         Gate { budget }
     }
 
     /// Whether a worst figure of `ns` is over the budget (never without one; equal passes).
-    pub fn over(&self, ns: u64) -> bool {
+    fn over(&self, ns: u64) -> bool {
         self.budget.is_some_and(|b| ns > b.get())
     }
 }
@@ -137,13 +136,17 @@ impl Criteria {
 }
 
 /// A run's verdict in one word. A failed criterion outranks a run that cannot be judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Serialized as [`Outcome::as_str`] (`pass`, `fail`, `unjudgeable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     /// Every criterion held and the run can be judged.
+    #[serde(rename = "pass")]
     Pass,
     /// A criterion failed.
+    #[serde(rename = "fail")]
     Fail,
     /// Nothing failed, but the run cannot be judged (never a pass).
+    #[serde(rename = "unjudgeable")]
     CannotJudge,
 }
 
@@ -164,6 +167,13 @@ impl Outcome {
             Outcome::Fail => "fail",
             Outcome::CannotJudge => "unjudgeable",
         }
+    }
+
+    /// The outcome [`Outcome::as_str`] wrote, read back.
+    pub fn parse(word: &str) -> Option<Outcome> {
+        [Outcome::Pass, Outcome::Fail, Outcome::CannotJudge]
+            .into_iter()
+            .find(|o| o.as_str() == word)
     }
 }
 

@@ -98,8 +98,9 @@ fn exact(f: &super::CpuFigures, figure: Figure) -> Option<u64> {
     }
 }
 
-/// `value` exceeds `base` by more than `pct` percent of `base`.
-fn worse_by_more_than(base: u64, value: u64, pct: f64) -> bool {
+/// `value` exceeds `base` by more than `pct` percent of `base`: the one regression rule
+/// (`compare --fail-if-worse`, serve's fleet page, the LAVA baseline at 0 %).
+pub(crate) fn worse_by_more_than(base: u64, value: u64, pct: f64) -> bool {
     // Integers below 2^53 are exact in f64, so the boundary (exactly pct worse) passes.
     value > base && (value - base) as f64 * 100.0 > pct * base as f64
 }

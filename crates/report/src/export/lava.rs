@@ -34,7 +34,7 @@
 //! quoting; the caller checks a prefix with [`check_name`].
 
 use model::Nanos;
-use model::gate::{Gate, Verdict};
+use model::gate::Verdict;
 use model::imported::Quantity;
 use model::measure::MeasureRun;
 use model::noise::NoiseCpu;
@@ -336,6 +336,23 @@ pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, S
                 .map_or("", |q| q.describe())
         ));
     }
+    // The one comparability rule of `rtlab compare`: runs measured otherwise (another
+    // interval) share no baseline either.
+    let labelled: Vec<(String, &MeasureRun)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("run {}", i + 1), r))
+        .collect();
+    let laid = crate::compare::Comparison::new(&labelled);
+    if let Some(row) = (1..runs.len()).find(|&row| !laid.comparable(row)) {
+        return Err(format!(
+            "the runs were not all measured alike and share no baseline: {}; give runs of one setting",
+            laid.warnings()
+                .into_iter()
+                .find(|w| w.starts_with(&format!("run {} ", row + 1)))
+                .unwrap_or_default()
+        ));
+    }
     let maxima: Vec<Option<u64>> = runs.iter().map(run_max).collect();
     let baseline_ns = match given {
         Some(b) => Some(b.get()),
@@ -344,7 +361,9 @@ pub fn baseline(runs: &[MeasureRun], given: Option<Nanos>) -> Result<Baseline, S
     let over = maxima
         .iter()
         .filter(|m| match (m, baseline_ns) {
-            (Some(m), Some(b)) => Gate::new(Some(Nanos(b))).over(*m),
+            // Over the baseline: worse than it by more than 0 %, the regression rule of
+            // `rtlab compare --fail-if-worse 0`.
+            (Some(m), Some(b)) => crate::compare::verdict::worse_by_more_than(b, *m, 0.0),
             _ => true,
         })
         .count();

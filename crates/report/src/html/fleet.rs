@@ -11,6 +11,8 @@ use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
+use model::gate::Outcome;
+
 use super::chart::{Axis, Chart, Line, Scale, Ticks};
 use crate::format_us;
 
@@ -28,6 +30,8 @@ pub struct FleetRow {
     pub rt_cpus: Option<String>,
     /// The newest run: id and start.
     pub last: Option<(String, String)>,
+    /// The gate's verdict on the newest run, by its own criteria.
+    pub last_verdict: Option<Outcome>,
     /// The newest latency run's maximum, ns.
     pub last_max_ns: Option<u64>,
     /// The worst maximum of all its latency runs, ns.
@@ -40,10 +44,12 @@ pub struct FleetRow {
     pub audit: Option<String>,
     /// What regressed against the baseline.
     pub regressions: Vec<String>,
+    /// Why the newest latency run was not compared with its baseline, when it was not.
+    pub not_compared: Option<String>,
 }
 
 /// One run on a host's page.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostRun {
     /// The run id.
     pub id: String,
@@ -55,6 +61,8 @@ pub struct HostRun {
     pub label: Option<String>,
     /// Status.
     pub status: String,
+    /// The gate's verdict on it, by its own criteria.
+    pub verdict: Outcome,
     /// Maximum, p99 and p99.99 over all CPUs, ns.
     pub max_ns: Option<u64>,
     /// 99th percentile, ns.
@@ -115,12 +123,14 @@ struct RowCtx {
     rt_cpus: String,
     last_href: Option<String>,
     last_started: String,
+    last_verdict: String,
     last_max: String,
     worst_max: String,
     runs: u64,
     not_complete: u64,
     audit: String,
     regressions: Vec<String>,
+    not_compared: String,
 }
 
 #[derive(Serialize)]
@@ -131,6 +141,7 @@ struct RunCtx {
     kernel: String,
     label: String,
     status: String,
+    verdict: &'static str,
     max: String,
     p99: String,
     p9999: String,
@@ -203,17 +214,20 @@ fn base(title: String, subtitle: String) -> PageCtx {
 }
 
 /// The fleet page over `rows` (in the order given: the caller puts regressions first).
-pub fn fleet_page(rows: &[FleetRow], regression_percent: u32) -> String {
+pub fn fleet_page(rows: &[FleetRow], regression_percent: f64) -> String {
     let regressed = rows.iter().filter(|r| !r.regressions.is_empty()).count();
     let mut ctx = base(
         "rtlab fleet".into(),
         format!(
-            "{} host{}, {} with a regression (the newest latency run's maximum or p99 more than \
-             {regression_percent} % above its baseline: the run labelled baseline, else its \
-             first), listed first.",
+            "{} host{}, {} with a regression (a CPU's p99.9 or maximum in the newest latency \
+             run more than {}% worse than in its baseline, the rule of rtlab compare \
+             --fail-if-worse: the baseline is the complete run labelled baseline, else the \
+             first complete one), listed first. Each verdict is the run's own, by the \
+             criteria it was measured with.",
             rows.len(),
             if rows.len() == 1 { "" } else { "s" },
-            regressed
+            regressed,
+            crate::compare::verdict::format_pct(regression_percent),
         ),
     );
     ctx.show_hosts = true;
@@ -233,12 +247,14 @@ pub fn fleet_page(rows: &[FleetRow], regression_percent: u32) -> String {
                 .as_ref()
                 .map(|(_, s)| s.chars().take(19).collect::<String>().replace('T', " "))
                 .unwrap_or_default(),
+            last_verdict: r.last_verdict.map_or("-", Outcome::word).to_string(),
             last_max: us(r.last_max_ns),
             worst_max: us(r.worst_max_ns),
             runs: r.runs,
             not_complete: r.not_complete,
             audit: r.audit.clone().unwrap_or_else(|| "-".into()),
             regressions: r.regressions.clone(),
+            not_compared: r.not_compared.clone().unwrap_or_default(),
         })
         .collect();
     page(ctx)
@@ -312,6 +328,7 @@ pub fn host_page(
             kernel: r.kernel.clone(),
             label: r.label.clone().unwrap_or_else(|| "-".into()),
             status: r.status.clone(),
+            verdict: r.verdict.word(),
             max: us(r.max_ns),
             p99: us(r.p99_ns),
             p9999: us(r.p9999_ns),
@@ -429,7 +446,7 @@ mod tests {
                 regressions: vec!["maximum <b>".into()],
                 ..FleetRow::default()
             }],
-            20,
+            20.0,
         );
         // minijinja escapes `/` too (`&#x2f;`); a browser reads it back as `/`.
         assert!(!html.contains("<script>alert"), "{html}");
@@ -460,7 +477,9 @@ mod tests {
             p99_ns: Some(max / 4),
             p9999_ns: Some(max / 2),
             under: "cpu:60%".into(),
-            ..HostRun::default()
+            label: None,
+            verdict: if max > 50_000 { Outcome::Fail } else { Outcome::Pass },
+            os_noise: false,
         };
         let html = host_page(
             "pi<1>",
@@ -478,6 +497,8 @@ mod tests {
             ],
         );
         assert!(html.contains("new fail: kernel.preempt_rt"), "{html}");
+        assert!(html.contains("<td class=\"verdict\">FAIL</td>"), "{html}");
+        assert!(html.contains("<td class=\"verdict\">PASS</td>"), "{html}");
         assert!(html.contains("<svg"), "{html}");
         assert!(html.contains("days since 2026-01-01 08:00 UTC"), "{html}");
         assert!(html.contains("pi&lt;1&gt;"));

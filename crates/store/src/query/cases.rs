@@ -369,3 +369,48 @@ fn a_summary_names_the_load_and_whether_it_is_noise() {
         [(Some(spec.as_str()), false), (None, true), (None, false)]
     );
 }
+
+#[test]
+fn each_run_is_listed_with_the_gates_verdict_by_its_own_criteria() {
+    use model::gate::Outcome;
+    let Some(mut store) = fresh() else { return };
+    let mut within = small("box", "6.1.0-rt", "2026-01-01T09:00:00Z", &[1_000, 40_000]);
+    within.params.budget_ns = Some(model::Nanos::from_us(50));
+    let mut over = within.clone();
+    over.started_at = "2026-01-02T09:00:00Z".into();
+    over.params.budget_ns = Some(model::Nanos::from_us(30));
+    let mut stopped = within.clone();
+    stopped.started_at = "2026-01-03T09:00:00Z".into();
+    stopped.status = model::measure::RunStatus::Interrupted;
+    save_as(&mut store, &within, None, None, "aaaa00000001");
+    save_as(&mut store, &over, None, None, "aaaa00000002");
+    save_as(&mut store, &stopped, None, None, "aaaa00000003");
+    let verdicts = |store: &Store| -> Vec<(String, Outcome)> {
+        store
+            .list(&Filter::default())
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.id.to_string(), s.verdict))
+            .collect()
+    };
+    let want = vec![
+        ("aaaa00000003".to_string(), Outcome::CannotJudge),
+        ("aaaa00000002".to_string(), Outcome::Fail),
+        ("aaaa00000001".to_string(), Outcome::Pass),
+    ];
+    assert_eq!(verdicts(&store), want);
+    for run in [&within, &over, &stopped] {
+        assert_eq!(
+            want.iter().filter(|w| w.1 == model::gate::judge(run, None).outcome()).count(),
+            1,
+            "the stored verdicts are the gate's"
+        );
+    }
+    // Runs saved before the column (NULL) are judged when read, alike.
+    crate::testdata::exec(&store, "UPDATE runs SET verdict = NULL", &[]);
+    assert_eq!(verdicts(&store), want);
+    // A value no rtlab writes is named as corrupt, not read as a pass.
+    crate::testdata::exec(&store, "UPDATE runs SET verdict = 'PASSED'", &[]);
+    let err = store.list(&Filter::default()).unwrap_err();
+    assert!(err.to_string().contains("verdict"), "{err}");
+}

@@ -327,6 +327,12 @@ fn a_baseline_of_too_few_or_mixed_runs_is_refused() {
         e.contains("different things (wake-up latency and OS noise)"),
         "{e}"
     );
+    // Runs measured at another interval are not compared, here as in `rtlab compare`.
+    let mut other = with_max(4_000);
+    other.params.interval_ns = Nanos::from_us(200);
+    let runs = [with_max(5_000), with_max(6_000), other];
+    let e = baseline(&runs, None).unwrap_err();
+    assert!(e.contains("run 3 is not compared with run 1: interval 200us against"), "{e}");
     let runs = [noise_run(), noise_run(), noise_run()];
     let b = baseline(&runs, None).unwrap();
     assert_eq!(
