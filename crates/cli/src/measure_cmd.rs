@@ -32,27 +32,45 @@ pub fn run(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     }
 }
 
-/// `--every`: a run, then a wait until `every` after its start, and again, until a signal
-/// (exit 130); each run's verdict is printed, not returned. A run that cannot start ends it
-/// with its error. Signals stay blocked throughout, so one that comes between two runs ends
-/// the wait in order instead of killing the process.
+/// `--every`: a run, then a wait until `every` after its start, and again, until a signal.
+/// Each run's verdict is printed as it ends; the exit status at the signal is 1 when any run
+/// that ended failed or could not be judged (a repeated check must not read green for a
+/// failure it printed hours ago), else 130. A run that cannot start ends it with its error.
+/// Signals stay blocked throughout, so one that comes between two runs ends the wait in order
+/// instead of killing the process.
 fn repeat(args: &MeasureArgs, root: &Root, every: Nanos) -> Result<Exit> {
     if every == Nanos::ZERO {
         return Err(UsageError("--every 0: give the time between runs, e.g. 6h".into()).into());
     }
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let mut console = Console::new(args.quiet);
+    let mut failed = 0u64;
+    let stopped = |failed: u64| {
+        if failed > 0 {
+            Exit::VerdictFailed
+        } else {
+            Exit::Interrupted
+        }
+    };
     loop {
         let started = std::time::Instant::now();
-        if run_once(args, root)? == Exit::Interrupted {
-            return Ok(Exit::Interrupted);
+        match run_once(args, root)? {
+            Exit::Interrupted => return Ok(stopped(failed)),
+            Exit::VerdictFailed => failed += 1,
+            _ => {}
         }
         let left = every.to_duration().saturating_sub(started.elapsed());
         // Shown to the second: the wait's own precision does not matter to a reader.
         let secs = Nanos::from_secs(left.as_secs());
-        console.note(&format!("--every {every}: the next run starts in {secs}"));
+        let so_far = match failed {
+            0 => String::new(),
+            n => format!(" ({n} run{} failed so far)", if n == 1 { "" } else { "s" }),
+        };
+        console.note(&format!(
+            "--every {every}: the next run starts in {secs}{so_far}"
+        ));
         if signals.wait(left).is_some() {
-            return Ok(Exit::Interrupted);
+            return Ok(stopped(failed));
         }
     }
 }

@@ -232,10 +232,9 @@ fn a_cpu_cgroup_without_rt_budget_is_named_with_the_fix() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
-/// The DaemonSet's mode: `--every` measures again and again, storing every run, until SIGTERM
-/// (what the kubelet sends a pod that is deleted), which ends it with status 130.
-#[test]
-fn every_repeats_the_run_until_sigterm() {
+/// `rtlab measure --every 1s` with `extra`, stopped by SIGTERM after 2.5 s: its exit status,
+/// the runs it printed, its standard error and the store's listing.
+fn every_until_sigterm(extra: &[&str]) -> (Option<i32>, Vec<MeasureRun>, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db");
     let mut child = rtlab()
@@ -248,6 +247,7 @@ fn every_repeats_the_run_until_sigterm() {
             "--every",
             "1s",
         ])
+        .args(extra)
         .arg("--db")
         .arg(&db)
         .args(["--format", "json"])
@@ -263,18 +263,41 @@ fn every_repeats_the_run_until_sigterm() {
     let status = common::wait_for(&mut child, std::time::Duration::from_secs(20));
     let err = std::fs::read_to_string(dir.path().join("err")).unwrap();
     let out = std::fs::read(dir.path().join("out")).unwrap();
-    assert_eq!(status.code(), Some(130), "{err}");
     let runs = serde_json::Deserializer::from_slice(&out)
         .into_iter::<MeasureRun>()
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
+    let listed = rtlab().args(["runs", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout).into_owned();
+    (status.code(), runs, err, text)
+}
+
+/// The DaemonSet's mode: `--every` measures again and again, storing every run, until SIGTERM
+/// (what the kubelet sends a pod that is deleted), which ends it with status 130.
+#[test]
+fn every_repeats_the_run_until_sigterm() {
+    let (status, runs, err, text) = every_until_sigterm(&[]);
+    assert_eq!(status, Some(130), "{err}");
     assert!((2..=4).contains(&runs.len()), "{} runs: {err}", runs.len());
     assert!(err.contains("--every 1s: the next run starts in"), "{err}");
-    let listed = rtlab().args(["runs", "--db"]).arg(&db).output().unwrap();
-    let text = String::from_utf8_lossy(&listed.stdout);
     assert!(
         text.lines()
             .any(|l| l.trim() == format!("{} runs", runs.len())),
         "every run stored: {text}"
+    );
+}
+
+/// A run over its budget in an `--every` series is not forgotten at the signal: the exit
+/// status is 1, as each of those runs' own was, and the waits say how many failed so far.
+#[test]
+fn every_exits_1_at_the_signal_when_a_run_failed() {
+    let (status, runs, err, _) = every_until_sigterm(&["--budget", "7us"]);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(runs.len() >= 2, "{} runs: {err}", runs.len());
+    assert!(err.contains("run failed so far)"), "{err}");
+    assert!(
+        runs.iter()
+            .filter(|r| r.status == model::measure::RunStatus::Complete)
+            .all(|r| model::gate::judge(r, None).outcome() == model::gate::Outcome::Fail)
     );
 }

@@ -5,7 +5,8 @@
 //! scripted clock (within and over the budget they were measured with, without a budget, with
 //! missed periods, with missed `--workload` deadlines, stopped at `--break`), those runs
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
-//! CPU without samples, a noise run over its budget), and other tools' files imported with and
+//! CPU without samples, noise and timerlat runs over their budgets, a timerlat run whose
+//! tracer lost events), and other tools' files imported with and
 //! without a budget (cyclictest's JSON, rtla osnoise's histogram). The surfaces are the commands (`measure`
 //! as it ends, `show`, `report`, every `export` format, `runs` over the store) and the server's
 //! run, host and fleet pages and its API's run summary. Each cell
@@ -306,7 +307,39 @@ fn changed_kinds() -> Vec<Kind> {
             change: Some(|doc| noise(doc, 20_000)),
             import: None,
         },
+        Kind {
+            name: "a timerlat run over its budget",
+            expect: Word::Fail,
+            measure: &["--fake-clock", "5us,40us", "--budget", "30us"],
+            change: Some(|doc| timerlat(doc, 0)),
+            import: None,
+        },
+        Kind {
+            name: "a timerlat run within its budget",
+            expect: Word::Pass,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| timerlat(doc, 0)),
+            import: None,
+        },
+        Kind {
+            name: "a timerlat run within its budget whose tracer lost events",
+            expect: Word::CannotJudge,
+            measure: &["--fake-clock", "5us,40us", "--budget", "50us"],
+            change: Some(|doc| timerlat(doc, 7)),
+            import: None,
+        },
     ]
+}
+
+/// The run as one the kernel's timerlat tracer measured (its thread latency the run's CPUs,
+/// its IRQ latency the same), whose ring buffer lost `lost` events.
+fn timerlat(doc: &mut Value, lost: u64) {
+    doc["params"]["engine"] = "timerlat".into();
+    doc["timerlat"] = serde_json::json!({
+        "period_ns": 1_000_000, "in_instance": true, "user_threads": false,
+        "trace_clock": "local", "irq": doc["cpus"].clone(), "lost_events": lost,
+        "analyses": []
+    });
 }
 
 /// A CPU that measured nothing: its raw figures, histogram, spikes and series emptied (the

@@ -436,8 +436,9 @@ impl MeasureRun {
     /// or `None` when they can be judged. A verdict tool must not read "nothing measured" as
     /// "nothing over the budget": a run that did not finish (status `running`: its last
     /// checkpoint, left by a killed rtlab or a lost machine), one cut short by `--break`, one
-    /// with no CPU, or with a CPU that has no samples, is refused by every gate. An
-    /// interrupted run with samples can be judged on what it measured.
+    /// with no CPU, with a CPU that has no samples, or one whose kernel tracer lost events
+    /// (timerlat's ring buffer overran), is refused by every gate. An interrupted run with
+    /// samples can be judged on what it measured.
     pub fn unjudgeable(&self) -> Option<String> {
         match self.status {
             RunStatus::Running => {
@@ -453,6 +454,13 @@ impl MeasureRun {
                 );
             }
             RunStatus::Complete | RunStatus::Interrupted => {}
+        }
+        // Samples lost are never a pass: the worst may be among them.
+        if let Some(t) = self.timerlat.as_ref().filter(|t| t.lost_events > 0) {
+            return Some(format!(
+                "the kernel's timerlat tracer lost {} events before rtlab read them: activations are missing from the figures, and the worst may be among them",
+                t.lost_events
+            ));
         }
         // A noise run is judged on its noise figures (an imported `rtla osnoise top` has
         // per-CPU runtime and noise but no loop samples).

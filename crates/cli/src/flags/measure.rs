@@ -71,8 +71,8 @@ EXIT STATUS:
          stored and printed)
     130  interrupted by SIGINT/SIGTERM/SIGHUP: the run stops in order whatever more signals
          come, and its result (status \"interrupted\") is printed, written and stored; with
-         --every, the status of every stop by signal (each run's verdict is printed, not
-         returned)";
+         --every, the status of a stop by signal when every run that ended passed (with
+         --every, 1 when any run that ended failed or could not be judged)";
 
 /// What `rtlab measure` prints to standard output at the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -225,3 +225,29 @@ fn a_failed_criterion_outranks_a_run_that_cannot_be_judged() {
         ("FAIL", "unjudgeable")
     );
 }
+
+#[test]
+fn a_timerlat_run_that_lost_events_cannot_pass() {
+    let mut r = run();
+    r.params.engine = crate::measure::Engine::Timerlat;
+    r.timerlat = Some(crate::timerlat::TimerlatInfo {
+        period_ns: Nanos::MILLISECOND,
+        in_instance: true,
+        user_threads: false,
+        stop_ns: None,
+        stack_ns: None,
+        trace_clock: "local".into(),
+        irq: r.cpus.clone(),
+        user: vec![],
+        lost_events: 0,
+        stop: None,
+        analyses: vec![],
+    });
+    assert_eq!(judge(&r, us(40)).outcome(), Outcome::Pass);
+    r.timerlat.as_mut().unwrap().lost_events = 3;
+    let v = judge(&r, us(40));
+    assert_eq!(v.outcome(), Outcome::CannotJudge);
+    assert!(v.unjudgeable().unwrap().contains("lost 3 events"), "{v:?}");
+    // What it did measure over the budget still fails it.
+    assert_eq!(judge(&r, us(10)).outcome(), Outcome::Fail);
+}
