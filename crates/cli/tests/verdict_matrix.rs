@@ -7,7 +7,7 @@
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
 //! CPU without samples, noise and timerlat runs over their budgets, a timerlat run whose
 //! tracer lost events), and other tools' files imported with and
-//! without a budget (cyclictest's JSON, rtla osnoise's histogram). The surfaces are the commands (`measure`
+//! without a budget (cyclictest's JSON and its `-b` output, rtla osnoise's histogram). The surfaces are the commands (`measure`
 //! as it ends, `show`, `report`, every `export` format, `runs` over the store) and the server's
 //! run, host and fleet pages and its API's run summary. Each cell
 //! reads the verdict the surface shows (a `verdict:` line, a JUnit property checked against the
@@ -146,6 +146,20 @@ fn imported_kinds() -> Vec<Kind> {
             measure: &["--budget", "10ms"],
             change: None,
             import: Some(CYCLICTEST),
+        },
+        Kind {
+            name: "imported cyclictest stopped at -b",
+            expect: Word::CannotJudge,
+            measure: &[],
+            change: None,
+            import: Some("local_cyclictest_b30_h100.txt"),
+        },
+        Kind {
+            name: "imported cyclictest stopped at -b, over the budget it was imported with",
+            expect: Word::Fail,
+            measure: &["--budget", "30us"],
+            change: None,
+            import: Some("local_cyclictest_b30_q.txt"),
         },
         Kind {
             name: "imported rtla osnoise hist, within its budget",
@@ -558,13 +572,8 @@ fn look(
             (word, Some(code))
         }
         Surface::Runs => {
-            let (code, out, err) = output(rtlab(dir).args([
-                "runs",
-                "--db",
-                stored.db,
-                "--host",
-                &stored.host,
-            ]));
+            let (code, out, err) =
+                output(rtlab(dir).args(["runs", "--db", stored.db, "--host", &stored.host]));
             assert_eq!(code, 0, "{err}");
             (runs_word(&out, &stored.id), None)
         }
@@ -574,7 +583,9 @@ fn look(
             (page_word(&answer.body), None)
         }
         Surface::ServeApi => {
-            let answer = stored.server.get(&format!("/api/v1/runs?host={}", stored.host));
+            let answer = stored
+                .server
+                .get(&format!("/api/v1/runs?host={}", stored.host));
             assert_eq!(answer.status, 200, "{}", answer.body);
             let json = answer.json();
             let run = json["runs"]
@@ -589,7 +600,10 @@ fn look(
         Surface::ServeHostPage => {
             let answer = stored.server.get(&format!("/hosts/{}", stored.host));
             assert_eq!(answer.status, 200, "{}", answer.body);
-            (row_word(&answer.body, &format!("value=\"{}\"", stored.id)), None)
+            (
+                row_word(&answer.body, &format!("value=\"{}\"", stored.id)),
+                None,
+            )
         }
         Surface::ServeFleetPage => {
             let answer = stored.server.get("/");

@@ -27,6 +27,7 @@
 //! names the file and, where one is to blame, the line.
 
 mod build;
+mod cyclictest_break;
 mod cyclictest_hist;
 mod cyclictest_json;
 mod cyclictest_opts;
@@ -252,11 +253,16 @@ pub fn import_as(
     text: &str,
     modified: SystemTime,
 ) -> Result<MeasureRun, ImportError> {
+    // cyclictest's text outputs end with its `-b` break when one fired.
+    let broke = |mut run: MeasureRun| {
+        cyclictest_break::apply(text, &mut run);
+        run
+    };
     match format {
         Format::CyclictestJson => cyclictest_json::parse(file, text, modified),
-        Format::CyclictestHist => cyclictest_hist::parse(file, text, modified),
-        Format::CyclictestSummary => cyclictest_summary::parse(file, text, modified),
-        Format::CyclictestVerbose => cyclictest_verbose::parse(file, text, modified),
+        Format::CyclictestHist => cyclictest_hist::parse(file, text, modified).map(broke),
+        Format::CyclictestSummary => cyclictest_summary::parse(file, text, modified).map(broke),
+        Format::CyclictestVerbose => cyclictest_verbose::parse(file, text, modified).map(broke),
         Format::RtlaTimerlatHist => rtla_hist::parse(file, text, modified),
         Format::RtlaOsnoiseHist => rtla_hist::parse_osnoise(file, text, modified),
         Format::OslatText => oslat::parse_text(file, text, modified),

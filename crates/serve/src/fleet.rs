@@ -60,7 +60,10 @@ pub struct AuditLine {
 /// The whole fleet, regressions first, then by name: four queries whatever the number of
 /// hosts (the aggregates, the picked runs, their summaries, their audits), and the two runs
 /// of each host whose newest latency run has a baseline, loaded to be compared.
-pub(crate) fn fleet(store: &mut Store, regression_percent: f64) -> Result<Vec<FleetHost>, StoreError> {
+pub(crate) fn fleet(
+    store: &mut Store,
+    regression_percent: f64,
+) -> Result<Vec<FleetHost>, StoreError> {
     let rows = store.hosts()?;
     let picks = store.fleet_picks()?;
     let mut wanted: Vec<RunId> = picks
@@ -149,10 +152,8 @@ fn against_baseline(
     percent: f64,
 ) -> Result<Against, StoreError> {
     let (b, l) = (store.load_measure(baseline)?, store.load_measure(last)?);
-    let mut comparison = Comparison::new(&[
-        (format!("baseline {baseline}"), &b),
-        (last.to_string(), &l),
-    ]);
+    let mut comparison =
+        Comparison::new(&[(format!("baseline {baseline}"), &b), (last.to_string(), &l)]);
     if !comparison.comparable(1) {
         return Ok(Against {
             regressions: Vec::new(),
@@ -274,10 +275,16 @@ mod tests {
         let later = run("worse", 3, [21_000, 26_000]);
         store.save_measure(&later, None, None).unwrap();
         // alike: 20% worse exactly, at the limit, passes.
-        store.save_measure(&run("alike", 1, [10_000, 10_000]), None, None).unwrap();
-        store.save_measure(&run("alike", 2, [12_000, 12_000]), None, None).unwrap();
+        store
+            .save_measure(&run("alike", 1, [10_000, 10_000]), None, None)
+            .unwrap();
+        store
+            .save_measure(&run("alike", 2, [12_000, 12_000]), None, None)
+            .unwrap();
         // other: measured at another interval: no percentage, a reason.
-        store.save_measure(&run("other", 1, [10_000, 10_000]), None, None).unwrap();
+        store
+            .save_measure(&run("other", 1, [10_000, 10_000]), None, None)
+            .unwrap();
         let mut fast = run("other", 2, [90_000, 90_000]);
         fast.params.interval_ns = model::Nanos::from_us(200);
         store.save_measure(&fast, None, None).unwrap();

@@ -233,9 +233,8 @@ impl Store {
             row.kind == crate::schema::KIND_NOISE || row.quantity.as_deref() == Some("os-noise");
         let id = self.stored_id(row.id)?;
         let verdict = match row.verdict.as_deref() {
-            Some(word) => Outcome::parse(word).ok_or_else(|| {
-                self.corrupt(&run, "verdict", "not pass, fail or unjudgeable")
-            })?,
+            Some(word) => Outcome::parse(word)
+                .ok_or_else(|| self.corrupt(&run, "verdict", "not pass, fail or unjudgeable"))?,
             // Saved before the column (or set back by a migration): judged now.
             None => model::gate::judge(&self.load_measure(&id)?, None).outcome(),
         };

@@ -478,7 +478,11 @@ mod tests {
             p9999_ns: Some(max / 2),
             under: "cpu:60%".into(),
             label: None,
-            verdict: if max > 50_000 { Outcome::Fail } else { Outcome::Pass },
+            verdict: if max > 50_000 {
+                Outcome::Fail
+            } else {
+                Outcome::Pass
+            },
             os_noise: false,
         };
         let html = host_page(

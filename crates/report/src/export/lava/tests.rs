@@ -332,7 +332,10 @@ fn a_baseline_of_too_few_or_mixed_runs_is_refused() {
     other.params.interval_ns = Nanos::from_us(200);
     let runs = [with_max(5_000), with_max(6_000), other];
     let e = baseline(&runs, None).unwrap_err();
-    assert!(e.contains("run 3 is not compared with run 1: interval 200us against"), "{e}");
+    assert!(
+        e.contains("run 3 is not compared with run 1: interval 200us against"),
+        "{e}"
+    );
     let runs = [noise_run(), noise_run(), noise_run()];
     let b = baseline(&runs, None).unwrap();
     assert_eq!(
