@@ -36,13 +36,18 @@ pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
     } else {
         args.format
     };
+    let verdict = model::gate::judge_hwlat(&run);
+    let interrupted = run.status == model::measure::RunStatus::Interrupted;
     let text = match format {
-        HwlatFormat::Text => report::hwlat::table(&run, args.samples),
+        // The text ends with the verdict line, as `measure`'s, `noise`'s and `show`'s do.
+        HwlatFormat::Text => {
+            report::hwlat::table(&run, args.samples)
+                + &crate::verdict::summary_line(&verdict, interrupted)
+        }
         HwlatFormat::Json => run.to_json() + "\n",
         HwlatFormat::Hwlatdetect => report::hwlat::hwlatdetect(&run),
     };
     console::print_stdout(&text).context("writing to standard output")?;
-    let verdict = model::gate::judge_hwlat(&run);
     crate::verdict::say(&mut console, &verdict, None, false);
     if !verdict.passed() {
         return Ok(Exit::VerdictFailed);

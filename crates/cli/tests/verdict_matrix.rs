@@ -713,3 +713,36 @@ fn every_export_format_has_a_column() {
         );
     }
 }
+
+/// Hardware-latency runs (`rtlab.hwlat/1`, read by `rtlab hwlat` alone): over, within and
+/// without their `--hardlimit`, the verdict line and the exit status agree in every output
+/// format (the JSON and hwlatdetect forms carry no line: their exit status is the verdict).
+#[test]
+fn a_hardware_latency_run_gets_one_verdict_in_every_format() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/imports/kdoc_hwlat_tracer_trace.txt");
+    let dir = tempfile::tempdir().unwrap();
+    // The trace's worst sample is 18 us (outer), four reach 15 us.
+    for (limit, expect) in [
+        (Some("15us"), Word::Fail),
+        (Some("18us"), Word::Fail),
+        (Some("19us"), Word::Pass),
+        (None, Word::Pass),
+    ] {
+        for format in ["text", "json", "hwlatdetect"] {
+            let mut cmd = rtlab(dir.path());
+            cmd.arg("hwlat")
+                .arg("--from")
+                .arg(&trace)
+                .args(["--format", format]);
+            if let Some(limit) = limit {
+                cmd.args(["--hardlimit", limit]);
+            }
+            let (code, out, err) = output(&mut cmd);
+            assert_eq!(code, expect.exit(), "{limit:?} {format}: {err}");
+            if format == "text" {
+                assert_eq!(verdict_line(&out), Some(expect), "{limit:?}: {out}");
+            }
+        }
+    }
+}

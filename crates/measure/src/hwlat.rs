@@ -2,8 +2,9 @@
 //! hwlatdetect measures it, on any kernel. This module owns the run's parameters
 //! ([`HwlatConfig`]) and both engines:
 //!
-//! * **kernel** — the hwlat tracer: its threshold, window, width and CPUs set, the samples read
-//!   back after `--duration`, every setting restored ([`sys::hwlat::HwlatTracer`]);
+//! * **kernel** — the hwlat tracer, an engine of the measuring session ([`crate::session`]) as
+//!   the osnoise and timerlat tracers are: its threshold, window, width and CPUs set, the
+//!   samples read back after `--duration`, every setting restored ([`sys::hwlat::HwlatTracer`]);
 //! * **user** — where the tracer is missing: the noise detector at SCHED_FIFO 99, polling
 //!   `--width` of every `--window`, keeping per window the longest gap no kernel event
 //!   explains. A user-space thread cannot turn interrupts off, so what it reports is a screen:
@@ -16,13 +17,14 @@ use std::time::{Duration, Instant, SystemTime};
 use model::hwlat::{
     HWLAT_SCHEMA, HwlatEngine, HwlatParams, HwlatRun, HwlatSample, SmiCounts, SmiCpu,
 };
-use model::measure::{Policy, RunStatus, Warning};
+use model::measure::{Policy, Progress, RunStatus, Warning};
 use model::{CpuSet, Nanos};
-use sys::signals::TerminationSignals;
+use sys::tracefs::Tracefs;
 
 use crate::env::{Environment, RunError};
 use crate::noise::{NoiseConfig, run_noise_windows};
 use crate::run::NoObserver;
+use crate::session::{self, Engine, MainThread, TICK};
 
 /// Which engine to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +58,6 @@ pub struct HwlatConfig {
 
 /// Largest trace read back from the tracer (it writes one line per window over threshold).
 const MAX_TRACE_BYTES: u64 = 256 << 20;
-const TICK: Duration = Duration::from_millis(100);
 
 impl HwlatConfig {
     /// hwlatdetect's defaults (threshold 10 us, window 1 s, width 500 ms) for `cpus`, 60 s.
@@ -103,6 +104,7 @@ impl HwlatConfig {
 pub fn run_hwlat(config: &HwlatConfig, env: &Environment) -> Result<HwlatRun, RunError> {
     let root = &env.root;
     let tracer = sys::hwlat::available(root);
+    let host = sys::host::host_info(root);
     let smi_before = sys::hwlat::smi_counts(root, &config.cpus);
     let started = SystemTime::now();
     let t0 = Instant::now();
@@ -112,7 +114,13 @@ pub fn run_hwlat(config: &HwlatConfig, env: &Environment) -> Result<HwlatRun, Ru
                 "--engine kernel: this kernel has no hwlat tracer (CONFIG_HWLAT_TRACER) or tracefs is not mounted; --engine user screens for it from user space".to_string(),
             ));
         }
-        (HwlatChoice::Kernel | HwlatChoice::Auto, Some(fs)) => kernel(config, fs)?,
+        (HwlatChoice::Kernel | HwlatChoice::Auto, Some(fs)) => {
+            let (status, samples) = session::run(
+                KernelHwlat::new(config, fs, document(config, &host, started)),
+                &mut NoObserver,
+            )?;
+            (HwlatEngine::Kernel, status, samples, Vec::new())
+        }
         (HwlatChoice::User | HwlatChoice::Auto, _) => user(config, env)?,
     };
     let elapsed = Nanos(u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX));
@@ -123,17 +131,32 @@ pub fn run_hwlat(config: &HwlatConfig, env: &Environment) -> Result<HwlatRun, Ru
             format!("{n} system management interrupts (SMIs) came during the run: firmware took the CPUs for as long as each lasted"),
         ));
     }
-    let cpus = HwlatRun::summarize(&config.cpus, &samples);
-    Ok(HwlatRun {
+    let mut run = document(config, &host, started);
+    run.cpus = HwlatRun::summarize(&config.cpus, &samples);
+    run.status = status;
+    run.ended_at = crate::result::timestamp(SystemTime::now());
+    run.elapsed_ns = elapsed;
+    run.engine = engine;
+    run.samples = samples;
+    run.smi = smi;
+    run.warnings = warnings;
+    Ok(run)
+}
+
+/// The document of a run of `config` on `host` started at `started`, as it stands before any
+/// sample: status `running`, nothing measured yet.
+fn document(config: &HwlatConfig, host: &model::host::HostInfo, started: SystemTime) -> HwlatRun {
+    let at = crate::result::timestamp(started);
+    HwlatRun {
         schema: HWLAT_SCHEMA.to_string(),
         rtlab_version: env!("CARGO_PKG_VERSION").to_string(),
         build: model::build::current().cloned(),
-        status,
-        started_at: crate::result::timestamp(started),
-        ended_at: crate::result::timestamp(SystemTime::now()),
-        elapsed_ns: elapsed,
-        host: sys::host::host_info(root),
-        engine,
+        status: RunStatus::Running,
+        started_at: at.clone(),
+        ended_at: at,
+        elapsed_ns: Nanos::ZERO,
+        host: host.clone(),
+        engine: HwlatEngine::Kernel,
         params: HwlatParams {
             cpus: config.cpus.clone(),
             duration_ns: Some(config.duration),
@@ -142,68 +165,128 @@ pub fn run_hwlat(config: &HwlatConfig, env: &Environment) -> Result<HwlatRun, Ru
             width_ns: Some(config.width),
             hardlimit_ns: config.hardlimit,
         },
-        samples,
-        cpus,
-        smi,
-        warnings,
+        samples: Vec::new(),
+        cpus: HwlatRun::summarize(&config.cpus, &[]),
+        smi: SmiCounts::default(),
+        warnings: Vec::new(),
         import: None,
-    })
+    }
 }
 
-type Engined = (HwlatEngine, RunStatus, Vec<HwlatSample>, Vec<Warning>);
+/// The kernel's hwlat tracer as an engine of the measuring session, as the osnoise tracer is
+/// one: armed at the common start, left to sample for `--duration` (a signal ends it early;
+/// no live view, no checkpoints: its samples are read at the end), then read back and
+/// restored.
+struct KernelHwlat<'a> {
+    config: &'a HwlatConfig,
+    fs: Tracefs,
+    /// The document before any sample, the observer's at the start.
+    empty: HwlatRun,
+    /// The tracer, running (restored when dropped, on every path).
+    tracer: Option<sys::hwlat::HwlatTracer>,
+    end: Instant,
+}
 
-/// The kernel's tracer for `--duration` (a signal ends it early), then its samples.
-fn kernel(config: &HwlatConfig, fs: sys::tracefs::Tracefs) -> Result<Engined, RunError> {
-    let signals = TerminationSignals::block().map_err(|source| RunError::Kernel {
-        what: "blocking SIGINT/SIGTERM for an orderly stop".to_string(),
-        source,
-    })?;
-    let us = |n: Nanos| n.get() / 1_000;
-    let tracer = sys::hwlat::HwlatTracer::start(
-        fs,
-        us(config.threshold),
-        us(config.window),
-        us(config.width),
-        &config.cpus,
-    )
-    .map_err(|source| RunError::Kernel {
-        what: "starting the hwlat tracer".to_string(),
-        source,
-    })?;
-    let end = Instant::now() + config.duration.to_duration();
-    let mut status = RunStatus::Complete;
-    while Instant::now() < end {
-        let left = end.saturating_duration_since(Instant::now());
-        if signals.wait(left.min(TICK)).is_some() {
-            status = RunStatus::Interrupted;
-            break;
+impl<'a> KernelHwlat<'a> {
+    fn new(config: &'a HwlatConfig, fs: Tracefs, empty: HwlatRun) -> Self {
+        KernelHwlat {
+            config,
+            fs,
+            empty,
+            tracer: None,
+            end: Instant::now(),
         }
     }
-    let text = tracer.read_trace(MAX_TRACE_BYTES);
-    tracer.restore().map_err(|source| RunError::Kernel {
-        what: "restoring the tracing settings after the hwlat tracer".to_string(),
-        source,
-    })?;
-    let text = text.map_err(|e| RunError::Setup(format!("reading the hwlat trace: {e}")))?;
-    let report = trace::hwlat::parse(&text)
-        .map_err(|e| RunError::Setup(format!("the hwlat tracer's trace: {e}")))?;
-    let samples = report
-        .samples
-        .iter()
-        .map(|s| HwlatSample {
-            seq: s.seq,
-            cpu: s.cpu,
-            ts_ns: Some(s.trace_ts_ns),
-            wall: Some(s.wall_ts.clone()),
-            inner_ns: s.inner_us.saturating_mul(1_000),
-            outer_ns: s.outer_us.saturating_mul(1_000),
-            count: s.count,
-            nmi_total_ns: s.nmi_total_us.map(|n| n.saturating_mul(1_000)),
-            nmi_count: s.nmi_count,
-        })
-        .collect();
-    Ok((HwlatEngine::Kernel, status, samples, Vec::new()))
 }
+
+impl Engine for KernelHwlat<'_> {
+    type Output = (RunStatus, Vec<HwlatSample>);
+    type Document = HwlatRun;
+
+    fn prepare(&mut self) -> Result<MainThread, RunError> {
+        Ok(MainThread::default())
+    }
+
+    fn start(&mut self) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    /// Sets the tracer's threshold, window, width and CPUs and starts it.
+    fn go(&mut self) -> Result<HwlatRun, RunError> {
+        let us = |n: Nanos| n.get() / 1_000;
+        let c = self.config;
+        let tracer = sys::hwlat::HwlatTracer::start(
+            self.fs.clone(),
+            us(c.threshold),
+            us(c.window),
+            us(c.width),
+            &c.cpus,
+        )
+        .map_err(|source| RunError::Kernel {
+            what: "starting the hwlat tracer".to_string(),
+            source,
+        })?;
+        self.tracer = Some(tracer);
+        self.end = Instant::now() + c.duration.to_duration();
+        Ok(self.empty.clone())
+    }
+
+    /// A tick, or what is left of the run if less.
+    fn tick(&self) -> Duration {
+        self.end.saturating_duration_since(Instant::now()).min(TICK)
+    }
+
+    fn ended(&mut self) -> bool {
+        Instant::now() >= self.end
+    }
+
+    fn progress(&self) -> Option<Progress> {
+        None
+    }
+
+    fn checkpoint_every(&self) -> Option<Duration> {
+        None
+    }
+
+    fn checkpoint(&self) -> HwlatRun {
+        self.empty.clone()
+    }
+
+    /// The tracer is read and stopped in `finish`.
+    fn stop(&mut self) {}
+
+    /// Reads the samples back, restores the tracer's settings, and parses the samples.
+    fn finish(mut self, status: RunStatus) -> Result<Self::Output, RunError> {
+        let tracer = self.tracer.take().expect("armed");
+        let text = tracer.read_trace(MAX_TRACE_BYTES);
+        tracer.restore().map_err(|source| RunError::Kernel {
+            what: "restoring the tracing settings after the hwlat tracer".to_string(),
+            source,
+        })?;
+        let text = text.map_err(|e| RunError::Setup(format!("reading the hwlat trace: {e}")))?;
+        let report = trace::hwlat::parse(&text)
+            .map_err(|e| RunError::Setup(format!("the hwlat tracer's trace: {e}")))?;
+        let samples = report
+            .samples
+            .iter()
+            .map(|s| HwlatSample {
+                seq: s.seq,
+                cpu: s.cpu,
+                ts_ns: Some(s.trace_ts_ns),
+                wall: Some(s.wall_ts.clone()),
+                inner_ns: s.inner_us.saturating_mul(1_000),
+                outer_ns: s.outer_us.saturating_mul(1_000),
+                count: s.count,
+                nmi_total_ns: s.nmi_total_us.map(|n| n.saturating_mul(1_000)),
+                nmi_count: s.nmi_count,
+            })
+            .collect();
+        Ok((status, samples))
+    }
+}
+
+/// What an engine measured: which engine, how the run ended, its samples, its warnings.
+type Engined = (HwlatEngine, RunStatus, Vec<HwlatSample>, Vec<Warning>);
 
 /// The user-space screen: the noise detector at SCHED_FIFO 99, `width` of every `window`;
 /// per CPU and window, the longest gap no kernel event explains.
@@ -323,6 +406,71 @@ fn smi(
 mod tests {
     use super::*;
     use trace::noise::Window;
+
+    /// A tracefs tree with the hwlat tracer's files (no instances: the tracer runs in the
+    /// top-level buffer), its `trace` holding the kernel documentation's 12 samples.
+    fn tracefs(dir: &std::path::Path) -> Tracefs {
+        std::fs::create_dir_all(dir.join("hwlat_detector")).unwrap();
+        let trace = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/imports/kdoc_hwlat_tracer_trace.txt"
+        ))
+        .unwrap();
+        for (name, value) in [
+            ("current_tracer", "nop"),
+            ("available_tracers", "hwlat nop"),
+            ("tracing_thresh", "0"),
+            ("hwlat_detector/window", "1000000"),
+            ("hwlat_detector/width", "500000"),
+            ("tracing_cpumask", "ff"),
+            ("tracing_on", "1"),
+            ("trace", trace.as_str()),
+        ] {
+            std::fs::write(dir.join(name), format!("{value}\n")).unwrap();
+        }
+        Tracefs::at(dir)
+    }
+
+    #[test]
+    fn the_kernel_tracer_runs_in_the_session_and_leaves_its_settings_as_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = tracefs(dir.path());
+        let files = [
+            "current_tracer",
+            "tracing_thresh",
+            "hwlat_detector/window",
+            "hwlat_detector/width",
+            "tracing_cpumask",
+            "tracing_on",
+        ];
+        let read = || -> Vec<String> {
+            files
+                .iter()
+                .map(|f| {
+                    let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+                    text.trim().to_string()
+                })
+                .collect()
+        };
+        let before = read();
+        let mut config = HwlatConfig::new(CpuSet::from_cpus([1, 2]));
+        config.duration = Nanos::from_ms(50);
+        config.window = Nanos::from_secs(2);
+        config.width = Nanos::from_secs(1);
+        let host = model::host::HostInfo::default();
+        let started = SystemTime::now();
+        let empty = document(&config, &host, started);
+        assert_eq!(empty.status, RunStatus::Running);
+        let (status, samples) =
+            session::run(KernelHwlat::new(&config, fs, empty), &mut NoObserver).unwrap();
+        assert_eq!(status, RunStatus::Complete);
+        assert_eq!(samples.len(), 12);
+        assert_eq!(
+            (samples[0].cpu, samples[0].inner_ns, samples[0].outer_ns),
+            (1, 11_000, 12_000)
+        );
+        assert_eq!(read(), before, "every setting as found");
+    }
 
     #[test]
     fn each_window_keeps_its_longest_unexplained_gap() {

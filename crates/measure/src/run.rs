@@ -104,6 +104,7 @@ impl<'a> Latency<'a> {
 
 impl Engine for Latency<'_> {
     type Output = MeasureRun;
+    type Document = MeasureRun;
 
     /// Holds the DMA latency request, starts `--trace`'s recording and arms `--break`.
     fn prepare(&mut self) -> Result<MainThread, RunError> {

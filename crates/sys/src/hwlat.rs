@@ -1,9 +1,11 @@
-//! The kernel's hwlat tracer, driven as hwlatdetect drives it: this module owns saving the
-//! top-level tracing settings it changes (`current_tracer`, `tracing_thresh`,
-//! `hwlat_detector/window` and `width`, `tracing_cpumask`, `tracing_on`), setting them for a
-//! run, reading the samples back, and restoring every saved value — also from `Drop`, so an
-//! error or a panic leaves the machine's tracing as it was. The hwlat tracer runs only in the
-//! top-level buffer, so a tracer someone else has set is refused, never replaced.
+//! The kernel's hwlat tracer, driven as hwlatdetect drives it, on the tracer plumbing the
+//! osnoise family uses ([`crate::kernel_tracer::KernelTracer`]): this module owns the options it
+//! saves and sets for a run (`tracing_thresh`, `hwlat_detector/window` and `width`, the
+//! buffer's `tracing_cpumask`), reading the samples back, and restoring every saved value —
+//! also from `Drop`, so an error or a panic leaves the machine's tracing as it was. The tracer
+//! runs in a private instance where the kernel allows it (its hwlat tracer allows instances),
+//! else in the top-level buffer when no other tracer holds it: a tracer someone else has set is
+//! refused, never replaced.
 //!
 //! And SMI counts: MSR_SMI_COUNT (0x34) through `/dev/cpu/N/msr` on Intel CPUs, as hwlatdetect
 //! reads it with rdmsr.
@@ -12,31 +14,23 @@ use std::path::Path;
 
 use model::CpuSet;
 
+use crate::kernel_tracer::{KernelTracer, read, write};
 use crate::tracefs::Tracefs;
 use crate::{Error, Result, Root};
 
-/// The tracer's settings, as found (and restored).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HwlatSettings {
-    /// `current_tracer`.
-    pub tracer: String,
-    /// `tracing_thresh`, us.
-    pub thresh_us: String,
-    /// `hwlat_detector/window`, us.
-    pub window_us: String,
-    /// `hwlat_detector/width`, us.
-    pub width_us: String,
-    /// `tracing_cpumask`.
-    pub cpumask: String,
-    /// `tracing_on`.
-    pub tracing_on: String,
-}
+/// The options a run changes, saved first and restored at the end. `tracing_cpumask` is the
+/// top-level buffer's, changed only when the tracer runs there.
+const OPTIONS: [&str; 4] = [
+    "tracing_thresh",
+    "hwlat_detector/window",
+    "hwlat_detector/width",
+    "tracing_cpumask",
+];
 
 /// The hwlat tracer, set up for a run; its settings are restored when it is dropped.
 #[derive(Debug)]
 pub struct HwlatTracer {
-    fs: Tracefs,
-    saved: Option<HwlatSettings>,
+    inner: KernelTracer,
 }
 
 /// Whether this kernel has the hwlat tracer: tracefs mounted and `hwlat` among
@@ -50,53 +44,18 @@ pub fn available(root: &Root) -> Option<Tracefs> {
         .then_some(fs)
 }
 
-fn read(dir: &Path, name: &str) -> Result<String> {
-    let path = dir.join(name);
-    std::fs::read_to_string(&path)
-        .map(|t| t.trim().to_string())
-        .map_err(|e| Error::from_io(&path, e))
-}
-
-fn write(dir: &Path, name: &str, value: &str) -> Result<()> {
-    let path = dir.join(name);
-    std::fs::write(&path, value).map_err(|e| Error::from_io(&path, e))
-}
-
-/// `current_tracer` lists the active one plainly; older kernels bracket it in
-/// `available_tracers` style — either way the name.
-fn tracer_name(text: &str) -> String {
-    text.trim().trim_matches(['[', ']']).to_string()
-}
-
-impl HwlatSettings {
-    fn read(dir: &Path) -> Result<HwlatSettings> {
-        Ok(HwlatSettings {
-            tracer: tracer_name(&read(dir, "current_tracer")?),
-            thresh_us: read(dir, "tracing_thresh")?,
-            window_us: read(dir, "hwlat_detector/window")?,
-            width_us: read(dir, "hwlat_detector/width")?,
-            cpumask: read(dir, "tracing_cpumask")?,
-            tracing_on: read(dir, "tracing_on")?,
-        })
-    }
-
-    /// Writes window and width in the order the kernel accepts (width ≤ window at every step).
-    fn write_window(dir: &Path, window: &str, width: &str) -> Result<()> {
-        let current: u64 = read(dir, "hwlat_detector/window")?.parse().unwrap_or(0);
-        let new_window: u64 = window.parse().unwrap_or(0);
-        if new_window >= current {
-            write(dir, "hwlat_detector/window", window)?;
-            write(dir, "hwlat_detector/width", width)
-        } else {
-            write(dir, "hwlat_detector/width", width)?;
-            write(dir, "hwlat_detector/window", window)
-        }
-    }
+/// The order to write `window` and `width` in so that width ≤ window at every step (the
+/// kernel refuses a width over the window): the window first when it grows.
+fn window_first(dir: &Path, window_us: u64) -> Result<bool> {
+    let current: u64 = read(&dir.join("hwlat_detector/window"))?
+        .parse()
+        .unwrap_or(0);
+    Ok(window_us >= current)
 }
 
 impl HwlatTracer {
-    /// Saves the settings, sets the threshold, window, width and CPUs, and starts the tracer
-    /// with an empty buffer. Refuses when another tracer than `nop` is set.
+    /// Saves the options, sets the threshold, window and width, and starts the tracer on
+    /// `cpus` with an empty buffer. Refuses to take the top-level buffer from another tracer.
     pub fn start(
         fs: Tracefs,
         threshold_us: u64,
@@ -104,50 +63,49 @@ impl HwlatTracer {
         width_us: u64,
         cpus: &CpuSet,
     ) -> Result<HwlatTracer> {
-        let dir = fs.dir().to_path_buf();
-        let saved = HwlatSettings::read(&dir)?;
-        if saved.tracer != "nop" {
-            return Err(Error::Parse {
-                path: dir.join("current_tracer"),
-                line: 1,
-                what: format!(
-                    "nop (the '{}' tracer is in use; the hwlat tracer needs the top-level buffer, and rtlab does not take it from someone else)",
-                    saved.tracer
-                ),
-            });
-        }
         let mut tracer = HwlatTracer {
-            fs,
-            saved: Some(saved),
+            inner: KernelTracer::save(&fs, &OPTIONS)?,
         };
-        tracer.configure(threshold_us, window_us, width_us, cpus)?;
+        for name in [
+            "hwlat_detector/window",
+            "hwlat_detector/width",
+            "tracing_thresh",
+        ] {
+            if tracer.inner.saved(name).is_none() {
+                let path = fs.dir().join(name);
+                return Err(Error::from_io(
+                    &path,
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                ));
+            }
+        }
+        let top = tracer.inner.top().to_path_buf();
+        write(&top.join("tracing_thresh"), &threshold_us.to_string())?;
+        let (window, width) = (window_us.to_string(), width_us.to_string());
+        if window_first(&top, window_us)? {
+            write(&top.join("hwlat_detector/window"), &window)?;
+            write(&top.join("hwlat_detector/width"), &width)?;
+        } else {
+            write(&top.join("hwlat_detector/width"), &width)?;
+            write(&top.join("hwlat_detector/window"), &window)?;
+        }
+        let mask = crate::trace_instance::cpumask_hex(cpus.iter());
+        // Selecting a tracer clears its buffer; the buffer switched on starts the sampling
+        // thread.
+        tracer
+            .inner
+            .start_with("hwlat", &[], &[("tracing_cpumask", &mask)])?;
         Ok(tracer)
     }
 
-    fn configure(
-        &mut self,
-        threshold_us: u64,
-        window_us: u64,
-        width_us: u64,
-        cpus: &CpuSet,
-    ) -> Result<()> {
-        let dir = self.fs.dir().to_path_buf();
-        write(&dir, "tracing_on", "0")?;
-        write(&dir, "tracing_thresh", &threshold_us.to_string())?;
-        HwlatSettings::write_window(&dir, &window_us.to_string(), &width_us.to_string())?;
-        write(
-            &dir,
-            "tracing_cpumask",
-            &crate::trace_instance::cpumask_hex(cpus.iter()),
-        )?;
-        write(&dir, "current_tracer", "hwlat")?;
-        // Selecting a tracer clears the buffer; switching on starts the sampling thread.
-        write(&dir, "tracing_on", "1")
+    /// Whether it runs in a private instance (else in the top-level buffer).
+    pub fn in_instance(&self) -> bool {
+        self.inner.in_instance()
     }
 
-    /// The samples so far: the top-level `trace` text, read up to `limit` bytes.
+    /// The samples so far: the buffer's `trace` text, read up to `limit` bytes.
     pub fn read_trace(&self, limit: u64) -> std::result::Result<String, String> {
-        files::read_input_text(&self.fs.dir().join("trace"), limit)
+        files::read_input_text(&self.inner.dir().join("trace"), limit)
     }
 
     /// Stops the tracer and restores every saved setting.
@@ -155,20 +113,21 @@ impl HwlatTracer {
         self.restore_saved()
     }
 
+    /// The buffer given back (the tracer stopped with it), then the options: window and
+    /// width in the order that keeps the width within the window at every step. Once only.
     fn restore_saved(&mut self) -> Result<()> {
-        let Some(saved) = self.saved.take() else {
-            return Ok(());
+        let top = self.inner.top().to_path_buf();
+        let saved_window: u64 = self
+            .inner
+            .saved("hwlat_detector/window")
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0);
+        let first: &[&'static str] = if window_first(&top, saved_window).unwrap_or(false) {
+            &["hwlat_detector/window", "hwlat_detector/width"]
+        } else {
+            &["hwlat_detector/width", "hwlat_detector/window"]
         };
-        let dir = self.fs.dir().to_path_buf();
-        let steps = [
-            write(&dir, "tracing_on", "0"),
-            write(&dir, "current_tracer", &saved.tracer),
-            write(&dir, "tracing_thresh", &saved.thresh_us),
-            HwlatSettings::write_window(&dir, &saved.window_us, &saved.width_us),
-            write(&dir, "tracing_cpumask", &saved.cpumask),
-            write(&dir, "tracing_on", &saved.tracing_on),
-        ];
-        steps.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+        self.inner.restore(first)
     }
 }
 
@@ -223,6 +182,31 @@ pub fn smi_counts(root: &Root, cpus: &CpuSet) -> std::result::Result<Vec<(u32, u
 mod tests {
     use super::*;
 
+    /// The settings a run changes, as the files say.
+    #[derive(Debug, PartialEq, Eq)]
+    struct HwlatSettings {
+        tracer: String,
+        thresh_us: String,
+        window_us: String,
+        width_us: String,
+        cpumask: String,
+        tracing_on: String,
+    }
+
+    impl HwlatSettings {
+        fn read(dir: &Path) -> Result<HwlatSettings> {
+            let r = |name: &str| read(&dir.join(name));
+            Ok(HwlatSettings {
+                tracer: r("current_tracer")?,
+                thresh_us: r("tracing_thresh")?,
+                window_us: r("hwlat_detector/window")?,
+                width_us: r("hwlat_detector/width")?,
+                cpumask: r("tracing_cpumask")?,
+                tracing_on: r("tracing_on")?,
+            })
+        }
+    }
+
     fn tracefs(dir: &Path, tracer: &str) -> Tracefs {
         std::fs::create_dir_all(dir.join("hwlat_detector")).unwrap();
         for (name, value) in [
@@ -275,7 +259,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("'function' tracer is in use"), "{e}");
-        assert_eq!(read(dir.path(), "current_tracer").unwrap(), "function");
+        assert_eq!(
+            read(&dir.path().join("current_tracer")).unwrap(),
+            "function"
+        );
+        // Refused before anything was changed: the options are as they were.
+        let after = HwlatSettings::read(dir.path()).unwrap();
+        assert_eq!(
+            (after.window_us, after.width_us),
+            (before.window_us, before.width_us)
+        );
     }
 
     #[test]

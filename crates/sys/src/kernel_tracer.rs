@@ -102,10 +102,24 @@ impl KernelTracer {
     /// soon as it is written, and may stop the buffer at once at its threshold (a stop that
     /// switching the buffer on afterwards would undo).
     pub(crate) fn start(&mut self, tracer: &str, events: &[&str]) -> Result<()> {
+        self.start_with(tracer, events, &[])
+    }
+
+    /// [`KernelTracer::start`], with `buffer` (a file of the buffer and its value, such as
+    /// `tracing_cpumask`) written into the buffer the tracer runs in before it starts: an
+    /// instance's go with it; for the top-level buffer the caller saved them as options.
+    pub(crate) fn start_with(
+        &mut self,
+        tracer: &str,
+        events: &[&str],
+        buffer: &[(&str, &str)],
+    ) -> Result<()> {
         let fs = Tracefs::at(&self.top);
         if let Ok(instance) = Instance::create(&fs) {
             enable_events(instance.dir(), events);
-            if instance.set_on(true).is_ok()
+            let set = |dir: &Path| buffer.iter().try_for_each(|(f, v)| write(&dir.join(f), v));
+            if set(instance.dir()).is_ok()
+                && instance.set_on(true).is_ok()
                 && write(&instance.dir().join("current_tracer"), tracer).is_ok()
             {
                 self.instance = Some(instance);
@@ -126,6 +140,9 @@ impl KernelTracer {
         }
         let on = read(&self.top.join("tracing_on"))?;
         self.saved_top = Some((current, on));
+        for (file, value) in buffer {
+            write(&self.top.join(file), value)?;
+        }
         self.enabled_top = enable_events(&self.top, events);
         write(&self.top.join("tracing_on"), "1")?;
         write(&path, tracer)

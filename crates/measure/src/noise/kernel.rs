@@ -85,6 +85,7 @@ impl<'a> KernelNoise<'a> {
 
 impl Engine for KernelNoise<'_> {
     type Output = MeasureRun;
+    type Document = MeasureRun;
 
     fn prepare(&mut self) -> Result<MainThread, RunError> {
         self.steal_before = sys::cpu::times(&self.env.root).ok();

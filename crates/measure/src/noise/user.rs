@@ -118,6 +118,7 @@ impl<'a> UserNoise<'a> {
 
 impl Engine for UserNoise<'_> {
     type Output = (MeasureRun, HwWindows);
+    type Document = MeasureRun;
 
     /// Chooses and calibrates the counter, starts the trace, and chooses the main thread's
     /// CPUs: off the measured ones, as oslat keeps its own, unless there is no other CPU or

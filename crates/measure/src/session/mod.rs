@@ -1,7 +1,7 @@
 //! One measuring session, whatever measures: prepare the machine, start measuring on every CPU,
 //! watch (signals, progress, checkpoints), stop in order, build the result. The order is
 //! written once, here ([`run`]); what differs between engines — the latency sampler, the noise
-//! detector, the kernel's osnoise tracer, and next its timerlat tracer — is behind [`Engine`].
+//! detector, the kernel's osnoise, timerlat and hwlat tracers — is behind [`Engine`].
 //!
 //! Order of work: the engine is made (it describes the host and checks privileges: nothing is
 //! changed yet); the termination signals are blocked, so only this thread sees them; the
@@ -38,10 +38,12 @@ use sys::signals::TerminationSignals;
 use crate::env::RunError;
 use crate::preflight;
 
-/// Receives what happens during a run. Every method has a default that ignores it.
-pub trait Observer {
+/// Receives what happens during a run of an engine whose documents are `D` (a
+/// [`MeasureRun`] for latency, noise and timerlat; a hardware-latency run for hwlat). Every
+/// method has a default that ignores it.
+pub trait Observer<D = MeasureRun> {
     /// Once, when the measurement has started; `run` is an empty document.
-    fn started(&mut self, _run: &MeasureRun) {}
+    fn started(&mut self, _run: &D) {}
     /// Whether [`Observer::progress`] is wanted (computing it reads every histogram).
     fn wants_progress(&self) -> bool {
         true
@@ -49,7 +51,7 @@ pub trait Observer {
     /// About once a second.
     fn progress(&mut self, _progress: &Progress) {}
     /// Every checkpoint interval, with the full document so far (status `running`).
-    fn checkpoint(&mut self, _run: &MeasureRun) {}
+    fn checkpoint(&mut self, _run: &D) {}
     /// Once, as soon as the measurement has been told to stop (the measured time is over, or
     /// the run was interrupted), before it is joined and the result is built.
     fn finished(&mut self) {}
@@ -57,7 +59,7 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 pub struct NoObserver;
-impl Observer for NoObserver {
+impl<D> Observer<D> for NoObserver {
     fn wants_progress(&self) -> bool {
         false
     }
@@ -78,6 +80,8 @@ pub(crate) struct MainThread {
 pub(crate) trait Engine {
     /// What the run returns.
     type Output;
+    /// The document the observer is given at the start and at each checkpoint.
+    type Document;
 
     /// Changes the machine for the run (signals are blocked already): what it holds is kept
     /// in the engine and released when the engine is dropped. Says how the main thread runs.
@@ -87,7 +91,7 @@ pub(crate) trait Engine {
     fn start(&mut self) -> Result<(), RunError>;
     /// The common start (threads released, or a tracer armed); the empty document the
     /// observer is given.
-    fn go(&mut self) -> Result<MeasureRun, RunError>;
+    fn go(&mut self) -> Result<Self::Document, RunError>;
     /// How long the main thread waits for a signal before it looks again.
     fn tick(&self) -> Duration;
     /// Looks at the measurement once a tick (a log drained); true once it has ended by itself.
@@ -97,7 +101,7 @@ pub(crate) trait Engine {
     /// How often the engine gives a checkpoint; `None` for never.
     fn checkpoint_every(&self) -> Option<Duration>;
     /// The document so far (status `running`).
-    fn checkpoint(&self) -> MeasureRun;
+    fn checkpoint(&self) -> Self::Document;
     /// Tells the measurement to stop; quick (the observer hears `finished` right after).
     fn stop(&mut self);
     /// Waits for the measurement to end, leaves the machine as it was, builds the result.
@@ -126,7 +130,7 @@ const PACE: Pace = Pace {
 /// happens (the engine's guards are dropped on every path).
 pub(crate) fn run<E: Engine>(
     engine: E,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<E::Document>,
 ) -> Result<E::Output, RunError> {
     let signals = TerminationSignals::block().map_err(|source| RunError::Kernel {
         what: "blocking SIGINT/SIGTERM for an orderly stop".to_string(),
@@ -143,7 +147,7 @@ pub(crate) fn run<E: Engine>(
 /// The session after the signals are blocked; `signal(tick)` waits up to `tick` for one.
 fn drive<E: Engine>(
     mut engine: E,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<E::Document>,
     signal: &mut dyn FnMut(Duration) -> bool,
     pace: Pace,
 ) -> Result<E::Output, RunError> {
@@ -162,7 +166,7 @@ fn drive<E: Engine>(
 /// checkpoints meanwhile; `interrupted` on a signal, else `complete`.
 fn watch<E: Engine>(
     engine: &mut E,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Observer<E::Document>,
     signal: &mut dyn FnMut(Duration) -> bool,
     pace: Pace,
 ) -> RunStatus {

@@ -49,6 +49,7 @@ fn empty() -> MeasureRun {
 
 impl Engine for Scripted {
     type Output = RunStatus;
+    type Document = MeasureRun;
 
     fn prepare(&mut self) -> Result<MainThread, RunError> {
         self.step("prepare").map(|()| MainThread::default())

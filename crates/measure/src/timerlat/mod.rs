@@ -276,6 +276,7 @@ impl<'a> Timerlat<'a> {
 
 impl Engine for Timerlat<'_> {
     type Output = MeasureRun;
+    type Document = MeasureRun;
 
     /// Holds the DMA latency request, as the user engine does: the tracer's threads meet the
     /// same idle states.

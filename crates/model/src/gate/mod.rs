@@ -69,6 +69,8 @@ pub enum BudgetFrom {
     /// Neither: the run was measured without one and none was given.
     #[default]
     Nowhere,
+    /// A hardware-latency run: held to its own `--hardlimit`, never to a budget.
+    HardLimit,
 }
 
 /// What a run was held to: the budget and where it came from, the deadline of its
@@ -117,7 +119,10 @@ impl Criteria {
             (Some(b), _) => Some(format!(
                 "judged against {b} given now; measured without a budget"
             )),
-            (None, _) if self.hardlimit.is_some() => None,
+            (None, BudgetFrom::HardLimit) if self.hardlimit.is_some() => None,
+            (None, BudgetFrom::HardLimit) => Some(
+                "measured without --hardlimit: its samples are reported, not judged".to_string(),
+            ),
             (None, _) if self.deadline.is_some() => Some(
                 "measured without a budget: judged on completeness and deadlines only".to_string(),
             ),
@@ -392,6 +397,7 @@ pub fn judge_hwlat(run: &HwlatRun) -> Verdict {
     Verdict {
         criteria: Criteria {
             hardlimit: run.params.hardlimit_ns,
+            from: BudgetFrom::HardLimit,
             ..Criteria::default()
         },
         reasons,

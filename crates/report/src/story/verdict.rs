@@ -18,11 +18,13 @@ pub fn line(verdict: &Verdict) -> String {
         Outcome::CannotJudge => verdict.unjudgeable().unwrap_or_default().to_string(),
         Outcome::Pass => match c.budget {
             Some(b) => format!("every CPU within --budget {b}"),
-            None if c.hardlimit.is_some() => "no sample reached the hard limit".to_string(),
+            None if let Some(h) = c.hardlimit => format!("no sample reached --hardlimit {h}"),
             None => return format!("PASS: {criteria}"),
         },
     };
-    let own = matches!(c.from, BudgetFrom::Run) && c.deadline.is_none();
+    // Held to its own criteria: a budget it was measured with, a hardware-latency run's own
+    // hard limit (whose failure names it already).
+    let own = matches!(c.from, BudgetFrom::Run | BudgetFrom::HardLimit) && c.deadline.is_none();
     match (own || criteria.is_empty(), verdict.outcome()) {
         (true, o) => format!("{}: {body}", o.word()),
         (false, o) => format!("{}: {body} ({criteria})", o.word()),
