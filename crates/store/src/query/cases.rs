@@ -379,12 +379,12 @@ fn each_run_is_listed_with_the_gates_verdict_by_its_own_criteria() {
     let mut over = within.clone();
     over.started_at = "2026-01-02T09:00:00Z".into();
     over.params.budget_ns = Some(model::Nanos::from_us(30));
-    let mut stopped = within.clone();
-    stopped.started_at = "2026-01-03T09:00:00Z".into();
-    stopped.status = model::measure::RunStatus::Interrupted;
+    let mut unfinished = within.clone();
+    unfinished.started_at = "2026-01-03T09:00:00Z".into();
+    unfinished.status = model::measure::RunStatus::Running;
     save_as(&mut store, &within, None, None, "aaaa00000001");
     save_as(&mut store, &over, None, None, "aaaa00000002");
-    save_as(&mut store, &stopped, None, None, "aaaa00000003");
+    save_as(&mut store, &unfinished, None, None, "aaaa00000003");
     let verdicts = |store: &Store| -> Vec<(String, Outcome)> {
         store
             .list(&Filter::default())
@@ -399,7 +399,7 @@ fn each_run_is_listed_with_the_gates_verdict_by_its_own_criteria() {
         ("aaaa00000001".to_string(), Outcome::Pass),
     ];
     assert_eq!(verdicts(&store), want);
-    for run in [&within, &over, &stopped] {
+    for run in [&within, &over, &unfinished] {
         assert_eq!(
             want.iter().filter(|w| w.1 == model::gate::judge(run, None).outcome()).count(),
             1,
