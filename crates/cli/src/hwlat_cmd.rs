@@ -60,17 +60,8 @@ pub fn run(args: &HwlatArgs, root: &Root) -> Result<Exit> {
 
 /// A measured run.
 fn measure(args: &HwlatArgs, root: &Root, console: &mut Console) -> Result<HwlatRun> {
-    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
-    let online = sys::cpu::online(root).context("reading the online CPUs")?;
-    let allowed = if root.is_host() {
-        sys::sched::affinity().context("reading this process's CPU affinity")?
-    } else {
-        online.clone()
-    };
-    let spec = args.cpus.as_ref().unwrap_or(&CpuSpec::All);
-    let cpus = spec
-        .resolve(&possible, &online, &allowed)
-        .map_err(|e| UsageError(format!("--cpus {spec}: {e}")))?;
+    let cpus = crate::measured::CpuChoice::read(root, false)?
+        .resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?;
     let mut config = HwlatConfig::new(cpus);
     config.duration = args.duration;
     config.threshold = args.threshold;

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use measure::{ClockChoice, Config, Environment, FakeScript, Observer, Request};
 use model::measure::{MeasureRun, Progress, RunStatus};
-use model::{CpuSet, CpuSpec, Nanos};
+use model::{CpuSpec, Nanos};
 use sys::Root;
 
 use model::load::LoadReport;
@@ -334,22 +334,12 @@ fn check_load_flags(args: &MeasureArgs, root: &Root) -> Result<()> {
 
 /// Resolves CPU selectors against the machine and validates the combination.
 fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Config> {
-    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
-    let online = sys::cpu::online(root).context("reading the online CPUs")?;
-    let allowed = if root.is_host() && !fake {
-        sys::sched::affinity().context("reading this process's CPU affinity")?
-    } else {
-        online.clone()
-    };
-    let resolve = |spec: &CpuSpec, flag: &str| -> Result<CpuSet> {
-        spec.resolve(&possible, &online, &allowed)
-            .map_err(|e| UsageError(format!("{flag} {spec}: {e}")).into())
-    };
-    let cpus = resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?;
+    let choice = crate::measured::CpuChoice::read(root, fake)?;
+    let cpus = choice.resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?;
     let main_cpus = args
         .main_cpu
         .as_ref()
-        .map(|s| resolve(s, "--main-cpu"))
+        .map(|s| choice.resolve(s, "--main-cpu"))
         .transpose()?;
     let request = Request {
         engine: args.engine.into(),

@@ -1,8 +1,9 @@
-//! What the measuring commands (`rtlab measure`, `rtlab noise`) do with a run around the
-//! measurement, written once: the outputs checked before anything is measured, the result
-//! file rewritten at each checkpoint, the run kept (file, store, push), and the verdict the
-//! finished run gets ([`model::gate::judge`] against the budget it was measured with), said on
-//! standard error and turned into the exit status.
+//! What the measuring commands (`rtlab measure`, `rtlab noise`, `rtlab hwlat`) do with a run
+//! around the measurement, written once: the CPUs a selector names on this machine, the
+//! outputs checked before anything is measured, the result file rewritten at each checkpoint,
+//! the run kept (file, store, push), and the verdict the finished run gets
+//! ([`model::gate::judge`] against the budget it was measured with), said on standard error
+//! and turned into the exit status.
 
 use std::path::Path;
 
@@ -27,6 +28,40 @@ macro_rules! kept {
     };
 }
 pub(crate) use kept;
+
+/// The CPUs a selector can name here: those the machine has, those online, and those this
+/// process may run on (the online ones on a captured tree, or with a scripted clock, where
+/// nothing runs on them).
+pub(crate) struct CpuChoice {
+    possible: model::CpuSet,
+    online: model::CpuSet,
+    allowed: model::CpuSet,
+}
+
+impl CpuChoice {
+    /// Reads them from `root`; `scripted`: nothing will run on the CPUs (a fake clock).
+    pub(crate) fn read(root: &sys::Root, scripted: bool) -> Result<CpuChoice> {
+        use anyhow::Context;
+        let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
+        let online = sys::cpu::online(root).context("reading the online CPUs")?;
+        let allowed = if root.is_host() && !scripted {
+            sys::sched::affinity().context("reading this process's CPU affinity")?
+        } else {
+            online.clone()
+        };
+        Ok(CpuChoice {
+            possible,
+            online,
+            allowed,
+        })
+    }
+
+    /// The CPUs `spec` (given as `flag`) names, or a usage error naming the flag and value.
+    pub(crate) fn resolve(&self, spec: &model::CpuSpec, flag: &str) -> Result<model::CpuSet> {
+        spec.resolve(&self.possible, &self.online, &self.allowed)
+            .map_err(|e| UsageError(format!("{flag} {spec}: {e}")).into())
+    }
+}
 
 /// Checks the result file and the run store of `to`, and the trace directory when given,
 /// before anything is measured: a bad path costs a second, not the whole run.

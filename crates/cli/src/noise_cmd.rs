@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use measure::noise::{NoiseConfig, NoiseEngine};
 use measure::{ClockChoice, Environment, Observer};
 use model::measure::{MeasureRun, Progress};
-use model::{CpuSet, CpuSpec};
+use model::CpuSpec;
 use sys::Root;
 use sys::signals::TerminationSignals;
 
@@ -75,25 +75,13 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
 
 /// Resolves the CPUs and builds and validates the configuration.
 fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
-    let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
-    let online = sys::cpu::online(root).context("reading the online CPUs")?;
-    let allowed = if root.is_host() {
-        sys::sched::affinity().context("reading this process's CPU affinity")?
-    } else {
-        online.clone()
-    };
-    let resolve = |spec: &CpuSpec, flag: &str| -> Result<CpuSet> {
-        spec.resolve(&possible, &online, &allowed)
-            .map_err(|e| UsageError(format!("{flag} {spec}: {e}")).into())
-    };
-    let mut config = NoiseConfig::new(resolve(
-        args.cpus.as_ref().unwrap_or(&CpuSpec::All),
-        "--cpus",
-    )?);
+    let choice = crate::measured::CpuChoice::read(root, false)?;
+    let mut config =
+        NoiseConfig::new(choice.resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?);
     config.main_cpus = args
         .main_cpu
         .as_ref()
-        .map(|s| resolve(s, "--main-cpu"))
+        .map(|s| choice.resolve(s, "--main-cpu"))
         .transpose()?;
     config.duration = args.duration;
     config.threshold = args.threshold;

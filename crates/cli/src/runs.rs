@@ -115,6 +115,26 @@ pub fn load(spec: &str, db: Option<&Path>) -> Result<MeasureRun> {
     Ok(store.load_measure(&id)?)
 }
 
+/// The hardware-latency run in the file `spec` names (`rtlab hwlat -o FILE`), when it is one
+/// (its `schema` is `rtlab.hwlat/1`); `None` for anything else, which [`load`] reads.
+pub fn hwlat_file(spec: &str) -> Result<Option<model::hwlat::HwlatRun>> {
+    let path = Path::new(spec);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = files::read_input_text(path, model::limits::MAX_RESULT_BYTES)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let schema = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_string));
+    if schema.as_deref() != Some(model::hwlat::HWLAT_SCHEMA) {
+        return Ok(None);
+    }
+    model::hwlat::HwlatRun::from_json(&text)
+        .map(Some)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
 /// A stored run's id from a RUN argument: an id, a unique prefix of it, `last`, or else a
 /// label that exactly one run has (`rtlab compare old-kernel new-kernel`).
 pub fn resolve(store: &Store, spec: &str) -> Result<RunId> {

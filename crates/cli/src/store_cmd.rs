@@ -89,6 +89,9 @@ fn measured_under(r: &store::RunSummary) -> String {
 /// `rtlab show RUN`: the run and its verdict against the criteria it was measured with; exit
 /// 1 when it failed or cannot be judged (standard error says why).
 pub fn show(args: &ShowArgs) -> Result<Exit> {
+    if let Some(run) = crate::runs::hwlat_file(&args.run)? {
+        return show_hwlat(args, &run);
+    }
     let run = load(&args.run, args.db.db.as_deref())?;
     let verdict = model::gate::judge(&run, None);
     let text = match args.format {
@@ -96,6 +99,29 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
         ShowFormat::Cyclictest => report::cyclictest::summary(&run),
         ShowFormat::Text => {
             crate::runs::table_text(&run) + &crate::verdict::summary_line(&verdict, false)
+        }
+    };
+    console::print_stdout(&text)?;
+    Ok(told(&verdict, Some(&args.run)))
+}
+
+/// `rtlab show FILE` of a hardware-latency run (`rtlab hwlat -o FILE`): its table and the
+/// verdict against its own `--hardlimit`, as `rtlab hwlat` printed them; exit by it.
+fn show_hwlat(args: &ShowArgs, run: &model::hwlat::HwlatRun) -> Result<Exit> {
+    let verdict = model::gate::judge_hwlat(run);
+    let text = match args.format {
+        ShowFormat::Json => run.to_json() + "\n",
+        ShowFormat::Text => {
+            // As many worst samples as `rtlab hwlat` lists by default.
+            report::hwlat::table(run, crate::flags::HWLAT_SAMPLES_SHOWN)
+                + &crate::verdict::summary_line(&verdict, false)
+        }
+        ShowFormat::Cyclictest => {
+            return Err(UsageError(format!(
+                "--format cyclictest: {} is a hardware-latency run (rtlab.hwlat/1), which has no cyclictest form; give --format text or json",
+                args.run
+            ))
+            .into());
         }
     };
     console::print_stdout(&text)?;

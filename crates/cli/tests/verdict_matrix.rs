@@ -714,9 +714,10 @@ fn every_export_format_has_a_column() {
     }
 }
 
-/// Hardware-latency runs (`rtlab.hwlat/1`, read by `rtlab hwlat` alone): over, within and
-/// without their `--hardlimit`, the verdict line and the exit status agree in every output
-/// format (the JSON and hwlatdetect forms carry no line: their exit status is the verdict).
+/// Hardware-latency runs (`rtlab.hwlat/1`: `rtlab hwlat`, and `rtlab show` of its result file):
+/// over, within and without their `--hardlimit`, the verdict line and the exit status agree in
+/// every output format (the JSON and hwlatdetect forms carry no line: their exit status is the
+/// verdict).
 #[test]
 fn a_hardware_latency_run_gets_one_verdict_in_every_format() {
     let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -738,11 +739,17 @@ fn a_hardware_latency_run_gets_one_verdict_in_every_format() {
             if let Some(limit) = limit {
                 cmd.args(["--hardlimit", limit]);
             }
+            let file = dir.path().join("hwlat.json");
+            cmd.arg("-o").arg(&file);
             let (code, out, err) = output(&mut cmd);
             assert_eq!(code, expect.exit(), "{limit:?} {format}: {err}");
             if format == "text" {
                 assert_eq!(verdict_line(&out), Some(expect), "{limit:?}: {out}");
             }
+            // The result file read back.
+            let (code, out, err) = output(rtlab(dir.path()).arg("show").arg(&file));
+            assert_eq!(code, expect.exit(), "show, {limit:?}: {err}");
+            assert_eq!(verdict_line(&out), Some(expect), "show, {limit:?}: {out}");
         }
     }
 }

@@ -18,7 +18,10 @@ pub enum Outcome {
     Pass,
     /// Over the budget (or a `--workload` deadline missed).
     Fail,
-    /// Not judgeable: a phase did not finish or measured nothing on some CPU.
+    /// Not judgeable: a phase did not finish or measured nothing on some CPU. Written
+    /// `unjudgeable`, the word of every other document (`cannot-judge` before issue #43,
+    /// still read).
+    #[serde(rename = "unjudgeable", alias = "cannot-judge")]
     CannotJudge,
     /// A signal ended the evaluation before every phase was measured.
     Interrupted,
@@ -76,7 +79,7 @@ pub struct Evaluation {
     /// The session every phase's run is stored under (`rtlab runs` shows it).
     pub session: String,
     /// The verdict over the phases judged: `fail` when one is over the budget, else
-    /// `cannot-judge` when one cannot be judged, else `pass`; `interrupted` when a signal
+    /// `unjudgeable` when one cannot be judged, else `pass`; `interrupted` when a signal
     /// ended the evaluation.
     pub verdict: Outcome,
     /// The budget the phases were judged against.
@@ -143,8 +146,18 @@ mod tests {
     }
 
     #[test]
-    fn outcomes_are_written_in_kebab_case() {
+    fn outcomes_are_written_as_every_document_words_them() {
         let json = serde_json::to_string(&Outcome::CannotJudge).unwrap();
-        assert_eq!(json, "\"cannot-judge\"");
+        assert_eq!(
+            json,
+            format!("\"{}\"", crate::gate::Outcome::CannotJudge.as_str())
+        );
+        assert_eq!(
+            serde_json::to_string(&Outcome::Interrupted).unwrap(),
+            "\"interrupted\""
+        );
+        // Documents written before issue #43 read back.
+        let old: Outcome = serde_json::from_str("\"cannot-judge\"").unwrap();
+        assert_eq!(old, Outcome::CannotJudge);
     }
 }

@@ -7,6 +7,9 @@ use model::{CpuSpec, Nanos};
 
 use super::values::{parse_cpu_spec, parse_time};
 
+/// The worst samples a hardware-latency run's table lists unless `--samples` says otherwise.
+pub const HWLAT_SAMPLES_SHOWN: usize = 10;
+
 pub const HWLAT_LONG: &str = "\
 Measure the latency the hardware or firmware adds — system management interrupts (SMIs), bus \
 and memory stalls, a hypervisor taking the CPU — as hwlatdetect does. Every --window, for \
@@ -128,7 +131,7 @@ pub struct HwlatArgs {
     pub json: bool,
 
     /// Worst samples listed in the table.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Output")]
+    #[arg(long, value_name = "N", default_value_t = HWLAT_SAMPLES_SHOWN, help_heading = "Output")]
     pub samples: usize,
 
     /// No notes or warnings on standard error; only the final output.

@@ -41,7 +41,7 @@ pub use campaign::{CampaignAction, CampaignArgs, CampaignFormat, CampaignReportA
 pub use compare::{CompareArgs, CompareFormat, ReportArgs};
 pub use exec::ExecArgs;
 pub use explain::{Analysis, ExplainArgs, ExplainFormat};
-pub use hwlat::{HwlatArgs, HwlatEngineArg, HwlatFormat};
+pub use hwlat::{HWLAT_SAMPLES_SHOWN, HwlatArgs, HwlatEngineArg, HwlatFormat};
 pub use import::ImportArgs;
 pub use inspect::{InspectArgs, InspectFormat};
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
