@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use measure::noise::{NoiseConfig, NoiseEngine};
 use measure::{ClockChoice, Environment, Observer};
-use model::measure::{MeasureRun, Progress};
 use model::CpuSpec;
+use model::measure::{MeasureRun, Progress};
 use sys::Root;
 use sys::signals::TerminationSignals;
 

@@ -360,3 +360,59 @@ fn the_runs_own_budget_is_judged_and_a_run_that_cannot_be_judged_fails() {
         "{err}"
     );
 }
+
+/// Issue #43: an estimate within its budget and one over it, in every form `rtlab worst
+/// --help` lists: each form shows the verdict its exit status stands for (the text's mark, the
+/// JSON's budget check, the page's mark, JUnit's failures, LAVA's `worst-all` case, the
+/// OpenMetrics `rtlab_worst_passed` gauge).
+#[test]
+fn every_form_shows_the_verdict_of_the_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = result_file(dir.path());
+    let file = dir.path().join("gev.json");
+    with_series(&base, &gev_series(3600, 4), &file);
+    let f = file.to_str().unwrap();
+    let help = common::run_ok(&["worst", "--help"]);
+    let formats: Vec<&str> = help
+        .split("Possible values:")
+        .nth(1)
+        .expect("the formats listed in worst --help")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .map(|l| l.split(':').next().unwrap().trim())
+        .collect();
+    assert!(formats.len() >= 7, "{formats:?}");
+    // 40us: rarely exceeded, within the risk target; 27us: inside the observed range.
+    for (budget, passed) in [("40us", true), ("27us", false)] {
+        for format in &formats {
+            let (code, out, err) = worst(dir.path(), &[f, "--format", format, "--budget", budget]);
+            assert_eq!(code, if passed { 0 } else { 1 }, "{budget} {format}: {err}");
+            let shown = match *format {
+                "text" => !out.contains("FAIL"),
+                "html" => !out.contains("<span class=\"fail\">FAIL"),
+                "json" => {
+                    let doc: Value = serde_json::from_str(&out).unwrap();
+                    doc["groups"][0]["cpus"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|c| {
+                            c["verdict"]["budget_met"] != false && c["verdict"]["trusted"] == true
+                        })
+                }
+                "junit" => out.contains("failures=\"0\""),
+                "lava" => out.contains("lava-test-case worst-all --result pass"),
+                "lava-results" => out.lines().any(|l| l.starts_with("worst-all pass")),
+                "openmetrics" => {
+                    let line = out
+                        .lines()
+                        .find(|l| l.starts_with("rtlab_worst_passed{cpu=\"all\"}"))
+                        .unwrap_or_else(|| panic!("no verdict gauge: {out}"));
+                    line.ends_with(" 1")
+                }
+                other => panic!("worst --format {other} has no verdict reader here"),
+            };
+            assert_eq!(shown, passed, "{budget} {format}: {out}");
+        }
+    }
+}

@@ -59,7 +59,12 @@ pub fn openmetrics(doc: &WorstDoc) -> String {
     let mut shape = Vec::new();
     let mut trusted = Vec::new();
     let mut risk = Vec::new();
+    let mut verdicts = Vec::new();
     for (name, c) in entries(doc) {
+        verdicts.push((
+            vec![("cpu", name.clone())],
+            Value::Int(u64::from(passed(c))),
+        ));
         trusted.push((
             vec![("cpu", name.clone())],
             Value::Int(u64::from(c.verdict.trusted)),
@@ -116,6 +121,12 @@ pub fn openmetrics(doc: &WorstDoc) -> String {
             help: "1 when a fit passed every check",
             unit: None,
             samples: trusted,
+        },
+        Family {
+            name: "worst_passed",
+            help: "1 when the estimate passed: a fit trusted and the budget's risk within its target (the exit status's verdict)",
+            unit: None,
+            samples: verdicts,
         },
         Family {
             name: "worst_budget_risk_per_hour",

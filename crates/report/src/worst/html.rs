@@ -67,10 +67,11 @@ fn cpu_section(out: &mut String, c: &WorstCpu, budget: Option<u64>) {
         "<section class=\"cpu\">\n<h3>{who} <span class=\"{}\">{}</span></h3>\n\
          <p>{} samples, observed maximum {}.</p>\n<ul>",
         if ok { "pass" } else { "fail" },
-        if ok {
-            "trusted"
-        } else {
-            "not trusted or over the target"
+        // The verdict its exit status stands for, in the words of every surface.
+        match (ok, c.verdict.trusted) {
+            (true, _) => "PASS",
+            (false, false) => "FAIL: no fit is trusted",
+            (false, true) => "FAIL: the budget's risk is over its target",
         },
         c.samples,
         escape(&fmt_ns(c.observed_max_ns as f64))
