@@ -53,19 +53,25 @@ fn entries(doc: &WorstDoc) -> impl Iterator<Item = (String, &WorstCpu)> {
         .flat_map(move |(g, grp)| grp.cpus.iter().map(move |c| (who(doc, g, c), c)))
 }
 
-/// OpenMetrics text.
-pub fn openmetrics(doc: &WorstDoc) -> String {
-    let mut levels = Vec::new();
-    let mut shape = Vec::new();
-    let mut trusted = Vec::new();
-    let mut risk = Vec::new();
-    let mut verdicts = Vec::new();
+/// The samples of each gauge family, per CPU.
+#[derive(Default)]
+struct Gauges {
+    levels: Vec<(Labels, Value)>,
+    shape: Vec<(Labels, Value)>,
+    trusted: Vec<(Labels, Value)>,
+    verdicts: Vec<(Labels, Value)>,
+    risk: Vec<(Labels, Value)>,
+}
+
+/// Every CPU's gauges: its verdict and trust, then its headline fit's figures.
+fn gauges(doc: &WorstDoc) -> Gauges {
+    let mut g = Gauges::default();
     for (name, c) in entries(doc) {
-        verdicts.push((
+        g.verdicts.push((
             vec![("cpu", name.clone())],
             Value::Int(u64::from(passed(c))),
         ));
-        trusted.push((
+        g.trusted.push((
             vec![("cpu", name.clone())],
             Value::Int(u64::from(c.verdict.trusted)),
         ));
@@ -79,7 +85,7 @@ pub fn openmetrics(doc: &WorstDoc) -> String {
             l.extend(extra);
             l
         };
-        shape.push((base(vec![]), Value::Float(f.shape.value)));
+        g.shape.push((base(vec![]), Value::Float(f.shape.value)));
         for r in &f.return_levels {
             let Some(e) = r.level_ns else { continue };
             for (bound, v) in [
@@ -89,7 +95,7 @@ pub fn openmetrics(doc: &WorstDoc) -> String {
             ] {
                 if let Some(v) = v {
                     let l = base(vec![("period", r.per.clone()), ("bound", bound.into())]);
-                    levels.push((l, Value::Float(v / 1e9)));
+                    g.levels.push((l, Value::Float(v / 1e9)));
                 }
             }
         }
@@ -99,10 +105,23 @@ pub fn openmetrics(doc: &WorstDoc) -> String {
                 ("lower", b.lower),
                 ("upper", b.upper),
             ] {
-                risk.push((base(vec![("bound", bound.into())]), Value::Float(v)));
+                g.risk
+                    .push((base(vec![("bound", bound.into())]), Value::Float(v)));
             }
         }
     }
+    g
+}
+
+/// OpenMetrics text.
+pub fn openmetrics(doc: &WorstDoc) -> String {
+    let Gauges {
+        levels,
+        shape,
+        trusted,
+        verdicts,
+        risk,
+    } = gauges(doc);
     let families = vec![
         Family {
             name: "worst_return_level",
