@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 use model::hwlat::{
     HWLAT_SCHEMA, HwlatEngine, HwlatParams, HwlatRun, HwlatSample, SmiCounts, SmiCpu,
 };
-use model::measure::{Policy, Progress, RunStatus, Warning};
+use model::measure::{Policy, RunStatus, Warning};
 use model::{CpuSet, Nanos};
 use sys::tracefs::Tracefs;
 
@@ -238,14 +238,6 @@ impl Engine for KernelHwlat<'_> {
 
     fn ended(&mut self) -> bool {
         Instant::now() >= self.end
-    }
-
-    fn progress(&self) -> Option<Progress> {
-        None
-    }
-
-    fn checkpoint_every(&self) -> Option<Duration> {
-        None
     }
 
     fn checkpoint(&self) -> HwlatRun {

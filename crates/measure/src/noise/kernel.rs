@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use model::Nanos;
 use model::histogram::Histogram;
-use model::measure::{MeasureRun, Progress, RunStatus, Series, Warning};
+use model::measure::{MeasureRun, RunStatus, Series, Warning};
 use model::noise::{Engine as NoiseEngine, NOISE_SCHEMA, NoiseCpu, NoiseInfo};
 use model::stats::Accumulator;
 use sys::osnoise::{OsnoiseSettings, OsnoiseTracer};
@@ -124,14 +124,6 @@ impl Engine for KernelNoise<'_> {
 
     fn ended(&mut self) -> bool {
         Instant::now() >= self.end
-    }
-
-    fn progress(&self) -> Option<Progress> {
-        None
-    }
-
-    fn checkpoint_every(&self) -> Option<Duration> {
-        None
     }
 
     fn checkpoint(&self) -> MeasureRun {

@@ -96,10 +96,15 @@ pub(crate) trait Engine {
     fn tick(&self) -> Duration;
     /// Looks at the measurement once a tick (a log drained); true once it has ended by itself.
     fn ended(&mut self) -> bool;
-    /// The live view, where the engine has one.
-    fn progress(&self) -> Option<Progress>;
-    /// How often the engine gives a checkpoint; `None` for never.
-    fn checkpoint_every(&self) -> Option<Duration>;
+    /// The live view, where the engine has one (none by default: a kernel tracer's figures
+    /// are read at the end).
+    fn progress(&self) -> Option<Progress> {
+        None
+    }
+    /// How often the engine gives a checkpoint; `None` (the default) for never.
+    fn checkpoint_every(&self) -> Option<Duration> {
+        None
+    }
     /// The document so far (status `running`).
     fn checkpoint(&self) -> Self::Document;
     /// Tells the measurement to stop; quick (the observer hears `finished` right after).
