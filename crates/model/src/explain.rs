@@ -148,8 +148,13 @@ pub struct Milestones {
     pub timer_fired_ns: Option<u64>,
     /// The thread was woken (`sched_waking`/`sched_wakeup`).
     pub woken_ns: Option<u64>,
-    /// The thread was switched in (`sched_switch` to it).
+    /// The thread was switched in (`sched_switch` to it); its wake-up's time when it was
+    /// woken while it still ran ([`Milestones::woken_running`]).
     pub switched_in_ns: Option<u64>,
+    /// The thread was woken in its own context: its timer fired before it went to sleep, so it
+    /// never left the CPU and nothing after its wake-up delayed it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub woken_running: bool,
 }
 
 /// What the CPU did in the two stretches of a spike an explanation tells of, each summed by

@@ -306,6 +306,7 @@ fn trace() -> model::explain::TraceCapture {
                 timer_fired_ns: Some(2_100),
                 woken_ns: Some(3_000),
                 switched_in_ns: Some(5_010_000),
+                woken_running: false,
             },
             parts: vec![Part {
                 kind: PartKind::HigherPriorityTask,

@@ -537,6 +537,7 @@ fn a_traced_run_tells_why_its_spikes_happened() {
                 timer_fired_ns: Some(2_000),
                 woken_ns: Some(3_000),
                 switched_in_ns: Some(5_750_000),
+                woken_running: false,
             },
             parts: vec![Part {
                 kind: PartKind::HigherPriorityTask,

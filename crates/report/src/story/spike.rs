@@ -111,6 +111,10 @@ fn wake_up(s: &mut String, x: &Explanation, m: &Milestones, waiting: &[Cause]) {
                 let _ = write!(s, " and switched in at +{}", us(sw));
                 end_with(s, x, waiting, "; meanwhile ");
             }
+            // Woken in its own context: its timer fired before it went to sleep.
+            Some(_) if m.woken_running => {
+                s.push_str(", while it still ran: it never left the CPU.");
+            }
             Some(sw) => {
                 let _ = write!(s, " and switched in at +{}.", us(sw));
             }

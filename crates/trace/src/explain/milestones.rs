@@ -35,7 +35,7 @@ pub(super) const SLACK_NS: u64 = 2_000;
 pub(super) struct Found<'a> {
     /// Its wake-up (`sched_waking`/`sched_wakeup`) at or after the deadline.
     pub(super) woken: Option<&'a Ev>,
-    /// Its switch-in after that.
+    /// Its switch-in after that; its wake-up itself when it was woken while it ran.
     pub(super) switched: Option<&'a Ev>,
     /// When its timer fired (`hrtimer_wakeup` expiry), on the trace clock.
     pub(super) fired: Option<u64>,
@@ -44,6 +44,8 @@ pub(super) struct Found<'a> {
     pub(super) armed: Option<u64>,
     /// The thread, as the switch-in (else the wake-up) names it.
     pub(super) thread: Option<TaskRef>,
+    /// Whether it was woken in its own context (still running): `switched` is its wake-up.
+    pub(super) running: bool,
 }
 
 pub(super) fn find_milestones<'a>(
@@ -59,11 +61,16 @@ pub(super) fn find_milestones<'a>(
                 && matches!(&e.what, What::Woken { task, .. } if task.pid == pid)
         })
     });
-    let switched = spike.pid.and_then(|pid| {
-        on_cpu.iter().copied().find(|e| {
-            e.ts_ns + SLACK_NS >= d
-                && woken.is_none_or(|w| e.ts_ns >= w.ts_ns)
-                && matches!(&e.what, What::Switch { next, .. } if next.pid == pid)
+    // A thread woken in its own context (its timer fired while it still ran) was never off
+    // the CPU: it runs on from its wake-up, and no later switch-in ends this wake-up.
+    let running = woken.filter(|w| spike.pid == Some(w.pid));
+    let switched = running.or_else(|| {
+        spike.pid.and_then(|pid| {
+            on_cpu.iter().copied().find(|e| {
+                e.ts_ns + SLACK_NS >= d
+                    && woken.is_none_or(|w| e.ts_ns >= w.ts_ns)
+                    && matches!(&e.what, What::Switch { next, .. } if next.pid == pid)
+            })
         })
     });
     let fired = on_cpu
@@ -98,6 +105,7 @@ pub(super) fn find_milestones<'a>(
         fired,
         armed,
         thread,
+        running: running.is_some(),
     }
 }
 
@@ -184,6 +192,7 @@ impl Times {
             timer_fired_ns: found.fired.map(|_| self.fired - d),
             woken_ns: found.woken.map(|_| self.woken - d),
             switched_in_ns: found.switched.map(|_| self.switched - d),
+            woken_running: found.running,
         }
     }
 }

@@ -90,6 +90,17 @@ fn slot(cpus: &mut Vec<Cpu>, cpu: u32) -> &mut Cpu {
 }
 
 impl Switches {
+    /// The CPU `pid` is running on, as far as the trace has shown (never for the idle task).
+    pub(super) fn running_on(&self, pid: u32) -> Option<u32> {
+        if pid == 0 {
+            return None;
+        }
+        self.cpus
+            .iter()
+            .position(|c| c.running == Some(pid))
+            .and_then(|i| u32::try_from(i).ok())
+    }
+
     /// Takes one event; pushes the switch-ins it reveals onto `out`.
     pub(super) fn event(&mut self, e: &Event<'_>, kind: &Kind<'_>, out: &mut Vec<SwitchIn>) {
         let in_irq = e.flags.map(|f| f.hardirq || f.softirq || f.nmi);
