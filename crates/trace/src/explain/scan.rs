@@ -421,39 +421,7 @@ impl Scanner {
                 function,
                 now_ns,
             } => self.timer_fired(e, hrtimer, function, now_ns),
-            Kind::Waking { task, .. } | Kind::Wakeup { task, .. } => {
-                // A task woken while it runs (its timer fired before it went to sleep) was
-                // never off the CPU: its wake-up ends here, and nothing after it (a preemption,
-                // RT throttling) is a delay of this wake-up.
-                if let Some(cpu) = self.switches.running_on(task.pid) {
-                    if let Some(p) = self.pending.remove(&task.pid) {
-                        let latency = self.timer_wakeup(Done {
-                            pid: task.pid,
-                            comm: Comm::new(task.comm),
-                            prio: task.prio,
-                            cpu,
-                            expires_ns: p.expires_ns,
-                            fired_ts: p.fired_ts,
-                            woken_ts: Some(e.ts_ns),
-                            switched_ts: e.ts_ns,
-                            offset_ns: p.offset_ns,
-                        });
-                        self.tasks
-                            .entry(task.pid)
-                            .or_default()
-                            .0
-                            .timer
-                            .record(latency);
-                    }
-                    return;
-                }
-                if let Some(p) = self.pending.get_mut(&task.pid)
-                    && p.woken_ts.is_none()
-                {
-                    p.woken_ts = Some(e.ts_ns);
-                }
-                self.woken_at.entry(task.pid).or_insert(e.ts_ns);
-            }
+            Kind::Waking { task, .. } | Kind::Wakeup { task, .. } => self.woken(e, &task),
             Kind::Switch {
                 prev,
                 prev_state,
@@ -498,6 +466,42 @@ impl Scanner {
             Kind::Marker { text } if is_break_marker(text) => self.marker(e, text),
             _ => {}
         }
+    }
+
+    /// `task` woken at `e`: its pending timer wake-up, if any, is woken (or ends, when the
+    /// task still runs), and its wake-up-to-run delay starts.
+    fn woken(&mut self, e: &Event<'_>, task: &crate::event::Task<'_>) {
+        // A task woken while it runs (its timer fired before it went to sleep) was never off
+        // the CPU: its wake-up ends here, and nothing after it (a preemption, RT throttling)
+        // is a delay of this wake-up.
+        if let Some(cpu) = self.switches.running_on(task.pid) {
+            if let Some(p) = self.pending.remove(&task.pid) {
+                let latency = self.timer_wakeup(Done {
+                    pid: task.pid,
+                    comm: Comm::new(task.comm),
+                    prio: task.prio,
+                    cpu,
+                    expires_ns: p.expires_ns,
+                    fired_ts: p.fired_ts,
+                    woken_ts: Some(e.ts_ns),
+                    switched_ts: e.ts_ns,
+                    offset_ns: p.offset_ns,
+                });
+                self.tasks
+                    .entry(task.pid)
+                    .or_default()
+                    .0
+                    .timer
+                    .record(latency);
+            }
+            return;
+        }
+        if let Some(p) = self.pending.get_mut(&task.pid)
+            && p.woken_ts.is_none()
+        {
+            p.woken_ts = Some(e.ts_ns);
+        }
+        self.woken_at.entry(task.pid).or_insert(e.ts_ns);
     }
 
     /// An hrtimer expiry: the clock offset estimated from it, and a `hrtimer_wakeup` timer
