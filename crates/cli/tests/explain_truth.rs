@@ -4,8 +4,10 @@
 //!
 //! * **wrong**: the thread named as a cause of its own delay; or, where the truth names the
 //!   planted culprit, another task as the main cause, the culprit with another kind, or the
-//!   culprit's share more than 20 points off the planted one;
-//! * **right**: the planted culprit as the main cause, of its kind, with its share;
+//!   culprit's share more than 20 points off the planted one; or, where the truth plants a
+//!   kind of cause and no task (RT throttling), a task named as the main cause;
+//! * **right**: the planted culprit as the main cause, of its kind, with its share (or the
+//!   planted kind of cause);
 //! * **other**: no task is the main cause (a late timer interrupt while the CPU was idle or
 //!   stalled, an interrupt handler): noise of the machine the trace was made on, which the
 //!   truth does not cover.
@@ -103,7 +105,18 @@ fn grade(x: &Value, e: &Expect, g: &mut Grade) {
         return;
     };
     let Some(culprit) = e.culprit_pid else {
-        g.right += 1; // the truth names no culprit: nothing wrong is right
+        // No task planted: right when the planted kind of cause is named (or, without one,
+        // when nothing wrong is), wrong when a task is named in its place.
+        let kind = x["culprit"].as_str().unwrap_or_default();
+        match (&e.kind, task_pid(main)) {
+            (None, _) => g.right += 1,
+            (Some(k), _) if k == kind => g.right += 1,
+            (Some(k), Some(_)) => g.wrong.push(format!(
+                "{at}: a task, {}, named as the main cause ({kind}) where the planted cause is {k}",
+                main["what"]
+            )),
+            (Some(_), None) => g.other += 1,
+        }
         return;
     };
     match task_pid(main) {

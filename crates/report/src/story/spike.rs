@@ -18,6 +18,11 @@ const NAMED_NS: u64 = 1_000;
 /// Causes named per phase, at most.
 const NAMED: usize = 3;
 
+/// The share of the delay a handler's part must have for the pattern its work fits to be
+/// named: a pattern is a cause only where its handler took a real part of the delay (issue
+/// #44: a priority-99 task's 99 % ended with a timer-storm pattern and its fix).
+const PATTERN_SHARE: f64 = 0.1;
+
 /// The story of `x`. A document written before explanations kept their phases is told as it
 /// was then.
 pub fn tell(x: &Explanation) -> String {
@@ -187,10 +192,11 @@ fn largest(s: &mut String, x: &Explanation) {
     }
 }
 
-/// The patterns the handlers' work fits, each named once with its fix.
+/// The patterns the handlers' work fits, each named once with its fix: only those of a
+/// handler with at least [`PATTERN_SHARE`] of the delay, the evidence that it is a cause.
 fn patterns(s: &mut String, x: &Explanation) {
     let mut named = Vec::new();
-    for p in &x.parts {
+    for p in x.parts.iter().filter(|p| p.share >= PATTERN_SHARE) {
         if let Some(pattern) = p.inside.as_ref().and_then(|i| i.pattern)
             && !named.contains(&pattern)
         {

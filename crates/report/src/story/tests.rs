@@ -256,3 +256,34 @@ fn a_timer_armed_past_its_deadline_is_told_from_the_arming() {
     x.milestones.timer_fired_ns = Some(2_174_545_000);
     assert!(spike::tell(&x).contains(" It fired at once (+2174545 us)."));
 }
+
+/// Issue #44: a pattern is named only where its handler took a real part of the delay: the
+/// timer storm of told.json, its handler's share cut to 1 % (a task holding the rest), is no
+/// cause and gets no "Pattern: ... Fix: ..." sentence.
+#[test]
+fn a_pattern_is_named_only_with_its_evidence() {
+    let told: serde_json::Value = serde_json::from_str(&fixture("explanations/told.json")).unwrap();
+    let mut storm: Explanation = told
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::from_value::<Explanation>(c["explanation"].clone()).unwrap())
+        .find(|x| {
+            x.parts
+                .iter()
+                .any(|p| p.inside.as_ref().is_some_and(|i| i.pattern.is_some()))
+        })
+        .expect("told.json has a timer storm");
+    assert!(spike::tell(&storm).contains("Pattern: concurrent hrtimer expiries"));
+    for p in &mut storm.parts {
+        if p.inside.as_ref().is_some_and(|i| i.pattern.is_some()) {
+            p.share = 0.01;
+        }
+    }
+    let story = spike::tell(&storm);
+    assert!(!story.contains("Pattern:"), "{story}");
+    assert!(
+        story.contains("local_timer interrupt"),
+        "the handler is still told: {story}"
+    );
+}
