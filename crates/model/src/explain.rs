@@ -307,6 +307,11 @@ pub enum PartKind {
     /// A task of lower priority held the CPU: it could not be preempted (preemption or
     /// interrupts off, a non-preemptible section).
     NonPreemptible,
+    /// RT throttling: the kernel gave the CPU to an ordinary task (or left it idle) while
+    /// real-time tasks were runnable, as it does once they have used `sched_rt_runtime_us` of
+    /// a period (the fair server's time on kernels since 6.12). The evidence: a real-time task
+    /// switched out runnable for an ordinary one on the thread's CPU.
+    RtThrottling,
     /// An IRQ thread held the CPU.
     IrqThread,
     /// Switching to the thread: wake-up to switch-in not covered by anything above.

@@ -14,6 +14,7 @@ pub fn kind(k: PartKind) -> &'static str {
         PartKind::HigherPriorityTask => "higher-priority task",
         PartKind::SamePriorityTask => "same-priority task",
         PartKind::NonPreemptible => "non-preemptible section",
+        PartKind::RtThrottling => "RT throttling",
         PartKind::IrqThread => "IRQ thread",
         PartKind::Scheduler => "scheduler",
         PartKind::Return => "return to the thread",

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use model::explain::{Cause, Explanation, Milestones, PartKind};
+use model::explain::{Agent, Cause, Explanation, Milestones, PartKind};
 
 use super::us;
 
@@ -49,6 +49,7 @@ pub fn tell(x: &Explanation) -> String {
     }
     largest(&mut s, x);
     patterns(&mut s, x);
+    throttling(&mut s, x);
     s
 }
 
@@ -174,6 +175,10 @@ fn cause(x: &Explanation, c: &Cause) -> String {
              it ran (sched_setscheduler leaves no event)"
         ),
         PartKind::IrqThread => format!("the IRQ thread {w} held the CPU for {d}"),
+        PartKind::RtThrottling => match c.what {
+            Agent::FromIdle | Agent::Idle => format!("RT throttling left the CPU idle for {d}"),
+            _ => format!("RT throttling gave {w} the CPU for {d}"),
+        },
         _ => format!("{w}: {d}"),
     }
 }
@@ -188,6 +193,26 @@ fn largest(s: &mut String, x: &Explanation) {
             super::agent::name(&p.what),
             us(p.duration_ns),
             p.share * 100.0
+        );
+    }
+}
+
+/// What RT throttling is and how it is set, once, where it took a real part of the delay.
+fn throttling(s: &mut String, x: &Explanation) {
+    let throttled: u64 = x
+        .parts
+        .iter()
+        .filter(|p| p.kind == PartKind::RtThrottling)
+        .map(|p| p.duration_ns)
+        .sum();
+    if throttled > 0 && throttled as f64 >= PATTERN_SHARE * x.latency_ns as f64 {
+        s.push_str(
+            " RT throttling: once real-time tasks have used kernel.sched_rt_runtime_us of a \
+             period (950000 of every 1000000 us by default), the kernel runs ordinary tasks \
+             over them for the rest of it (since Linux 6.12, the fair server's time); a \
+             real-time task that never sleeps causes it. Fix: let the busy real-time task sleep, \
+             or set kernel.sched_rt_runtime_us to -1 (then nothing keeps it from starving the \
+             CPU).",
         );
     }
 }

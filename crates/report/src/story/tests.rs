@@ -287,3 +287,30 @@ fn a_pattern_is_named_only_with_its_evidence() {
         "the handler is still told: {story}"
     );
 }
+
+/// Issue #44: RT throttling is told as such, with the sysctl that sets it and its fix, once.
+#[test]
+fn rt_throttling_is_told_with_its_sysctl() {
+    let told: serde_json::Value = serde_json::from_str(&fixture("explanations/told.json")).unwrap();
+    let mut x: Explanation = told
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::from_value::<Explanation>(c["explanation"].clone()).unwrap())
+        .find(|x| x.culprit == model::explain::PartKind::HigherPriorityTask)
+        .expect("told.json has a hog");
+    for p in x.parts.iter_mut().filter(|p| p.kind == x.culprit) {
+        p.kind = model::explain::PartKind::RtThrottling;
+    }
+    if let Some(phases) = x.phases.as_mut() {
+        for c in phases.waiting.iter_mut().filter(|c| c.kind == x.culprit) {
+            c.kind = model::explain::PartKind::RtThrottling;
+        }
+    }
+    x.culprit = model::explain::PartKind::RtThrottling;
+    let story = spike::tell(&x);
+    assert!(story.contains("RT throttling gave hog (pid 29010"), "{story}");
+    assert_eq!(story.matches("RT throttling: once").count(), 1, "{story}");
+    assert!(story.contains("kernel.sched_rt_runtime_us to -1"), "{story}");
+    assert!(story.contains("Fix: let the busy real-time task sleep"), "{story}");
+}

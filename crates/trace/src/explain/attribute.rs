@@ -171,6 +171,9 @@ struct Thread {
 /// handlers open (innermost last).
 struct Contexts {
     running: Option<TaskRef>,
+    /// Whether the CPU went to ordinary tasks (or idle) by a real-time task switched out
+    /// runnable: RT throttling, until a real-time task runs again.
+    throttled: bool,
     irqs_off: bool,
     stack: Vec<(PartKind, Agent)>,
 }
@@ -187,6 +190,7 @@ fn walk(
     thread: Thread,
 ) -> (Vec<Piece>, Inside, Functions) {
     let mut ctx = Contexts {
+        throttled: false,
         running: start_task,
         irqs_off: window.irqs_off_at_start.unwrap_or(false),
         stack: Vec::new(),
@@ -230,15 +234,7 @@ fn walk(
 fn note_function(e: &Ev, ctx: &Contexts, times: &Times, thread: Thread, functions: &mut Functions) {
     match &e.what {
         What::Call { func, depth, ns } => {
-            let p = piece(
-                times.phase_at(e.ts_ns),
-                e.ts_ns,
-                e.ts_ns,
-                &ctx.stack,
-                ctx.running.as_ref(),
-                ctx.irqs_off,
-                thread,
-            );
+            let p = piece(times.phase_at(e.ts_ns), e.ts_ns, e.ts_ns, ctx, thread);
             functions.call((p.kind, &p.what), func, *depth, *ns);
         }
         What::Return { depth, ns } => functions.ret(*depth, *ns),
@@ -258,26 +254,10 @@ fn cut(
     let cuts = [times.armed, times.fired, times.woken, times.switched];
     let mut a = from;
     for &c in cuts.iter().filter(|&&c| c > from && c < until) {
-        pieces.push(piece(
-            times.phase_at(a),
-            a,
-            c,
-            &ctx.stack,
-            ctx.running.as_ref(),
-            ctx.irqs_off,
-            thread,
-        ));
+        pieces.push(piece(times.phase_at(a), a, c, ctx, thread));
         a = c;
     }
-    pieces.push(piece(
-        times.phase_at(a),
-        a,
-        until,
-        &ctx.stack,
-        ctx.running.as_ref(),
-        ctx.irqs_off,
-        thread,
-    ));
+    pieces.push(piece(times.phase_at(a), a, until, ctx, thread));
 }
 
 /// One event's effect on the contexts: interrupts on or off, a handler entered or left, a
@@ -301,7 +281,20 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
                 inside.leave(e.ts_ns, deadline);
             }
         }
-        What::Switch { next, .. } => {
+        What::Switch {
+            prev,
+            prev_state,
+            next,
+        } => {
+            // Only throttling (or the fair server) switches a runnable real-time task out
+            // for an ordinary one; the CPU stays throttled while ordinary tasks take turns.
+            let ordinary = |t: &TaskRef| t.prio >= 100 && t.prio != UNKNOWN_PRIO;
+            ctx.throttled = ordinary(next)
+                && if ordinary(prev) {
+                    ctx.throttled
+                } else {
+                    prev.prio != UNKNOWN_PRIO && prev.pid != 0 && prev_state.starts_with('R')
+                };
             let mut next = next.clone();
             if let Some(r) = renamed {
                 next.comm.clone_from(&r.comm);
@@ -314,19 +307,10 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
 }
 
 /// The piece of `[a, b)` in phase `phase` for the context on top.
-#[allow(clippy::too_many_arguments)]
-fn piece(
-    phase: Phase,
-    a: u64,
-    b: u64,
-    stack: &[(PartKind, Agent)],
-    running: Option<&TaskRef>,
-    irqs_off: bool,
-    thread: Thread,
-) -> Piece {
-    let (kind, what) = match stack.last() {
+fn piece(phase: Phase, a: u64, b: u64, ctx: &Contexts, thread: Thread) -> Piece {
+    let (kind, what) = match ctx.stack.last() {
         Some((k, label)) => (*k, label.clone()),
-        None => task_piece(phase, running, irqs_off, thread),
+        None => task_piece(phase, ctx, thread),
     };
     Piece {
         phase,
@@ -337,12 +321,8 @@ fn piece(
     }
 }
 
-fn task_piece(
-    phase: Phase,
-    running: Option<&TaskRef>,
-    irqs_off: bool,
-    thread: Thread,
-) -> (PartKind, Agent) {
+fn task_piece(phase: Phase, ctx: &Contexts, thread: Thread) -> (PartKind, Agent) {
+    let (running, irqs_off) = (ctx.running.as_ref(), ctx.irqs_off);
     let idle = running.is_some_and(|r| r.pid == 0);
     match phase {
         Phase::BeforeFire if idle => (PartKind::TimerDelay, Agent::Idle),
@@ -355,23 +335,32 @@ fn task_piece(
         ),
         Phase::Firing => (PartKind::TimerHandler, Agent::Expiry),
         Phase::Returning => (PartKind::Return, Agent::ClockRead),
-        Phase::Waiting => waiting_piece(running, thread.prio),
+        Phase::Waiting => waiting_piece(running, thread.prio, ctx.throttled),
         // Not yet back asleep, the thread waited to run, or ran its own loop to the arming.
         Phase::Unarmed if running.is_some_and(|r| Some(r.pid) == thread.pid) => {
             (PartKind::Return, Agent::ClockRead)
         }
-        Phase::Unarmed => waiting_piece(running, thread.prio),
+        Phase::Unarmed => waiting_piece(running, thread.prio, ctx.throttled),
     }
 }
 
 /// What held the CPU while the thread waited to run, judged by its priority against the
-/// thread's.
-fn waiting_piece(running: Option<&TaskRef>, thread_prio: Option<i32>) -> (PartKind, Agent) {
+/// thread's; while the CPU is `throttled` (ordinary tasks or idle given the CPU over a
+/// runnable real-time task), a real-time thread waits on RT throttling.
+fn waiting_piece(
+    running: Option<&TaskRef>,
+    thread_prio: Option<i32>,
+    throttled: bool,
+) -> (PartKind, Agent) {
     let Some(r) = running else {
         return (PartKind::Untraced, Agent::NoSwitch);
     };
     let task = Agent::Task(r.named());
     match thread_prio {
+        Some(p) if throttled && p < 100 && r.prio >= 100 => (
+            PartKind::RtThrottling,
+            if r.pid == 0 { Agent::FromIdle } else { task },
+        ),
         _ if r.pid == 0 => (PartKind::Scheduler, Agent::FromIdle),
         _ if r.is_irq_thread() => (PartKind::IrqThread, task),
         _ if r.prio == UNKNOWN_PRIO => (PartKind::Scheduler, task),

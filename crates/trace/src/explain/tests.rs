@@ -726,3 +726,40 @@ fn a_task_woken_while_it_runs_is_no_spike_and_never_its_own_cause() {
         );
     }
 }
+
+/// Issue #44: RT throttling as kernels before 6.12 do it: a real-time task switched out
+/// runnable for the idle task while a real-time thread's wake-up waits is throttling, not the
+/// scheduler's switch from idle.
+#[test]
+fn a_real_time_task_switched_out_runnable_for_idle_is_rt_throttling() {
+    let ts = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
+    let head = |task: &str, us: u64| format!("{task:>16} [000] d..2. {}: ", ts(us));
+    let at = 1_000_000;
+    let deadline = at + 1_000;
+    let lines = [
+        head("rt-100", at)
+            + &format!(
+                "hrtimer_start: hrtimer=00000000000000a1 function=hrtimer_wakeup expires={e} softexpires={e} mode=ABS",
+                e = deadline * 1000
+            ),
+        head("rt-100", at + 1)
+            + "sched_switch: prev_comm=rt prev_pid=100 prev_prio=9 prev_state=S ==> next_comm=hog next_pid=200 next_prio=89",
+        // The hog, runnable, loses the CPU to the idle task: the kernel throttled real-time tasks.
+        head("hog-200", at + 500)
+            + "sched_switch: prev_comm=hog prev_pid=200 prev_prio=89 prev_state=R ==> next_comm=swapper/0 next_pid=0 next_prio=120",
+        head("<idle>-0", deadline + 10)
+            + &format!(
+                "hrtimer_expire_entry: hrtimer=00000000000000a1 now={} function=hrtimer_wakeup",
+                (deadline + 10) * 1000
+            ),
+        head("<idle>-0", deadline + 11) + "sched_waking: comm=rt pid=100 prio=9 target_cpu=000",
+        head("<idle>-0", deadline + 40_000)
+            + "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=100 next_prio=9",
+    ];
+    let text = lines.join("\n") + "\n";
+    let (_, xs) = explain_worst(&text, 1);
+    let x = &xs[0];
+    assert_eq!(x.culprit, PartKind::RtThrottling, "{:?}", x.parts);
+    assert!(x.parts[0].share > 0.9, "{:?}", x.parts);
+    assert_eq!(x.parts[0].what, Agent::FromIdle);
+}
