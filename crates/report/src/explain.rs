@@ -136,7 +136,8 @@ fn functions_line(p: &model::explain::Part, f: &model::explain::FunctionsTraced)
 }
 
 /// The lines the measurement table ends with for a run measured with `--trace`: each
-/// explained spike's main cause in one line, and where the whole story is.
+/// explained spike's main cause in one line, where the whole story is, and what could not be
+/// explained (spikes older than the trace buffer).
 pub fn capture_lines(t: &TraceCapture) -> String {
     let mut out = String::new();
     if t.explanations.is_empty() {
@@ -166,6 +167,11 @@ pub fn capture_lines(t: &TraceCapture) -> String {
             )),
             top.map_or(String::new(), |p| format!("{:.0} %", p.share * 100.0)),
         );
+    }
+    // What was not explained, and why (spikes older than the buffer first of all): the worst
+    // spike may be among them, and the lines above must not pass for the whole story.
+    for note in &t.notes {
+        let _ = writeln!(out, "  not explained: {note}");
     }
     out
 }

@@ -309,8 +309,36 @@ fn rt_throttling_is_told_with_its_sysctl() {
     }
     x.culprit = model::explain::PartKind::RtThrottling;
     let story = spike::tell(&x);
-    assert!(story.contains("RT throttling gave hog (pid 29010"), "{story}");
+    assert!(
+        story.contains("RT throttling gave hog (pid 29010"),
+        "{story}"
+    );
     assert_eq!(story.matches("RT throttling: once").count(), 1, "{story}");
-    assert!(story.contains("kernel.sched_rt_runtime_us to -1"), "{story}");
-    assert!(story.contains("Fix: let the busy real-time task sleep"), "{story}");
+    assert!(
+        story.contains("kernel.sched_rt_runtime_us to -1"),
+        "{story}"
+    );
+    assert!(
+        story.contains("Fix: let the busy real-time task sleep"),
+        "{story}"
+    );
+}
+
+/// Issue #44: the "why" lines under a `--trace` run's table say what was not explained (the
+/// worst spikes older than the trace buffer), not only what was.
+#[test]
+fn the_why_lines_say_what_the_buffer_no_longer_held() {
+    let mut t: TraceCapture =
+        serde_json::from_str(&fixture("explanations/trace_capture_before_explain2.json")).unwrap();
+    assert!(!t.explanations.is_empty());
+    t.notes = vec![
+        "8 of the worst spikes (CPU 1 cycle 812, ...) are older than the trace buffer held at the end"
+            .to_string(),
+    ];
+    let lines = crate::explain::capture_lines(&t);
+    assert!(lines.starts_with("why (from the kernel trace"), "{lines}");
+    assert!(
+        lines.contains("  not explained: 8 of the worst spikes (CPU 1 cycle 812, ...) are older"),
+        "{lines}"
+    );
 }
