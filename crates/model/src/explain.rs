@@ -86,6 +86,26 @@ pub struct Explanation {
     pub caveats: Vec<Caveat>,
 }
 
+impl Explanation {
+    /// The part of the delay the trace cannot see into, ns: stretches with no event while a
+    /// task ran or the CPU idled before the timer fired (interrupts off without a
+    /// tracepoint, an idle exit, a stalled CPU), and time no switch in the trace accounts for.
+    /// The rest is what the trace shows.
+    pub fn unseen_ns(&self) -> u64 {
+        self.parts
+            .iter()
+            .filter(|p| {
+                p.kind == PartKind::Untraced
+                    || matches!(
+                        p.what,
+                        Agent::Untraced { .. } | Agent::Idle | Agent::NoSwitch
+                    )
+            })
+            .map(|p| p.duration_ns)
+            .sum()
+    }
+}
+
 /// What limits an explanation: what the trace lacks or could not keep, and what the thread
 /// did that the explanation does not account for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -86,6 +86,12 @@ pub fn explanation_text(x: &Explanation) -> String {
         }
     }
     functions_lines(&mut out, x);
+    for (i, line) in wrap(&crate::story::spike::seen(x), WIDTH - 2)
+        .into_iter()
+        .enumerate()
+    {
+        let _ = writeln!(out, "  {}{line}", if i == 0 { "" } else { "  " });
+    }
     for c in &x.caveats {
         for (i, line) in wrap(&crate::story::caveat::say(c), WIDTH - 8)
             .into_iter()

@@ -48,7 +48,9 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                     ]
                 })
                 .collect(),
-            caveats: x.caveats.iter().map(crate::story::caveat::say).collect(),
+            caveats: std::iter::once(crate::story::spike::seen(x))
+                .chain(x.caveats.iter().map(crate::story::caveat::say))
+                .collect(),
         })
         .collect();
     let mut notes = t.notes.clone();

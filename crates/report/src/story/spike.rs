@@ -236,3 +236,22 @@ fn patterns(s: &mut String, x: &Explanation) {
         }
     }
 }
+
+/// How much of the delay the explanation accounts for from what the trace shows, in the words
+/// every rendering uses (`rtlab explain`, the report, the server): `the trace shows what took
+/// all of the delay`, or its share and what the rest is.
+pub fn seen(x: &Explanation) -> String {
+    let unseen = x.unseen_ns().min(x.latency_ns);
+    if x.latency_ns == 0 || unseen == 0 {
+        return "accounted for: the trace shows what took all of the delay".to_string();
+    }
+    let pct = |ns: u64| ns as f64 * 100.0 / x.latency_ns as f64;
+    format!(
+        "accounted for: the trace shows what took {:.1} % of the delay; {:.1} % ({}) is time it \
+         cannot see into (no event while a task ran or the CPU idled: interrupts off without a \
+         tracepoint, an idle exit, or a stalled CPU), told from what came before and after",
+        pct(x.latency_ns - unseen),
+        pct(unseen),
+        us(unseen)
+    )
+}

@@ -342,3 +342,43 @@ fn the_why_lines_say_what_the_buffer_no_longer_held() {
         "{lines}"
     );
 }
+
+/// Issue #44: each explanation says how much of the delay the trace shows, the same words in
+/// `rtlab explain` and the report: the idle stretch before a late timer interrupt is time the
+/// trace cannot see into; a hog's hold is seen.
+#[test]
+fn each_explanation_says_how_much_of_the_delay_the_trace_shows() {
+    let told: serde_json::Value = serde_json::from_str(&fixture("explanations/told.json")).unwrap();
+    let xs: Vec<Explanation> = told
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::from_value(c["explanation"].clone()).unwrap())
+        .collect();
+    for x in &xs {
+        let said = spike::seen(x);
+        let unseen = x.unseen_ns();
+        assert!(unseen <= x.latency_ns, "{x:?}");
+        if unseen == 0 {
+            assert_eq!(
+                said,
+                "accounted for: the trace shows what took all of the delay"
+            );
+        } else {
+            let shown = (x.latency_ns - unseen) as f64 * 100.0 / x.latency_ns as f64;
+            assert!(
+                said.starts_with(&format!(
+                    "accounted for: the trace shows what took {shown:.1} %"
+                )),
+                "{said}"
+            );
+            assert!(said.contains("cannot see into"), "{said}");
+        }
+        // The report's page says it in the same words as `rtlab explain`.
+        assert!(crate::explain::explanation_text(x).contains("accounted for: the trace shows"));
+    }
+    assert!(
+        xs.iter().any(|x| x.unseen_ns() > 0) && xs.iter().any(|x| x.unseen_ns() == 0),
+        "told.json covers both"
+    );
+}
