@@ -10,6 +10,7 @@
 mod attribute;
 mod fill;
 mod functions;
+mod handlers;
 mod inside;
 mod milestones;
 mod owned;
