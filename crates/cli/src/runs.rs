@@ -124,6 +124,11 @@ pub fn hwlat_file(spec: &str) -> Result<Option<model::hwlat::HwlatRun>> {
     }
     let text = files::read_input_text(path, model::limits::MAX_RESULT_BYTES)
         .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    // Parsed as a whole only when the schema's name is in it at all (a large latency result
+    // is read once more by `load`, not parsed twice).
+    if !text.contains(model::hwlat::HWLAT_SCHEMA) {
+        return Ok(None);
+    }
     let schema = serde_json::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v.get("schema").and_then(|s| s.as_str()).map(str::to_string));
