@@ -94,15 +94,21 @@ impl Explanation {
     pub fn unseen_ns(&self) -> u64 {
         self.parts
             .iter()
-            .filter(|p| {
-                p.kind == PartKind::Untraced
-                    || matches!(
-                        p.what,
-                        Agent::Untraced { .. } | Agent::Idle | Agent::NoSwitch
-                    )
-            })
+            .filter(|p| p.unseen())
             .map(|p| p.duration_ns)
             .sum()
+    }
+}
+
+impl Part {
+    /// Whether the part is time the trace cannot see into: untraced, or the CPU idle or
+    /// stalled as far as its events say.
+    pub fn unseen(&self) -> bool {
+        self.kind == PartKind::Untraced
+            || matches!(
+                self.what,
+                Agent::Untraced { .. } | Agent::Idle | Agent::NoSwitch
+            )
     }
 }
 
@@ -129,6 +135,10 @@ pub enum Caveat {
     NoWakeup,
     /// The thread's switch-in is not in the trace.
     NoSwitchIn,
+    /// The trace has no preemptirq events (interrupts or preemption off and on) where the
+    /// explanation has time it cannot see into or a task that could not be preempted: a
+    /// section with interrupts or preemption off shows only as a gap, or as the task it ran in.
+    NoSectionEvents,
     /// The kernel reported lost events in the window: parts may be missing.
     LostEvents {
         /// How many lost-events markers.
@@ -295,6 +305,11 @@ pub struct WokenTask {
     /// Times it was woken there.
     pub times: u32,
 }
+
+/// The share of a spike's delay an interrupt handler's part must have for the pattern its work
+/// fits to be set: a pattern is a cause only where its handler took a real part of the delay
+/// (issue #44: a priority-99 task's 99 % came with a timer-storm pattern and its fix).
+pub const PATTERN_SHARE: f64 = 0.1;
 
 /// A known shape of interrupt work that delays real-time threads, with its remedy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

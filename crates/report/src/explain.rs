@@ -86,13 +86,24 @@ pub fn explanation_text(x: &Explanation) -> String {
         }
     }
     functions_lines(&mut out, x);
+    confidence_lines(&mut out, x);
+    out
+}
+
+/// How much of the delay the trace shows and what it could not see, then the other caveats as
+/// notes.
+fn confidence_lines(out: &mut String, x: &Explanation) {
     for (i, line) in wrap(&crate::story::spike::seen(x), WIDTH - 2)
         .into_iter()
         .enumerate()
     {
         let _ = writeln!(out, "  {}{line}", if i == 0 { "" } else { "  " });
     }
-    for c in &x.caveats {
+    for c in x
+        .caveats
+        .iter()
+        .filter(|c| !crate::story::caveat::in_confidence(c))
+    {
         for (i, line) in wrap(&crate::story::caveat::say(c), WIDTH - 8)
             .into_iter()
             .enumerate()
@@ -100,7 +111,6 @@ pub fn explanation_text(x: &Explanation) -> String {
             let _ = writeln!(out, "  {} {line}", if i == 0 { "note:" } else { "     " });
         }
     }
-    out
 }
 
 /// A line per part the function tracers saw, under the parts.

@@ -49,7 +49,12 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 })
                 .collect(),
             caveats: std::iter::once(crate::story::spike::seen(x))
-                .chain(x.caveats.iter().map(crate::story::caveat::say))
+                .chain(
+                    x.caveats
+                        .iter()
+                        .filter(|c| !crate::story::caveat::in_confidence(c))
+                        .map(crate::story::caveat::say),
+                )
                 .collect(),
         })
         .collect();

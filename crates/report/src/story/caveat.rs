@@ -4,6 +4,12 @@ use model::explain::Caveat;
 
 use super::us;
 
+/// Whether the caveat is a blind spot of the trace, told in the explanation's confidence line
+/// ([`super::spike::seen`]) rather than as a note of its own.
+pub fn in_confidence(c: &Caveat) -> bool {
+    matches!(c, Caveat::NoSectionEvents | Caveat::LostEvents { .. })
+}
+
 /// The caveat as a sentence without its full stop.
 pub fn say(c: &Caveat) -> String {
     match c {
@@ -30,6 +36,10 @@ pub fn say(c: &Caveat) -> String {
         }
         Caveat::NoWakeup => "the thread's wake-up is not in the trace".to_string(),
         Caveat::NoSwitchIn => "the thread's switch-in is not in the trace".to_string(),
+        Caveat::NoSectionEvents => "the trace has no preemptirq events (the kernel lacks \
+             CONFIG_PREEMPTIRQ_TRACEPOINTS, or they were not recorded): a section with interrupts \
+             or preemption off shows only as a gap, or as the task it ran in"
+            .to_string(),
         Caveat::LostEvents { times } => {
             let times = match times {
                 1 => "once".to_string(),

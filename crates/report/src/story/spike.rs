@@ -18,10 +18,9 @@ const NAMED_NS: u64 = 1_000;
 /// Causes named per phase, at most.
 const NAMED: usize = 3;
 
-/// The share of the delay a handler's part must have for the pattern its work fits to be
-/// named: a pattern is a cause only where its handler took a real part of the delay (issue
-/// #44: a priority-99 task's 99 % ended with a timer-storm pattern and its fix).
-const PATTERN_SHARE: f64 = 0.1;
+// The share of the delay a handler's part must have for its pattern to be named (explain sets
+// no pattern below it; documents written before it did may hold one).
+use model::explain::PATTERN_SHARE;
 
 /// The story of `x`. A document written before explanations kept their phases is told as it
 /// was then.
@@ -242,16 +241,29 @@ fn patterns(s: &mut String, x: &Explanation) {
 /// all of the delay`, or its share and what the rest is.
 pub fn seen(x: &Explanation) -> String {
     let unseen = x.unseen_ns().min(x.latency_ns);
-    if x.latency_ns == 0 || unseen == 0 {
-        return "accounted for: the trace shows what took all of the delay".to_string();
-    }
     let pct = |ns: u64| ns as f64 * 100.0 / x.latency_ns as f64;
-    format!(
-        "accounted for: the trace shows what took {:.1} % of the delay; {:.1} % ({}) is time it \
-         cannot see into (no event while a task ran or the CPU idled: interrupts off without a \
-         tracepoint, an idle exit, or a stalled CPU), told from what came before and after",
-        pct(x.latency_ns - unseen),
-        pct(unseen),
-        us(unseen)
-    )
+    let mut s = if x.latency_ns == 0 || unseen == 0 {
+        "accounted for: the trace shows what took all of the delay".to_string()
+    } else {
+        format!(
+            "accounted for: the trace shows what took {:.1} % of the delay; {:.1} % ({}) is time \
+             it cannot see into (no event while a task ran or the CPU idled: interrupts off \
+             without a tracepoint, an idle exit, or a stalled CPU), told from what came before \
+             and after",
+            pct(x.latency_ns - unseen),
+            pct(unseen),
+            us(unseen)
+        )
+    };
+    let blind: Vec<String> = x
+        .caveats
+        .iter()
+        .filter(|c| super::caveat::in_confidence(c))
+        .map(super::caveat::say)
+        .collect();
+    if !blind.is_empty() {
+        s.push_str("; not seen: ");
+        s.push_str(&blind.join("; "));
+    }
+    s
 }

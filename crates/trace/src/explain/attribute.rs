@@ -17,12 +17,12 @@
 //! preemptirq tracepoints, interrupts seen off at the last event before a gap may have stayed
 //! off, or the CPU may have stalled where no tracepoint can see (hypervisor, SMI, firmware).
 
-use model::explain::{Agent, Caveat, Explanation, Part, PartKind};
+use model::explain::{Agent, Caveat, Explanation, PATTERN_SHARE, Part, PartKind};
 
 use super::functions::Functions;
 use super::inside::Inside;
 use super::milestones::{Spike, Times, find_milestones, milestone_caveats};
-use super::owned::{Ev, TaskRef, UNKNOWN_PRIO, What};
+use super::owned::{Ev, TaskRef, Throttle, UNKNOWN_PRIO, What};
 use super::piece::{Phase, Piece, phases};
 use super::repair::repair;
 use super::window::Window;
@@ -54,8 +54,20 @@ pub fn explain(window: &Window, spike: &Spike, clock_offset_ns: i64) -> Explanat
     for p in &mut parts {
         if p.kind == PartKind::Irq {
             p.inside = inside.of(&p.what, thread.pid);
+            // A pattern is evidence of a cause only where its handler took a real part of
+            // the delay.
+            if let Some(i) = p.inside.as_mut().filter(|_| p.share < PATTERN_SHARE) {
+                i.pattern = None;
+            }
         }
         p.functions = functions.of(p.kind, &p.what);
+    }
+    let blind = window.section_events == 0
+        && parts
+            .iter()
+            .any(|p| p.kind == PartKind::NonPreemptible || p.unseen());
+    if blind {
+        caveats.push(Caveat::NoSectionEvents);
     }
     Explanation {
         cpu: spike.cpu,
@@ -171,9 +183,9 @@ struct Thread {
 /// handlers open (innermost last).
 struct Contexts {
     running: Option<TaskRef>,
-    /// Whether the CPU went to ordinary tasks (or idle) by a real-time task switched out
-    /// runnable: RT throttling, until a real-time task runs again.
-    throttled: bool,
+    /// RT throttling: the CPU runs ordinary tasks (or idle) while a real-time task switched
+    /// out runnable waits.
+    throttle: Throttle,
     irqs_off: bool,
     stack: Vec<(PartKind, Agent)>,
 }
@@ -190,7 +202,7 @@ fn walk(
     thread: Thread,
 ) -> (Vec<Piece>, Inside, Functions) {
     let mut ctx = Contexts {
-        throttled: false,
+        throttle: window.throttle_at_start.clone(),
         running: start_task,
         irqs_off: window.irqs_off_at_start.unwrap_or(false),
         stack: Vec::new(),
@@ -286,15 +298,12 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
             prev_state,
             next,
         } => {
-            // Only throttling (or the fair server) switches a runnable real-time task out
-            // for an ordinary one; the CPU stays throttled while ordinary tasks take turns.
-            let ordinary = |t: &TaskRef| t.prio >= 100 && t.prio != UNKNOWN_PRIO;
-            ctx.throttled = ordinary(next)
-                && if ordinary(prev) {
-                    ctx.throttled
-                } else {
-                    prev.prio != UNKNOWN_PRIO && prev.pid != 0 && prev_state.starts_with('R')
-                };
+            ctx.throttle.switch(
+                e.ts_ns,
+                (prev.prio, prev.pid),
+                prev_state,
+                (next.prio, next.pid),
+            );
             let mut next = next.clone();
             if let Some(r) = renamed {
                 next.comm.clone_from(&r.comm);
@@ -302,6 +311,8 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
             ctx.running = Some(next);
             ctx.stack.retain(|(k, _)| *k == PartKind::Irq);
         }
+        What::Woken { task, .. } => ctx.throttle.gone(task.pid),
+        What::Migrate { pid, .. } => ctx.throttle.gone(*pid),
         _ => {}
     }
 }
@@ -335,12 +346,12 @@ fn task_piece(phase: Phase, ctx: &Contexts, thread: Thread) -> (PartKind, Agent)
         ),
         Phase::Firing => (PartKind::TimerHandler, Agent::Expiry),
         Phase::Returning => (PartKind::Return, Agent::ClockRead),
-        Phase::Waiting => waiting_piece(running, thread.prio, ctx.throttled),
+        Phase::Waiting => waiting_piece(running, thread.prio, ctx.throttle.throttled),
         // Not yet back asleep, the thread waited to run, or ran its own loop to the arming.
         Phase::Unarmed if running.is_some_and(|r| Some(r.pid) == thread.pid) => {
             (PartKind::Return, Agent::ClockRead)
         }
-        Phase::Unarmed => waiting_piece(running, thread.prio, ctx.throttled),
+        Phase::Unarmed => waiting_piece(running, thread.prio, ctx.throttle.throttled),
     }
 }
 

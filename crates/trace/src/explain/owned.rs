@@ -9,6 +9,62 @@ use crate::line::Event;
 /// The priority of a task whose priority the trace does not show (a switch rtlab inferred).
 pub(super) const UNKNOWN_PRIO: i32 = i32::MIN;
 
+/// How long a real-time task switched out runnable counts as waiting on its CPU: RT throttling
+/// keeps real-time tasks off a CPU for the rest of a period (`sched_rt_period_us`, 1 s by
+/// default) at most, and a task that left the CPU without a traced migration (one recorded on
+/// a CPU the trace does not cover) must not make it look throttled for ever.
+const THROTTLE_MAX_NS: u64 = 1_000_000_000;
+
+/// The most waiting real-time tasks tracked per CPU (bounded: trace input is hostile).
+const THROTTLE_MAX_WAITING: usize = 64;
+
+/// RT throttling as one CPU's switches show it: the real-time tasks switched out runnable
+/// there and not run since (with when), and whether the CPU runs an ordinary task (or the idle
+/// task) while one of them waits, which only RT throttling (or, since 6.12, the fair server)
+/// does. The waiting task need not be the one switched out for the ordinary task: a
+/// throttled CPU may first run the real-time thread whose wake-up preempted the hog, and go
+/// to an ordinary task when that thread sleeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Throttle {
+    waiting: Vec<(u32, u64)>,
+    /// Whether the CPU is throttled now.
+    pub throttled: bool,
+}
+
+impl Throttle {
+    /// A switch at `ts_ns` from `prev` (left in `prev_state`) to `next`.
+    pub(super) fn switch(
+        &mut self,
+        ts_ns: u64,
+        prev: (i32, u32),
+        prev_state: &str,
+        next: (i32, u32),
+    ) {
+        let real_time = |prio: i32| prio < 100 && prio != UNKNOWN_PRIO;
+        let (prev_prio, prev_pid) = prev;
+        let (next_prio, next_pid) = next;
+        self.waiting.retain(|&(pid, since)| {
+            pid != next_pid && ts_ns.saturating_sub(since) < THROTTLE_MAX_NS
+        });
+        if real_time(prev_prio)
+            && prev_pid != 0
+            && prev_state.starts_with('R')
+            && self.waiting.len() < THROTTLE_MAX_WAITING
+        {
+            self.waiting.push((prev_pid, ts_ns));
+        }
+        self.throttled = next_prio >= 100 && next_prio != UNKNOWN_PRIO && !self.waiting.is_empty();
+    }
+
+    /// `pid` was woken (so it was not runnable) or migrated away: it no longer waits here.
+    pub(super) fn gone(&mut self, pid: u32) {
+        self.waiting.retain(|&(p, _)| p != pid);
+        if self.waiting.is_empty() {
+            self.throttled = false;
+        }
+    }
+}
+
 /// A task, owned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TaskRef {

@@ -7,7 +7,7 @@ use crate::event::{Kind, Task};
 use crate::line::Event;
 use crate::source::{self, Item, Source, Text};
 
-use super::owned::{Ev, TaskRef};
+use super::owned::{Ev, TaskRef, Throttle};
 
 /// How far before a deadline a window opens: long enough to see what ran when the deadline
 /// passed (the last switch, an open handler).
@@ -44,6 +44,9 @@ pub struct Window {
     pub running_at_start: Option<TaskRef>,
     /// Whether the CPU's flags showed interrupts off at its last event before the window.
     pub irqs_off_at_start: Option<bool>,
+    /// RT throttling on the CPU when the window opened (a throttle lasts up to the rest of a
+    /// period, far longer than the lookback).
+    pub throttle_at_start: Throttle,
     /// Lost-events markers met while the window was open.
     pub lost_markers: u64,
     /// Whether the CPU's buffer started inside or after the window (older events gone).
@@ -52,6 +55,9 @@ pub struct Window {
     pub text: String,
     /// Whether the window reached [`MAX_WINDOW_EVENTS`] and its later events were not kept.
     pub truncated: bool,
+    /// preemptirq events (interrupts or preemption off and on) on the CPU in the window: none
+    /// where the kernel lacks `CONFIG_PREEMPTIRQ_TRACEPOINTS` or the trace did not record them.
+    pub section_events: u64,
 }
 
 /// Reads a text trace once more and fills one [`Window`] per spec.
@@ -94,11 +100,39 @@ pub fn collect_source(
         last_ts = e.ts_ns;
         let cpu = cpus.grow(e.cpu);
         let in_span = e.ts_ns >= first_from && e.ts_ns <= last_to;
-        if in_span || e.name == "sched_switch" {
+        // Switches, wake-ups and migrations outside the windows too: they keep each CPU's
+        // running task and RT throttling state.
+        if in_span
+            || matches!(
+                e.name,
+                "sched_switch" | "sched_waking" | "sched_wakeup" | "sched_migrate_task"
+            )
+        {
             let kind = source::kind(&e, decoded);
             keep(&mut windows, &e, &kind, &cpus, keep_text);
-            if let Kind::Switch { next, .. } = &kind {
-                cpus.switch(cpu, next);
+            match &kind {
+                Kind::Switch {
+                    prev,
+                    prev_state,
+                    next,
+                } => {
+                    cpus.throttle[cpu].switch(
+                        e.ts_ns,
+                        (prev.prio, prev.pid),
+                        prev_state,
+                        (next.prio, next.pid),
+                    );
+                    cpus.switch(cpu, next);
+                }
+                Kind::Waking { task, .. } | Kind::Wakeup { task, .. } => {
+                    cpus.throttle.iter_mut().for_each(|t| t.gone(task.pid));
+                }
+                Kind::Migrate { task, orig_cpu, .. } => {
+                    if let Some(t) = cpus.throttle.get_mut(*orig_cpu as usize) {
+                        t.gone(task.pid);
+                    }
+                }
+                _ => {}
             }
         }
         if let Some(f) = e.flags {
@@ -119,6 +153,7 @@ pub fn collect_source(
 struct Cpus {
     running: Vec<Option<TaskRef>>,
     irqs_off: Vec<Option<bool>>,
+    throttle: Vec<Throttle>,
 }
 
 impl Cpus {
@@ -128,6 +163,7 @@ impl Cpus {
         if self.running.len() <= cpu {
             self.running.resize(cpu + 1, None);
             self.irqs_off.resize(cpu + 1, None);
+            self.throttle.resize(cpu + 1, Throttle::default());
         }
         cpu
     }
@@ -182,6 +218,11 @@ fn keep(windows: &mut [Window], e: &Event<'_>, kind: &Kind<'_>, cpus: &Cpus, kee
         if w.events.is_empty() && e.ts_ns >= w.from_ts && w.running_at_start.is_none() {
             w.running_at_start = cpus.running.get(w.cpu as usize).cloned().flatten();
             w.irqs_off_at_start = cpus.irqs_off.get(w.cpu as usize).copied().flatten();
+            w.throttle_at_start = cpus
+                .throttle
+                .get(w.cpu as usize)
+                .cloned()
+                .unwrap_or_default();
         }
         if e.ts_ns > w.to_ts {
             continue;
@@ -193,6 +234,15 @@ fn keep(windows: &mut [Window], e: &Event<'_>, kind: &Kind<'_>, cpus: &Cpus, kee
             );
         if !relevant {
             continue;
+        }
+        if matches!(
+            kind,
+            Kind::IrqsOff { .. }
+                | Kind::IrqsOn { .. }
+                | Kind::PreemptOff { .. }
+                | Kind::PreemptOn { .. }
+        ) {
+            w.section_events += 1;
         }
         if w.events.len() >= MAX_WINDOW_EVENTS {
             w.truncated = true;

@@ -3,7 +3,7 @@
 //! (the CPU left idle over a runnable real-time task). The real traces with planted causes are
 //! graded by `crates/cli/tests/explain_truth.rs`.
 
-use model::explain::{Agent, PartKind, Task};
+use model::explain::{Agent, Caveat, PartKind, Task};
 
 use super::{explain_worst, period};
 
@@ -102,4 +102,66 @@ fn a_real_time_task_switched_out_runnable_for_idle_is_rt_throttling() {
     assert_eq!(x.culprit, PartKind::RtThrottling, "{:?}", x.parts);
     assert!(x.parts[0].share > 0.9, "{:?}", x.parts);
     assert_eq!(x.parts[0].what, Agent::FromIdle);
+}
+
+/// Issue #44: an explanation says what the trace could not see. An ordinary task that keeps
+/// the CPU after a real-time thread's wake-up is told as a section that could not be
+/// preempted; without preemptirq events in the window nothing shows that section, and the
+/// explanation says so (`no-section-events`). With them, it does not.
+#[test]
+fn a_trace_without_preemptirq_events_says_it_cannot_see_sections() {
+    let ts = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
+    let head = |task: &str, us: u64| format!("{task:>16} [000] d..2. {}: ", ts(us));
+    let trace = |sections: bool| {
+        let at = 1_000_000;
+        let deadline = at + 1_000;
+        let mut lines = vec![
+            head("rt-100", at)
+                + &format!(
+                    "hrtimer_start: hrtimer=00000000000000a1 function=hrtimer_wakeup expires={e} softexpires={e} mode=ABS",
+                    e = deadline * 1000
+                ),
+            head("rt-100", at + 1)
+                + "sched_switch: prev_comm=rt prev_pid=100 prev_prio=9 prev_state=S ==> next_comm=dd next_pid=200 next_prio=120",
+            head("dd-200", deadline + 10)
+                + &format!(
+                    "hrtimer_expire_entry: hrtimer=00000000000000a1 now={} function=hrtimer_wakeup",
+                    (deadline + 10) * 1000
+                ),
+            head("dd-200", deadline + 11) + "sched_waking: comm=rt pid=100 prio=9 target_cpu=000",
+        ];
+        if sections {
+            lines.push(
+                head("dd-200", deadline + 20)
+                    + "preempt_disable: caller=_raw_spin_lock+0x10/0x40 parent=shrink_slab+0x80/0x200",
+            );
+            lines.push(
+                head("dd-200", deadline + 290)
+                    + "preempt_enable: caller=_raw_spin_unlock+0x10/0x40 parent=shrink_slab+0x90/0x200",
+            );
+        }
+        lines.push(
+            head("dd-200", deadline + 300)
+                + "sched_switch: prev_comm=dd prev_pid=200 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=100 next_prio=9",
+        );
+        lines.join("\n") + "\n"
+    };
+    let (_, blind) = explain_worst(&trace(false), 1);
+    assert_eq!(
+        blind[0].culprit,
+        PartKind::NonPreemptible,
+        "{:?}",
+        blind[0].parts
+    );
+    assert!(
+        blind[0].caveats.contains(&Caveat::NoSectionEvents),
+        "{:?}",
+        blind[0].caveats
+    );
+    let (_, seen) = explain_worst(&trace(true), 1);
+    assert!(
+        !seen[0].caveats.contains(&Caveat::NoSectionEvents),
+        "{:?}",
+        seen[0].caveats
+    );
 }
