@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use model::explain::TraceCapture;
 use model::measure::MeasureRun;
 use sys::Root;
+use sys::raw_trace::Buffer;
 use sys::trace_instance::Instance;
 use sys::tracefs::Tracefs;
 use trace::explain::{self, WindowSpec};
@@ -21,19 +22,20 @@ fn limit(buffer_kb: u64) -> usize {
         .max(1 << 20)
 }
 
-/// Reads the stopped `instance`'s buffers of its CPUs into a recording's contents: the formats
-/// of `events`, kallsyms, task names, `clock`.
+/// Reads the stopped `instance`'s buffers of its CPUs (the recording ones, or the snapshot)
+/// into a recording's contents: the formats of `events`, kallsyms, task names, `clock`.
 pub(crate) fn contents(
     instance: &Instance,
     root: &Root,
     events: &[String],
     clock: &str,
     buffer_kb: u64,
+    buffer: Buffer,
 ) -> Result<Contents, String> {
     let top = Tracefs::find(root).ok_or("tracefs is not mounted")?;
     let cpus = instance.buffer_cpus();
     let raw = instance
-        .read_raw(&top, root, events, &cpus, limit(buffer_kb))
+        .read_raw_buffer(&top, root, events, &cpus, limit(buffer_kb), buffer)
         .map_err(|e| format!("reading the ring buffers failed ({e})"))?;
     let long_size = if cfg!(target_pointer_width = "64") {
         8
@@ -127,8 +129,7 @@ pub(crate) fn read_trace<'a>(
     buffer_kb: u64,
     capture: &mut TraceCapture,
 ) -> Trace<'a> {
-    let read = crate::capture::contents(instance, root, &capture.events, &capture.clock, buffer_kb)
-        .and_then(|c| crate::capture::in_memory(&c).map(|dat| (c, dat)));
+    let read = read_dat(instance, root, buffer_kb, capture, Buffer::Recording);
     match read {
         Ok((contents, dat)) => Trace::Dat(Box::new(contents), Box::new(dat)),
         Err(why) => {
@@ -138,6 +139,43 @@ pub(crate) fn read_trace<'a>(
             Trace::Text(instance)
         }
     }
+}
+
+/// The snapshot buffer ([`Instance::snapshot`]) read raw into a trace.dat; `None` (and a
+/// note saying why) when it cannot be read.
+pub(crate) fn read_snapshot<'a>(
+    instance: &Instance,
+    root: &Root,
+    buffer_kb: u64,
+    capture: &mut TraceCapture,
+) -> Option<Trace<'a>> {
+    match read_dat(instance, root, buffer_kb, capture, Buffer::Snapshot) {
+        Ok((contents, dat)) => Some(Trace::Dat(Box::new(contents), Box::new(dat))),
+        Err(why) => {
+            capture.notes.push(format!(
+                "the snapshot of the worst spike could not be read: {why}"
+            ));
+            None
+        }
+    }
+}
+
+fn read_dat(
+    instance: &Instance,
+    root: &Root,
+    buffer_kb: u64,
+    capture: &TraceCapture,
+    buffer: Buffer,
+) -> Result<(tracedat::Contents, tracedat::AnyDat), String> {
+    contents(
+        instance,
+        root,
+        &capture.events,
+        &capture.clock,
+        buffer_kb,
+        buffer,
+    )
+    .and_then(|c| in_memory(&c).map(|dat| (c, dat)))
 }
 
 /// The stopped trace, as it is read: a trace.dat of the raw buffers (in memory), or the

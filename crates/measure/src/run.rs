@@ -31,6 +31,11 @@ use crate::tracing::Session;
 pub use crate::env::{ClockChoice, Environment, RunError};
 pub use crate::session::{NoObserver, Observer};
 
+/// How far past its deadline a measuring thread that has not run yet is a spike in progress,
+/// which `--trace` must not cut in two by setting the buffer aside: above an RT thread's usual
+/// wake-up latency, so that many threads rarely hold the snapshot back together.
+const IN_PROGRESS_NS: u64 = 50_000;
+
 /// How often the main thread looks once the planned end has come.
 const END_POLL: Duration = Duration::from_millis(1);
 /// The common start lies this far ahead of the threads' release, so every thread is asleep
@@ -65,6 +70,8 @@ struct Latency<'a> {
     real: bool,
     facts: RunFacts,
     t0: u64,
+    /// Each thread's offset from the common start, in the cells' order.
+    offsets: Vec<Nanos>,
 }
 
 impl<'a> Latency<'a> {
@@ -88,6 +95,7 @@ impl<'a> Latency<'a> {
                 workload: config.workload,
             },
             t0: 0,
+            offsets: config.offsets(),
         })
     }
 
@@ -180,8 +188,36 @@ impl Engine for Latency<'_> {
         TICK.min(Duration::from_nanos(left).max(END_POLL))
     }
 
-    /// Every thread done, or a breach stopped them.
+    /// Every thread done, or a breach stopped them. A new worst latency has `--trace` set
+    /// the buffer aside (without `--break`, which freezes it at the breach instead), never
+    /// while a thread is past its deadline and not yet run.
     fn ended(&mut self) -> bool {
+        if self.session.is_some() && self.config.break_threshold.is_none() {
+            let cells = self.crew.as_ref().expect("started").cells();
+            let max = cells
+                .iter()
+                .map(|c| c.accumulator().max_ns)
+                .max()
+                .unwrap_or(0);
+            let (t0, interval) = (self.t0, self.config.interval.get());
+            let offsets = &self.offsets;
+            // A thread's next deadline is t0 + its offset + the periods it has done; one more
+            // than IN_PROGRESS_NS past it is a spike in progress.
+            let busy = || {
+                let now = sys::clock::monotonic_ns();
+                cells.iter().zip(offsets).any(|(c, offset)| {
+                    !c.is_done()
+                        && t0
+                            .saturating_add(offset.get())
+                            .saturating_add(c.periods_done().saturating_mul(interval))
+                            .saturating_add(IN_PROGRESS_NS)
+                            <= now
+                })
+            };
+            if let Some(session) = self.session.as_mut() {
+                session.keep_worst(max, busy);
+            }
+        }
         self.crew().ended()
     }
 

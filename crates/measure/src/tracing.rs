@@ -1,18 +1,18 @@
 //! `measure --trace`: a private tracefs instance recording the scheduler, IRQ and timer events
 //! an explanation needs while the threads measure, frozen at a `--break` breach or at the end,
-//! then read back: the windows around the worst spikes are kept with the run and explained.
+//! then read back: the windows around the worst spikes are kept with the run and explained
+//! ([`spikes`]). Without `--break`, each new maximum latency sets the buffer aside in the
+//! instance's snapshot buffer, so the run's worst spike is still held at the end.
 //!
 //! The instance is the only thing touched (its own buffer, clock and events); it is removed
 //! when the run ends, on error (its guard's `Drop`), and, after a crash, by the next rtlab that
 //! creates one. The trace clock is `mono`, the clock the threads measure with, so a spike's
 //! deadline is a trace timestamp.
 
-use model::explain::{Explanation, TraceCapture};
-use model::measure::{MeasureRun, Warning};
+use model::measure::Warning;
 use sys::Root;
 use sys::trace_instance::{self, Instance};
 use sys::tracefs::Tracefs;
-use trace::explain::{self, LOOKBACK_NS, Spike, WindowSpec};
 
 use crate::config::TraceOptions;
 
@@ -84,6 +84,27 @@ pub(crate) struct Session {
     clock: String,
     events: Vec<String>,
     missing: Vec<String>,
+    worst: WorstKept,
+}
+
+/// The worst latency so far kept in the instance's snapshot buffer: each tick the main thread
+/// gives the run's maximum, and a new one swaps the recording buffer into the snapshot, so at
+/// the end the run's worst spike is in one buffer or the other however long the run and
+/// however small the buffer (issue #44: a 5069 us maximum went unexplained, overwritten).
+#[derive(Debug, Default)]
+struct WorstKept {
+    /// Whether the kernel keeps a snapshot buffer and the trace clock is the threads' own.
+    able: bool,
+    /// The largest latency kept so far (ns).
+    max_ns: u64,
+    /// When the last snapshot was taken (trace clock, ns).
+    at_ns: Option<u64>,
+    /// Snapshots taken.
+    times: u32,
+    /// Why snapshots stopped (the first failure).
+    failed: Option<String>,
+    /// Ticks the current new worst has waited for a spike in progress to end.
+    deferred: u32,
 }
 
 impl Session {
@@ -91,7 +112,49 @@ impl Session {
     pub(crate) fn tracefs(&self) -> &Tracefs {
         self.instance.tracefs()
     }
+
+    /// The run's largest latency so far is `max_ns`: a new worst is kept in the snapshot
+    /// buffer (the recording goes on into an emptied one). While `busy()` says a measuring
+    /// thread is past its deadline and has not run yet (a spike in progress, which a swap
+    /// would cut in two: its start set aside, then cleared at the next new maximum, its own),
+    /// it waits, for [`DEFER_TICKS`] ticks at most: the new worst must still be in the buffer.
+    /// Main thread only, once a tick.
+    pub(crate) fn keep_worst(&mut self, max_ns: u64, busy: impl Fn() -> bool) {
+        let w = &mut self.worst;
+        if !w.able || w.failed.is_some() || max_ns <= w.max_ns {
+            return;
+        }
+        let wait = || {
+            let b = busy();
+            b && w.deferred < DEFER_TICKS
+        };
+        if wait() {
+            w.deferred += 1;
+            return;
+        }
+        // Emptying the snapshot takes a while (an RCU grace period): ask again before the swap.
+        let kept = self.instance.clear_snapshot().and_then(|()| {
+            if wait() {
+                return Ok(false);
+            }
+            self.instance.snapshot().map(|()| true)
+        });
+        match kept {
+            Ok(true) => {
+                w.max_ns = max_ns;
+                w.at_ns = Some(sys::clock::monotonic_ns());
+                w.times += 1;
+                w.deferred = 0;
+            }
+            Ok(false) => w.deferred += 1,
+            Err(e) => w.failed = Some(e.to_string()),
+        }
+    }
 }
+
+/// How many ticks (100 ms each) a new worst waits for a spike in progress to end before it is
+/// set aside anyway: well within what a buffer of the smallest `--trace-buffer` holds.
+const DEFER_TICKS: u32 = 3;
 
 /// Sets up and starts the instance; `None` (and a warning saying why) when tracing cannot
 /// work here.
@@ -194,6 +257,10 @@ fn open(
     instance
         .set_on(true)
         .map_err(|e| format!("cannot start tracing ({e})"))?;
+    let worst = WorstKept {
+        able: clock == "mono" && instance.has_snapshot(),
+        ..WorstKept::default()
+    };
     Ok(Session {
         instance,
         root: root.clone(),
@@ -201,6 +268,7 @@ fn open(
         clock: clock.to_string(),
         events,
         missing,
+        worst,
     })
 }
 
@@ -271,6 +339,7 @@ impl Recording {
                 &session.events,
                 &session.clock,
                 session.options.buffer_kb,
+                sys::raw_trace::Buffer::Recording,
             )
             .map_err(std::io::Error::other)
             .and_then(|c| crate::capture::write_file(&c, path))
@@ -297,275 +366,8 @@ pub struct Recorded {
     pub lost: u64,
 }
 
-/// Whether the trace showed anything of the spike (its timer, wake-up or switch-in): an
-/// explanation without them only restates the latency.
-fn grounded(x: &Explanation) -> bool {
-    let m = &x.milestones;
-    m.timer_fired_ns.is_some() || m.woken_ns.is_some() || m.switched_in_ns.is_some()
-}
+mod spikes;
+#[cfg(test)]
+mod tests;
 
-fn window_spec(s: &Spike) -> WindowSpec {
-    WindowSpec {
-        cpu: s.cpu,
-        from_ts: s.deadline_ts.saturating_sub(LOOKBACK_NS),
-        to_ts: s.end_ts.unwrap_or(s.deadline_ts) + 20_000,
-    }
-}
-
-/// The lines of `w` from shortly before the spike's deadline, under a heading.
-fn kept_lines(spike: &Spike, w: &explain::Window) -> String {
-    let from = spike.deadline_ts.saturating_sub(LOOKBACK_NS / 4);
-    let mut out = format!(
-        "# rtlab: CPU {} cycle {} deadline {}.{:09}\n",
-        spike.cpu,
-        spike.cycle.unwrap_or(0),
-        spike.deadline_ts / 1_000_000_000,
-        spike.deadline_ts % 1_000_000_000
-    );
-    for (line, e) in w.text.lines().zip(&w.events) {
-        if e.ts_ns >= from {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// Stops the trace, explains the worst spikes of `run` (the breach first; those captured
-/// during the run as they came) and removes the instance.
-pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
-    let Session {
-        instance,
-        root,
-        options,
-        clock,
-        events,
-        missing,
-    } = session;
-    let _ = instance.set_on(false);
-    // What each CPU's buffer still holds, before reading it empties it.
-    let oldest: Vec<(u32, Option<u64>)> = instance
-        .buffer_cpus()
-        .into_iter()
-        .map(|c| (c, instance.cpu_stats(c).ok().and_then(|s| s.oldest_ns)))
-        .collect();
-    let frozen_by = if run.break_event.as_ref().is_some_and(|b| b.trace_frozen) {
-        "break"
-    } else {
-        "end"
-    };
-    let mut capture = TraceCapture {
-        instance: instance.name().to_string(),
-        clock,
-        buffer_kb: options.buffer_kb,
-        events,
-        missing,
-        frozen_by: frozen_by.to_string(),
-        ..TraceCapture::default()
-    };
-    let trace = crate::capture::read_trace(&instance, &root, options.buffer_kb, &mut capture);
-    if let Some(dir) = &options.keep_dir {
-        match crate::capture::keep(&trace, dir, run) {
-            Ok(path) => capture
-                .notes
-                .push(format!("the whole trace is in {}", path.display())),
-            Err(e) => capture
-                .notes
-                .push(format!("--trace-dir: could not keep the trace ({e})")),
-        }
-    }
-    let mut done = explain_spikes(&trace, &oldest, run, options.explain, &mut capture);
-    drop(trace);
-    done.retain(|(s, x, ..)| {
-        let ok = grounded(x);
-        if !ok {
-            capture.notes.push(format!(
-                "CPU {} cycle {}: the trace holds no event of this spike (events were lost or \
-                 not recorded)",
-                s.cpu,
-                s.cycle.unwrap_or(0)
-            ));
-        }
-        ok
-    });
-    done.sort_by_key(|(s, ..)| std::cmp::Reverse(s.end_ts.unwrap_or(0) - s.deadline_ts));
-    done.dedup_by_key(|(s, ..)| (s.cpu, s.cycle));
-    done.truncate(options.explain);
-    for (_, x, window, lost) in done {
-        capture.explanations.push(x);
-        capture.window.push_str(&window);
-        capture.lost_events += lost;
-    }
-    let name = instance.name().to_string();
-    if let Err(e) = instance.remove() {
-        capture.notes.push(format!(
-            "the tracefs instance {name} could not be removed ({e})"
-        ));
-    }
-    capture
-}
-
-/// The spikes to explain: the breach first, then each CPU's worst, then the next worst, at
-/// most `n`.
-fn chosen(run: &MeasureRun, n: usize) -> Vec<Spike> {
-    let mut all: Vec<(u64, Spike)> = Vec::new();
-    for c in &run.cpus {
-        for s in &c.spikes {
-            all.push((
-                s.latency_ns,
-                Spike {
-                    cpu: c.cpu,
-                    pid: c.tid,
-                    comm: None,
-                    deadline_ts: s.monotonic_ns.saturating_sub(s.latency_ns),
-                    end_ts: Some(s.monotonic_ns),
-                    cycle: Some(s.cycle),
-                },
-            ));
-        }
-    }
-    all.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
-    let mut out: Vec<Spike> = Vec::new();
-    if let Some(b) = &run.break_event
-        && let Some(i) = all
-            .iter()
-            .position(|(_, s)| s.cpu == b.cpu && s.cycle == Some(b.cycle))
-    {
-        out.push(all.remove(i).1);
-    }
-    for c in &run.cpus {
-        if out.len() < n
-            && !out.iter().any(|s| s.cpu == c.cpu)
-            && let Some(i) = all.iter().position(|(_, s)| s.cpu == c.cpu)
-        {
-            out.push(all.remove(i).1);
-        }
-    }
-    out.extend(
-        all.into_iter()
-            .map(|(_, s)| s)
-            .take(n.saturating_sub(out.len())),
-    );
-    out
-}
-
-/// Explains from the final buffer the chosen spikes not captured during the run.
-fn explain_spikes(
-    trace: &crate::capture::Trace<'_>,
-    oldest: &[(u32, Option<u64>)],
-    run: &MeasureRun,
-    n: usize,
-    capture: &mut TraceCapture,
-) -> Vec<(Spike, Explanation, String, u64)> {
-    let mut spikes = chosen(run, n);
-    // Spikes older than what a CPU's buffer still holds cannot be explained.
-    let mut old: Vec<String> = Vec::new();
-    spikes.retain(|s| {
-        let oldest = oldest
-            .iter()
-            .find(|(c, _)| *c == s.cpu)
-            .and_then(|(_, o)| *o);
-        let kept = oldest.is_none_or(|o| o + LOOKBACK_NS / 4 <= s.deadline_ts);
-        if !kept {
-            old.push(format!("CPU {} cycle {}", s.cpu, s.cycle.unwrap_or(0)));
-        }
-        kept
-    });
-    if !old.is_empty() {
-        capture.notes.push(format!(
-            "{} of the worst spikes ({}) are older than the trace buffer held at the end: \
-             without --break the buffer keeps only the last stretch of the run (raise \
-             --trace-buffer), with --break TIME it is frozen at the first spike over TIME",
-            old.len(),
-            old.join(", ")
-        ));
-    }
-    let need_scan = capture.clock != "mono" || spikes.len() < n;
-    let scan = if need_scan {
-        match trace.scan() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                capture.notes.push(format!("reading the trace failed: {e}"));
-                return Vec::new();
-            }
-        }
-    } else {
-        None
-    };
-    let offset = match (&scan, capture.clock.as_str()) {
-        (Some(s), c) if c != "mono" => s.clock_offset_ns,
-        _ => 0,
-    };
-    // Too few of the run's worst spikes left in the buffer: add the worst wake-ups of the
-    // measuring threads it still holds, so the end of the run is explained at least.
-    if let Some(scan) = &scan
-        && spikes.len() < n
-    {
-        let added = add_last_wakeups(scan, run, &mut spikes, n, offset);
-        if added > 0 && !old.is_empty() {
-            capture.notes.push(format!(
-                "explained instead: the {added} worst wake-ups of the measuring threads the \
-                 buffer still held (the run's last stretch), measured from the trace: deadline \
-                 to switch-in"
-            ));
-        }
-    }
-    if spikes.is_empty() {
-        return Vec::new();
-    }
-    let specs: Vec<WindowSpec> = spikes.iter().map(window_spec).collect();
-    let windows = match trace.collect(&specs) {
-        Ok(w) => w,
-        Err(e) => {
-            capture.notes.push(format!("reading the trace failed: {e}"));
-            return Vec::new();
-        }
-    };
-    spikes
-        .into_iter()
-        .zip(&windows)
-        .map(|(spike, window)| {
-            let x = explain::explain(window, &spike, offset);
-            let text = kept_lines(&spike, window);
-            (spike, x, text, window.lost_markers)
-        })
-        .collect()
-}
-
-/// Adds to `spikes`, up to `n`, the worst wake-ups of the run's measuring threads that the
-/// trace still holds and no spike already covers; how many were added.
-fn add_last_wakeups(
-    scan: &explain::Scan,
-    run: &MeasureRun,
-    spikes: &mut Vec<Spike>,
-    n: usize,
-    offset: i64,
-) -> usize {
-    let tids: Vec<(u32, u32)> = run
-        .cpus
-        .iter()
-        .filter_map(|c| Some((c.cpu, c.tid?)))
-        .collect();
-    let mut extra: Vec<&explain::Wakeup> = scan
-        .wakeups
-        .iter()
-        .filter(|w| tids.contains(&(w.cpu, w.pid)))
-        .filter(|w| {
-            !spikes
-                .iter()
-                .any(|s| s.cpu == w.cpu && s.deadline_ts.abs_diff(w.deadline_ts(offset)) < 1_000)
-        })
-        .collect();
-    extra.sort_by_key(|w| std::cmp::Reverse(w.latency_ns(offset)));
-    let added = extra.len().min(n - spikes.len());
-    spikes.extend(extra.into_iter().take(added).map(|w| Spike {
-        cpu: w.cpu,
-        pid: Some(w.pid),
-        comm: None,
-        deadline_ts: w.deadline_ts(offset),
-        // The trace's switch-in stands for the clock read it does not show.
-        end_ts: Some(w.switched_ts),
-        cycle: None,
-    }));
-    added
-}
+pub(crate) use spikes::finish;

@@ -185,9 +185,10 @@ pub fn capture_lines(t: &TraceCapture) -> String {
         );
     }
     // What was not explained, and why (spikes older than the buffer first of all): the worst
-    // spike may be among them, and the lines above must not pass for the whole story.
+    // spike may be among them, and the lines above must not pass for the whole story. The
+    // notes say so themselves ("not explained: ..."), and where the spikes came from.
     for note in &t.notes {
-        let _ = writeln!(out, "  not explained: {note}");
+        let _ = writeln!(out, "  note: {note}");
     }
     out
 }

@@ -165,6 +165,15 @@ fn cpu_pages(path: &Path, page: usize, limit: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Which of an instance's buffers to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// The one being recorded into (`per_cpu/cpuN/trace_pipe_raw`).
+    Recording,
+    /// The snapshot buffer ([`Instance::snapshot`]; `per_cpu/cpuN/snapshot_raw`).
+    Snapshot,
+}
+
 impl Instance {
     /// Reads the (stopped) instance's buffers of `cpus` raw, with the metadata of `events`
     /// from `top` and kallsyms from `root`; each CPU's pages at most `limit` bytes. The
@@ -176,6 +185,19 @@ impl Instance {
         events: &[String],
         cpus: &[u32],
         limit: usize,
+    ) -> Result<RawCapture> {
+        self.read_raw_buffer(top, root, events, cpus, limit, Buffer::Recording)
+    }
+
+    /// [`Instance::read_raw`] of `buffer`: the recording one, or the snapshot.
+    pub fn read_raw_buffer(
+        &self,
+        top: &Tracefs,
+        root: &Root,
+        events: &[String],
+        cpus: &[u32],
+        limit: usize,
+        buffer: Buffer,
     ) -> Result<RawCapture> {
         let header_page = read_bytes(&top.dir().join("events/header_page"))?;
         let page = page_size(&String::from_utf8_lossy(&header_page))
@@ -199,10 +221,16 @@ impl Instance {
         };
         for &cpu in cpus {
             let dir = self.dir().join(format!("per_cpu/cpu{cpu}"));
-            capture
-                .cpu_stats
-                .push(std::fs::read_to_string(dir.join("stats")).unwrap_or_default());
-            let pages = cpu_pages(&dir.join("trace_pipe_raw"), page as usize, limit)?;
+            // `stats` counts the recording buffer only.
+            capture.cpu_stats.push(match buffer {
+                Buffer::Recording => std::fs::read_to_string(dir.join("stats")).unwrap_or_default(),
+                Buffer::Snapshot => String::new(),
+            });
+            let file = match buffer {
+                Buffer::Recording => "trace_pipe_raw",
+                Buffer::Snapshot => "snapshot_raw",
+            };
+            let pages = cpu_pages(&dir.join(file), page as usize, limit)?;
             capture.cpus.push((cpu, pages));
         }
         Ok(capture)

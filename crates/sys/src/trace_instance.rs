@@ -118,6 +118,27 @@ impl Instance {
         self.fs.set_on(on)
     }
 
+    /// Whether the kernel keeps a snapshot buffer for the instance (`CONFIG_TRACER_SNAPSHOT`:
+    /// its `snapshot` file).
+    pub fn has_snapshot(&self) -> bool {
+        self.dir().join("snapshot").exists()
+    }
+
+    /// Empties the snapshot buffer (`2` to `snapshot`; nothing before the first
+    /// [`Instance::snapshot`] allocates it). It can take a while (the kernel waits for an RCU
+    /// grace period); the recording buffer is not touched.
+    pub fn clear_snapshot(&self) -> Result<()> {
+        self.write("snapshot", "2")
+    }
+
+    /// Keeps what the recording buffer holds now: it is swapped with the snapshot buffer (`1`,
+    /// which allocates that the first time, as large as the recording buffer), so recording
+    /// goes on into the old snapshot buffer (empty after [`Instance::clear_snapshot`]) and the
+    /// snapshot holds everything up to now. Recording is not stopped or paused.
+    pub fn snapshot(&self) -> Result<()> {
+        self.write("snapshot", "1")
+    }
+
     /// Empties the ring buffer.
     pub fn clear(&self) -> Result<()> {
         self.write("trace", "")

@@ -227,12 +227,15 @@ pub struct MeasureArgs {
     /// Record a kernel trace while measuring (a private tracefs instance with the scheduler,
     /// IRQ, softirq, timer, IPI and workqueue events; removed afterwards) and explain the
     /// worst spikes from it: which IRQ, task or section was in the way. With --break the trace
-    /// is frozen at the breach. The explanations and the trace around each spike are stored
-    /// with the run (`rtlab explain RUN`).
+    /// is frozen at the breach; without, each new maximum sets the buffer aside (the kernel's
+    /// snapshot buffer, CONFIG_TRACER_SNAPSHOT), so the run's worst spike is explained however
+    /// long the run. The explanations and the trace around each spike are stored with the run
+    /// (`rtlab explain RUN`).
     #[arg(long, help_heading = "Trace")]
     pub trace: bool,
 
-    /// With --trace: ring buffer per CPU, in KiB. Larger keeps older spikes explainable.
+    /// With --trace: ring buffer per CPU, in KiB (twice that once the buffer is set aside at
+    /// a new maximum). Larger keeps older spikes explainable.
     #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576), requires = "trace", help_heading = "Trace")]
     pub trace_buffer: u64,
 

@@ -338,7 +338,7 @@ fn the_why_lines_say_what_the_buffer_no_longer_held() {
     let lines = crate::explain::capture_lines(&t);
     assert!(lines.starts_with("why (from the kernel trace"), "{lines}");
     assert!(
-        lines.contains("  not explained: 8 of the worst spikes (CPU 1 cycle 812, ...) are older"),
+        lines.contains("  note: 8 of the worst spikes (CPU 1 cycle 812, ...) are older"),
         "{lines}"
     );
 }
