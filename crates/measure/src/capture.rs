@@ -35,7 +35,7 @@ pub(crate) fn contents(
     let top = Tracefs::find(root).ok_or("tracefs is not mounted")?;
     let cpus = instance.buffer_cpus();
     let raw = instance
-        .read_raw_buffer(&top, root, events, &cpus, limit(buffer_kb), buffer)
+        .read_raw(&top, root, events, &cpus, limit(buffer_kb), buffer)
         .map_err(|e| format!("reading the ring buffers failed ({e})"))?;
     let long_size = if cfg!(target_pointer_width = "64") {
         8

@@ -175,22 +175,10 @@ pub enum Buffer {
 }
 
 impl Instance {
-    /// Reads the (stopped) instance's buffers of `cpus` raw, with the metadata of `events`
-    /// from `top` and kallsyms from `root`; each CPU's pages at most `limit` bytes. The
-    /// buffers are consumed: the instance's `trace` reads empty afterwards.
+    /// Reads the (stopped) instance's `buffer` (the recording one, or the snapshot) of `cpus`
+    /// raw, with the metadata of `events` from `top` and kallsyms from `root`; each CPU's pages
+    /// at most `limit` bytes. The buffer is consumed: reading it again gives nothing.
     pub fn read_raw(
-        &self,
-        top: &Tracefs,
-        root: &Root,
-        events: &[String],
-        cpus: &[u32],
-        limit: usize,
-    ) -> Result<RawCapture> {
-        self.read_raw_buffer(top, root, events, cpus, limit, Buffer::Recording)
-    }
-
-    /// [`Instance::read_raw`] of `buffer`: the recording one, or the snapshot.
-    pub fn read_raw_buffer(
         &self,
         top: &Tracefs,
         root: &Root,
