@@ -31,11 +31,6 @@ use crate::tracing::Session;
 pub use crate::env::{ClockChoice, Environment, RunError};
 pub use crate::session::{NoObserver, Observer};
 
-/// How far past its deadline a measuring thread that has not run yet is a spike in progress,
-/// which `--trace` must not cut in two by setting the buffer aside: above an RT thread's usual
-/// wake-up latency, so that many threads rarely hold the snapshot back together.
-const IN_PROGRESS_NS: u64 = 50_000;
-
 /// How often the main thread looks once the planned end has come.
 const END_POLL: Duration = Duration::from_millis(1);
 /// The common start lies this far ahead of the threads' release, so every thread is asleep
@@ -201,21 +196,25 @@ impl Engine for Latency<'_> {
                 .unwrap_or(0);
             let (t0, interval) = (self.t0, self.config.interval.get());
             let offsets = &self.offsets;
-            // A thread's next deadline is t0 + its offset + the periods it has done; one more
-            // than IN_PROGRESS_NS past it is a spike in progress.
-            let busy = || {
+            // A thread's next deadline is t0 + its offset + the periods it has done: how far
+            // the latest thread that has not run yet is past it.
+            let lateness = || {
                 let now = sys::clock::monotonic_ns();
-                cells.iter().zip(offsets).any(|(c, offset)| {
-                    !c.is_done()
-                        && t0
-                            .saturating_add(offset.get())
-                            .saturating_add(c.periods_done().saturating_mul(interval))
-                            .saturating_add(IN_PROGRESS_NS)
-                            <= now
-                })
+                cells
+                    .iter()
+                    .zip(offsets)
+                    .filter(|(c, _)| !c.is_done())
+                    .map(|(c, offset)| {
+                        now.saturating_sub(
+                            t0.saturating_add(offset.get())
+                                .saturating_add(c.periods_done().saturating_mul(interval)),
+                        )
+                    })
+                    .max()
+                    .unwrap_or(0)
             };
             if let Some(session) = self.session.as_mut() {
-                session.keep_worst(max, busy);
+                session.keep_worst(max, lateness);
             }
         }
         self.crew().ended()

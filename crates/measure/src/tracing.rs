@@ -114,19 +114,21 @@ impl Session {
     }
 
     /// The run's largest latency so far is `max_ns`: a new worst is kept in the snapshot
-    /// buffer (the recording goes on into an emptied one). While `busy()` says a measuring
-    /// thread is past its deadline and has not run yet (a spike in progress, which a swap
-    /// would cut in two: its start set aside, then cleared at the next new maximum, its own),
-    /// it waits, for [`DEFER_TICKS`] ticks at most: the new worst must still be in the buffer.
+    /// buffer (the recording goes on into an emptied one). `lateness()` says how far the
+    /// latest measuring thread is past its deadline without having run: over
+    /// [`IN_PROGRESS_NS`], a spike is in progress, which a swap would cut in two (its start
+    /// set aside, then cleared at the next new maximum if the spike turns out to be it). The
+    /// swap waits for it [`DEFER_TICKS`] ticks at most (the new worst must stay in the
+    /// buffer), and without limit while the spike in progress is already half the new worst.
     /// Main thread only, once a tick.
-    pub(crate) fn keep_worst(&mut self, max_ns: u64, busy: impl Fn() -> bool) {
+    pub(crate) fn keep_worst(&mut self, max_ns: u64, lateness: impl Fn() -> u64) {
         let w = &mut self.worst;
         if !w.able || w.failed.is_some() || max_ns <= w.max_ns {
             return;
         }
         let wait = || {
-            let b = busy();
-            b && w.deferred < DEFER_TICKS
+            let late = lateness();
+            late > IN_PROGRESS_NS && (w.deferred < DEFER_TICKS || late >= max_ns / 2)
         };
         if wait() {
             w.deferred += 1;
@@ -152,8 +154,14 @@ impl Session {
     }
 }
 
-/// How many ticks (100 ms each) a new worst waits for a spike in progress to end before it is
-/// set aside anyway: well within what a buffer of the smallest `--trace-buffer` holds.
+/// How far past its deadline a measuring thread that has not run yet is a spike in progress,
+/// which setting the buffer aside must not cut in two: above an RT thread's usual wake-up
+/// latency, so that many threads rarely hold the snapshot back together.
+pub(crate) const IN_PROGRESS_NS: u64 = 50_000;
+
+/// How many ticks (100 ms each) a new worst waits for a smaller spike in progress to end
+/// before it is set aside anyway: well within what a buffer of the smallest `--trace-buffer`
+/// holds.
 const DEFER_TICKS: u32 = 3;
 
 /// Sets up and starts the instance; `None` (and a warning saying why) when tracing cannot
