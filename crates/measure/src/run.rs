@@ -189,11 +189,13 @@ impl Engine for Latency<'_> {
     fn ended(&mut self) -> bool {
         if self.session.is_some() && self.config.break_threshold.is_none() {
             let cells = self.crew.as_ref().expect("started").cells();
-            let max = cells
-                .iter()
-                .map(|c| c.accumulator().max_ns)
-                .max()
-                .unwrap_or(0);
+            let max = || {
+                cells
+                    .iter()
+                    .map(|c| c.accumulator().max_ns)
+                    .max()
+                    .unwrap_or(0)
+            };
             let (t0, interval) = (self.t0, self.config.interval.get());
             let offsets = &self.offsets;
             // A thread's next deadline is t0 + its offset + the periods it has done: how far

@@ -113,7 +113,7 @@ impl Session {
         self.instance.tracefs()
     }
 
-    /// The run's largest latency so far is `max_ns`: a new worst is kept in the snapshot
+    /// The run's largest latency so far is `max()`: a new worst is kept in the snapshot
     /// buffer (the recording goes on into an emptied one). `lateness()` says how far the
     /// latest measuring thread is past its deadline without having run: over
     /// [`IN_PROGRESS_NS`], a spike is in progress, which a swap would cut in two (its start
@@ -121,8 +121,9 @@ impl Session {
     /// swap waits for it [`DEFER_TICKS`] ticks at most (the new worst must stay in the
     /// buffer), and without limit while the spike in progress is already half the new worst.
     /// Main thread only, once a tick.
-    pub(crate) fn keep_worst(&mut self, max_ns: u64, lateness: impl Fn() -> u64) {
+    pub(crate) fn keep_worst(&mut self, max: impl Fn() -> u64, lateness: impl Fn() -> u64) {
         let w = &mut self.worst;
+        let max_ns = max();
         if !w.able || w.failed.is_some() || max_ns <= w.max_ns {
             return;
         }
@@ -134,21 +135,24 @@ impl Session {
             w.deferred += 1;
             return;
         }
-        // Emptying the snapshot takes a while (an RCU grace period): ask again before the swap.
+        // Emptying the snapshot takes a while (an RCU grace period): ask again before the
+        // swap, and take the maximum as it is right then: a spike that ended meanwhile is in
+        // the snapshot, and must count as kept (a later tick would clear it as a new one).
         let kept = self.instance.clear_snapshot().and_then(|()| {
             if wait() {
-                return Ok(false);
+                return Ok(None);
             }
-            self.instance.snapshot().map(|()| true)
+            let max_ns = max();
+            self.instance.snapshot().map(|()| Some(max_ns))
         });
         match kept {
-            Ok(true) => {
+            Ok(Some(max_ns)) => {
                 w.max_ns = max_ns;
                 w.at_ns = Some(sys::clock::monotonic_ns());
                 w.times += 1;
                 w.deferred = 0;
             }
-            Ok(false) => w.deferred += 1,
+            Ok(None) => w.deferred += 1,
             Err(e) => w.failed = Some(e.to_string()),
         }
     }
