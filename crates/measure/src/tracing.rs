@@ -123,8 +123,11 @@ impl Session {
     /// Main thread only, once a tick.
     pub(crate) fn keep_worst(&mut self, max: impl Fn() -> u64, lateness: impl Fn() -> u64) {
         let w = &mut self.worst;
+        if !w.able || w.failed.is_some() {
+            return;
+        }
         let max_ns = max();
-        if !w.able || w.failed.is_some() || max_ns <= w.max_ns {
+        if max_ns <= w.max_ns {
             return;
         }
         let wait = || {
