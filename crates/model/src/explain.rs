@@ -355,6 +355,10 @@ pub enum PartKind {
     Return,
     /// Time the trace does not cover: no events at all while the thread should have run.
     Untraced,
+    /// The thread itself slept on something other than its timer (state `D`: I/O, a page
+    /// fault, a lock; `S`: a wait) before it armed its timer, past its deadline: no other
+    /// task's doing.
+    Blocked,
 }
 
 /// `rtlab explain --format json`: what was explained, from what.

@@ -35,7 +35,7 @@ pub fn explanation_text(x: &Explanation) -> String {
         "CPU {}{cycle}: {who}, {} late; main cause: {} ({share:.0} %)",
         x.cpu,
         us(x.latency_ns),
-        crate::story::agent::kind(x.culprit)
+        crate::story::agent::main_cause(x)
     );
     for line in wrap(&crate::story::spike::tell(x), WIDTH - 2) {
         let _ = writeln!(out, "  {line}");

@@ -62,6 +62,11 @@ pub enum Agent {
     NoSwitch,
     /// The switch from the idle task to the thread.
     FromIdle,
+    /// The thread itself asleep, in this state as its switch-out printed it (`D`, `S`).
+    Asleep {
+        /// The state.
+        state: String,
+    },
     /// What an rtlab before `rtlab.explain/2` stored: words.
     #[serde(untagged)]
     Said(String),

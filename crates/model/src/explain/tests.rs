@@ -138,6 +138,12 @@ fn what_a_part_was_is_data_not_words() {
         (Agent::NoSwitch, r#"{"kind":"no-switch"}"#),
         (Agent::FromIdle, r#"{"kind":"from-idle"}"#),
         (
+            Agent::Asleep {
+                state: "D".to_string(),
+            },
+            r#"{"kind":"asleep","state":"D"}"#,
+        ),
+        (
             Agent::Said("irq 36 virtio1-req.0".to_string()),
             r#""irq 36 virtio1-req.0""#,
         ),

@@ -32,7 +32,7 @@ pub(super) fn why_ctx(t: &model::explain::TraceCapture) -> WhyCtx {
                 x.cpu,
                 x.cycle.map_or(String::new(), |c| format!(", cycle {c}")),
                 format_opt_us(Some(x.latency_ns)),
-                crate::story::agent::kind(x.culprit)
+                crate::story::agent::main_cause(x)
             ),
             story: crate::story::spike::tell(x),
             parts: x

@@ -2,7 +2,7 @@
 //! the handler, the task with its priority, or what the CPU was doing
 //! (`model::explain::Agent`), as the story, the parts table and the report name them.
 
-use model::explain::{Agent, PartKind, Task};
+use model::explain::{Agent, Explanation, PartKind, Task};
 
 /// The kind of a part for a person: `timer interrupt delay`, `higher-priority task`.
 pub fn kind(k: PartKind) -> &'static str {
@@ -19,6 +19,25 @@ pub fn kind(k: PartKind) -> &'static str {
         PartKind::Scheduler => "scheduler",
         PartKind::Return => "return to the thread",
         PartKind::Untraced => "untraced",
+        PartKind::Blocked => "the thread asleep",
+    }
+}
+
+/// The main cause in a heading: its kind, and where the timer interrupt came late while
+/// another task ran (no event says why), that task: `timer interrupt delay while kmsg-writer
+/// (pid 32716) ran`, the one lead the trace gives.
+pub fn main_cause(x: &Explanation) -> String {
+    let k = kind(x.culprit);
+    match x.parts.first().map(|p| (p.kind, &p.what)) {
+        Some((PartKind::TimerDelay, Agent::Untraced { task: Some(t), .. }))
+            if x.culprit == PartKind::TimerDelay && Some(t.pid) != x.pid =>
+        {
+            format!("{k} while {} (pid {}) ran", t.comm, t.pid)
+        }
+        Some((PartKind::TimerDelay, Agent::Idle)) if x.culprit == PartKind::TimerDelay => {
+            format!("{k}, the CPU idle")
+        }
+        _ => k.to_string(),
     }
 }
 
@@ -55,6 +74,13 @@ pub fn name(a: &Agent) -> String {
         Agent::ClockRead => "switch-in to the thread reading its clock".to_string(),
         Agent::NoSwitch => "no switch shows what ran".to_string(),
         Agent::FromIdle => "switching from the idle task".to_string(),
+        Agent::Asleep { state } if state.starts_with('D') => {
+            format!("the thread itself, asleep in state {state} (I/O, a page fault or a lock)")
+        }
+        Agent::Asleep { state } if state.is_empty() => {
+            "the thread itself, asleep (on something else than its timer)".to_string()
+        }
+        Agent::Asleep { state } => format!("the thread itself, asleep in state {state} (a wait)"),
         Agent::Said(words) => words.clone(),
     }
 }

@@ -72,10 +72,14 @@ fn opening(x: &Explanation) -> String {
 /// and what held the CPU until it did.
 fn armed(s: &mut String, x: &Explanation, m: &Milestones, unarmed: &[Cause]) {
     if let Some(a) = m.timer_armed_ns {
+        let why = if unarmed.iter().any(|c| c.kind == PartKind::Blocked) {
+            "it slept on something else than its timer since its previous wake-up"
+        } else {
+            "it had not gone back to sleep since its previous wake-up"
+        };
         let _ = write!(
             s,
-            " The thread armed this timer only at +{}, past its deadline: it had not gone back \
-             to sleep since its previous wake-up",
+            " The thread armed this timer only at +{}, past its deadline: {why}",
             us(a)
         );
         end_with(s, x, unarmed, "; meanwhile ");
@@ -95,14 +99,14 @@ fn timer(s: &mut String, x: &Explanation, m: &Milestones, before_fire: &[Cause])
         Some(a) => {
             let late = us(f.saturating_sub(a));
             let _ = write!(s, " The timer interrupt came {late} after the arming");
-            end_with(s, x, before_fire, ": ");
+            end_with_before_fire(s, x, before_fire);
         }
         None if f <= ON_TIME_NS => {
             let _ = write!(s, " The timer fired on time (+{}).", us(f));
         }
         None => {
             let _ = write!(s, " The timer interrupt came {} late", us(f));
-            end_with(s, x, before_fire, ": ");
+            end_with_before_fire(s, x, before_fire);
         }
     }
 }
@@ -147,6 +151,31 @@ fn end_with(s: &mut String, x: &Explanation, causes: &[Cause], lead: &str) {
     }
 }
 
+/// Ends the sentence on what held the timer interrupt back: a non-preemptible section there is
+/// one the trace shows with interrupts off (`irq_disable` with no `irq_enable` before the
+/// interrupt), which delays the interrupt itself.
+fn end_with_before_fire(s: &mut String, x: &Explanation, causes: &[Cause]) {
+    let named: Vec<String> = causes
+        .iter()
+        .filter(|c| c.duration_ns >= NAMED_NS)
+        .take(NAMED)
+        .map(|c| match c.kind {
+            PartKind::NonPreemptible => format!(
+                "{} kept interrupts off for {} (the trace shows them turned off, and not back \
+                 on until the interrupt)",
+                super::agent::name(&c.what),
+                us(c.duration_ns)
+            ),
+            _ => cause(x, c),
+        })
+        .collect();
+    if named.is_empty() {
+        s.push('.');
+    } else {
+        let _ = write!(s, ": {}.", named.join("; "));
+    }
+}
+
 /// One cause in words: `hog (pid 812, ...), of higher priority, held the CPU for 3018 us`.
 fn cause(x: &Explanation, c: &Cause) -> String {
     let (w, d) = (super::agent::name(&c.what), us(c.duration_ns));
@@ -174,6 +203,7 @@ fn cause(x: &Explanation, c: &Cause) -> String {
              it ran (sched_setscheduler leaves no event)"
         ),
         PartKind::IrqThread => format!("the IRQ thread {w} held the CPU for {d}"),
+        PartKind::Blocked => format!("{w} for {d}"),
         PartKind::RtThrottling => match c.what {
             Agent::FromIdle | Agent::Idle => format!("RT throttling left the CPU idle for {d}"),
             _ => format!("RT throttling gave {w} the CPU for {d}"),

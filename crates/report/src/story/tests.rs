@@ -5,7 +5,7 @@
 use model::explain::{Caveat, Explanation, TraceCapture};
 use proptest::prelude::*;
 
-use super::{caveat, hwlat, latency, spike, timerlat};
+use super::{agent, caveat, hwlat, latency, spike, timerlat};
 
 fn fixture(path: &str) -> String {
     let path = format!("{}/../../fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -381,4 +381,50 @@ fn each_explanation_says_how_much_of_the_delay_the_trace_shows() {
         xs.iter().any(|x| x.unseen_ns() > 0) && xs.iter().any(|x| x.unseen_ns() == 0),
         "told.json covers both"
     );
+}
+
+/// Issue #44: a thread that slept on a page fault's read before it armed its timer past the
+/// deadline (the truth corpus's `page-fault`) is told so, and a task that turned interrupts
+/// off until the timer interrupt (where the trace shows it) is told as keeping them off; a
+/// heading names the task a late interrupt came in.
+#[test]
+fn a_thread_asleep_and_interrupts_kept_off_are_told_as_such() {
+    let x: Explanation = serde_json::from_str(
+        r#"{"cpu": 1, "pid": 11140, "comm": "faulting", "prio": 49, "latency_ns": 15068000, "deadline_ns": 43705120145220, "cycle": null, "milestones": {"timer_armed_ns": 15048000, "timer_fired_ns": 15066000, "woken_ns": 15068000, "switched_in_ns": 15068000, "woken_running": true}, "parts": [{"kind": "blocked", "what": {"kind": "asleep", "state": "D"}, "duration_ns": 13055000, "start_ns": 791000, "times": 2, "share": 0.866}, {"kind": "return", "what": {"kind": "clock-read"}, "duration_ns": 2013000, "start_ns": 0, "times": 2, "share": 0.134}], "culprit": "blocked", "phases": {"unarmed": [{"kind": "blocked", "what": {"kind": "asleep", "state": "D"}, "duration_ns": 13055000}], "before_fire": [], "waiting": []}, "caveats": []}"#,
+    )
+    .unwrap();
+    let told = spike::tell(&x);
+    for said in [
+        "past its deadline: it slept on something else than its timer since its previous wake-up; meanwhile the thread itself, asleep in state D (I/O, a page fault or a lock) for 13055 us",
+        "Largest part: the thread asleep",
+    ] {
+        assert!(told.contains(said), "missing {said:?} in:\n{told}");
+    }
+    assert_eq!(agent::main_cause(&x), "the thread asleep");
+    let off: Explanation = serde_json::from_str(
+        r#"{"cpu": 1, "pid": 500, "comm": "rt", "prio": 49, "latency_ns": 40000, "deadline_ns": 100001000000, "cycle": null, "milestones": {"timer_fired_ns": 37000, "woken_ns": 38000, "switched_in_ns": 40000}, "parts": [{"kind": "non-preemptible", "what": {"kind": "task", "comm": "worker", "pid": 600, "prio": 120}, "duration_ns": 38000, "start_ns": 0, "times": 2, "share": 0.95}], "culprit": "non-preemptible", "phases": {"unarmed": [], "before_fire": [{"kind": "non-preemptible", "what": {"kind": "task", "comm": "worker", "pid": 600, "prio": 120}, "duration_ns": 36000}], "waiting": []}, "caveats": []}"#,
+    )
+    .unwrap();
+    let told = spike::tell(&off);
+    assert!(
+        told.contains("The timer interrupt came 37 us late: worker (pid 600, normal (nice 0)) kept interrupts off for 36 us"),
+        "{told}"
+    );
+    let mut late = off.clone();
+    late.culprit = model::explain::PartKind::TimerDelay;
+    late.parts[0].kind = model::explain::PartKind::TimerDelay;
+    late.parts[0].what = model::explain::Agent::Untraced {
+        task: Some(model::explain::Task::new("kmsg-writer", 32716, 120)),
+        irqs_off: true,
+    };
+    assert_eq!(
+        agent::main_cause(&late),
+        "timer interrupt delay while kmsg-writer (pid 32716) ran"
+    );
+    // The thread itself running through its late interrupt names nobody.
+    late.parts[0].what = model::explain::Agent::Untraced {
+        task: Some(model::explain::Task::new("rt", 500, 49)),
+        irqs_off: true,
+    };
+    assert_eq!(agent::main_cause(&late), "timer interrupt delay");
 }

@@ -19,6 +19,7 @@
 
 use model::explain::{Agent, Caveat, Explanation, PATTERN_SHARE, Part, PartKind};
 
+use super::asleep::Asleep;
 use super::functions::Functions;
 use super::inside::Inside;
 use super::milestones::{Spike, Times, find_milestones, milestone_caveats};
@@ -187,6 +188,12 @@ struct Contexts {
     /// out runnable waits.
     throttle: Throttle,
     irqs_off: bool,
+    /// Interrupts off as a preemptirq tracepoint says (`irq_disable`, not yet `irq_enable`):
+    /// the section is in the trace, not guessed from a flag.
+    section: bool,
+    /// When the thread slept (on something else than its timer, before it armed that past the
+    /// deadline: I/O, a page fault, a lock).
+    asleep: Asleep,
     stack: Vec<(PartKind, Agent)>,
 }
 
@@ -205,6 +212,8 @@ fn walk(
         throttle: window.throttle_at_start.clone(),
         running: start_task,
         irqs_off: window.irqs_off_at_start.unwrap_or(false),
+        section: false,
+        asleep: Asleep::of(window, on_cpu, thread.pid),
         stack: Vec::new(),
     };
     let mut inside = Inside::default();
@@ -310,7 +319,11 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
             }
             ctx.running = Some(next);
             ctx.stack.retain(|(k, _)| *k == PartKind::Irq);
+            // The scheduler turns interrupts back on in the task switched in.
+            ctx.section = false;
         }
+        What::IrqsOff(_) => ctx.section = true,
+        What::IrqsOn => ctx.section = false,
         What::Woken { task, .. } => ctx.throttle.gone(task.pid),
         What::Migrate { pid, .. } => ctx.throttle.gone(*pid),
         _ => {}
@@ -321,7 +334,7 @@ fn step(e: &Ev, renamed: Option<&TaskRef>, ctx: &mut Contexts, inside: &mut Insi
 fn piece(phase: Phase, a: u64, b: u64, ctx: &Contexts, thread: Thread) -> Piece {
     let (kind, what) = match ctx.stack.last() {
         Some((k, label)) => (*k, label.clone()),
-        None => task_piece(phase, ctx, thread),
+        None => task_piece(phase, ctx, thread, a),
     };
     Piece {
         phase,
@@ -332,18 +345,26 @@ fn piece(phase: Phase, a: u64, b: u64, ctx: &Contexts, thread: Thread) -> Piece 
     }
 }
 
-fn task_piece(phase: Phase, ctx: &Contexts, thread: Thread) -> (PartKind, Agent) {
+/// What the CPU's task was to the thread in `phase`, for a piece from `a` on.
+fn task_piece(phase: Phase, ctx: &Contexts, thread: Thread, a: u64) -> (PartKind, Agent) {
     let (running, irqs_off) = (ctx.running.as_ref(), ctx.irqs_off);
     let idle = running.is_some_and(|r| r.pid == 0);
     match phase {
         Phase::BeforeFire if idle => (PartKind::TimerDelay, Agent::Idle),
-        Phase::BeforeFire => (
-            PartKind::TimerDelay,
-            Agent::Untraced {
-                task: running.map(TaskRef::named),
-                irqs_off,
-            },
-        ),
+        // The trace shows interrupts turned off in another task and not yet back on: that
+        // section, not a stall, held the timer interrupt back.
+        Phase::BeforeFire => match running {
+            Some(r) if ctx.section && Some(r.pid) != thread.pid => {
+                (PartKind::NonPreemptible, Agent::Task(r.named()))
+            }
+            _ => (
+                PartKind::TimerDelay,
+                Agent::Untraced {
+                    task: running.map(TaskRef::named),
+                    irqs_off,
+                },
+            ),
+        },
         Phase::Firing => (PartKind::TimerHandler, Agent::Expiry),
         Phase::Returning => (PartKind::Return, Agent::ClockRead),
         Phase::Waiting => waiting_piece(running, thread.prio, ctx.throttle.throttled),
@@ -351,6 +372,13 @@ fn task_piece(phase: Phase, ctx: &Contexts, thread: Thread) -> (PartKind, Agent)
         Phase::Unarmed if running.is_some_and(|r| Some(r.pid) == thread.pid) => {
             (PartKind::Return, Agent::ClockRead)
         }
+        // Asleep on something else than its timer: its own doing, whatever ran meanwhile.
+        Phase::Unarmed if ctx.asleep.at(a).is_some() => (
+            PartKind::Blocked,
+            Agent::Asleep {
+                state: ctx.asleep.at(a).unwrap_or_default().to_string(),
+            },
+        ),
         Phase::Unarmed => waiting_piece(running, thread.prio, ctx.throttle.throttled),
     }
 }

@@ -55,9 +55,13 @@ pub(super) fn find_milestones<'a>(
     clock_offset_ns: i64,
 ) -> Found<'a> {
     let d = spike.deadline_ts;
+    // A timer armed past its deadline ends with a wake-up after the arming: one before it
+    // (from I/O, a page fault, a lock the thread slept on meanwhile) is not this timer's.
+    let after = own_late_arming(on_cpu, spike, clock_offset_ns).unwrap_or(0);
     let woken = spike.pid.and_then(|pid| {
         window.events.iter().find(|e| {
             e.ts_ns + SLACK_NS >= d
+                && e.ts_ns >= after
                 && matches!(&e.what, What::Woken { task, .. } if task.pid == pid)
         })
     });
@@ -107,6 +111,23 @@ pub(super) fn find_milestones<'a>(
         thread,
         running: running.is_some(),
     }
+}
+
+/// When the thread armed the timer for this very deadline after the deadline had passed: the
+/// first `hrtimer_start` of `hrtimer_wakeup` by the thread past the deadline whose expiry is
+/// the deadline (within the timestamps' truncation).
+fn own_late_arming(on_cpu: &[&Ev], spike: &Spike, clock_offset_ns: i64) -> Option<u64> {
+    let (pid, d) = (spike.pid?, spike.deadline_ts);
+    on_cpu
+        .iter()
+        .find(|e| {
+            e.pid == pid
+                && e.ts_ns > d.saturating_add(SLACK_NS)
+                && matches!(&e.what, What::TimerArmed { function, expires_ns, .. }
+                    if function == "hrtimer_wakeup"
+                        && expires_ns.saturating_add_signed(clock_offset_ns).abs_diff(d) <= SLACK_NS)
+        })
+        .map(|e| e.ts_ns)
 }
 
 /// When the thread armed the timer that fired at `fired`, where it did so past the timer's

@@ -7,6 +7,7 @@
 //! the run) goes through the same functions. [`stats`] turns the first pass into the
 //! whole-trace analyses of `rtlab explain irqs|sched|wakeups`.
 
+mod asleep;
 mod attribute;
 mod fill;
 mod functions;

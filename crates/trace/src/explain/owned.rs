@@ -160,6 +160,10 @@ pub enum What {
     Marker(String),
     /// A softirq was raised (`softirq_raise`): its name (`TIMER`).
     SoftRaise(String),
+    /// Interrupts went off (the preemptirq tracepoint `irq_disable`), at this caller.
+    IrqsOff(String),
+    /// Interrupts went back on (`irq_enable`).
+    IrqsOn,
     /// A traced kernel function was called (the function tracer, function_graph's entry).
     Call {
         /// The function.
@@ -300,6 +304,8 @@ impl Ev {
             },
             Kind::Marker { text } => What::Marker(text.to_string()),
             Kind::SoftirqRaise { vec } => What::SoftRaise(softirq_name(*vec)),
+            Kind::IrqsOff { caller } => What::IrqsOff(caller.to_string()),
+            Kind::IrqsOn { .. } => What::IrqsOn,
             _ => function_what(kind).unwrap_or_else(|| What::Other(event.name.to_string())),
         };
         Ev {

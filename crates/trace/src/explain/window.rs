@@ -7,7 +7,7 @@ use crate::event::{Kind, Task};
 use crate::line::Event;
 use crate::source::{self, Item, Source, Text};
 
-use super::owned::{Ev, TaskRef, Throttle};
+use super::owned::{Ev, TaskRef, Throttle, UNKNOWN_PRIO};
 
 /// How far before a deadline a window opens: long enough to see what ran when the deadline
 /// passed (the last switch, an open handler).
@@ -99,6 +99,10 @@ pub fn collect_source(
         };
         last_ts = e.ts_ns;
         let cpu = cpus.grow(e.cpu);
+        // Every event is recorded in the context of the task running on its CPU: one switch
+        // in the trace can be missing (some kernels do not trace switches out of the idle
+        // task), and the next event still says who runs.
+        cpus.current(cpu, e.pid, e.task);
         let in_span = e.ts_ns >= first_from && e.ts_ns <= last_to;
         // Switches, wake-ups and migrations outside the windows too: they keep each CPU's
         // running task and RT throttling state.
@@ -166,6 +170,28 @@ impl Cpus {
             self.throttle.resize(cpu + 1, Throttle::default());
         }
         cpu
+    }
+
+    /// An event on `cpu` was recorded while task `pid` (named `comm`) ran: where the last
+    /// switch says another one runs, a switch the trace lacks came between (the task's
+    /// priority is unknown until a switch names it).
+    fn current(&mut self, cpu: usize, pid: u32, comm: &str) {
+        match &mut self.running[cpu] {
+            Some(t) if t.pid == pid => {}
+            Some(t) => {
+                t.comm.clear();
+                t.comm.push_str(comm);
+                t.pid = pid;
+                t.prio = UNKNOWN_PRIO;
+            }
+            slot => {
+                *slot = Some(TaskRef {
+                    comm: comm.to_string(),
+                    pid,
+                    prio: UNKNOWN_PRIO,
+                })
+            }
+        }
     }
 
     /// `next` runs on `cpu` now.

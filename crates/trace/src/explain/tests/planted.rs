@@ -165,3 +165,66 @@ fn a_trace_without_preemptirq_events_says_it_cannot_see_sections() {
         seen[0].caveats
     );
 }
+
+/// Issue #44: where the trace holds the preemptirq tracepoints, a lower-priority task that
+/// turned interrupts off (`irq_disable`) and had not turned them back on when the thread's
+/// timer interrupt came is the cause of the late interrupt, named as a non-preemptible
+/// section; without that event the same gap stays a timer delay the trace cannot see into
+/// (`a_gap_after_interrupts_off_is_not_claimed_to_be_interrupts_off`).
+#[test]
+fn interrupts_off_in_the_trace_name_the_task_that_held_them() {
+    let middle = |with_section: bool| {
+        let mut m = vec![super::line(
+            "<idle>",
+            0,
+            "d..2.",
+            500,
+            "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker next_pid=600 next_prio=120",
+        )];
+        if with_section {
+            m.push(super::line(
+                "worker",
+                600,
+                "d..1.",
+                900,
+                "irq_disable: caller=console_flush_all+0x1a0 parent=vprintk_emit+0x120",
+            ));
+            m.push(super::line(
+                "worker",
+                600,
+                "d..1.",
+                1036,
+                "irq_enable: caller=console_flush_all+0x2f0 parent=vprintk_emit+0x120",
+            ));
+        }
+        m
+    };
+    let sw = "sched_switch: prev_comm=worker prev_pid=600 prev_prio=120 prev_state=R ==> next_comm=rt next_pid=500 next_prio=49";
+    let x = super::synthetic(&middle(true), 1037, 1040, sw);
+    let worker = Agent::Task(Task::new("worker", 600, 120));
+    let main = &x.parts[0];
+    assert_eq!(
+        (main.kind, &main.what),
+        (PartKind::NonPreemptible, &worker),
+        "{:?}",
+        x.parts
+    );
+    // From the deadline to the interrupts' return (36 us of the 40), and the 2 us it kept
+    // the CPU after the wake-up.
+    assert_eq!(main.duration_ns, 38_000, "{:?}", x.parts);
+    let before_fire = &x.phases.as_ref().expect("phases").before_fire;
+    assert_eq!(
+        (before_fire[0].kind, before_fire[0].duration_ns),
+        (PartKind::NonPreemptible, 36_000)
+    );
+    assert_eq!(x.culprit, PartKind::NonPreemptible);
+    // Before the section (500-900 us the worker ran with no event) is no part of this delay,
+    // and without the section the gap is the timer delay the trace cannot see into.
+    let x = super::synthetic(&middle(false), 1037, 1040, sw);
+    assert_eq!(x.parts[0].kind, PartKind::TimerDelay, "{:?}", x.parts);
+    assert!(
+        !x.parts.iter().any(|p| p.kind == PartKind::NonPreemptible
+            && p.what == worker
+            && p.duration_ns > 10_000)
+    );
+}
