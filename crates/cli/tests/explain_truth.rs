@@ -6,7 +6,9 @@
 //!   not plant (a cause with no evidence); or, where the truth names the planted culprits,
 //!   another task as the main cause, a culprit with another kind, or the culprits' share more
 //!   than 20 points off the planted one; or, where the truth plants a kind of cause and no
-//!   task (RT throttling), a task named as the main cause;
+//!   task (RT throttling), a task named as the main cause (unless the machine's own tasks
+//!   are allowed: `bystanders = "any"`); or another interrupt handler than the planted one
+//!   (`culprit_irq`);
 //! * **right**: a planted culprit as the main cause, of its kind, with the culprits' share (or
 //!   the planted kind of cause); where the truth allows the cause to be told as a late timer
 //!   interrupt (`timer-delay`: interrupts off, on a kernel without the preemptirq
@@ -42,6 +44,17 @@ struct Expect {
     /// section with the preemptirq tracepoints, a late timer interrupt while the culprit ran
     /// without them).
     kinds: Vec<String>,
+    /// The planted interrupt handler by name (`culprit_irq`: `ttyS0`): a main cause that is
+    /// another device's handler is wrong.
+    culprit_irq: Option<String>,
+    /// What the planted cause's main part must be (`what`: its `what.kind`, such as `idle` for
+    /// a CPU woken from its idle state): the same kind of part told of something else is
+    /// graded other.
+    what: Option<String>,
+    /// Whether the machine's own tasks may be the main cause of some wake-ups (`bystanders =
+    /// "any"`): where no task is planted, a task named is graded other, not wrong (the thread
+    /// itself never).
+    any_bystander: bool,
     /// The planted share of the delay, of all the culprits' parts together.
     share: Option<f64>,
     spikes: usize,
@@ -116,6 +129,12 @@ fn expect(name: &str, e: &toml::Value) -> Expect {
         culprits,
         culprit_comms: strings(name, e, "culprit_comm"),
         kinds: strings(name, e, "kind"),
+        what: e.get("what").and_then(|v| v.as_str()).map(str::to_string),
+        any_bystander: e.get("bystanders").and_then(|v| v.as_str()) == Some("any"),
+        culprit_irq: e
+            .get("culprit_irq")
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
         share: e.get("share").and_then(|v| v.as_float()),
         spikes: e.get("spikes").and_then(|v| v.as_integer()).unwrap_or(0) as usize,
         patterns: e
@@ -245,12 +264,26 @@ fn grade(x: &Value, e: &Expect, g: &mut Grade) {
         return;
     };
     let kind = x["culprit"].as_str().unwrap_or_default();
+    if let (Some(want), true) = (&e.culprit_irq, main["what"]["kind"] == "irq")
+        && main["what"]["name"] != want.as_str()
+    {
+        g.wrong.push(format!(
+            "{at}: main cause {}, not the planted irq {want}",
+            main["what"]
+        ));
+        return;
+    }
     if !e.planted() {
         // No task planted: right when the planted kind of cause is named (or, without one,
         // when nothing wrong is), wrong when a task is named in its place.
+        let what_fits = e
+            .what
+            .as_ref()
+            .is_none_or(|w| main["what"]["kind"] == w.as_str());
         match (e.kinds.is_empty(), task_pid(main)) {
             (true, _) => g.right += 1,
-            _ if e.kinds.iter().any(|k| k == kind) => g.right += 1,
+            _ if e.kinds.iter().any(|k| k == kind) && what_fits => g.right += 1,
+            (false, Some(_)) if e.any_bystander => g.other += 1,
             (false, Some(_)) => g.wrong.push(format!(
                 "{at}: a task, {}, named as the main cause ({kind}) where the planted cause is {:?}",
                 main["what"], e.kinds
