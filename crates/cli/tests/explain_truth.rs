@@ -274,22 +274,7 @@ fn grade(x: &Value, e: &Expect, g: &mut Grade) {
         return;
     }
     if !e.planted() {
-        // No task planted: right when the planted kind of cause is named (or, without one,
-        // when nothing wrong is), wrong when a task is named in its place.
-        let what_fits = e
-            .what
-            .as_ref()
-            .is_none_or(|w| main["what"]["kind"] == w.as_str());
-        match (e.kinds.is_empty(), task_pid(main)) {
-            (true, _) => g.right += 1,
-            _ if e.kinds.iter().any(|k| k == kind) && what_fits => g.right += 1,
-            (false, Some(_)) if e.any_bystander => g.other += 1,
-            (false, Some(_)) => g.wrong.push(format!(
-                "{at}: a task, {}, named as the main cause ({kind}) where the planted cause is {:?}",
-                main["what"], e.kinds
-            )),
-            (false, None) => g.other += 1,
-        }
+        grade_kind(main, kind, &at, e, g);
         return;
     }
     let named = task_pid(main).or(untraced_pid(main).filter(|_| e.is_culprit(main)));
@@ -333,6 +318,26 @@ fn grade(x: &Value, e: &Expect, g: &mut Grade) {
                 g.right += 1;
             }
         }
+    }
+}
+
+/// An explanation's main part where the truth plants no task: right when the planted kind of
+/// cause is named (or, without one, when nothing wrong is), wrong when a task is named in its
+/// place (unless the machine's own tasks may be: other).
+fn grade_kind(main: &Value, kind: &str, at: &str, e: &Expect, g: &mut Grade) {
+    let what_fits = e
+        .what
+        .as_ref()
+        .is_none_or(|w| main["what"]["kind"] == w.as_str());
+    match (e.kinds.is_empty(), task_pid(main)) {
+        (true, _) => g.right += 1,
+        _ if e.kinds.iter().any(|k| k == kind) && what_fits => g.right += 1,
+        (false, Some(_)) if e.any_bystander => g.other += 1,
+        (false, Some(_)) => g.wrong.push(format!(
+            "{at}: a task, {}, named as the main cause ({kind}) where the planted cause is {:?}",
+            main["what"], e.kinds
+        )),
+        (false, None) => g.other += 1,
     }
 }
 
