@@ -39,6 +39,11 @@ pub(crate) struct ThreadFigures {
     pub avg: Option<f64>,
     /// The last sample, in units (cyclictest `Act:`).
     pub last: Option<u64>,
+    /// Whether each sample's value is its bucket's: the tool counts whole units and its
+    /// histogram has one bucket per unit (cyclictest; rtla with a bucket of one unit). The
+    /// histogram's moments are then the samples' own, and its mean is exact where the tool's
+    /// printed average is truncated.
+    pub exact: bool,
 }
 
 /// Builds one CPU's result. `unit_ns` converts the tool's unit to nanoseconds.
@@ -68,36 +73,55 @@ pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
             .max
             .map_or(hi, |m| m.saturating_mul(unit_ns))
             .max(acc.min_ns);
+        let whole = unknown == 0 && t.exact;
         let sum = match t.avg {
+            // Every sample is in the histogram at its own value: its sum is exact.
+            _ if whole => known_sum,
             Some(avg) => (avg * t.count as f64 * unit_ns as f64).round() as u128,
             None => known_sum,
         };
         let n = u128::from(t.count);
         let sum = sum.clamp(u128::from(acc.min_ns) * n, u128::from(acc.max_ns) * n);
         acc.sum_ns = u64::try_from(sum).unwrap_or(u64::MAX);
-        // Unknown samples are put at the mean of what the sum leaves for them (Jensen: a
-        // lower bound of their squares).
-        let rest = sum.saturating_sub(known_sum);
-        let rest_sq = if unknown > 0 {
+        acc.sum_sq_ns2 = if unknown > 0 {
+            // Unknown samples are put at the mean of what the sum leaves for them (Jensen: a
+            // lower bound of their squares).
+            let rest = sum.saturating_sub(known_sum);
             let mean = rest / u128::from(unknown);
-            mean.saturating_mul(mean)
-                .saturating_mul(u128::from(unknown))
+            known_sq.saturating_add(
+                mean.saturating_mul(mean)
+                    .saturating_mul(u128::from(unknown)),
+            )
         } else {
-            0
+            centred_on(known_sq, known_sum, sum, n)
         };
-        acc.sum_sq_ns2 = known_sq.saturating_add(rest_sq);
         acc.last_ns = t.last.map_or(0, |l| l.saturating_mul(unit_ns));
     }
     measure::cpu_result(t.cpu, t.tid, acc, histogram, Vec::new(), Series::default())
 }
 
+/// The sum of squares of samples whose spread is the histogram's (`known_sq` and `known_sum`
+/// over `n` samples) but whose sum is `sum` (the tool's average, more precise than buckets
+/// coarser than the samples): the histogram's values shifted by the difference of the means,
+/// so the standard deviation is the histogram's own and never the square of a rounding.
+fn centred_on(known_sq: u128, known_sum: u128, sum: u128, n: u128) -> u128 {
+    if sum == known_sum || n == 0 {
+        return known_sq;
+    }
+    let nf = n as f64;
+    let (mean, hist_mean) = (sum as f64 / nf, known_sum as f64 / nf);
+    let var = (known_sq as f64 / nf - hist_mean * hist_mean).max(0.0);
+    (nf * (var + mean * mean)).round() as u128
+}
+
 /// The notes every histogram-based import carries.
-/// `width` is the bucket width in `unit`s.
+/// `width` is the bucket width in `unit`s; `exact` as [`ThreadFigures::exact`].
 pub(crate) fn histogram_notes(
     unit: &str,
     width: u64,
     unknown: u64,
     range: Option<u64>,
+    exact: bool,
 ) -> Vec<String> {
     let mut notes = vec![
         format!(
@@ -106,9 +130,15 @@ pub(crate) fn histogram_notes(
              percentiles are lower bounds within {width} {unit} (minimum and maximum are the \
              tool's own figures)"
         ),
-        "the mean comes from the tool's rounded average; the standard deviation is estimated \
-         from the histogram"
-            .to_string(),
+        if exact && unknown == 0 {
+            "mean and standard deviation are the histogram's own (every sample is in it at its \
+             value; the tool's printed average is rounded)"
+                .to_string()
+        } else {
+            "the mean comes from the tool's rounded average; the standard deviation is the \
+             histogram's spread"
+                .to_string()
+        },
     ];
     if unknown > 0 {
         let range = range.map_or(String::new(), |r| format!(" ({r} {unit})"));
@@ -232,7 +262,7 @@ pub(crate) fn run(
         timerlat: None,
     };
     // Figures the source did not give are not shown as if it had.
-    run.hide_not_given();
+    run.as_given();
     // What a result file must satisfy to be read back (CPU numbers, counts that add up).
     run.check_bounds()
         .map_err(|e| ImportError::whole(file, e))?;
@@ -258,6 +288,8 @@ pub(crate) struct CyclictestText<'a> {
     pub notes: Vec<String>,
     /// Figures the source does not give at all.
     pub not_given: Vec<model::imported::Figure>,
+    /// Settings it does not state.
+    pub not_stated: Vec<model::imported::Setting>,
 }
 
 /// The run document of a cyclictest text output over its threads' `figures`.
@@ -283,6 +315,7 @@ pub(crate) fn cyclictest_text_run(
             quantity: model::imported::Quantity::WakeupLatency,
             notes: text.notes,
             not_given: text.not_given,
+            not_stated: text.not_stated,
         },
     };
     run(text.file, facts, results)

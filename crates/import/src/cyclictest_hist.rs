@@ -14,6 +14,7 @@
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
+use model::imported::Setting;
 use model::measure::MeasureRun;
 
 use crate::ImportError;
@@ -309,6 +310,8 @@ fn thread_figures(
             max,
             avg: footer(&table.avgs, t).map(|a| a as f64),
             last: summary.and_then(|s| s.act),
+            // cyclictest counts whole microseconds, one bucket each.
+            exact: true,
         });
     }
     Ok(figures)
@@ -326,15 +329,20 @@ fn assemble(
     let cpu_set: CpuSet = (0..columns.threads as u32).collect();
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
     let mut params = build::neutral_params(&cpu_set);
-    let interval_us = match found.threads.values().next() {
+    let (interval_us, not_stated) = match found.threads.values().next() {
         Some(first) => {
-            cyclictest_summary::apply(&mut params, found, first, max_count);
-            first.interval_us.unwrap_or(1000)
+            let not_stated = cyclictest_summary::apply(&mut params, found, first, max_count);
+            (first.interval_us.unwrap_or(1000), not_stated)
         }
         None => {
             params.periods = max_count;
             params.dma_latency_us = found.dma_latency_us;
-            1000
+            // A histogram alone states no policy, interval or mlock.
+            let mut not_stated = vec![Setting::Policy, Setting::Interval, Setting::Mlock];
+            if found.dma_latency_us.is_none() {
+                not_stated.push(Setting::DmaLatency);
+            }
+            (1000, not_stated)
         }
     };
     let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us));
@@ -349,8 +357,7 @@ fn assemble(
     let mut notes = layout_notes(&table, unknown);
     if found.threads.is_empty() {
         notes.push(
-            "the file has no summary lines: priority, policy and interval are unknown and \
-             shown as neutral values"
+            "the file has no summary lines: priority, policy and interval are not stated"
                 .to_string(),
         );
     }
@@ -365,6 +372,7 @@ fn assemble(
             cpus: &cpu_set,
             notes,
             not_given: Vec::new(),
+            not_stated,
         },
         &figures,
     )
@@ -373,7 +381,7 @@ fn assemble(
 /// What the file's layout gives and does not.
 fn layout_notes(table: &Table, unknown: u64) -> Vec<String> {
     let range = table.rows.last().and_then(|(b, _)| b.checked_add(1));
-    let mut notes = build::histogram_notes("us", 1, unknown, range);
+    let mut notes = build::histogram_notes("us", 1, unknown, range, true);
     if table.avgs.is_some() {
         notes.push("the footer's average is rounded to 1 us".to_string());
     } else {

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
 use model::host::HostInfo;
-use model::imported::{Figure, ImportInfo};
+use model::imported::{Figure, ImportInfo, Setting};
 use model::measure::MeasureRun;
 use serde_json::{Map, Value};
 
@@ -64,6 +64,7 @@ pub(crate) fn parse(
     } else {
         vec![Figure::Percentiles, Figure::Stddev]
     };
+    let has_command = header.command.is_some();
     let facts = RunFacts {
         host,
         params,
@@ -80,6 +81,13 @@ pub(crate) fn parse(
             quantity: model::imported::Quantity::WakeupLatency,
             notes: all_notes,
             not_given,
+            // A command line states every setting (cyclictest's defaults where it gives no
+            // option); without one, none is stated.
+            not_stated: if has_command {
+                Vec::new()
+            } else {
+                Setting::ALL.to_vec()
+            },
         },
     };
     build::run(file, facts, results)
@@ -192,6 +200,7 @@ fn read_threads(
         {
             return Err(at(format!("`min` {lo} is above `max` {hi}")));
         }
+        let exact = t.get("histogram").is_some();
         let buckets = match t.get("histogram") {
             Some(hist) => histogram(hist, count, &at)?,
             None => {
@@ -212,6 +221,8 @@ fn read_threads(
             max,
             avg: t.get("avg").and_then(Value::as_f64),
             last: None,
+            // cyclictest counts whole units (us, or ns with --nsecs), one bucket each.
+            exact,
         });
     }
     if out.figures.is_empty() {
@@ -351,6 +362,7 @@ fn figure_notes(
         1,
         unknown,
         header.opts.histogram_us,
+        true,
     ))
 }
 

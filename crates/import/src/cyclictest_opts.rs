@@ -41,80 +41,100 @@ impl Default for Options {
     }
 }
 
+/// Short options of cyclictest that take a value (getopt's `x:`).
+const SHORT_WITH_VALUE: &str = "bcdDFhHilop";
+
+/// Short options that take a value only when it is joined to them (getopt's `x::`).
+const SHORT_WITH_JOINED: &str = "aAt";
+
+/// Long options that take a value.
+const LONG_WITH_VALUE: [&str; 8] = [
+    "priority",
+    "interval",
+    "distance",
+    "loops",
+    "duration",
+    "histogram",
+    "histofall",
+    "policy",
+];
+
 /// Parses the options rtlab uses; others are ignored. Values that do not parse are ignored
-/// too (the command line is provenance, not input rtlab must judge).
+/// too (the command line is provenance, not input rtlab must judge). Short options cluster
+/// as getopt reads them: `-mSp90` is `-m -S -p 90`.
 pub(crate) fn parse(cmdline: &str) -> Options {
     let mut o = Options::default();
-    let words: Vec<&str> = cmdline.split_whitespace().skip(1).collect();
-    let mut i = 0;
-    while i < words.len() {
-        let word = words[i];
-        i += 1;
-        let (name, inline) = split_option(word);
-        let takes = matches!(
-            name,
-            "p" | "priority"
-                | "i"
-                | "interval"
-                | "d"
-                | "distance"
-                | "l"
-                | "loops"
-                | "D"
-                | "duration"
-                | "h"
-                | "histogram"
-                | "H"
-                | "histofall"
-                | "policy"
-        );
-        let value = if !takes {
-            None
-        } else if let Some(v) = inline {
-            Some(v)
-        } else if i < words.len() && !words[i].starts_with('-') {
-            i += 1;
-            Some(words[i - 1])
-        } else {
-            None
-        };
-        let num = || value.and_then(|v| v.parse::<u64>().ok());
-        match name {
-            "p" | "priority" => o.priority = num().and_then(|n| u8::try_from(n).ok()).unwrap_or(0),
-            "i" | "interval" => o.interval_us = num().unwrap_or(o.interval_us),
-            "d" | "distance" => o.distance_us = num().unwrap_or(o.distance_us),
-            "l" | "loops" => o.loops = num().filter(|&n| n > 0),
-            "D" | "duration" => o.duration = value.and_then(duration),
-            "h" | "histogram" | "H" | "histofall" => o.histogram_us = num(),
-            "policy" => o.policy = value.and_then(policy),
-            "m" | "mlockall" => o.mlock = true,
-            "A" | "aligned" => o.aligned = true,
-            "laptop" => o.laptop = true,
-            "N" | "nsecs" => o.nsecs = true,
-            // -S implies the same priority on every thread and -d0 in cyclictest.
-            "S" | "smp" => o.distance_us = 0,
-            _ => {}
-        }
+    for (name, value) in options(cmdline) {
+        apply_option(&mut o, name, value);
     }
     o
 }
 
-/// `-p80` → (`p`, Some("80")); `--interval=1000` → (`interval`, Some("1000")); `-m` → (`m`, None).
-fn split_option(word: &str) -> (&str, Option<&str>) {
-    if let Some(long) = word.strip_prefix("--") {
-        return match long.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (long, None),
+/// The command line's options as getopt reads them: (name, value).
+fn options(cmdline: &str) -> Vec<(&str, Option<&str>)> {
+    let words: Vec<&str> = cmdline.split_whitespace().skip(1).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        i += 1;
+        let next_value = |i: &mut usize| {
+            if *i < words.len() && !words[*i].starts_with('-') {
+                *i += 1;
+                Some(words[*i - 1])
+            } else {
+                None
+            }
         };
-    }
-    match word.strip_prefix('-') {
-        Some(short) if !short.is_empty() => {
-            // One character names a short option, whatever its width in bytes.
-            let first = short.chars().next().map_or(0, char::len_utf8);
-            let (n, v) = short.split_at(first);
-            (n, Some(v).filter(|v| !v.is_empty()))
+        if let Some(long) = word.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((n, v)) => out.push((n, Some(v))),
+                None if LONG_WITH_VALUE.contains(&long) => out.push((long, next_value(&mut i))),
+                None => out.push((long, None)),
+            }
+            continue;
         }
-        _ => ("", None),
+        let Some(mut rest) = word.strip_prefix('-').filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        // A cluster: flags until one that takes a value, which takes the rest of the word
+        // or the next word.
+        while let Some(c) = rest.chars().next() {
+            let (name, after) = rest.split_at(c.len_utf8());
+            let joined = Some(after).filter(|a| !a.is_empty());
+            if SHORT_WITH_JOINED.contains(c) {
+                out.push((name, joined));
+                break;
+            }
+            if SHORT_WITH_VALUE.contains(c) {
+                out.push((name, joined.or_else(|| next_value(&mut i))));
+                break;
+            }
+            out.push((name, None));
+            rest = after;
+        }
+    }
+    out
+}
+
+/// One option's effect on `o`.
+fn apply_option(o: &mut Options, name: &str, value: Option<&str>) {
+    let num = || value.and_then(|v| v.parse::<u64>().ok());
+    match name {
+        "p" | "priority" => o.priority = num().and_then(|n| u8::try_from(n).ok()).unwrap_or(0),
+        "i" | "interval" => o.interval_us = num().unwrap_or(o.interval_us),
+        "d" | "distance" => o.distance_us = num().unwrap_or(o.distance_us),
+        "l" | "loops" => o.loops = num().filter(|&n| n > 0),
+        "D" | "duration" => o.duration = value.and_then(duration),
+        "h" | "histogram" | "H" | "histofall" => o.histogram_us = num(),
+        "policy" => o.policy = value.and_then(policy),
+        "m" | "mlockall" => o.mlock = true,
+        "A" | "aligned" => o.aligned = true,
+        "laptop" => o.laptop = true,
+        "N" | "nsecs" => o.nsecs = true,
+        // -S implies the same priority on every thread and -d0 in cyclictest.
+        "S" | "smp" => o.distance_us = 0,
+        _ => {}
     }
 }
 
@@ -272,6 +292,27 @@ mod tests {
         assert_eq!(parse("cyclictest -p abc -i").priority, 0);
         // A multibyte character where an option letter goes is not an option rtlab knows.
         assert_eq!(parse("cyclictest -é5 -ü --é=3 -p9").priority, 9);
+    }
+
+    /// Issue #45: short options cluster as getopt reads them, so a run written `-mSp90
+    /// -i200` is mlocked, priority 90, interval 200 us (it read as "mlock" only, interval 1ms).
+    #[test]
+    fn clustered_short_options_are_read_as_getopt_reads_them() {
+        let o = parse("cyclictest -mSp90 -i200 -h400 -qa1");
+        assert!(o.mlock);
+        assert_eq!((o.priority, o.interval_us, o.distance_us), (90, 200, 0));
+        assert_eq!(o.histogram_us, Some(400));
+        let o = parse("cyclictest -Sp 80 -mi 250 -t -nN");
+        assert_eq!((o.priority, o.interval_us), (80, 250));
+        assert!(o.mlock && o.nsecs);
+        // `-t` takes a value only when joined: `-t 4` leaves 4 a stray word.
+        let o = parse("cyclictest -t 4 -p 70");
+        assert_eq!(o.priority, 70);
+        assert_eq!(
+            parse("cyclictest --priority 60 --interval=300").interval_us,
+            300
+        );
+        assert_eq!(parse("cyclictest --priority 60").priority, 60);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use model::CpuSet;
-use model::imported::Figure;
+use model::imported::{Figure, Setting};
 use model::measure::{MeasureRun, Policy};
 
 use crate::ImportError;
@@ -177,6 +177,7 @@ pub(crate) fn parse(
                 max: Some(s.max),
                 avg: Some(s.avg as f64),
                 last: s.act,
+                exact: false,
             }
         })
         .collect();
@@ -184,7 +185,7 @@ pub(crate) fn parse(
     let cpu_set: CpuSet = found.threads.keys().copied().collect();
     let mut params = build::neutral_params(&cpu_set);
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
-    apply(&mut params, &found, first, max_count);
+    let not_stated = apply(&mut params, &found, first, max_count);
     let interval_us = first.interval_us.unwrap_or(1000);
     let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us));
     let notes = vec![
@@ -209,19 +210,20 @@ pub(crate) fn parse(
             cpus: &cpu_set,
             notes,
             not_given: vec![Figure::Percentiles, Figure::Stddev],
+            not_stated,
         },
         &figures,
     )
 }
 
 /// Parameters from summary lines: thread 0's priority and interval, the policy line, the dma
-/// latency line.
+/// latency line; the settings they do not state (cyclictest's text never states mlock).
 pub(crate) fn apply(
     params: &mut model::measure::MeasureParams,
     found: &Lines,
     first: &Summary,
     count: u64,
-) {
+) -> Vec<Setting> {
     params.priority = first.priority.unwrap_or(0);
     params.policy = found.policy.unwrap_or(if params.priority > 0 {
         Policy::Fifo
@@ -231,4 +233,16 @@ pub(crate) fn apply(
     params.interval_ns = model::Nanos::from_us(first.interval_us.unwrap_or(1000));
     params.periods = count;
     params.dma_latency_us = found.dma_latency_us;
+    let mut not_stated = vec![Setting::Mlock];
+    if first.priority.is_none() && found.policy.is_none() {
+        not_stated.push(Setting::Policy);
+    }
+    if first.interval_us.is_none() {
+        not_stated.push(Setting::Interval);
+    }
+    if found.dma_latency_us.is_none() {
+        not_stated.push(Setting::DmaLatency);
+    }
+    not_stated.sort();
+    not_stated
 }

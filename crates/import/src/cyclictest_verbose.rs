@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use model::CpuSet;
+use model::imported::Setting;
 use model::measure::MeasureRun;
+use model::{CpuSet, Nanos};
 
 use crate::ImportError;
 use crate::build::{self, Skipped, ThreadFigures};
@@ -54,7 +55,7 @@ pub(crate) fn detect(text: &str) -> bool {
     let (mut samples, mut other) = (0usize, 0usize);
     for line in text.lines().take(10_000) {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        if line.is_empty() || line.starts_with('#') || interval_line(line).is_some() {
             continue;
         }
         if sample(line).is_some() {
@@ -64,6 +65,14 @@ pub(crate) fn detect(text: &str) -> bool {
         }
     }
     samples >= MIN_SAMPLES && samples > other.saturating_mul(4)
+}
+
+/// cyclictest -v's `Thread N Interval: X` line (its thread's interval in its unit): the
+/// thread and the interval.
+fn interval_line(line: &str) -> Option<(u32, u64)> {
+    let rest = line.strip_prefix("Thread")?;
+    let (thread, interval) = rest.split_once("Interval:")?;
+    Some((thread.trim().parse().ok()?, interval.trim().parse().ok()?))
 }
 
 /// One thread's samples as read.
@@ -78,11 +87,13 @@ struct Thread {
     missing: u64,
 }
 
-/// The stream as read: samples per thread, lines skipped, the dma latency line's value.
+/// The stream as read: samples per thread, lines skipped, the dma latency line's value, the
+/// interval its `Thread N Interval:` lines state.
 struct Stream {
     threads: BTreeMap<u32, Thread>,
     skipped: Skipped,
     dma: Option<u32>,
+    interval: Option<u64>,
 }
 
 /// Reads a verbose stream.
@@ -95,6 +106,7 @@ pub(crate) fn parse(
         threads,
         skipped,
         dma,
+        interval: interval_us,
     } = read_samples(file, text)?;
     let figures: Vec<ThreadFigures> = threads
         .iter()
@@ -108,6 +120,8 @@ pub(crate) fn parse(
             max: t.values.keys().next_back().copied(),
             avg: None,
             last: t.last,
+            // Every sample, at its whole-microsecond value.
+            exact: true,
         })
         .collect();
     let cpu_set: CpuSet = threads.keys().copied().collect();
@@ -115,8 +129,17 @@ pub(crate) fn parse(
     let mut params = build::neutral_params(&cpu_set);
     params.periods = max_count;
     params.dma_latency_us = dma;
-    let elapsed = Duration::from_millis(max_count);
-    let notes = notes(&threads, skipped);
+    let mut not_stated = vec![Setting::Policy, Setting::Mlock];
+    match interval_us {
+        Some(us) => params.interval_ns = Nanos::from_us(us),
+        None => not_stated.push(Setting::Interval),
+    }
+    if dma.is_none() {
+        not_stated.push(Setting::DmaLatency);
+    }
+    not_stated.sort();
+    let elapsed = Duration::from_micros(max_count.saturating_mul(interval_us.unwrap_or(1000)));
+    let notes = notes(&threads, skipped, interval_us.is_some());
     build::cyclictest_text_run(
         build::CyclictestText {
             file,
@@ -127,6 +150,7 @@ pub(crate) fn parse(
             cpus: &cpu_set,
             notes,
             not_given: Vec::new(),
+            not_stated,
         },
         &figures,
     )
@@ -137,6 +161,7 @@ fn read_samples(file: &str, text: &str) -> Result<Stream, ImportError> {
     let mut threads: BTreeMap<u32, Thread> = BTreeMap::new();
     let mut skipped = Skipped::default();
     let mut dma = None;
+    let mut intervals = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = plain(raw);
@@ -146,6 +171,17 @@ fn read_samples(file: &str, text: &str) -> Result<Stream, ImportError> {
         }
         if let Some(d) = cyclictest_opts::dma_latency_line(line) {
             dma = Some(d);
+            continue;
+        }
+        if let Some((thread, interval)) = interval_line(line) {
+            if thread > model::cpuset::MAX_CPU {
+                return Err(ImportError::at(
+                    file,
+                    n,
+                    format!("thread {thread}: beyond the largest CPU number"),
+                ));
+            }
+            intervals.insert(thread, interval);
             continue;
         }
         let Some((thread, cycle, latency)) = sample(line) else {
@@ -191,15 +227,20 @@ fn read_samples(file: &str, text: &str) -> Result<Stream, ImportError> {
             "expected cyclictest -v sample lines `THREAD:CYCLE:LATENCY`",
         ));
     }
+    // The first sampled thread's interval, as its line states it (cyclictest's -i; further
+    // threads add -d's distance).
+    let interval = threads.keys().find_map(|t| intervals.get(t).copied());
     Ok(Stream {
         threads,
         skipped,
         dma,
+        interval,
     })
 }
 
-/// Step 2: what the stream gives and does not.
-fn notes(threads: &BTreeMap<u32, Thread>, skipped: Skipped) -> Vec<String> {
+/// Step 2: what the stream gives and does not (`interval`: its `Thread N Interval:` lines
+/// state the interval).
+fn notes(threads: &BTreeMap<u32, Thread>, skipped: Skipped, interval: bool) -> Vec<String> {
     let mut notes = vec![
         "every sample is cyclictest's own (1-us resolution): the histogram, minimum, mean, \
          standard deviation and maximum are the samples'"
@@ -208,9 +249,15 @@ fn notes(threads: &BTreeMap<u32, Thread>, skipped: Skipped) -> Vec<String> {
          holds nanoseconds)"
             .to_string(),
         "CPU numbers are cyclictest's thread numbers; the host is unknown".to_string(),
-        "the stream records no time or interval: the run is dated by the file's modification \
-         time and its length estimated as cycles x 1 ms"
-            .to_string(),
+        if interval {
+            "the stream records no time: the run is dated by the file's modification time and \
+             its length estimated as cycles x the first thread's interval"
+                .to_string()
+        } else {
+            "the stream records no time or interval: the run is dated by the file's \
+             modification time and its length estimated as cycles x 1 ms"
+                .to_string()
+        },
     ];
     let missing: u64 = threads.values().map(|t| t.missing).sum();
     if missing > 0 {

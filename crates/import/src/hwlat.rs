@@ -584,6 +584,7 @@ fn assemble(
             quantity: Quantity::OsNoise,
             notes,
             not_given: Vec::new(),
+            not_stated: Vec::new(),
         }),
     };
     run.check_bounds()

@@ -295,6 +295,8 @@ mod tests;
 #[cfg(test)]
 mod tests_noise;
 #[cfg(test)]
+mod tests_oracle;
+#[cfg(test)]
 mod tests_osnoise;
 #[cfg(test)]
 mod tests_releases;

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use model::imported::{Figure, ImportInfo, Quantity};
+use model::imported::{Figure, ImportInfo, Quantity, Setting};
 use model::measure::{self, MeasureRun, Series};
 use model::noise::{NOISE_SCHEMA, NoiseInfo};
 use model::stats::Accumulator;
@@ -59,6 +59,11 @@ pub(crate) fn noise_run(src: NoiseImport<'_>, noise: NoiseInfo) -> Result<Measur
     if noise.period_ns.get() > 0 {
         params.interval_ns = noise.period_ns;
     }
+    // The tools' summaries record no policy, mlock or dma latency request.
+    let mut not_stated = vec![Setting::Policy, Setting::Mlock, Setting::DmaLatency];
+    if noise.period_ns.get() == 0 {
+        not_stated.insert(1, Setting::Interval);
+    }
     let mut notes = vec![
         "the source gives per-CPU totals, not a distribution: the per-CPU latency results are \
          empty and the figures are in the noise section"
@@ -83,6 +88,7 @@ pub(crate) fn noise_run(src: NoiseImport<'_>, noise: NoiseInfo) -> Result<Measur
             quantity: Quantity::OsNoise,
             notes,
             not_given: vec![Figure::Percentiles, Figure::Stddev],
+            not_stated,
         },
     };
     let mut run = build::run(src.file, facts, results)?;

@@ -37,6 +37,35 @@ pub struct ImportInfo {
     /// as null. Absent in older documents: every figure was given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_given: Vec<Figure>,
+    /// Settings of the run the source does not state: their values in `params` are neutral
+    /// placeholders, shown as "not stated", never as what the run did. Absent in older
+    /// documents (they showed the placeholders).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_stated: Vec<Setting>,
+}
+
+/// A setting of a run an imported source may not state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Setting {
+    /// The scheduling policy and priority.
+    Policy,
+    /// The wake-up interval.
+    Interval,
+    /// Whether memory was locked (`mlockall`).
+    Mlock,
+    /// The `/dev/cpu_dma_latency` request.
+    DmaLatency,
+}
+
+impl Setting {
+    /// Every setting, in the order a run's header names them.
+    pub const ALL: [Setting; 4] = [
+        Setting::Policy,
+        Setting::Interval,
+        Setting::Mlock,
+        Setting::DmaLatency,
+    ];
 }
 
 /// A derived figure an imported source may not give.
@@ -50,9 +79,17 @@ pub enum Figure {
 }
 
 impl ImportInfo {
-    /// Clears from `stats` the figures the source did not give, so nothing shows a figure
-    /// rtlab would have had to make up.
-    pub fn hide_not_given(&self, stats: &mut LatencyStats) {
+    /// Whether the source states `setting` (else its value in `params` is a placeholder).
+    pub fn states(&self, setting: Setting) -> bool {
+        !self.not_stated.contains(&setting)
+    }
+
+    /// Keeps `stats` to what the source gives: clears the figures it did not give, so nothing
+    /// shows a figure rtlab would have had to make up, and holds the percentiles to its
+    /// resolution (a sample the tool counted as 77 us is not 77.1 us because rtlab's histogram
+    /// bucket around it ends there).
+    pub fn as_given(&self, stats: &mut LatencyStats) {
+        stats.at_resolution(self.resolution_ns);
         for figure in &self.not_given {
             match figure {
                 Figure::Percentiles => {

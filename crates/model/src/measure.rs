@@ -399,18 +399,25 @@ impl MeasureRun {
         if let Some(timerlat) = &mut self.timerlat {
             timerlat.rederive();
         }
-        self.hide_not_given();
+        self.as_given();
     }
 
-    /// Clears the statistics an imported source did not give
-    /// ([`crate::imported::ImportInfo::not_given`]); nothing for other runs.
-    pub fn hide_not_given(&mut self) {
+    /// Keeps an imported run's statistics to what its source gives
+    /// ([`crate::imported::ImportInfo::as_given`]: none it did not give, percentiles at its
+    /// resolution); nothing for other runs.
+    pub fn as_given(&mut self) {
         if let Some(import) = &self.import {
             for c in &mut self.cpus {
-                import.hide_not_given(&mut c.stats);
+                import.as_given(&mut c.stats);
             }
-            import.hide_not_given(&mut self.all.stats);
+            import.as_given(&mut self.all.stats);
         }
+    }
+
+    /// Whether the run states `setting`: rtlab's own runs always do; an imported run as its
+    /// source did ([`crate::imported::ImportInfo::not_stated`]).
+    pub fn states(&self, setting: crate::imported::Setting) -> bool {
+        self.import.as_ref().is_none_or(|i| i.states(setting))
     }
 
     /// What the samples measure: OS noise for a noise run or an imported noise tool's

@@ -182,6 +182,37 @@ impl LatencyStats {
     }
 }
 
+impl LatencyStats {
+    /// Holds the percentiles to `resolution_ns` (samples recorded at whole multiples of it,
+    /// as an import at its tool's resolution): each the multiple at or below the bucket's
+    /// highest value, which is the value of a sample in that bucket, so no fraction finer than
+    /// the data shows. Nothing changes at a resolution of 1 ns.
+    pub fn at_resolution(&mut self, resolution_ns: u64) {
+        for p in [
+            &mut self.p50_ns,
+            &mut self.p90_ns,
+            &mut self.p99_ns,
+            &mut self.p99_9_ns,
+            &mut self.p99_99_ns,
+            &mut self.p99_999_ns,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *p = to_resolution(*p, resolution_ns);
+        }
+    }
+}
+
+/// `value` held to `resolution_ns`: the multiple of it at or below (itself at 0 or 1 ns).
+pub fn to_resolution(value: u64, resolution_ns: u64) -> u64 {
+    if resolution_ns <= 1 {
+        value
+    } else {
+        value - value % resolution_ns
+    }
+}
+
 /// One percentile: the highest value of the bucket holding the nearest-rank sample, clamped to
 /// the exact extremes. `None` when nothing was recorded.
 pub fn percentile(acc: &Accumulator, histogram: &Histogram, p: f64) -> Option<u64> {

@@ -114,10 +114,7 @@ fn header_line(run: &MeasureRun) -> String {
     let p = &run.params;
     let host = &run.host;
     let preempt = preempt_text(host);
-    let dma = match p.dma_latency_us {
-        Some(us) => format!("{us}us"),
-        None => "off".to_string(),
-    };
+    let s = Settings::of(run);
     let mut line = format!(
         "rtlab measure: {status} on {host}, kernel {kernel} ({preempt}), {policy}, \
          interval {interval}, planned {planned}, elapsed {elapsed}, dma latency {dma}, \
@@ -125,19 +122,59 @@ fn header_line(run: &MeasureRun) -> String {
         status = run.status.as_str(),
         host = or_unknown(&host.hostname),
         kernel = or_unknown(&host.kernel_release),
-        policy = match p.engine {
-            model::measure::Engine::Timerlat => "timerlat tracer".to_string(),
-            model::measure::Engine::User => policy_text(p),
-        },
-        interval = p.interval_ns,
+        policy = s.policy,
+        interval = s.interval,
         planned = planned_text(p),
         elapsed = format_secs(run.elapsed_ns.get()),
-        mlock = if p.mlock { "on" } else { "off" },
+        dma = s.dma_latency,
+        mlock = s.mlock,
     );
     if p.clock != "monotonic" {
         let _ = write!(line, ", clock {} (not a measurement)", p.clock);
     }
     line
+}
+
+/// A run's settings in words, each "not stated" where an imported source does not state it
+/// (its value in `params` is a placeholder): `fifo:95`, `1ms`, `0us`, `on`.
+pub(crate) struct Settings {
+    pub policy: String,
+    pub interval: String,
+    pub dma_latency: String,
+    pub mlock: String,
+}
+
+impl Settings {
+    pub(crate) fn of(run: &MeasureRun) -> Settings {
+        use model::imported::Setting;
+        let p = &run.params;
+        let or_not = |setting: Setting, said: String| {
+            if run.states(setting) {
+                said
+            } else {
+                "not stated".to_string()
+            }
+        };
+        Settings {
+            policy: match p.engine {
+                model::measure::Engine::Timerlat => "timerlat tracer".to_string(),
+                model::measure::Engine::User if !run.states(Setting::Policy) => {
+                    "policy not stated".to_string()
+                }
+                model::measure::Engine::User => policy_text(p),
+            },
+            interval: or_not(Setting::Interval, p.interval_ns.to_string()),
+            dma_latency: or_not(
+                Setting::DmaLatency,
+                p.dma_latency_us
+                    .map_or_else(|| "off".to_string(), |us| format!("{us}us")),
+            ),
+            mlock: or_not(
+                Setting::Mlock,
+                if p.mlock { "on" } else { "off" }.to_string(),
+            ),
+        }
+    }
 }
 
 /// `PREEMPT_RT`, `preempt full, dynamic`, `preempt voluntary`, `preempt model unknown`.

@@ -161,12 +161,13 @@ impl Store {
         let mut sql = format!(
             "SELECT r.id, r.kind, r.started_at, r.hostname, r.kernel_release, r.label,
                     r.status, r.session, r.elapsed_ns, {},
-                    a.raw_json, a.histogram_json, {}, {}, r.verdict
+                    a.raw_json, a.histogram_json, {}, {}, r.verdict, {}
              FROM runs r LEFT JOIN run_cpus a ON a.run_id = r.id AND a.cpu = ?1
              WHERE 1 = 1",
             dialect.cpu_list(),
             dialect.json_field("r.load_json", "spec"),
             dialect.json_field("r.import_json", "quantity"),
+            dialect.json_int("r.import_json", "resolution_ns"),
         );
         let Some(Clauses { texts, clauses }) = Clauses::of(dialect, filter)? else {
             return Ok(Vec::new());
@@ -201,7 +202,7 @@ impl Store {
                 let row = SummaryRow::read(&row).map_err(|e| {
                     self.corrupt(
                         &row.opt_text(0).ok().flatten().unwrap_or_default(),
-                        SummaryRow::COLUMNS[e.index.min(14)],
+                        SummaryRow::COLUMNS[e.index.min(15)],
                         e.why,
                     )
                 })?;
@@ -231,6 +232,12 @@ impl Store {
             .map_err(|_| self.corrupt(&run, "elapsed_ns", "negative"))?;
         let os_noise =
             row.kind == crate::schema::KIND_NOISE || row.quantity.as_deref() == Some("os-noise");
+        // An imported run's percentiles at its tool's resolution, as `show` gives them.
+        let resolution = row
+            .resolution
+            .and_then(|r| u64::try_from(r).ok())
+            .unwrap_or(1);
+        let at_resolution = |v: u64| model::stats::to_resolution(v, resolution);
         let id = self.stored_id(row.id)?;
         let verdict = match row.verdict.as_deref() {
             Some(word) => Outcome::parse(word)
@@ -250,8 +257,8 @@ impl Store {
             cpus: CpuSet::from_cpus(cpus),
             elapsed_ns: Nanos(elapsed),
             max_ns: (raw.count > 0).then_some(raw.max_ns),
-            p99_ns: percentile(&raw, &histogram, 0.99),
-            p9999_ns: percentile(&raw, &histogram, 0.9999),
+            p99_ns: percentile(&raw, &histogram, 0.99).map(at_resolution),
+            p9999_ns: percentile(&raw, &histogram, 0.9999).map(at_resolution),
             load: row.load,
             os_noise,
             imported: row.quantity.is_some(),
@@ -379,11 +386,13 @@ struct SummaryRow {
     load: Option<String>,
     quantity: Option<String>,
     verdict: Option<String>,
+    /// An imported run's resolution (`import_json.resolution_ns`).
+    resolution: Option<i64>,
 }
 
 impl SummaryRow {
     /// The columns [`Store::list`] selects, in order, for messages.
-    const COLUMNS: [&'static str; 15] = [
+    const COLUMNS: [&'static str; 16] = [
         "id",
         "kind",
         "started_at",
@@ -399,6 +408,7 @@ impl SummaryRow {
         "load_json",
         "import_json",
         "verdict",
+        "import_json.resolution_ns",
     ];
 
     fn read(r: &Row) -> Result<SummaryRow, CellError> {
@@ -418,6 +428,7 @@ impl SummaryRow {
             load: r.opt_text(12)?,
             quantity: r.opt_text(13)?,
             verdict: r.opt_text(14)?,
+            resolution: r.opt_int(15)?,
         })
     }
 }

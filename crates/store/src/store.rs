@@ -296,7 +296,7 @@ impl Store {
         };
         // Statistics are derived again on load; those an imported source did not give stay
         // out (import.not_given).
-        loaded.hide_not_given();
+        loaded.as_given();
         Ok(loaded)
     }
 

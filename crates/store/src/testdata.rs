@@ -224,7 +224,7 @@ pub(crate) fn realistic() -> MeasureRun {
         checkpoint_ns: Some(Nanos::from_secs(5)),
         clock: "monotonic".to_string(),
     };
-    MeasureRun {
+    let mut run = MeasureRun {
         schema: SCHEMA.to_string(),
         rtlab_version: "0.1.0".to_string(),
         build: Some(model::build::Build {
@@ -259,20 +259,29 @@ pub(crate) fn realistic() -> MeasureRun {
         ],
         load: Some(load()),
         audit: Some(audit()),
-        import: Some(model::imported::ImportInfo {
-            tool: "cyclictest 2.60".to_string(),
-            format: "cyclictest-json".to_string(),
-            file: "baseline.json".to_string(),
-            resolution_ns: 1_000,
-            command: Some("cyclictest -m -p 80 -i 1000".to_string()),
-            quantity: model::imported::Quantity::WakeupLatency,
-            notes: vec!["values are lower bounds within 1 us".to_string()],
-            not_given: Vec::new(),
-        }),
+        import: Some(import_info()),
         trace: Some(trace()),
         noise: None,
         workload: None,
         timerlat: None,
+    };
+    // As every run is read back: an import's statistics at its resolution.
+    run.as_given();
+    run
+}
+
+/// An import section with every field set.
+fn import_info() -> model::imported::ImportInfo {
+    model::imported::ImportInfo {
+        tool: "cyclictest 2.60".to_string(),
+        format: "cyclictest-json".to_string(),
+        file: "baseline.json".to_string(),
+        resolution_ns: 1_000,
+        command: Some("cyclictest -m -p 80 -i 1000".to_string()),
+        quantity: model::imported::Quantity::WakeupLatency,
+        notes: vec!["values are lower bounds within 1 us".to_string()],
+        not_given: Vec::new(),
+        not_stated: Vec::new(),
     }
 }
 
@@ -351,6 +360,7 @@ pub(crate) fn small(host_name: &str, kernel: &str, started_at: &str, values: &[u
     run.params.cpus = CpuSet::from_cpus([1]);
     run.params.offsets_ns = vec![Nanos::ZERO];
     run.break_event = None;
+    run.as_given();
     run
 }
 

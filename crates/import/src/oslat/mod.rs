@@ -21,8 +21,8 @@ mod text;
 
 use std::time::{Duration, SystemTime};
 
-use model::imported::{ImportInfo, Quantity};
-use model::measure::{MeasureRun, Policy};
+use model::imported::{ImportInfo, Quantity, Setting};
+use model::measure::{MeasureParams, MeasureRun, Policy};
 use model::{CpuSet, Nanos};
 
 use crate::build::{self, RunFacts, ThreadFigures};
@@ -59,6 +59,21 @@ pub(super) struct Thread {
     min: Option<u64>,
     max: Option<u64>,
     duration: Option<Duration>,
+}
+
+/// What an oslat report does not state: it always locks its memory; it names its priority
+/// only where it ran one, its loop's period only with a duration, and never records
+/// /dev/cpu_dma_latency.
+fn not_stated(r: &Report, format: Format, params: &MeasureParams) -> Vec<Setting> {
+    let mut out = vec![Setting::DmaLatency];
+    if r.rtprio.is_none() && format == Format::OslatText {
+        out.push(Setting::Policy);
+    }
+    if params.duration_ns.is_none() {
+        out.push(Setting::Interval);
+    }
+    out.sort();
+    out
 }
 
 /// What a report says besides its threads.
@@ -128,6 +143,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
     if r.rtprio.is_none() && format == Format::OslatText {
         notes.push("the report names no SCHED_FIFO priority: the policy is shown as other".into());
     }
+    let not_stated = not_stated(&r, format, &params);
     let results = figures.iter().map(|f| build::cpu_result(f, 1)).collect();
     let facts = RunFacts {
         host: build::unknown_host(&cpus),
@@ -145,6 +161,7 @@ fn finish(file: &str, r: Report, modified: SystemTime) -> Result<MeasureRun, Imp
             quantity: Quantity::OsNoise,
             notes,
             not_given: Vec::new(),
+            not_stated,
         },
     };
     build::run(file, facts, results)
@@ -268,6 +285,8 @@ fn thread_figures(file: &str, t: &Thread, r: &Report, width: u64) -> Result<Plac
             max: Some(worst),
             avg: (count > 0).then(|| sum / count as f64),
             last: None,
+            // oslat measures finer than its buckets.
+            exact: false,
         },
         rounded: up,
     })

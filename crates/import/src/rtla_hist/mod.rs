@@ -12,7 +12,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use model::imported::{ImportInfo, Quantity};
+use model::imported::{ImportInfo, Quantity, Setting};
 use model::measure::MeasureRun;
 use model::{CpuSet, Nanos};
 
@@ -81,16 +81,26 @@ fn read(
     let footer = complete_footer(file, &table)?;
     let stats = column_stats(file, &table, &footer)?;
     let imported = imported_columns(file, &table, osnoise)?;
+    // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
+    // between row indices is the width when two adjacent buckets hold samples.
+    let step = table
+        .rows
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .min()
+        .unwrap_or(1);
+    // rtla counts whole units: with one unit per bucket, each sample is its bucket's value.
+    let exact = step == 1;
     let figures: Vec<ThreadFigures> = imported
         .iter()
-        .map(|&c| column_figures(&table, &stats, c))
+        .map(|&c| column_figures(&table, &stats, c, exact))
         .collect();
     // timerlat's IRQ (and -u's user) columns: the run's timerlat section, as the engine
     // writes it.
     let beside = |kind: Kind| -> Vec<ThreadFigures> {
         (0..stats.len())
             .filter(|&c| stats[c].kind == kind)
-            .map(|c| column_figures(&table, &stats, c))
+            .map(|c| column_figures(&table, &stats, c, exact))
             .collect()
     };
     let (irq, user) = if osnoise {
@@ -105,16 +115,8 @@ fn read(
             "the `over:` counts add up to more than 2^64 samples",
         )
     })?;
-    // rtla prints only non-empty rows and not its bucket size (-b): the smallest step
-    // between row indices is the width when two adjacent buckets hold samples.
-    let step = table
-        .rows
-        .windows(2)
-        .map(|w| w[1].0 - w[0].0)
-        .min()
-        .unwrap_or(1);
     let (unit_ns, unit_name) = table.unit.unwrap_or((1000, "us"));
-    let mut notes = build::histogram_notes(unit_name, step, unknown, None);
+    let mut notes = build::histogram_notes(unit_name, step, unknown, None, exact);
     notes.extend(source_notes(unit_name, step, osnoise));
     notes.extend(std::mem::take(&mut table.skipped).notes("rtla's histogram output"));
     let mut run = assemble(
@@ -156,7 +158,7 @@ fn read(
 }
 
 /// One column's figures: its rows, `over:` and footer.
-fn column_figures(table: &Table, stats: &[ColumnStats], c: usize) -> ThreadFigures {
+fn column_figures(table: &Table, stats: &[ColumnStats], c: usize, exact: bool) -> ThreadFigures {
     let s = &stats[c];
     ThreadFigures {
         cpu: s.cpu,
@@ -168,6 +170,7 @@ fn column_figures(table: &Table, stats: &[ColumnStats], c: usize) -> ThreadFigur
         max: s.max,
         avg: s.avg.map(|a| a as f64),
         last: None,
+        exact,
     }
 }
 
@@ -358,36 +361,8 @@ fn assemble(file: &str, a: Assembly, modified: SystemTime) -> Result<MeasureRun,
     let max_count = figures.iter().map(|f| f.count).max().unwrap_or(0);
     let mut params = build::neutral_params(&cpu_set);
     params.periods = max_count;
-    let elapsed = match duration {
-        Some(d) => {
-            params.duration_ns = Some(Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)));
-            if max_count > 0 && !osnoise {
-                let us = (d.as_micros() / u128::from(max_count)).max(1);
-                params.interval_ns = Nanos::from_us(u64::try_from(us).unwrap_or(u64::MAX));
-            }
-            notes.push(if osnoise {
-                "the file records its duration but no time: the run is dated by the file's \
-                 modification time; osnoise's period and runtime (-p, -r), policy and priority \
-                 are not recorded and shown as neutral values"
-                    .to_string()
-            } else {
-                "the file records its duration but no time: the run is dated by the file's \
-                 modification time; the period (-p) is estimated as duration / samples; policy \
-                 and priority are unknown and shown as neutral values"
-                    .to_string()
-            });
-            d
-        }
-        None => {
-            notes.push(
-                "the file records no time or duration: the run is dated by the file's \
-                 modification time and its length estimated as samples x 1 ms (rtla's default \
-                 period); policy and priority are unknown and shown as neutral values"
-                    .to_string(),
-            );
-            Duration::from_millis(max_count)
-        }
-    };
+    let interval_stated = duration.is_some() && max_count > 0 && !osnoise;
+    let elapsed = length(duration, max_count, osnoise, &mut params, &mut notes);
     let results = figures
         .iter()
         .map(|f| build::cpu_result(f, unit_ns))
@@ -413,6 +388,12 @@ fn assemble(file: &str, a: Assembly, modified: SystemTime) -> Result<MeasureRun,
             .to_string(),
             file: file.to_string(),
             resolution_ns: unit_ns.saturating_mul(step),
+            // The histogram states no policy, mlock or dma latency request; the interval only
+            // as a timerlat run's duration over its samples.
+            not_stated: Setting::ALL
+                .into_iter()
+                .filter(|s| !(interval_stated && *s == Setting::Interval))
+                .collect(),
             command: None,
             quantity: if osnoise {
                 Quantity::OsNoise
@@ -424,6 +405,47 @@ fn assemble(file: &str, a: Assembly, modified: SystemTime) -> Result<MeasureRun,
         },
     };
     build::run(file, facts, results)
+}
+
+/// The run's length: the file's duration (with a timerlat run's period estimated from it), or
+/// its samples at rtla's default 1 ms period; the notes say which.
+fn length(
+    duration: Option<Duration>,
+    max_count: u64,
+    osnoise: bool,
+    params: &mut model::measure::MeasureParams,
+    notes: &mut Vec<String>,
+) -> Duration {
+    match duration {
+        Some(d) => {
+            params.duration_ns = Some(Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)));
+            if max_count > 0 && !osnoise {
+                let us = (d.as_micros() / u128::from(max_count)).max(1);
+                params.interval_ns = Nanos::from_us(u64::try_from(us).unwrap_or(u64::MAX));
+            }
+            notes.push(if osnoise {
+                "the file records its duration but no time: the run is dated by the file's \
+                 modification time; osnoise's period and runtime (-p, -r), policy and priority \
+                 are not stated"
+                    .to_string()
+            } else {
+                "the file records its duration but no time: the run is dated by the file's \
+                 modification time; the period (-p) is estimated as duration / samples; policy \
+                 and priority are not stated"
+                    .to_string()
+            });
+            d
+        }
+        None => {
+            notes.push(
+                "the file records no time or duration: the run is dated by the file's \
+                 modification time and its length estimated as samples x 1 ms (rtla's default \
+                 period); period, policy and priority are not stated"
+                    .to_string(),
+            );
+            Duration::from_millis(max_count)
+        }
+    }
 }
 
 /// The column's name as rtla prints it.

@@ -353,6 +353,7 @@ fn a_noise_run_gets_no_change_row_against_latency_and_runs_say_their_load() {
         quantity: Quantity::OsNoise,
         notes: Vec::new(),
         not_given: Vec::new(),
+        not_stated: Vec::new(),
     });
     let c = Comparison::new(&[
         ("idle".to_string(), &latency),

@@ -12,7 +12,7 @@ use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use model::imported::Quantity;
 use model::load::LoadReport;
-use model::measure::{MeasureParams, MeasureRun, RunStatus};
+use model::measure::{MeasureRun, RunStatus};
 use model::{CpuSet, Nanos};
 use serde::Serialize;
 
@@ -24,8 +24,8 @@ use super::timeline;
 use super::{HtmlReport, ReportOptions, ReportRun, SvgFile, unique_keys};
 use crate::load::{STEAL_WORTH_SHOWING, load_header_of_run, load_rows};
 use crate::table::{
-    COLUMNS, break_line, format_opt_us, format_secs, or_unknown, planned_text, policy_text,
-    preempt_text, stats_row,
+    COLUMNS, break_line, format_opt_us, format_secs, or_unknown, planned_text, preempt_text,
+    stats_row,
 };
 
 const TEMPLATE: &str = include_str!("report.html.j2");
@@ -304,10 +304,6 @@ fn run_ctx(
     }
 }
 
-fn on_off(on: bool) -> &'static str {
-    if on { "on" } else { "off" }
-}
-
 fn header_facts(run: &MeasureRun) -> Vec<Fact> {
     let p = &run.params;
     let host = &run.host;
@@ -341,7 +337,7 @@ fn header_facts(run: &MeasureRun) -> Vec<Fact> {
     ];
     facts.extend(imported_fact(run));
     facts.extend(worst_fact(run));
-    facts.push(fact("Parameters", params_text(p)));
+    facts.push(fact("Parameters", params_text(run)));
     facts.push(fact(
         "Clock",
         if p.clock == "monotonic" {
@@ -406,17 +402,18 @@ fn worst_fact(run: &MeasureRun) -> Option<Fact> {
 }
 
 /// The parameters as applied, in one line.
-fn params_text(p: &MeasureParams) -> String {
+fn params_text(run: &MeasureRun) -> String {
+    let p = &run.params;
+    let s = crate::table::Settings::of(run);
     let mut params = format!(
         "{} on CPUs {}, interval {}, planned {}, mlock {}, stack {} KiB, dma latency {}",
-        policy_text(p),
+        s.policy,
         p.cpus,
-        p.interval_ns,
+        s.interval,
         planned_text(p),
-        on_off(p.mlock),
+        s.mlock,
         p.thread_stack_bytes / 1024,
-        p.dma_latency_us
-            .map_or_else(|| "off".to_string(), |us| format!("{us}us")),
+        s.dma_latency,
     );
     if p.aligned {
         params.push_str(", aligned wake-ups");

@@ -101,6 +101,7 @@ fn noise_runs_are_not_drawn_with_latency_runs() {
         quantity: Quantity::OsNoise,
         notes: Vec::new(),
         not_given: Vec::new(),
+        not_stated: Vec::new(),
     });
     let run = |run, name, key| ReportRun {
         run,
