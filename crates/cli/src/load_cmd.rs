@@ -107,6 +107,11 @@ pub fn run(args: &LoadArgs, root: &Root) -> Result<Exit> {
     console::print_stdout(&text).context("writing to standard output")?;
     // A signal that came while stopping is taken here, not at the exit.
     let _ = signals.wait(Duration::ZERO);
+    // The load asked for did not run to the end: not what was asked, so not a success.
+    if let Some(why) = report.incomplete() {
+        console::warning(&why);
+        return Ok(Exit::VerdictFailed);
+    }
     Ok(if status == "interrupted" {
         Exit::Interrupted
     } else {
@@ -185,6 +190,7 @@ fn drive(
             Some(Control::Stop) => break,
             None => {}
         }
+        set.poll();
         if !marked && started.elapsed() >= warmup {
             set.mark();
             marked = true;

@@ -204,6 +204,38 @@ fn a_command_runs_placed_and_is_stopped_with_its_children() {
     assert!(table.starts_with("load cmd:"), "{table}");
 }
 
+/// Issue #45: a command that ends by itself a second into a 3 s load left the rest without
+/// it: the report says when it ended (not "after 3.1 s"), the load's status is `ended-early`
+/// and `rtlab load` exits 1, not 0.
+#[test]
+fn a_command_that_ends_early_is_told_when_and_fails_the_load() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("load.json");
+    let out = rtlab()
+        .args([
+            "load",
+            "cmd:\"sleep 1; echo done; exit 3\"",
+            "--duration",
+            "3s",
+        ])
+        .args(["--load-dir", dir.path().to_str().unwrap()])
+        .arg("--output")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = LoadReport::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report.status, "ended-early");
+    let g = &report.generators[0];
+    let ended = g.ended_ns.expect("when it ended").get() as f64 / 1e9;
+    assert!((0.8..1.8).contains(&ended), "{ended} s: {g:?}");
+    let note = g.notes.join(" ");
+    assert!(note.contains("exit status: 3"), "{note}");
+    assert!(!note.contains("after 3."), "{note}");
+    assert!(stderr(&out).contains("ended by itself"), "{}", stderr(&out));
+}
+
 #[test]
 fn sigint_ends_an_open_ended_load_normally_and_a_timed_one_as_interrupted() {
     let _guard = serial();

@@ -120,4 +120,10 @@ pub trait Generator: Send {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether the generator has ended by itself (a command that exited): looked at once a
+    /// tick while the load runs. The generators rtlab runs itself never end before `stop`.
+    fn ended(&mut self) -> bool {
+        false
+    }
 }

@@ -49,6 +49,8 @@ struct Entry {
     cpus: CpuSet,
     generator: Box<dyn Generator>,
     stopped: Option<Counters>,
+    /// When the generator was first seen ended by itself (monotonic ns).
+    ended_ns: Option<u64>,
 }
 
 struct Window {
@@ -193,11 +195,22 @@ impl LoadSet {
                 cpus,
                 generator,
                 stopped: None,
+                ended_ns: None,
             });
         }
         set.started_ns = sys::clock::monotonic_ns();
         set.mark();
         Ok(set)
+    }
+
+    /// Looks for generators that ended by themselves (a command that exited), and notes when
+    /// each was first seen ended: call it once a tick while the load runs.
+    pub fn poll(&mut self) {
+        for e in &mut self.entries {
+            if e.ended_ns.is_none() && e.stopped.is_none() && e.generator.ended() {
+                e.ended_ns = Some(sys::clock::monotonic_ns());
+            }
+        }
     }
 
     /// Opens the reporting window now: the figures reported cover from here to the stop
@@ -309,9 +322,17 @@ impl LoadSet {
                     cpu_ns: Nanos(c.cpu_ns),
                     cpu_share_percent: cpu_share_percent(Nanos(c.cpu_ns), window, e.cpus.len()),
                     notes: e.generator.notes(),
+                    ended_ns: e
+                        .ended_ns
+                        .map(|at| Nanos(at.saturating_sub(self.window.start_ns))),
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let status = if status == "complete" && generators.iter().any(|g| g.ended_ns.is_some()) {
+            model::load::ENDED_EARLY
+        } else {
+            status
+        };
         let now_stat = self.read_stat();
         let cpu_busy = now_stat
             .iter()

@@ -462,6 +462,10 @@ impl MeasureRun {
             }
             RunStatus::Complete | RunStatus::Interrupted => {}
         }
+        // A load that ended before the measurement is not the run asked for.
+        if let Some(why) = self.load.as_ref().and_then(|l| l.incomplete()) {
+            return Some(why);
+        }
         // Samples lost are never a pass: the worst may be among them.
         if let Some(t) = self.timerlat.as_ref().filter(|t| t.lost_events > 0) {
             return Some(format!(

@@ -207,6 +207,7 @@ mod tests {
                 cpu_ns: Nanos::ZERO,
                 cpu_share_percent: share,
                 notes: vec![],
+                ended_ns: None,
             };
         let mut cmd = g("cmd:\"make -j2\"", "n/a", 0, 0.0, 0.0, 97.25);
         cmd.notes.push("the command ended by itself".into());

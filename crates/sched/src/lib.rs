@@ -15,6 +15,7 @@ mod fp;
 pub mod jitter;
 mod partition;
 pub mod taskset;
+mod throttle;
 
 use model::sched::{
     DeadlineBandwidth, Partition, PolicyAnalysis, SCHED_SCHEMA, SchedPolicy, SchedReport, Task,
@@ -111,7 +112,7 @@ pub fn check(
         .iter()
         .map(|(cpu, tasks)| {
             let mut analyses = vec![
-                partition::fixed_priority(tasks, &mut budget, &mut notes),
+                partition::fixed_priority(tasks, bandwidth, &mut budget, &mut notes),
                 partition::edf(tasks, SchedPolicy::Edf, Work::of, &mut budget),
                 partition::edf(tasks, SchedPolicy::Deadline, Work::reserved, &mut budget),
             ];

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use model::Nanos;
 use model::sched::{
-    DemandFailure, Placed, PolicyAnalysis, SchedPolicy, Suggestion, Task, TaskVerdict, Test,
-    Verdict,
+    DeadlineBandwidth, DemandFailure, Placed, PolicyAnalysis, SchedPolicy, Suggestion, Task,
+    TaskVerdict, Test, Verdict,
 };
 
 use crate::edf::{self, Demand};
@@ -43,6 +43,7 @@ fn given_order(tasks: &[&Task], works: &[Work]) -> (Vec<usize>, Vec<bool>, bool)
 /// SCHED_FIFO: utilisation, Liu–Layland, hyperbolic, then exact response times.
 pub(crate) fn fixed_priority(
     tasks: &[&Task],
+    bandwidth: Option<&DeadlineBandwidth>,
     budget: &mut Budget,
     notes: &mut Vec<String>,
 ) -> PolicyAnalysis {
@@ -99,9 +100,35 @@ pub(crate) fn fixed_priority(
             }
         })
         .collect();
+    note_ties(tasks, &order, &ties, notes);
+    // RT throttling stops the tasks whatever their response times say.
+    let throttle = crate::throttle::test(&works, bandwidth);
+    let verdict = combine([
+        rta,
+        throttle
+            .as_ref()
+            .map_or(Verdict::NotApplicable, |t| t.verdict),
+    ]);
+    tests.extend(throttle);
+    let mut analysis = PolicyAnalysis {
+        policy: SchedPolicy::Fifo,
+        verdict,
+        tests,
+        tasks: verdicts,
+        suggestion: None,
+        first_failure: None,
+    };
+    if rta == Verdict::NotSchedulable {
+        suggest(tasks, &works, &order, &mut analysis, budget);
+    }
+    analysis
+}
+
+/// Notes the tasks that share a priority with the task before them.
+fn note_ties(tasks: &[&Task], order: &[usize], ties: &[bool], notes: &mut Vec<String>) {
     let tied: Vec<&str> = order
         .iter()
-        .zip(&ties)
+        .zip(ties)
         .filter(|(_, t)| **t)
         .map(|(&i, _)| tasks[i].name.as_str())
         .collect();
@@ -112,18 +139,6 @@ pub(crate) fn fixed_priority(
             tied.join(", ")
         ));
     }
-    let mut analysis = PolicyAnalysis {
-        policy: SchedPolicy::Fifo,
-        verdict: rta,
-        tests,
-        tasks: verdicts,
-        suggestion: None,
-        first_failure: None,
-    };
-    if rta == Verdict::NotSchedulable {
-        suggest(tasks, &works, &order, &mut analysis, budget);
-    }
-    analysis
 }
 
 /// Utilisation over one: a necessary condition for every policy on one CPU.

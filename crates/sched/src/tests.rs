@@ -5,7 +5,7 @@ use model::sched::{DeadlineBandwidth, SchedPolicy, Verdict};
 
 use super::*;
 
-fn machine(cpus: u32) -> DeadlineBandwidth {
+pub(crate) fn machine(cpus: u32) -> DeadlineBandwidth {
     DeadlineBandwidth {
         rt_runtime_us: 950_000,
         rt_period_us: 1_000_000,
@@ -182,4 +182,41 @@ fn without_the_machine_deadline_is_undecided_never_a_pass() {
     .unwrap();
     let r = check(&set, "t.toml", SchedPolicy::Deadline, Some(&machine(2)));
     assert_eq!(r.verdict, Verdict::Schedulable, "{:#?}", r.admission);
+}
+
+/// Issue #45: a SCHED_FIFO task of 9.7 ms every 10 ms meets its deadline by response time,
+/// but needs 97 % of the CPU: RT throttling (950000 of 1000000 us) stops it 50 ms a second,
+/// so the fixed-priority verdict is not schedulable, and says why.
+#[test]
+fn rt_throttling_is_in_the_fixed_priority_verdict() {
+    let set = "[[task]]\nname = \"ctl\"\nperiod = \"10ms\"\nwcet = \"9.7ms\"\n";
+    let report = run(set, SchedPolicy::Fifo);
+    let fifo = analysis(&report.partitions[0], SchedPolicy::Fifo).unwrap();
+    assert_eq!(fifo.verdict, Verdict::NotSchedulable);
+    let rta = fifo
+        .tests
+        .iter()
+        .find(|t| t.name == "response-time")
+        .unwrap();
+    assert_eq!(rta.verdict, Verdict::Schedulable);
+    let throttle = fifo
+        .tests
+        .iter()
+        .find(|t| t.name == "rt-throttling")
+        .unwrap();
+    assert_eq!(throttle.verdict, Verdict::NotSchedulable);
+    assert!(
+        throttle.note.contains("sched_rt_runtime_us 950000"),
+        "{}",
+        throttle.note
+    );
+    // Without the limit (-1) the same task is schedulable.
+    let parsed = parse(set, "t.toml").unwrap();
+    let unlimited = DeadlineBandwidth {
+        rt_runtime_us: -1,
+        ..machine(1)
+    };
+    let report = check(&parsed, "t.toml", SchedPolicy::Fifo, Some(&unlimited));
+    let fifo = analysis(&report.partitions[0], SchedPolicy::Fifo).unwrap();
+    assert_eq!(fifo.verdict, Verdict::Schedulable);
 }

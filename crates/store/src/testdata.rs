@@ -130,6 +130,7 @@ fn load() -> LoadReport {
         cpu_ns: Nanos(cpu_ns),
         cpu_share_percent: model::load::report::cpu_share_percent(Nanos(cpu_ns), window, 2),
         notes: vec!["cpu time read from /proc/self/task/*/stat".to_string()],
+        ended_ns: None,
     };
     LoadReport {
         schema: model::load::report::LOAD_SCHEMA.to_string(),

@@ -47,6 +47,8 @@ struct Running {
     watched: Watched,
     watcher: Arc<Watcher>,
     exited: Option<(std::process::ExitStatus, Duration)>,
+    /// When its shell was first seen ended, from its start.
+    ended_after: Option<Duration>,
 }
 
 impl CmdLoad {
@@ -119,6 +121,7 @@ impl Generator for CmdLoad {
             watched,
             watcher: Arc::clone(ctx.watcher),
             exited: None,
+            ended_after: None,
         });
         // A command that cannot start at all (not found, bad syntax) fails the load now
         // rather than leaving a measurement without the load it was asked for.
@@ -182,7 +185,9 @@ impl Generator for CmdLoad {
         // reaped by their parents, so their time would vanish from /proc.
         let cpu_ns = r.sample_cpu();
         if let Ok(Some(status)) = r.child.try_wait() {
-            r.exited = Some((status, r.started.elapsed()));
+            // When it ended as first seen (once a tick), else now.
+            let after = r.ended_after.unwrap_or_else(|| r.started.elapsed());
+            r.exited = Some((status, after));
         }
         let _ = sys::process::signal_group(r.pgid, StopSignal::Terminate);
         let deadline = Instant::now() + GRACE;
@@ -219,6 +224,16 @@ impl Generator for CmdLoad {
             bytes: 0,
             cpu_ns,
         }
+    }
+
+    fn ended(&mut self) -> bool {
+        let Some(r) = self.state.as_mut() else {
+            return false;
+        };
+        if r.ended_after.is_none() && sys_try_status(r).is_some() {
+            r.ended_after = Some(r.started.elapsed());
+        }
+        r.ended_after.is_some()
     }
 
     fn notes(&self) -> Vec<String> {

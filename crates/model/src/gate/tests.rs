@@ -251,3 +251,23 @@ fn a_timerlat_run_that_lost_events_cannot_pass() {
     // What it did measure over the budget still fails it.
     assert_eq!(judge(&r, us(10)).outcome(), Outcome::Fail);
 }
+
+/// Issue #45: a run whose load ended by itself partway was measured without it for the rest:
+/// it cannot be judged as the run asked for, whatever its figures, and the reason says when.
+#[test]
+fn a_run_whose_load_ended_early_cannot_be_judged() {
+    let mut r = run();
+    let mut load = crate::load::report::tests::sample();
+    r.load = Some(load.clone());
+    assert!(judge(&r, us(40)).passed());
+    load.generators[0].ended_ns = Some(Nanos::from_ms(1000));
+    r.load = Some(load);
+    let v = judge(&r, us(40));
+    assert_eq!(v.outcome(), Outcome::CannotJudge);
+    assert!(
+        v.unjudgeable()
+            .unwrap()
+            .contains("ended by itself 1.0 s into"),
+        "{v:?}"
+    );
+}

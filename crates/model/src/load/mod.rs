@@ -3,5 +3,5 @@
 pub mod report;
 pub mod spec;
 
-pub use report::{GeneratorReport, LoadReport};
+pub use report::{ENDED_EARLY, GeneratorReport, LoadReport};
 pub use spec::{GeneratorKind, GeneratorSpec, LoadSpec, LoadSpecError};

@@ -27,7 +27,9 @@ pub struct LoadReport {
     pub window_ns: Nanos,
     /// Time the load ran before the window opened (`--warmup`).
     pub warmup_ns: Nanos,
-    /// How the load ended: `complete` or `interrupted`.
+    /// How the load ended: `complete`, `interrupted`, or `ended-early` (a generator ended by
+    /// itself before the load was stopped: the load asked for was missing for the rest of the
+    /// window; its `ended_ns` says when).
     pub status: String,
     /// The cpuset cgroup the load ran in (`--load-cgroup`), removed afterwards.
     pub cgroup: Option<String>,
@@ -66,6 +68,46 @@ pub struct GeneratorReport {
     pub cpu_share_percent: f64,
     /// Anything that qualifies the figures (a command's exit status, a fallback taken).
     pub notes: Vec<String>,
+    /// Where the generator ended by itself before the load was stopped (a command that
+    /// exited), how far into the window it was seen ended (0: before the window opened).
+    /// Absent while it ran to the stop, and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ns: Option<Nanos>,
+}
+
+/// [`LoadReport::status`] when a generator ended by itself before the stop.
+pub const ENDED_EARLY: &str = "ended-early";
+
+impl LoadReport {
+    /// The generators that ended by themselves before the load was stopped, with how far
+    /// into the window: the load the run asked for was missing from then on.
+    pub fn ended_early(&self) -> impl Iterator<Item = (&GeneratorReport, Nanos)> {
+        self.generators
+            .iter()
+            .filter_map(|g| g.ended_ns.map(|at| (g, at)))
+    }
+
+    /// Why a run under this load cannot be judged as the run asked for: a generator ended by
+    /// itself before the stop (`cmd:"make" ended by itself 1.0 s into the 6.0 s window`).
+    pub fn incomplete(&self) -> Option<String> {
+        let ended: Vec<String> = self
+            .ended_early()
+            .map(|(g, at)| {
+                format!(
+                    "{} ended by itself {:.1} s into the {:.1} s window",
+                    g.spec,
+                    at.get() as f64 / 1e9,
+                    self.window_ns.get() as f64 / 1e9
+                )
+            })
+            .collect();
+        (!ended.is_empty()).then(|| {
+            format!(
+                "the load did not run to the end: {}; the rest was measured without it",
+                ended.join(", ")
+            )
+        })
+    }
 }
 
 /// Busy share of one CPU over the window.
@@ -134,10 +176,10 @@ pub fn cpu_share_percent(cpu: Nanos, window: Nanos, cpus: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn sample() -> LoadReport {
+    pub(crate) fn sample() -> LoadReport {
         LoadReport {
             schema: LOAD_SCHEMA.into(),
             build: None,
@@ -159,6 +201,7 @@ mod tests {
                 cpu_ns: Nanos::from_ms(6000),
                 cpu_share_percent: cpu_share_percent(Nanos::from_ms(6000), Nanos::from_secs(10), 1),
                 notes: vec![],
+                ended_ns: None,
             }],
             cpu_busy: vec![CpuBusy {
                 cpu: 0,
@@ -166,6 +209,21 @@ mod tests {
                 steal_percent: 0.0,
             }],
         }
+    }
+
+    /// Issue #45: a generator that ended by itself makes the load incomplete, with when.
+    #[test]
+    fn a_generator_that_ended_early_makes_the_load_incomplete() {
+        let mut report = sample();
+        assert_eq!(report.incomplete(), None);
+        report.generators[0].ended_ns = Some(Nanos::from_ms(1000));
+        let why = report.incomplete().unwrap();
+        assert!(
+            why.contains("cpu:60%@0 ended by itself 1.0 s into the 10.0 s window"),
+            "{why}"
+        );
+        let back = LoadReport::from_json(&report.to_json()).unwrap();
+        assert_eq!(back, report);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(super) fn full_run() -> MeasureRun {
             cpu_ns: Nanos::from_ms(3600),
             cpu_share_percent: 60.04,
             notes: vec!["warm-up skipped".into()],
+            ended_ns: None,
         }],
         cpu_busy: vec![CpuBusy {
             cpu: 0,
