@@ -490,6 +490,7 @@ fn smi_counts(h: &Header, cpus: &CpuSet, notes: &mut Vec<String>) -> SmiCounts {
                  module loaded)"
                     .to_string(),
             ),
+            total: None,
         };
     };
     let mut per: std::collections::BTreeMap<u32, SmiCpu> = cpus
@@ -521,6 +522,8 @@ fn smi_counts(h: &Header, cpus: &CpuSet, notes: &mut Vec<String>) -> SmiCounts {
     SmiCounts {
         cpus: per.into_values().collect(),
         not_available: None,
+        // The report's own figure, as it says it (the per-CPU lines add up to it).
+        total: Some(total),
     }
 }
 

@@ -386,10 +386,12 @@ fn smi(
                 })
                 .collect(),
             not_available: None,
+            total: None,
         },
         (Err(e), _) | (_, Err(e)) => SmiCounts {
             cpus: Vec::new(),
             not_available: Some(e),
+            total: None,
         },
     }
 }

@@ -129,6 +129,11 @@ pub struct SmiCounts {
     /// module`); absent when counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_available: Option<String>,
+    /// The source's own count over the run, where it gives one (an imported hwlatdetect's
+    /// `SMIs during run: N`, the sum of its per-CPU differences): what the run says, even
+    /// where it names no CPU. Absent for rtlab's own runs and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
 }
 
 /// One CPU's SMI count.
@@ -144,13 +149,16 @@ pub struct SmiCpu {
 }
 
 impl SmiCounts {
-    /// SMIs during the run, over every CPU counted (the counter is per package on most
-    /// CPUs, so the largest per-CPU difference, not the sum); `None` when not counted.
+    /// SMIs during the run: the source's own total where it gives one, else over every CPU
+    /// counted (the counter is per package on most CPUs, so the largest per-CPU difference,
+    /// not the sum); `None` when not counted.
     pub fn during(&self) -> Option<u64> {
-        self.cpus
-            .iter()
-            .map(|c| c.after.wrapping_sub(c.before) & 0xffff_ffff)
-            .max()
+        self.total.or_else(|| {
+            self.cpus
+                .iter()
+                .map(|c| c.after.wrapping_sub(c.before) & 0xffff_ffff)
+                .max()
+        })
     }
 }
 
@@ -355,9 +363,26 @@ mod tests {
                 after: 1,
             }],
             not_available: None,
+            total: None,
         };
         assert_eq!(smi.during(), Some(3));
         assert_eq!(SmiCounts::default().during(), None);
+        // A source's own total is what it says, with or without CPUs named (issue #45:
+        // hwlatdetect's "SMIs during run: 3" over 2 on CPU 3 and 1 on CPU 5 read as 2, and
+        // its "SMIs during run: 0" with no CPU list was dropped).
+        let said = |total| SmiCounts {
+            total: Some(total),
+            ..SmiCounts::default()
+        };
+        assert_eq!(said(0).during(), Some(0));
+        assert_eq!(
+            SmiCounts {
+                total: Some(3),
+                ..smi
+            }
+            .during(),
+            Some(3)
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(super) fn from_trace(
     let smi = SmiCounts {
         cpus: Vec::new(),
         not_available: Some("the hwlat tracer's trace does not count SMIs".to_string()),
+        total: None,
     };
     let summary = HwlatRun::summarize(&cpus, &samples);
     let elapsed = Duration::from_nanos(last - first);
