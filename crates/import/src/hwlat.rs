@@ -482,7 +482,12 @@ fn checks(h: &Header, samples: &[HwlatSample], notes: &mut Vec<String>) {
 /// SMI counts: hwlatdetect prints a line per CPU whose count grew and the total over every
 /// CPU; CPUs it does not name had none. It prints differences only, so `before` is 0.
 fn smi_counts(h: &Header, cpus: &CpuSet, notes: &mut Vec<String>) -> SmiCounts {
-    let Some(total) = h.smi_total.or((!h.smi_cpus.is_empty()).then_some(0)) else {
+    // The report's total, else the sum of its per-CPU lines (which is how hwlatdetect makes it).
+    let sum = build::checked_total(h.smi_cpus.iter().map(|s| s.after));
+    let Some(total) = h
+        .smi_total
+        .or((!h.smi_cpus.is_empty()).then(|| sum.unwrap_or(u64::MAX)))
+    else {
         return SmiCounts {
             cpus: Vec::new(),
             not_available: Some(
@@ -513,7 +518,6 @@ fn smi_counts(h: &Header, cpus: &CpuSet, notes: &mut Vec<String>) -> SmiCounts {
         "hwlatdetect counted {total} SMIs during the run over every CPU; it prints differences \
          only, so each CPU's count before is written as 0 and after as the difference"
     ));
-    let sum = build::checked_total(h.smi_cpus.iter().map(|s| s.after));
     if h.smi_total.is_some() && sum != Some(total) {
         notes.push(format!(
             "the per-CPU SMI lines do not add up to the total {total}"

@@ -83,8 +83,9 @@ fn hwlatdetect_2_10_report_with_smis() {
     assert_eq!(s.wall.as_deref(), Some("1581527483.343962693"));
     assert_eq!(run.max_ns(), 17_000);
     assert_eq!(run.cpus.len(), 6, "every CPU of the list, sampled or not");
-    // 2 SMIs on CPU 3, 1 on CPU 5, none on the other CPUs of the list.
-    assert_eq!(run.smi.during(), Some(2));
+    // 2 SMIs on CPU 3, 1 on CPU 5, none on the other CPUs of the list: the report's own
+    // total of 3, not the largest per CPU (issue #45).
+    assert_eq!(run.smi.during(), Some(3));
     assert_eq!(run.smi.cpus.iter().map(|c| c.after).sum::<u64>(), 3);
     assert!(noted(&run, "counted 3 SMIs"));
     assert!(noted(&run, "MTBF: 62.333 seconds"));
@@ -133,6 +134,16 @@ fn quiet_output_and_formatted_times() {
         Some("2026-05-08 12:00:01.123456789")
     );
     assert_eq!(run.smi.during(), Some(1));
+    // A report that names no CPU list and found nothing still says it counted no SMI
+    // (issue #45: it was dropped).
+    let text = "hwlatdetect:  test duration 30 seconds\n   detector: tracer\n   parameters:\n\
+                Latency threshold: 10us\nSample window:     1000000us\nSample width:      500000us\n\
+                Non-sampling period:  500000us\nOutput File:       None\n\nStarting test\n\
+                test finished\nMax Latency: Below threshold\nSamples recorded: 0\n\
+                Samples exceeding threshold: 0\nSMIs during run: 0\n";
+    let run = import_hwlat("z.txt", text, when()).unwrap();
+    assert_eq!(run.smi.during(), Some(0));
+    assert_eq!(run.smi.not_available, None);
 }
 
 #[test]
