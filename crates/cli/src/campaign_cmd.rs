@@ -21,7 +21,9 @@ pub const STATE_BASE: &str = "/var/lib/rtlab/campaigns";
 pub fn run(args: &CampaignArgs, root: &Root) -> Result<Exit> {
     match &args.action {
         Some(CampaignAction::Resume { state, quiet }) => resume(state, *quiet, root),
-        Some(CampaignAction::Status { state, format }) => campaign::status::run(state, *format),
+        Some(CampaignAction::Status { state, format }) => {
+            campaign::status::run(state, *format, root)
+        }
         Some(CampaignAction::Report(args)) => campaign::status::report(args),
         None => start(args, root),
     }

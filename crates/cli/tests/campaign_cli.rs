@@ -742,3 +742,60 @@ fn a_real_phase_killed_midway_continues_for_what_is_left() {
     assert_eq!(statuses, ["complete", "interrupted"]);
     assert!(runs.iter().all(|r| r["label"] == "Van-#1"));
 }
+
+/// Issue #45: `campaign status` reads what the open attempt's checkpoints measured (the state
+/// file records an attempt's time only once it ends), during the run and after a SIGKILL, and
+/// says when no process is left (it said "running, attempt 1, measured 0s, 10s left").
+#[test]
+fn status_tells_what_an_open_attempt_measured_and_whether_it_still_runs() {
+    let _guard = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "name = \"status-test\"\ncpus = \"0\"\nbudget = \"10ms\"\n\n[[phase]]\nname = \"long\"\nduration = \"20s\"\n",
+    );
+    let state = dir.path().join("state");
+    let db = dir.path().join("runs.db");
+    let mut child = campaign(&["--quiet"], &db)
+        .arg(&plan)
+        .arg("--state")
+        .arg(&state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let measured = |doc: &serde_json::Value| doc["steps"][0]["measured_ns"].as_u64().unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(15);
+    let mut doc = serde_json::Value::Null;
+    while std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(500));
+        if state.join("state.json").exists() {
+            doc = status_json(&state);
+            if measured(&doc) >= 2_000_000_000 {
+                break;
+            }
+        }
+    }
+    assert!(measured(&doc) >= 2_000_000_000, "{doc:#}");
+    assert_eq!(
+        doc["steps"][0]["stopped"],
+        serde_json::Value::Null,
+        "{doc:#}"
+    );
+    let left = doc["steps"][0]["remaining_ns"].as_u64().unwrap();
+    assert_eq!(left, 20_000_000_000 - measured(&doc));
+    // A power cut: the campaign and its measuring child gone at once.
+    frozen(child.id(), || {});
+    let _ = child.wait();
+    let out = rtlab()
+        .args(["campaign", "status", "--state"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert!(said.contains("stopped (no process"), "{said}");
+    assert!(!said.contains("measured 0s"), "{said}");
+    let doc = status_json(&state);
+    assert_eq!(doc["steps"][0]["stopped"], true, "{doc:#}");
+    assert!(measured(&doc) >= 2_000_000_000, "{doc:#}");
+}

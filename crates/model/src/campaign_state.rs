@@ -252,4 +252,8 @@ pub struct StepStatusDoc {
     pub attempts: Vec<Attempt>,
     /// A reboot test's checks.
     pub checks: Vec<BootCheck>,
+    /// Whether the step's open attempt has no process any more (killed, or the power went):
+    /// the next `rtlab campaign run` resumes it. Only `campaign status` looks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }

@@ -20,9 +20,10 @@ use crate::flags::CampaignFormat;
 
 /// Prints the status of the campaign in `dir` (no lock taken: it reads a consistent state
 /// file while the campaign runs).
-pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
+pub(crate) fn run(dir: &Path, format: CampaignFormat, root: &sys::Root) -> Result<Exit> {
     let (plan, state) = read_existing(dir)?;
-    let doc = document(&plan, &state, &super::judge::stored_runs(&state));
+    let mut doc = document(&plan, &state, &super::judge::stored_runs(&state));
+    live(&mut doc, dir, &state, root);
     let text = match format {
         CampaignFormat::Json => {
             serde_json::to_string_pretty(&doc).expect("the status serializes") + "\n"
@@ -31,6 +32,23 @@ pub(crate) fn run(dir: &Path, format: CampaignFormat) -> Result<Exit> {
     };
     crate::console::print_stdout(&text)?;
     Ok(Exit::Ok)
+}
+
+/// Adds what the open attempts show now to the running steps: the time their checkpoints
+/// measured (the state file records an attempt's time only once it ends), and whether their
+/// process is gone (killed, or the power went: the next `rtlab campaign run` resumes).
+fn live(doc: &mut CampaignStatus, dir: &Path, state: &CampaignState, root: &sys::Root) {
+    let boot = sys::host::boot(root).map(|(id, _)| id).unwrap_or_default();
+    for (d, s) in doc.steps.iter_mut().zip(&state.steps) {
+        for a in s.attempts.iter().filter(|a| a.outcome.is_none()) {
+            let (measured, alive) = super::step::open_attempt(root, (dir, &boot), a);
+            d.measured_ns = d.measured_ns.saturating_add(measured);
+            if let (Some(left), Some(duration)) = (d.remaining_ns.as_mut(), d.duration_ns) {
+                *left = duration.saturating_sub(d.measured_ns);
+            }
+            d.stopped |= !alive;
+        }
+    }
 }
 
 /// The plan and state of the campaign in `dir`; a usage error (exit 2) when none was started
@@ -157,6 +175,7 @@ pub(crate) fn document(plan: &Plan, state: &CampaignState, runs: &StepRuns) -> C
                 reasons,
                 attempts: s.attempts.clone(),
                 checks: s.checks.clone(),
+                stopped: false,
             }
         })
         .collect();
@@ -200,6 +219,13 @@ fn text(doc: &CampaignStatus) -> String {
             .collect();
         let what = match s.status {
             StepStatus::Pending => "pending".to_string(),
+            StepStatus::Running if s.stopped => format!(
+                "stopped (no process: `rtlab campaign run` resumes it), attempt {}{}",
+                s.attempts.len().max(1),
+                s.remaining_ns
+                    .map(|r| format!(", measured {}, {} left", Nanos(s.measured_ns), Nanos(r)))
+                    .unwrap_or_default()
+            ),
             StepStatus::Running => format!(
                 "running, attempt {}{}",
                 s.attempts.len().max(1),

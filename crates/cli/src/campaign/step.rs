@@ -293,6 +293,21 @@ fn save(ctx: &mut Ctx<'_>, run: &MeasureRun, label: &str) -> Result<store::Saved
     Ok(saved)
 }
 
+/// What an attempt still open (no outcome yet) shows now: how long its last checkpoint says
+/// it measured (0 before its first), and whether its measuring process still runs (in this
+/// boot; a zombie nobody reaped does not).
+pub(crate) fn open_attempt(
+    root: &sys::Root,
+    (dir, boot): (&Path, &str),
+    a: &model::campaign_state::Attempt,
+) -> (u64, bool) {
+    let measured = read_run(&dir.join(&a.file)).map_or(0, |r| r.elapsed_ns.get());
+    let alive = a.boot_id == boot
+        && a.pid
+            .is_some_and(|pgid| sys::process::group_running(root, pgid) > 0);
+    (measured, alive)
+}
+
 /// The result document in `path`, or none (missing: killed before its first checkpoint).
 fn read_run(path: &Path) -> Option<MeasureRun> {
     let text = files::read_input_text(path, MAX_RESULT_BYTES).ok()?;
