@@ -140,8 +140,12 @@ fn outcome_text(verb: &str, out: &tune::Outcome) -> String {
     for r in &out.refused {
         text.push_str(&format!("  refused: {r}\n"));
     }
-    for s in out.skipped.iter().filter(|s| s.contains("refuses to move")) {
-        text.push_str(&format!("  left: {s}\n"));
+    for s in &out.skipped {
+        if s.contains("refuses to move") {
+            text.push_str(&format!("  left: {s}\n"));
+        } else {
+            text.push_str(&format!("  skipped: {s}\n"));
+        }
     }
     text
 }

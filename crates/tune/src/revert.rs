@@ -26,50 +26,36 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
             _ => None,
         })
         .collect();
+    // Threads with an affinity step of their own: that step gives them their original; a
+    // cpuset move recorded the affinity they had then, already narrowed.
+    let own: Vec<u32> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Affinity { tid, .. } => Some(*tid),
+            _ => None,
+        })
+        .collect();
+    let ctx = Ctx {
+        created: &created,
+        own: &own,
+    };
     let mut out = Outcome::default();
+    // kthreadd first: a kernel thread the revert starts again (khugepaged, when transparent
+    // hugepages come back on) is born with kthreadd's affinity, which must be back by then.
+    let kthreadd = |e: &&Entry| matches!(e, Entry::Affinity { comm, .. } | Entry::Policy { comm, .. } if comm == "kthreadd");
+    for e in entries.iter().rev().filter(kthreadd) {
+        step_back(root, e, &ctx, &mut out, &mut Vec::new());
+    }
     // Services restart last, once the files they read are back.
     let mut restarts = Vec::new();
-    for e in entries.iter().rev() {
-        match e {
-            Entry::Restart { service } => {
-                if !restarts.contains(service) {
-                    restarts.push(service.clone());
-                }
-            }
-            Entry::Write {
-                path,
-                original,
-                restore,
-                ..
-            } => {
-                let in_created = created
-                    .iter()
-                    .any(|d| path.strip_prefix(d).is_some_and(|r| r.starts_with('/')));
-                let file = File {
-                    path,
-                    original: original.as_deref(),
-                    restore: restore.as_deref(),
-                    in_created,
-                };
-                file_back(root, &file, &mut out);
-            }
-            Entry::Mkdir { path } => remove_group(root, path, &mut out),
-            Entry::Policy {
-                tid,
-                comm,
-                original,
-                ..
-            } => threads::revert_step(root, Knob::Policy, *tid, comm, original, &mut out),
-            Entry::Affinity {
-                tid,
-                comm,
-                original,
-                ..
-            } => threads::revert_step(root, Knob::Affinity, *tid, comm, original, &mut out),
-            Entry::MoveTasks {
-                from, to, affinity, ..
-            } => tasks_back(root, from, to, affinity, &mut out),
-        }
+    for e in entries.iter().rev().filter(|e| !kthreadd(e)) {
+        step_back(root, e, &ctx, &mut out, &mut restarts);
+    }
+    // The machine as it was: whatever a later step undid (a thread narrowed again by a
+    // cpuset move, a kernel thread started again meanwhile) is set back once more, and what
+    // still differs is named.
+    for e in &entries {
+        verify(root, e, &created, &mut out);
     }
     for service in restarts {
         match sys::service::try_restart(&service) {
@@ -81,6 +67,99 @@ pub fn revert(root: &Root, journal_path: &std::path::Path) -> Result<Outcome, St
         journal::close(journal_path)?;
     }
     Ok(out)
+}
+
+/// What every step of a revert needs to know of the whole journal.
+struct Ctx<'a> {
+    /// The cgroups the tuning created.
+    created: &'a [&'a str],
+    /// The threads with an affinity step of their own.
+    own: &'a [u32],
+}
+
+/// One journal step taken back (a service to restart is noted in `restarts`, for the end).
+fn step_back(root: &Root, e: &Entry, ctx: &Ctx<'_>, out: &mut Outcome, restarts: &mut Vec<String>) {
+    match e {
+        Entry::Restart { service } => {
+            if !restarts.contains(service) {
+                restarts.push(service.clone());
+            }
+        }
+        Entry::Write {
+            path,
+            original,
+            restore,
+            ..
+        } => {
+            let in_created = in_created(ctx.created, path);
+            let file = File {
+                path,
+                original: original.as_deref(),
+                restore: restore.as_deref(),
+                in_created,
+            };
+            file_back(root, &file, out);
+        }
+        Entry::Mkdir { path } => remove_group(root, path, out),
+        Entry::Policy {
+            tid,
+            comm,
+            original,
+            ..
+        } => threads::revert_step(root, Knob::Policy, *tid, comm, original, out),
+        Entry::Affinity {
+            tid,
+            comm,
+            original,
+            ..
+        } => threads::revert_step(root, Knob::Affinity, *tid, comm, original, out),
+        Entry::MoveTasks {
+            from, to, affinity, ..
+        } => tasks_back(root, (from, to), affinity, ctx.own, out),
+    }
+}
+
+/// Whether `path` lies in one of the cgroups the tuning `created` (it goes with the group).
+fn in_created(created: &[&str], path: &str) -> bool {
+    created
+        .iter()
+        .any(|d| path.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+}
+
+/// After every step: a thread or file the journal changed that is not its original now is
+/// set back once more (named as done), or named as refused where that fails.
+fn verify(root: &Root, e: &Entry, created: &[&str], out: &mut Outcome) {
+    match e {
+        Entry::Affinity {
+            tid,
+            comm,
+            original,
+            ..
+        } => threads::recheck(root, Knob::Affinity, (*tid, comm), original, out),
+        Entry::Policy {
+            tid,
+            comm,
+            original,
+            ..
+        } => threads::recheck(root, Knob::Policy, (*tid, comm), original, out),
+        Entry::Write {
+            path,
+            original: Some(o),
+            ..
+        } if root.is_host() && !in_created(created, path) => {
+            let Some(now) = root.read_opt(path).ok().flatten() else {
+                return;
+            };
+            if now != *o && !equivalent(path, &now, o) {
+                out.refused.push(format!(
+                    "{path}: is {} after the revert, was {} before the tuning",
+                    now.trim(),
+                    o.trim()
+                ));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A written file as the journal recorded it.
@@ -149,7 +228,13 @@ fn remove_group(root: &Root, path: &str, out: &mut Outcome) {
 
 /// Every task in group `to` back to `from` — the recorded ones, their children, any forked
 /// while the others were moving — and each recorded task its CPU affinity.
-fn tasks_back(root: &Root, from: &str, to: &str, affinity: &[(u32, String)], out: &mut Outcome) {
+fn tasks_back(
+    root: &Root,
+    (from, to): (&str, &str),
+    affinity: &[(u32, String)],
+    own: &[u32],
+    out: &mut Outcome,
+) {
     let (moved, stayed) = drain(root, to, from, true);
     if !stayed.is_empty() {
         out.refused.push(format!(
@@ -160,7 +245,7 @@ fn tasks_back(root: &Root, from: &str, to: &str, affinity: &[(u32, String)], out
     }
     out.done
         .push(format!("moved {} back to {from}", tasks(moved)));
-    let restored = affinities_back(root, affinity);
+    let restored = affinities_back(root, affinity, own);
     if restored > 0 {
         out.done
             .push(format!("gave {} their CPU affinity back", tasks(restored)));
@@ -168,10 +253,11 @@ fn tasks_back(root: &Root, from: &str, to: &str, affinity: &[(u32, String)], out
 }
 
 /// The cpuset narrowed the tasks' affinity; moving back widens it to the parent's, not to
-/// what each had: each recorded task still there gets its own back. How many did.
-fn affinities_back(root: &Root, affinity: &[(u32, String)]) -> usize {
+/// what each had: each recorded task still there gets its own back (but those whose own
+/// affinity step gives them their original). How many did.
+fn affinities_back(root: &Root, affinity: &[(u32, String)], own: &[u32]) -> usize {
     let mut restored = 0;
-    for (tid, list) in affinity {
+    for (tid, list) in affinity.iter().filter(|(tid, _)| !own.contains(tid)) {
         let Some(now) = allowed(root, *tid) else {
             continue;
         };

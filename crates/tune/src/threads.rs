@@ -125,10 +125,14 @@ pub(crate) fn revert_step(
 ) {
     let who = format!("{comm} (thread {tid})");
     match read(root, tid, knob) {
+        None if successors(root, knob, (tid, comm), original, out) => {}
         None => out.skipped.push(format!("{who}: gone")),
-        Some((now_comm, _)) if now_comm != comm => out
-            .skipped
-            .push(format!("{who}: gone (the id is now {now_comm})")),
+        Some((now_comm, _)) if now_comm != comm => {
+            if !successors(root, knob, (tid, comm), original, out) {
+                out.skipped
+                    .push(format!("{who}: gone (the id is now {now_comm})"));
+            }
+        }
         Some((_, Some(now))) if same(knob, &now, original) => {
             out.skipped.push(format!("{who}: already {original}"))
         }
@@ -136,6 +140,75 @@ pub(crate) fn revert_step(
             Ok(()) => out.done.push(format!("{who}: back to {original}")),
             Err(e) => out.refused.push(format!("{who}: {e}")),
         },
+    }
+}
+
+/// A kernel thread the tuning changed that is gone by its id: the kernel may have started
+/// another of its name since (khugepaged, when transparent hugepages went off and back on),
+/// born with what the tuning set (kthreadd's narrowed affinity). Each such thread whose knob
+/// differs from the original gets the original; whether any was found.
+fn successors(
+    root: &Root,
+    knob: Knob,
+    (tid, comm): (u32, &str),
+    original: &str,
+    out: &mut Outcome,
+) -> bool {
+    let Ok(threads) = sys::tasks::all_threads(root) else {
+        return false;
+    };
+    let mut found = false;
+    for t in threads
+        .iter()
+        .filter(|t| t.comm == comm && t.tid != tid && t.is_kernel_thread())
+    {
+        found = true;
+        let who = format!(
+            "{comm} (thread {tid}, gone; started again as thread {})",
+            t.tid
+        );
+        match read(root, t.tid, knob) {
+            Some((_, Some(now))) if same(knob, &now, original) => {
+                out.skipped.push(format!("{who}: already {original}"));
+            }
+            Some(_) => match set(t.tid, knob, original) {
+                Ok(()) => out.done.push(format!("{who}: back to {original}")),
+                Err(e) => out.refused.push(format!("{who}: {e}")),
+            },
+            None => {}
+        }
+    }
+    found
+}
+
+/// After a revert: the thread (or the one the kernel started again under its name) set back
+/// to `original` once more where something since undid it; silent where it is right.
+pub(crate) fn recheck(
+    root: &Root,
+    knob: Knob,
+    (tid, comm): (u32, &str),
+    original: &str,
+    out: &mut Outcome,
+) {
+    let who = format!("{comm} (thread {tid})");
+    match read(root, tid, knob) {
+        Some((c, Some(now))) if c == comm && !same(knob, &now, original) => {
+            match set(tid, knob, original) {
+                Ok(()) => out.done.push(format!(
+                    "{who}: {now} again after the revert, back to {original}"
+                )),
+                Err(e) => out.refused.push(format!(
+                    "{who}: is {now} after the revert, was {original}: {e}"
+                )),
+            }
+        }
+        Some((c, _)) if c == comm => {}
+        _ => {
+            let mut quiet = Outcome::default();
+            successors(root, knob, (tid, comm), original, &mut quiet);
+            out.done.append(&mut quiet.done);
+            out.refused.append(&mut quiet.refused);
+        }
     }
 }
 
