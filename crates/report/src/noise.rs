@@ -102,16 +102,29 @@ fn culprits(out: &mut String, noise: &NoiseInfo) {
             continue;
         }
         let _ = writeln!(out, "CPU {}:", c.cpu);
+        // `count` is how often the cause was the main one; its time counts wherever it took
+        // part (a thread inside another's interruption), so a cause may have time and no count.
         for k in c.culprits.iter().take(SHOWN_CULPRITS) {
             let _ = writeln!(
                 out,
-                "  {:<8} {:<56} {:>7} time{}, {:>10} us in all, longest {:>8} us",
+                "  {:<8} {:<56} main cause {:>6}x, {:>10} us in all, longest {:>8} us",
                 k.source.column(),
                 k.name,
                 k.count,
-                if k.count == 1 { " " } else { "s" },
                 us(k.total_ns),
                 us(k.max_ns)
+            );
+        }
+        // The rest, so that the lines add up to the CPU's attributed time.
+        let rest = &c.culprits[c.culprits.len().min(SHOWN_CULPRITS)..];
+        if !rest.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:<8} {:<56} main cause {:>6}x, {:>10} us in all",
+                "other",
+                format!("{} more causes", rest.len()),
+                rest.iter().map(|k| k.count).sum::<u64>(),
+                us(rest.iter().map(|k| k.total_ns).sum())
             );
         }
         if c.unexplained > 0 {

@@ -18,6 +18,12 @@
 //! them. The run is a candidate for the main cause only of its home window, the one it took
 //! most of; the others it overlaps keep its time as thread time but take their cause from the
 //! rest, else `hw` (#26).
+//!
+//! A real-time detector switched out still runnable for an ordinary task (or the idle task)
+//! is RT throttling: it has used `sched_rt_runtime_us` of the period, and the kernel runs
+//! ordinary tasks (the fair server since 6.12) or nothing until the period ends. That stretch,
+//! to the detector's return, is one thread-class cause named [`RT_THROTTLING`], not the
+//! tasks that happened to run in it, nor `hw` where nothing ran (#45).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +31,9 @@ use model::noise::{Culprit, MAX_CULPRITS, PerSource, Source};
 
 use crate::event::{Kind, Task, decode};
 use crate::line::Event;
+
+/// The cause an RT throttle of the detector is told as.
+pub const RT_THROTTLING: &str = "RT throttling (kernel.sched_rt_runtime_us)";
 
 /// One interruption, ns on the trace clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +79,8 @@ pub struct CpuAttributor {
     /// The last event seen in the current task.
     current_seen: u64,
     last_ns: u64,
+    /// Since when the detector is RT-throttled: switched out runnable for an ordinary task.
+    throttled: Option<u64>,
 }
 
 impl CpuAttributor {
@@ -86,6 +97,7 @@ impl CpuAttributor {
             current: None,
             current_seen: 0,
             last_ns: 0,
+            throttled: None,
         }
     }
 
@@ -125,7 +137,11 @@ impl CpuAttributor {
                     format!("nmi {handler}"),
                 );
             }
-            Kind::Switch { next, .. } => {
+            Kind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
                 self.current_seen = end;
                 // No handler is open across a switch: entries still open lost their exits
                 // (events dropped), and must not claim the time that follows.
@@ -134,6 +150,7 @@ impl CpuAttributor {
                     self.add(start, end, Source::Softirq, name);
                 }
                 self.close_task(end);
+                self.throttle(ts, (&prev, prev_state), &next);
                 self.current = Some((ts, task_name(&next), next.pid));
             }
             _ => {}
@@ -171,15 +188,40 @@ impl CpuAttributor {
                     self.add_run(start, until, name);
                 }
             }
+            // The detector back from an RT throttle whose switch in the trace lacks (a switch
+            // out of the idle task): the throttle ends at its first event.
+            if Some(ev.pid) == self.detector_tid
+                && let Some(start) = self.throttled.take()
+            {
+                self.add(start, ts, Source::Thread, RT_THROTTLING.to_string());
+            }
             let name = format!("{} (pid {})", ev.task, ev.pid);
             self.current = Some((ts, name, ev.pid));
         }
         self.current_seen = ts;
     }
 
-    /// Whether time `pid` held the CPU is noise: not the detector's, not the idle task's.
+    /// Whether time `pid` held the CPU is noise: not the detector's, not the idle task's, and
+    /// not inside an RT throttle (which is told whole).
     fn is_noise(&self, pid: u32) -> bool {
-        pid != 0 && Some(pid) != self.detector_tid
+        pid != 0 && Some(pid) != self.detector_tid && self.throttled.is_none()
+    }
+
+    /// A switch at `ts`: a real-time detector switched out runnable for an ordinary task or
+    /// the idle task starts an RT throttle; its switch back in ends it, as one cause.
+    fn throttle(&mut self, ts: u64, (prev, prev_state): (&Task<'_>, &str), next: &Task<'_>) {
+        let detector = |pid: u32| Some(pid) == self.detector_tid;
+        if detector(prev.pid)
+            && (0..100).contains(&prev.prio)
+            && prev_state.starts_with('R')
+            && (next.prio >= 100 || next.pid == 0)
+        {
+            self.throttled = Some(ts);
+        } else if detector(next.pid)
+            && let Some(start) = self.throttled.take()
+        {
+            self.add(start, ts, Source::Thread, RT_THROTTLING.to_string());
+        }
     }
 
     /// Ends the current task's stretch at `ts`; another task's is thread time.
@@ -243,6 +285,9 @@ impl CpuAttributor {
         // end.
         let end = self.last_ns.max(covered.1);
         self.close_task(end);
+        if let Some(start) = self.throttled.take() {
+            self.add(start, end, Source::Thread, RT_THROTTLING.to_string());
+        }
         let inside = |w: &Window| w.start_ns >= covered.0 && w.end_ns <= covered.1;
         let homes = run_homes(&self.windows, &self.shares, inside);
         let mut tally = Tally::default();

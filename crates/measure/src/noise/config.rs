@@ -186,9 +186,30 @@ impl NoiseConfig {
             .min(MAX_SERIES_SLOTS)
     }
 
-    /// Warnings a valid configuration earns.
-    pub fn warnings(&self) -> Vec<Warning> {
+    /// Warnings a valid configuration earns on a machine whose RT bandwidth is `rt_limit`
+    /// (`kernel.sched_rt_runtime_us` and `sched_rt_period_us`, where read).
+    pub fn warnings(&self, rt_limit: Option<(i64, u64)>) -> Vec<Warning> {
         let mut w = Vec::new();
+        if let Some((runtime_us, period_us)) = rt_limit.filter(|(r, p)| *r >= 0 && *p > 0)
+            && self.policy.is_realtime()
+            && self.runtime < self.period
+        {
+            let asked = self.runtime.get() as f64 / self.period.get() as f64;
+            let limit = runtime_us as f64 / period_us as f64;
+            if asked >= limit {
+                w.push(Warning::new(
+                    "noise-rt-throttling",
+                    format!(
+                        "the SCHED_{} detector asks {:.1}% of every period and RT throttling (kernel.sched_rt_runtime_us {runtime_us} of {period_us}) stops real-time tasks past {:.1}%: its gaps, up to {} us, are named RT throttling, not noise; give --runtime below {:.0}% of --period, or set `sysctl kernel.sched_rt_runtime_us=-1`",
+                        self.policy.as_str().to_uppercase(),
+                        asked * 100.0,
+                        limit * 100.0,
+                        period_us.saturating_sub(runtime_us as u64),
+                        limit * 100.0
+                    ),
+                ));
+            }
+        }
         if self.policy.is_realtime() && self.runtime == self.period {
             w.push(Warning::new(
                 "noise-starves",
@@ -222,8 +243,23 @@ mod tests {
     fn the_defaults_are_valid_and_quiet() {
         let c = config();
         c.validate().unwrap();
-        assert!(c.warnings().is_empty());
+        assert!(c.warnings(Some((950_000, 1_000_000))).is_empty());
         assert_eq!(c.series_slots(), 12);
+    }
+    /// Issue #45: a real-time detector asking at least the kernel's real-time share of each
+    /// period is throttled; below it, or without a limit, nothing is said.
+    #[test]
+    fn a_realtime_detector_at_the_rt_limit_is_warned_of_throttling() {
+        let mut c = config();
+        c.policy = Policy::Fifo;
+        c.priority = 1;
+        c.runtime = Nanos::from_ms(950);
+        let w = c.warnings(Some((950_000, 1_000_000)));
+        assert_eq!(w[0].code, "noise-rt-throttling", "{w:?}");
+        assert!(w[0].message.contains("up to 50000 us"), "{w:?}");
+        assert!(c.warnings(Some((-1, 1_000_000))).is_empty());
+        c.runtime = Nanos::from_ms(900);
+        assert!(c.warnings(Some((950_000, 1_000_000))).is_empty());
     }
 
     type Change = Box<dyn Fn(&mut NoiseConfig)>;
@@ -266,8 +302,8 @@ mod tests {
         let mut c = config();
         c.policy = Policy::Fifo;
         c.priority = 10;
-        assert_eq!(c.warnings()[0].code, "noise-starves");
+        assert_eq!(c.warnings(None)[0].code, "noise-starves");
         c.runtime = Nanos::from_ms(900);
-        assert!(c.warnings().is_empty());
+        assert!(c.warnings(None).is_empty());
     }
 }

@@ -68,7 +68,10 @@ impl<'a> UserNoise<'a> {
         }
         crate::run::check_policy_privileges("rtlab noise", config.policy, config.priority)?;
         let host = sys::host::host_info(&env.root);
-        let mut warnings = config.warnings();
+        let rt_limit = host
+            .sched_rt_runtime_us
+            .zip(host.sched_rt_period_us.and_then(|p| u64::try_from(p).ok()));
+        let mut warnings = config.warnings(rt_limit);
         warnings.extend(crate::preflight::container_warning(&env.root));
         let n = config.cpus.len();
         Ok(UserNoise {

@@ -82,15 +82,17 @@ fn each_window_gets_its_cause_and_the_classes_their_time() {
 #[test]
 fn a_switch_the_trace_lacks_is_inferred_from_the_task_events_ran_in() {
     // No switch out of the idle task is recorded: the detector's return shows only in
-    // the task of its next event; the idle task's time is nobody's noise.
+    // the task of its next event; the idle task's time is nobody's noise. (The detector is
+    // an ordinary task here: a real-time one switched out runnable for an ordinary task is
+    // RT throttling, `an_rt_throttle_of_the_detector_is_named_as_such`.)
     let trace = "\
- rtlab/1-500 [001] d..2. 100.000000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=0 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ rtlab/1-500 [001] d..2. 100.000000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
  <idle>-0 [001] d.h1. 100.000100: local_timer_entry: vector=236
  <idle>-0 [001] d.h1. 100.000102: local_timer_exit: vector=236
  rtlab/1-500 [001] d.h1. 100.500000: local_timer_entry: vector=236
  rtlab/1-500 [001] d.h1. 100.500003: local_timer_exit: vector=236
- rtlab/1-500 [001] d..2. 100.600000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=0 prev_state=R ==> next_comm=hog next_pid=9 next_prio=120
- hog-9 [001] d..2. 100.600050: sched_switch: prev_comm=hog prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=rtlab/1 next_pid=500 next_prio=0
+ rtlab/1-500 [001] d..2. 100.600000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=120 prev_state=R ==> next_comm=hog next_pid=9 next_prio=120
+ hog-9 [001] d..2. 100.600050: sched_switch: prev_comm=hog prev_pid=9 prev_prio=120 prev_state=S ==> next_comm=rtlab/1 next_pid=500 next_prio=120
 ";
     let mut a = CpuAttributor::new(
         Some(500),
@@ -212,4 +214,57 @@ fn culprits_past_the_limit_are_summed() {
     let last = top.last().unwrap();
     assert_eq!(last.name, OTHERS);
     assert_eq!(last.count, 40 - (MAX_CULPRITS as u64 - 1));
+}
+
+/// Issue #45: a real-time detector switched out runnable for an ordinary task is RT
+/// throttling: the whole stretch to its return is one cause of that name (not the ordinary
+/// task that ran in it, nor `hw` where the CPU idled); the same switch for a real-time task
+/// is that task's.
+#[test]
+fn an_rt_throttle_of_the_detector_is_named_as_such() {
+    let throttle = "\
+ rtlab/1-500 [001] d..2. 100.000010: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=98 prev_state=R ==> next_comm=tokio next_pid=75 next_prio=120
+ tokio-75 [001] d..2. 100.000600: sched_switch: prev_comm=tokio prev_pid=75 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d..2. 100.049010: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rtlab/1 next_pid=500 next_prio=98
+ rtlab/1-500 [001] d..2. 100.060000: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=98 prev_state=R+ ==> next_comm=hog next_pid=700 next_prio=49
+ hog-700 [001] d..2. 100.060500: sched_switch: prev_comm=hog prev_pid=700 prev_prio=49 prev_state=S ==> next_comm=rtlab/1 next_pid=500 next_prio=98
+";
+    let mut a = CpuAttributor::new(Some(500), vec![window(9, 49_011), window(59_999, 60_501)]);
+    feed(&mut a, throttle);
+    let out = a.finish((window(0, 0).start_ns, window(70_000, 70_000).start_ns));
+    assert_eq!(out.counts.thread, 2, "{out:?}");
+    assert_eq!(out.counts.hw, 0, "{out:?}");
+    let throttling = out
+        .culprits
+        .iter()
+        .find(|c| c.name == RT_THROTTLING)
+        .expect("the throttle named");
+    assert_eq!(throttling.count, 1);
+    assert!(throttling.total_ns >= 49_000_000, "{throttling:?}");
+    assert!(
+        !out.culprits.iter().any(|c| c.name.starts_with("tokio")),
+        "{out:?}"
+    );
+    // The real-time hog that preempted it is itself the cause.
+    assert!(
+        out.culprits.iter().any(|c| c.name.starts_with("hog")),
+        "{out:?}"
+    );
+}
+
+/// A throttle that leaves the CPU idle, on a kernel that does not trace switches out of the
+/// idle task: the detector's return shows only as its next event, which ends the throttle.
+#[test]
+fn an_rt_throttle_ends_at_the_detector_s_next_event_when_its_switch_is_not_traced() {
+    let throttle = "\
+ rtlab/1-500 [001] d..2. 100.000010: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=98 prev_state=R ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ rtlab/1-500 [001] d..2. 100.048050: sched_switch: prev_comm=rtlab/1 prev_pid=500 prev_prio=98 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+    let mut a = CpuAttributor::new(Some(500), vec![window(9, 48_000)]);
+    feed(&mut a, throttle);
+    let out = a.finish((window(0, 0).start_ns, window(70_000, 70_000).start_ns));
+    assert_eq!(out.counts.thread, 1, "{out:?}");
+    let c = &out.culprits[0];
+    assert_eq!(c.name, RT_THROTTLING);
+    assert!(c.total_ns >= 47_900_000, "{c:?}");
 }
