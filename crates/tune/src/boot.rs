@@ -9,6 +9,9 @@ use model::tune::{BootParam, BootPlan, Install, TuneProfile};
 use sys::Root;
 use sys::parse::cmdline;
 
+/// Present on kernels built with `CONFIG_NO_HZ_FULL`, the ones that take `nohz_full=`.
+const NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
+
 /// The boot parameters for `rt` / `hk`. `cpuset`: which cgroup cpuset the machine has
 /// (`Some(true)` v2, `Some(false)` v1, `None` neither: then `isolcpus=` must isolate).
 pub(crate) fn plan(
@@ -20,8 +23,12 @@ pub(crate) fn plan(
 ) -> BootPlan {
     let current = root.read_trimmed("/proc/cmdline").unwrap_or_default();
     let line = cmdline::parse(&current);
+    // nohz_full= needs CONFIG_NO_HZ_FULL, whose kernels have this file: elsewhere the
+    // parameter is ignored, and is not asked for.
+    let nohz_full = root.exists(NOHZ_FULL);
     let params: Vec<BootParam> = wanted(rt, hk, profile, cpuset)
         .into_iter()
+        .filter(|(name, _, _)| nohz_full || *name != "nohz_full")
         .filter_map(|(name, value, reason)| missing(&line, name, value, reason))
         .collect();
     let text = params

@@ -78,20 +78,39 @@ fn suggested_split(ctx: &Ctx) -> Option<(CpuSet, CpuSet)> {
     (!rt.is_empty()).then_some((hk, rt))
 }
 
-/// The boot parameters and the cpuset commands that set `rt` apart with `hk` left over.
-fn isolation_fixes(outcome: Outcome, hk: &CpuSet, rt: &CpuSet) -> Outcome {
-    outcome
+/// The boot parameters and the commands that set `rt` apart with `hk` left over, as this
+/// machine can take them: `nohz_full=` only where the kernel has `CONFIG_NO_HZ_FULL` (it has
+/// the file [`NOHZ_FULL`]), a cgroup v2 partition only where cgroup v2 is mounted at
+/// /sys/fs/cgroup; `rtlab tune` does either on any (a v1 cpuset where v2 is not there).
+fn isolation_fixes(ctx: &Ctx, outcome: Outcome, hk: &CpuSet, rt: &CpuSet) -> Outcome {
+    let nohz_full = ctx.root().exists(NOHZ_FULL);
+    let v2 = ctx.root().exists("/sys/fs/cgroup/cgroup.controllers");
+    let tick = if nohz_full {
+        format!(" nohz_full={rt}")
+    } else {
+        String::new()
+    };
+    let mut outcome = outcome
         .fix_boot(format!(
-            "isolcpus=managed_irq,domain,{rt} nohz_full={rt} rcu_nocbs={rt} irqaffinity={hk}"
+            "isolcpus=managed_irq,domain,{rt}{tick} rcu_nocbs={rt} irqaffinity={hk}"
         ))
-        .fix_command(format!(
+        .fix_command(format!("rtlab tune apply --rt-cpus {rt}"));
+    if v2 {
+        outcome = outcome.fix_command(format!(
             "echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p /sys/fs/cgroup/rt \
              && echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus \
              && echo isolated > /sys/fs/cgroup/rt/cpuset.cpus.partition"
-        ))
-        .fix_advice(
-            "the boot parameters isolate fully (ticks, RCU callbacks, managed IRQs) after a reboot; the cgroup v2 partition works at once for tasks started in /sys/fs/cgroup/rt; `rtlab tune plan` is planned to prepare both for this machine",
-        )
+        ));
+    }
+    let no_tick = if nohz_full {
+        ""
+    } else {
+        " (this kernel has no CONFIG_NO_HZ_FULL: nohz_full= would be ignored, so the tick stays)"
+    };
+    outcome.fix_advice(format!(
+        "the boot parameters isolate fully (RCU callbacks, managed IRQs, ticks) after a reboot{no_tick}; `rtlab tune apply` sets the RT CPUs apart at once, in a cpuset partition (cgroup {}), reversibly (`rtlab tune revert`); `rtlab tune plan --rt-cpus {rt}` shows every step first",
+        if v2 { "v2" } else { "v1 here" }
+    ))
 }
 
 fn isolation(ctx: &Ctx) -> Outcome {
@@ -119,7 +138,7 @@ fn isolation(ctx: &Ctx) -> Outcome {
         .with_severity(Severity::Fail)
         .evidence(ONLINE, online.to_string());
         return match suggested_split(ctx) {
-            Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
+            Some((hk, rtc)) => isolation_fixes(ctx, outcome, &hk, &rtc),
             None => outcome.fix_advice("keep at least one CPU for housekeeping"),
         };
     }
@@ -144,7 +163,7 @@ fn isolation(ctx: &Ctx) -> Outcome {
             outcome = outcome
                 .evidence(ISOLATED, empty_word(&host.isolated_cpus))
                 .evidence(NOHZ_FULL, empty_word(&host.nohz_full_cpus));
-            return isolation_fixes(outcome, &hk, &rt.cpus);
+            return isolation_fixes(ctx, outcome, &hk, &rt.cpus);
         }
     }
     let mut outcome = Outcome::pass(format!("RT {origin}; housekeeping {}", cpus_word(&hk)));
@@ -163,7 +182,7 @@ fn no_rt_cpus(ctx: &Ctx) -> Outcome {
     .evidence("/proc/cmdline", trimmed(ctx.cmdline_text()))
     .evidence(ISOLATED, empty_word(&ctx.host().isolated_cpus));
     match suggested_split(ctx) {
-        Some((hk, rtc)) => isolation_fixes(outcome, &hk, &rtc),
+        Some((hk, rtc)) => isolation_fixes(ctx, outcome, &hk, &rtc),
         None => outcome.fix_advice(
             "only one CPU is online: bring more CPUs online (or use a machine with more) to keep one for housekeeping",
         ),

@@ -134,10 +134,16 @@ fn user_affinity(ctx: &Ctx) -> Outcome {
     ));
     outcome = allowed_evidence(outcome, &offenders);
     let hk = &s.hk;
-    for slice in ["system.slice", "user.slice", "init.scope"] {
-        outcome = outcome.fix_command(format!(
-            "systemctl set-property --runtime {slice} AllowedCPUs={hk}"
-        ));
+    // systemd's slices only where systemd runs the machine (PID 1).
+    let systemd = all.iter().any(|t| t.pid == 1 && t.comm == "systemd");
+    if systemd {
+        for slice in ["system.slice", "user.slice", "init.scope"] {
+            outcome = outcome.fix_command(format!(
+                "systemctl set-property --runtime {slice} AllowedCPUs={hk}"
+            ));
+        }
+    } else {
+        outcome = outcome.fix_command(format!("rtlab tune apply --rt-cpus {}", s.rt));
     }
     for pid in by_process.keys().take(3) {
         outcome = outcome.fix_command(format!("taskset -apc {hk} {pid}"));

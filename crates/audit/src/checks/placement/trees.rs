@@ -224,7 +224,9 @@ pub(super) fn untuned() -> FakeRoot {
         .cpus(8)
         .kernel("6.6.15-rt22", "#1 SMP PREEMPT_RT Thu Jan 25 2024")
         .realtime(true)
-        .cmdline("BOOT_IMAGE=/vmlinuz-6.6.15-rt22 root=/dev/nvme0n1p2 ro quiet");
+        .cmdline("BOOT_IMAGE=/vmlinuz-6.6.15-rt22 root=/dev/nvme0n1p2 ro quiet")
+        // Built with CONFIG_NO_HZ_FULL (Debian's RT kernels are), booted without nohz_full=.
+        .nohz_full("(null)");
     for cpu in 0..8u32 {
         fake = fake.file(
             &format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"),

@@ -109,7 +109,10 @@ fn offline_or_all_rt_cpus_fail() {
         "{}",
         f.summary
     );
-    let fake = FakeRoot::new().cpus(4).cmdline("nohz_full=0-3");
+    let fake = FakeRoot::new()
+        .cpus(4)
+        .cmdline("nohz_full=0-3")
+        .nohz_full("0-3");
     let ctx = Ctx::new(fake.root(), Options::default());
     let f = finding(&ISOLATION, &ctx);
     assert_eq!(f.status, Status::Fail, "{f:?}");
@@ -189,4 +192,39 @@ fn a_cpuset_partition_sets_cpus_apart() {
             .iter()
             .any(|e| e.source == "/sys/fs/cgroup/rt/cpuset.cpus.partition")
     );
+}
+
+/// Issue #45: the fixes fit the machine: without `CONFIG_NO_HZ_FULL` (no
+/// /sys/devices/system/cpu/nohz_full) no `nohz_full=`, and the advice says why; without
+/// cgroup v2 at /sys/fs/cgroup no v2 partition command, only `rtlab tune apply` (which makes
+/// a v1 cpuset there).
+#[test]
+fn isolation_fixes_fit_the_machine() {
+    let fake = FakeRoot::new().cpus(4).cmdline("quiet");
+    let f = finding(&ISOLATION, &Ctx::new(fake.root(), Options::default()));
+    let boot: Vec<&str> = f
+        .fix
+        .iter()
+        .filter_map(|x| match x {
+            Fix::BootParam { param } => Some(param.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        boot,
+        ["isolcpus=managed_irq,domain,1-3 rcu_nocbs=1-3 irqaffinity=0"],
+        "{f:?}"
+    );
+    let commands: Vec<&str> = f
+        .fix
+        .iter()
+        .filter_map(|x| match x {
+            Fix::Command { command } => Some(command.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commands, ["rtlab tune apply --rt-cpus 1-3"], "{f:?}");
+    let advice = format!("{:?}", f.fix);
+    assert!(advice.contains("no CONFIG_NO_HZ_FULL"), "{advice}");
+    assert!(!advice.contains("is planned"), "{advice}");
 }
