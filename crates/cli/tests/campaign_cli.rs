@@ -75,6 +75,18 @@ fn campaign(args: &[&str], db: &Path) -> Command {
     cmd
 }
 
+/// `campaign ARGS PLAN --state STATE` started in the background, its output discarded.
+fn silent(args: &[&str], db: &Path, plan: &Path, state: &Path) -> std::process::Child {
+    campaign(args, db)
+        .arg(plan)
+        .arg("--state")
+        .arg(state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn run(cmd: &mut Command) -> Output {
     cmd.output().unwrap()
 }
@@ -303,14 +315,12 @@ fn a_power_cut_mid_write_resumes_from_what_the_disk_held() {
         let state = live.join("state");
         let db = live.join("db").join("runs.db");
         std::fs::create_dir_all(db.parent().unwrap()).unwrap();
-        let mut child = campaign(&["--quiet", "--fake-clock", "5us,7us,40us"], &db)
-            .arg(&plan)
-            .arg("--state")
-            .arg(&state)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = silent(
+            &["--quiet", "--fake-clock", "5us,7us,40us"],
+            &db,
+            &plan,
+            &state,
+        );
         std::thread::sleep(Duration::from_millis(100 + rng.below(1500)));
         let disk = dir.path().join(format!("disk-{cut}"));
         frozen(child.id(), || {
@@ -756,14 +766,7 @@ fn status_tells_what_an_open_attempt_measured_and_whether_it_still_runs() {
     );
     let state = dir.path().join("state");
     let db = dir.path().join("runs.db");
-    let mut child = campaign(&["--quiet"], &db)
-        .arg(&plan)
-        .arg("--state")
-        .arg(&state)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = silent(&["--quiet"], &db, &plan, &state);
     let measured = |doc: &serde_json::Value| doc["steps"][0]["measured_ns"].as_u64().unwrap();
     let until = std::time::Instant::now() + Duration::from_secs(15);
     let mut doc = serde_json::Value::Null;

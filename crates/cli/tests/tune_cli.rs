@@ -150,15 +150,10 @@ fn irq_threads() -> Vec<String> {
 
 #[test]
 fn live_apply_audit_revert_on_the_last_cpu() {
-    if !common::is_root() {
-        return common::live_skip("not root: the live tune test needs to write /proc and /sys");
-    }
     let _one = common::serial();
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let last = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
-    if last == "0" {
-        return common::live_skip("one CPU: nothing to isolate");
-    }
+    let Some((online, last)) = common::tune_cpus() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
     // Every IRQ thread to FIFO 61 (this VM's ACPI ones are FIFO 50), and back.

@@ -58,15 +58,10 @@ fn kernel_thread_affinities() -> std::collections::BTreeMap<String, String> {
 /// every step it skipped.
 #[test]
 fn live_a_strict_revert_gives_every_kernel_thread_its_cpus_back() {
-    if !common::is_root() {
-        return common::live_skip("not root: the live tune test needs to write /proc and /sys");
-    }
     let _one = common::serial();
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let last = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
-    if last == "0" {
-        return common::live_skip("one CPU: nothing to isolate");
-    }
+    let Some((_, last)) = common::tune_cpus() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("journal.jsonl");
     let before = kernel_thread_affinities();

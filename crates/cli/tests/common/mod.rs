@@ -33,6 +33,23 @@ pub(crate) fn live_skip(why: &str) {
     testkit::live::skip(why);
 }
 
+/// For a live tune test: the online CPUs and the last of them (the RT CPU), or `None` after
+/// saying why it cannot run here (not root, one CPU).
+#[track_caller]
+pub(crate) fn tune_cpus() -> Option<(String, String)> {
+    if !is_root() {
+        live_skip("not root: the live tune test needs to write /proc and /sys");
+        return None;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last = online.trim().rsplit(['-', ',']).next().unwrap().to_string();
+    if last == "0" {
+        live_skip("one CPU: nothing to isolate");
+        return None;
+    }
+    Some((online, last))
+}
+
 /// A trace under `fixtures/traces`.
 pub(crate) fn trace_fixture(rel: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
