@@ -49,17 +49,37 @@ impl Placed {
     }
 }
 
-/// The RT cpuset the tuning journal names, with its CPUs, when it is still there.
+/// The RT cpuset of the tuning, with its CPUs, when it is there: the one the journal names,
+/// else the one the machine has (a tuning applied with its journal elsewhere: whether the
+/// machine is tuned is a fact of its cpusets, not of where a journal was written).
 fn tuned_rt_cpuset(root: &Root, journal: &Path) -> Option<(String, CpuSet)> {
-    if !journal.exists() {
-        return None;
-    }
-    let group = tune::rt_group(journal).ok()?;
+    let group = journal
+        .exists()
+        .then(|| tune::rt_group(journal).ok())
+        .flatten()
+        .or_else(|| rt_cpuset_on(root))?;
     if !root.exists(&group) {
         return None;
     }
     let cpus = sys::launch::cgroup_cpus(root, &group).filter(|c| !c.is_empty())?;
     Some((group, cpus))
+}
+
+/// The RT cpuset `rtlab tune apply` makes, as the machine has it: a valid cgroup v2 partition
+/// named `rtlab-rt`, else a v1 exclusive cpuset of that name.
+fn rt_cpuset_on(root: &Root) -> Option<String> {
+    let named = |p: &Path| p.file_name().is_some_and(|n| n == "rtlab-rt");
+    sys::partition::cpuset_partitions(root)
+        .into_iter()
+        .find(|p| p.is_valid() && named(&p.path))
+        .map(|p| p.path)
+        .or_else(|| {
+            sys::partition::v1_exclusive_cpusets(root)
+                .into_iter()
+                .map(|(p, _)| p)
+                .find(|p| named(p))
+        })
+        .map(|p| p.display().to_string())
 }
 
 /// Joins the RT cpuset of a tuning when `spec` (the `--cpus` given, or `None`) asks for RT

@@ -287,12 +287,16 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         "status: {}",
         String::from_utf8_lossy(&status.stdout)
     );
-    assert_eq!(
-        direct.status.code(),
-        Some(2),
-        "measure on the RT CPU from a housekeeping task"
+    // Issue #45: whether the machine is tuned is a fact of its cpusets, not of where the
+    // journal was written (here not the default place): `measure --cpus LAST` from a
+    // housekeeping task joins the RT cpuset the machine has and measures there.
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&direct.stdout),
+        String::from_utf8_lossy(&direct.stderr)
     );
-    assert!(String::from_utf8_lossy(&direct.stderr).contains("is not allowed for this process"));
+    assert!(direct.status.success(), "measure on the RT CPU: {said}");
+    assert!(said.contains("rtlab-rt"), "{said}");
     assert!(
         placed.status.success(),
         "tune run: {}",

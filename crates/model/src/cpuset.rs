@@ -323,7 +323,7 @@ pub enum ResolveCpuSetError {
     },
     /// A CPU outside this process's affinity (taskset, a cpuset cgroup, a container).
     #[error(
-        "CPU {cpu} is not allowed for this process (allowed: {allowed}); it is excluded by taskset, a cpuset or the container"
+        "CPU {cpu} is not allowed for this process (allowed: {allowed}); it is excluded by taskset, a cpuset or the container (on a machine tuned by rtlab, start it with `rtlab tune run -- COMMAND` or give only CPUs of the RT cpuset)"
     )]
     NotAllowed {
         /// The CPU asked for.
