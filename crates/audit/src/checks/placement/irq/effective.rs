@@ -143,6 +143,15 @@ pub(super) fn effective_affinity(ctx: &Ctx) -> Outcome {
     outcome
 }
 
+/// An IRQ's label, with what it fired on the RT CPUs where it did and that is known.
+fn counted_label(i: &Irq, rt: &CpuSet, counted: bool) -> String {
+    if counted && i.count_on(rt) > 0 {
+        format!("{} {}", i.label(), fired_text(i, rt))
+    } else {
+        i.label()
+    }
+}
+
 /// The summary and status.
 fn verdict(p: &Placed<'_>, rt: &CpuSet, counted: bool, window: Option<&Window>) -> Outcome {
     let watched = match window.map(|w| &w.0) {
@@ -174,8 +183,18 @@ fn verdict(p: &Placed<'_>, rt: &CpuSet, counted: bool, window: Option<&Window>) 
                 format!("{}{stuck}", i.label())
             }
         }));
+        // The kernel-managed ones beside them, with what they fired: the busiest IRQ on an RT
+        // CPU is often one (a disk's request queue), and a summary without it misleads.
+        let managed = if p.managed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; and probably kernel-managed (moved only by isolcpus=managed_irq at boot): {}",
+                few(p.managed.iter().map(|i| counted_label(i, rt, counted)))
+            )
+        };
         let o = Outcome::problem(format!(
-            "{} {what}: {names}",
+            "{} {what}: {names}{managed}",
             count(p.fired.len(), "IRQ", "IRQs")
         ));
         return if counted {
@@ -197,7 +216,7 @@ fn verdict(p: &Placed<'_>, rt: &CpuSet, counted: bool, window: Option<&Window>) 
         let only = if p.pending.is_empty() { "only " } else { "" };
         warnings.push(format!(
             "{only}probably kernel-managed IRQs are delivered to RT CPUs: {}",
-            few(p.managed.iter().map(|i| i.label()))
+            few(p.managed.iter().map(|i| counted_label(i, rt, counted)))
         ));
     }
     if !warnings.is_empty() {

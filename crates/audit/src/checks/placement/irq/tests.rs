@@ -81,7 +81,7 @@ fn untuned_box_fires_each() {
     assert_eq!(f.status, Status::Fail, "{f:?}");
     assert_eq!(
         f.summary,
-        "2 IRQs are delivered to RT CPUs and have fired there: 4 (ttyS0) 1443 on CPU 3, 30 (eth0) 250301 on CPU 5"
+        "2 IRQs are delivered to RT CPUs and have fired there: 4 (ttyS0) 1443 on CPU 3, 30 (eth0) 250301 on CPU 5; and probably kernel-managed (moved only by isolcpus=managed_irq at boot): 43 (nvme0q3) 910 on CPU 3"
     );
     assert!(
         f.evidence
@@ -303,7 +303,7 @@ fn kvm_guest_from_the_corpus() {
     assert_eq!(f.status, Status::Fail, "{f:?}");
     assert_eq!(
         f.summary,
-        "5 IRQs are delivered to RT CPUs and have fired there: 1 (i8042) 9 on CPU 3, 12 (i8042) 144 on CPU 2, 22 (virtio1) 5 on CPU 3, 29 (ahci[0000:00:1f.2]) 934 on CPU 3, 36 (virtio0-input.0) 37 on CPU 2"
+        "5 IRQs are delivered to RT CPUs and have fired there: 1 (i8042) 9 on CPU 3, 12 (i8042) 144 on CPU 2, 22 (virtio1) 5 on CPU 3, 29 (ahci[0000:00:1f.2]) 934 on CPU 3, 36 (virtio0-input.0) 37 on CPU 2; and probably kernel-managed (moved only by isolcpus=managed_irq at boot): 27 (virtio5-req.2) 2654 on CPU 2, 28 (virtio5-req.3) 1989 on CPU 3"
     );
     assert!(
         f.evidence
