@@ -7,6 +7,7 @@
     reason = "each test binary uses its own part of these helpers"
 )]
 
+pub(crate) mod campaign;
 pub(crate) mod server;
 
 use std::process::{Child, Command, ExitStatus};
