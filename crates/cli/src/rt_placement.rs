@@ -65,20 +65,23 @@ fn tuned_rt_cpuset(root: &Root, journal: &Path) -> Option<(String, CpuSet)> {
     Some((group, cpus))
 }
 
-/// The RT cpuset `rtlab tune apply` makes, as the machine has it: a valid cgroup v2 partition
-/// named `rtlab-rt`, else a v1 exclusive cpuset of that name.
+/// The RT cpuset `rtlab tune apply` makes, where the machine has it: the cgroup v2 partition
+/// `/sys/fs/cgroup/rtlab-rt` the kernel accepted, else the v1 exclusive cpuset
+/// `/sys/fs/cgroup/cpuset/rtlab-rt` (the two places tune makes it; no hierarchy is walked).
 fn rt_cpuset_on(root: &Root) -> Option<String> {
-    let named = |p: &Path| p.file_name().is_some_and(|n| n == "rtlab-rt");
-    sys::partition::cpuset_partitions(root)
+    const V2: &str = "/sys/fs/cgroup/rtlab-rt";
+    let v2 = root
+        .read(format!("{V2}/cpuset.cpus.partition"))
+        .ok()
+        .and_then(|t| sys::partition::parse_partition(&t))
+        .is_some_and(|(_, invalid)| invalid.is_none());
+    if v2 {
+        return Some(V2.to_string());
+    }
+    sys::partition::v1_exclusive_cpusets(root)
         .into_iter()
-        .find(|p| p.is_valid() && named(&p.path))
-        .map(|p| p.path)
-        .or_else(|| {
-            sys::partition::v1_exclusive_cpusets(root)
-                .into_iter()
-                .map(|(p, _)| p)
-                .find(|p| named(p))
-        })
+        .map(|(p, _)| p)
+        .find(|p| p.file_name().is_some_and(|n| n == "rtlab-rt"))
         .map(|p| p.display().to_string())
 }
 
