@@ -7,7 +7,7 @@
 //! changed field by field where no command makes them on demand (interrupted, unfinished, a
 //! CPU without samples, noise and timerlat runs over their budgets, a timerlat run whose
 //! tracer lost events), and other tools' files imported with and
-//! without a budget (cyclictest's JSON and its `-b` output, rtla osnoise's histogram). The surfaces are the commands (`measure`
+//! without a budget (cyclictest's JSON and its `-b` output, rtla osnoise's histogram, rtla hwnoise's table). The surfaces are the commands (`measure`
 //! as it ends, `show`, `report`, every `export` format, `runs` over the store) and the server's
 //! run, host and fleet pages and its API's run summary. Each cell
 //! reads the verdict the surface shows (a `verdict:` line, a JUnit property checked against the
@@ -102,6 +102,8 @@ fn kinds() -> Vec<Kind> {
 fn imported_kinds() -> Vec<Kind> {
     // cyclictest --json from an H200 machine: 8888 us at worst.
     const CYCLICTEST: &str = "local_cyclictest_h200.json";
+    // rtla hwnoise -q on CPUs 1-5: Max Single 2-4 us, no CPU without samples.
+    const HWNOISE: &str = "lkml_hwnoise_top_5cpu.txt";
     vec![
         Kind {
             name: "imported cyclictest, no budget",
@@ -144,6 +146,21 @@ fn imported_kinds() -> Vec<Kind> {
             measure: &["--budget", "100us"],
             change: None,
             import: Some("kdoc_osnoise_hist_9cpu.txt"),
+        },
+        Kind {
+            name: "imported rtla hwnoise top, no budget",
+            expect: Word::Pass,
+            measure: &[],
+            change: None,
+            import: Some(HWNOISE),
+        },
+        Kind {
+            // CPU 4's longest interruption is 4 us.
+            name: "imported rtla hwnoise top, over the budget it was imported with",
+            expect: Word::Fail,
+            measure: &["--budget", "3us"],
+            change: None,
+            import: Some(HWNOISE),
         },
     ]
 }
