@@ -106,6 +106,11 @@ impl Outcome {
         self.fix(Fix::Advice { text: text.into() })
     }
 
+    /// Adds several fixes, in order.
+    pub fn with_fixes(self, fixes: impl IntoIterator<Item = Fix>) -> Outcome {
+        fixes.into_iter().fold(self, Outcome::fix)
+    }
+
     /// Overrides the check's severity for this machine (a profile that flips what is wanted).
     pub fn with_severity(mut self, severity: Severity) -> Outcome {
         self.severity = Some(severity);

@@ -1,6 +1,6 @@
 //! Plans on the fixture trees (fixtures/roots): the untuned x86 RT box gets everything, the
 //! tuned arm64 board of the Linaro 2023 talk little, the Pi with isolcpus=3 its IRQ moves, this VM its
-//! v1 cpusets; splits that would break a machine are refused. Snapshots of the text and the
+//! v1 cpusets (the tree holds the v1 cpuset root's files); splits that would break a machine are refused. Snapshots of the text and the
 //! shell script (insta).
 
 use model::CpuSet;
@@ -106,6 +106,30 @@ fn the_untuned_box_gets_every_kind_of_change() {
         "x86-8cpu-rt-untuned-strict-shell",
         report::tune::plan_shell(&p)
     );
+}
+
+#[test]
+fn this_vm_gets_v1_cpusets() {
+    // cgroup v2 here has no cpuset controller; the v1 cpuset hierarchy is mounted.
+    let root = fixture_root("vm-x86_64-2cpu");
+    let p = plan(&root, &req("1", TuneProfile::Strict)).unwrap();
+    let made: Vec<&str> = p
+        .changes
+        .iter()
+        .filter(|c| c.action == Action::Mkdir)
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(
+        made,
+        [
+            "/sys/fs/cgroup/cpuset/rtlab-housekeeping",
+            "/sys/fs/cgroup/cpuset/rtlab-rt"
+        ]
+    );
+    assert!(p.changes.iter().any(|c| c.path
+        == "/sys/fs/cgroup/cpuset/rtlab-rt/cpuset.cpu_exclusive"
+        && c.new.as_deref() == Some("1")));
+    assert!(p.boot.params.iter().all(|b| b.name != "nohz_full"));
 }
 
 #[test]

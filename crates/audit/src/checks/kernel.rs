@@ -3,7 +3,7 @@
 //! is in effect (debugfs, `preempt=`, the config's default), as [`sys::host`] works it out.
 //! The build configuration itself is judged by the `kconfig.*` checks.
 
-use model::audit::{Group, Severity};
+use model::audit::{Fix, Group, Severity};
 use sys::host::DEBUGFS_PREEMPT;
 use sys::parse::kconfig::kconfig_value;
 use sys::parse::preempt::{classify_version, release_version};
@@ -232,11 +232,29 @@ fn preempt_dynamic(ctx: &Ctx) -> Outcome {
             "PREEMPT_DYNAMIC kernel in mode {other} (from {source}): kernel code runs on to the next preemption point while RT tasks wait{caveat}"
         ))
         .fix_boot("preempt=full")
-        .fix_write(DEBUGFS_PREEMPT, "full"),
+        .with_fixes(run_time_mode_fix(ctx)),
     };
     outcome
         .evidence(evidence_source, evidence_value)
         .evidence(VERSION, &host.kernel_version)
+}
+
+/// Switching to `full` at run time: the debugfs knob where it is there; where debugfs is only
+/// not mounted (its mount point exists), mounting it first; none where the kernel has no
+/// debugfs (the boot parameter is then the way).
+fn run_time_mode_fix(ctx: &Ctx) -> Option<Fix> {
+    let root = ctx.root();
+    if root.exists(DEBUGFS_PREEMPT) {
+        return Some(Fix::Write {
+            path: DEBUGFS_PREEMPT.into(),
+            value: "full".into(),
+        });
+    }
+    let mount_point = "/sys/kernel/debug";
+    let unmounted = root.exists(mount_point) && !root.exists("/sys/kernel/debug/sched");
+    unmounted.then(|| Fix::Command {
+        command: format!("mount -t debugfs debugfs {mount_point} && echo full > {DEBUGFS_PREEMPT}"),
+    })
 }
 
 /// Where the mode was read and what was seen, and a caveat when it is only the boot default.

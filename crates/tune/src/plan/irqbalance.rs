@@ -51,14 +51,21 @@ impl Planner<'_> {
         } else {
             format!("{var}={want}")
         };
-        let by_systemd = env.iter().any(|(k, _)| k == "INVOCATION_ID");
+        // systemd sets INVOCATION_ID in a service's environment; it can restart the service
+        // only while it is the init system (not in a container whose PID 1 is another).
+        let by_systemd = env.iter().any(|(k, _)| k == "INVOCATION_ID")
+            && sys::service::systemd_is_init(self.root);
         let Some(file) = CONFIG_FILES.iter().find(|f| self.root.exists(f)) else {
             self.notes.push(format!(
                 "irqbalance (pid {pid}) may move IRQs back onto RT {}: no {} to set \
-                 {new} in; ban them where it is started, or stop it (`systemctl disable --now \
-                 irqbalance`)",
+                 {new} in; ban them where it is started, or stop it{}",
                 self.rt.difference(&banned).with_noun(),
-                CONFIG_FILES.join(" or ")
+                CONFIG_FILES.join(" or "),
+                if sys::service::systemd_is_init(self.root) {
+                    " (`systemctl disable --now irqbalance`)"
+                } else {
+                    " with the init system's own command"
+                }
             ));
             return;
         };
@@ -91,7 +98,7 @@ impl Planner<'_> {
             });
         } else {
             self.notes.push(format!(
-                "irqbalance (pid {pid}) was not started by systemd: restart it by hand after \
+                "irqbalance (pid {pid}) does not run as a systemd service here: restart it by hand after \
                  `tune apply` and after `tune revert` so it reads {file}"
             ));
         }

@@ -3,6 +3,7 @@
 //! `irqaffinity=`.
 
 use model::CpuSet;
+use model::audit::Fix;
 
 use super::common::{CMDLINE, CpuParam, cpu_param, possible, seen, unreadable};
 use crate::context::{Ctx, isolcpus_split};
@@ -160,9 +161,28 @@ fn without_isolcpus(
     .evidence(CMDLINE, seen(ctx, &["isolcpus"]))
     .evidence(src, val)
     .fix_boot(isolcpus_fix(&[], rt))
-    .fix_advice(format!(
-        "or set them apart at run time with a cgroup v2 cpuset partition: mkdir /sys/fs/cgroup/rt; echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus; echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition"
-    ))
+    .fix_advice(run_time_isolation(ctx, rt))
+}
+
+/// How to set `rt` apart without a reboot on this machine: `rtlab tune apply` anywhere, and
+/// the cgroup v2 partition by hand only where /sys/fs/cgroup is cgroup v2 with the cpuset
+/// controller.
+fn run_time_isolation(ctx: &Ctx, rt: &CpuSet) -> String {
+    let v2_cpuset = ctx
+        .root()
+        .read("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+    if v2_cpuset {
+        format!(
+            "or set them apart at run time: `rtlab tune apply --rt-cpus {rt}` (reversible), or by hand a cgroup v2 cpuset partition: `echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control && mkdir /sys/fs/cgroup/rt && echo {rt} > /sys/fs/cgroup/rt/cpuset.cpus && echo root > /sys/fs/cgroup/rt/cpuset.cpus.partition`"
+        )
+    } else if ctx.root().exists("/sys/fs/cgroup/cpuset/cpuset.cpus") {
+        format!(
+            "or set them apart at run time: `rtlab tune apply --rt-cpus {rt}` (reversible) makes an exclusive cpuset without load balancing in the cgroup v1 cpuset hierarchy (this machine has no cgroup v2 cpuset controller at /sys/fs/cgroup)"
+        )
+    } else {
+        "this machine has no cpuset controller (neither cgroup v2's nor a v1 cpuset hierarchy at /sys/fs/cgroup/cpuset), so only the boot parameter sets them apart".to_string()
+    }
 }
 
 /// What is wrong with the CPUs `isolcpus=` lists: CPUs that do not exist, offline CPUs,
@@ -229,6 +249,8 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
         o.evidence(CMDLINE, seen(ctx, &["nohz_full"]))
             .evidence(src.clone(), val.clone())
     };
+    // The file exists only with CONFIG_NO_HZ_FULL: without it nohz_full= is ignored.
+    let built = ctx.root().exists(SYS_NOHZ_FULL);
     const ONLY_FOR: &str = "worth it only when each RT CPU runs a single task that rarely enters the kernel: nohz_full makes every kernel entry, exit and context switch on those CPUs costlier";
     let given = match cpu_param(ctx, "nohz_full") {
         CpuParam::Absent | CpuParam::Bare => {
@@ -237,14 +259,14 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
                 rt_named(&rt),
                 verb(&rt, "keeps", "keep")
             )))
-            .fix_boot(format!("nohz_full={rt}"))
+            .with_fixes(tickless_fixes(built, &rt))
             .fix_advice(ONLY_FOR);
         }
         CpuParam::Bad(e) => {
             return evidence(Outcome::problem(format!(
                 "nohz_full= is not a CPU list ({e}): the kernel ignores it"
             )))
-            .fix_boot(format!("nohz_full={rt}"));
+            .with_fixes(tickless_fixes(built, &rt));
         }
         CpuParam::List(cpus) => {
             let missing = rt.difference(&cpus);
@@ -255,7 +277,7 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
                     are(&missing),
                     verb(&missing, "keeps", "keep")
                 )))
-                .fix_boot(format!("nohz_full={}", cpus.union(&rt)))
+                .with_fixes(tickless_fixes(built, &cpus.union(&rt)))
                 .fix_advice(ONLY_FOR);
             }
             cpus
@@ -285,6 +307,27 @@ pub(super) fn nohz_full(ctx: &Ctx) -> Outcome {
             evidence(outcome).evidence(SYS_NOHZ_FULL, text)
         }
     }
+}
+
+/// How to run `cpus` tickless: the boot parameter where the kernel has NO_HZ_FULL (`built`),
+/// else the kernel option first (the parameter alone would be ignored).
+fn tickless_fixes(built: bool, cpus: &CpuSet) -> Vec<Fix> {
+    if built {
+        return vec![Fix::BootParam {
+            param: format!("nohz_full={cpus}"),
+        }];
+    }
+    vec![
+        Fix::KernelConfig {
+            setting: "CONFIG_NO_HZ_FULL=y".into(),
+        },
+        Fix::Advice {
+            text: format!(
+                "this kernel was built without CONFIG_NO_HZ_FULL ({SYS_NOHZ_FULL} is absent), so \
+                 nohz_full= would be ignored: boot a kernel with it, then add nohz_full={cpus}"
+            ),
+        },
+    ]
 }
 
 /// The CPUs whose RCU callbacks are offloaded: `rcu_nocbs=` plus `nohz_full=` (the kernel

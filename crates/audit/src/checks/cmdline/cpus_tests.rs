@@ -71,7 +71,15 @@ fn talk_000_tuned_board_passes() {
 
 #[test]
 fn untuned_box_gets_this_machines_cpu_lists() {
-    let fake = FakeRoot::new().cpus(8).cmdline(UBUNTU);
+    // cgroup v2 with the cpuset controller, a kernel with NO_HZ_FULL.
+    let fake = FakeRoot::new()
+        .cpus(8)
+        .cmdline(UBUNTU)
+        .file(
+            "/sys/fs/cgroup/cgroup.controllers",
+            "cpuset cpu io memory pids\n",
+        )
+        .nohz_full("(null)");
     let rt = Some("2-7");
     let f = run(&fake, rt, "cmdline.isolcpus");
     assert_eq!(f.status, Status::Warn);
@@ -103,6 +111,31 @@ fn untuned_box_gets_this_machines_cpu_lists() {
     // Nothing is offloaded, nothing to compare.
     assert_eq!(run(&fake, rt, "cmdline.rcu_nocb_poll").status, Status::Pass);
     assert_eq!(run(&fake, rt, "cmdline.nohz_full_rcu").status, Status::Pass);
+}
+
+#[test]
+fn fixes_fit_a_machine_without_cgroup_v2_cpusets_or_no_hz_full() {
+    // cgroup v1 cpusets, a kernel built without NO_HZ_FULL (no /sys/.../nohz_full).
+    let fake = FakeRoot::new()
+        .cpus(8)
+        .cmdline(UBUNTU)
+        .file("/sys/fs/cgroup/cpuset/cpuset.cpus", "0-7\n");
+    let f = run(&fake, Some("2-7"), "cmdline.isolcpus");
+    let advice = f.fix[1].render();
+    assert!(!advice.contains("/sys/fs/cgroup/rt"), "{advice}");
+    assert!(
+        advice.contains("rtlab tune apply --rt-cpus 2-7"),
+        "{advice}"
+    );
+    assert!(advice.contains("cgroup v1"), "{advice}");
+    let f = run(&fake, Some("2-7"), "cmdline.nohz_full");
+    assert!(boot(&f).is_empty(), "{:?}", f.fix);
+    assert_eq!(f.fix[0].render(), "kernel config: CONFIG_NO_HZ_FULL=y");
+    assert!(f.fix[1].render().contains("nohz_full= would be ignored"));
+    // No cpuset controller at all: only the boot parameter.
+    let fake = FakeRoot::new().cpus(8).cmdline(UBUNTU);
+    let f = run(&fake, Some("2-7"), "cmdline.isolcpus");
+    assert!(f.fix[1].render().contains("no cpuset controller"));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use model::CpuSet;
-use model::audit::{Group, RtCpus, Severity};
+use model::audit::{Fix, Group, RtCpus, Severity};
 use sys::partition::Partition;
 
 use super::common::{cpus_word, few, split};
@@ -471,13 +471,49 @@ fn smt_siblings(ctx: &Ctx) -> Outcome {
         );
     }
     outcome = control_evidence(outcome);
-    for cpu in shared.iter().take(super::common::FEW) {
-        outcome = outcome.fix_write(format!("/sys/devices/system/cpu/cpu{cpu}/online"), "0");
+    outcome.with_fixes(sibling_fixes(ctx, &shared))
+}
+
+/// Taking the housekeeping siblings `shared` of RT CPUs away: each offline where it can be (a
+/// CPU without an `online` file cannot: the boot CPU on x86), SMT off at run time where the
+/// kernel has the switch, or at boot.
+fn sibling_fixes(ctx: &Ctx, shared: &CpuSet) -> Vec<Fix> {
+    let (can, cannot): (Vec<u32>, Vec<u32>) = shared.iter().partition(|cpu| {
+        ctx.root()
+            .exists(format!("/sys/devices/system/cpu/cpu{cpu}/online"))
+    });
+    let mut fixes: Vec<Fix> = can
+        .iter()
+        .take(super::common::FEW)
+        .map(|cpu| Fix::Write {
+            path: format!("/sys/devices/system/cpu/cpu{cpu}/online"),
+            value: "0".into(),
+        })
+        .collect();
+    if !cannot.is_empty() {
+        fixes.push(Fix::Advice {
+            text: format!(
+                "{} cannot be taken offline (no /sys/devices/system/cpu/cpuN/online): choose RT CPUs whose siblings can, or switch SMT off",
+                cpus_word(&cannot.iter().copied().collect())
+            ),
+        });
     }
-    outcome.fix_boot("nosmt").fix_advice(format!(
-        "or make {} RT CPUs too and keep them idle",
-        cpus_word(&shared)
-    ))
+    if ctx.root().exists(SMT_CONTROL) {
+        fixes.push(Fix::Write {
+            path: SMT_CONTROL.into(),
+            value: "off".into(),
+        });
+    }
+    fixes.push(Fix::BootParam {
+        param: "nosmt".into(),
+    });
+    fixes.push(Fix::Advice {
+        text: format!(
+            "or make {} RT CPUs too and keep them idle",
+            cpus_word(shared)
+        ),
+    });
+    fixes
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! single IRQs). Releases before the automatic ban (about 2014) only honour the variables.
 
 use model::CpuSet;
-use model::audit::{Group, Severity};
+use model::audit::{Fix, Group, Severity};
 
 use super::common::{cpus_word, split, task_list};
 use crate::check::Check;
@@ -126,14 +126,41 @@ fn irqbalance(ctx: &Ctx) -> Outcome {
             cpus_word(&banned)
         }
     )))
-    .fix_command("systemctl disable --now irqbalance")
-    .fix_command(format!(
-        "echo {LIST_VAR}={} >> {config} && systemctl restart irqbalance",
-        s.rt
-    ))
-    .fix_advice(
-        "disable it when IRQs are placed by hand; ban the RT CPUs to keep it balancing the housekeeping CPUs",
-    )
+    .with_fixes(irqbalance_fixes(root, config, &s.rt, pid))
+}
+
+/// Stopping irqbalance, or banning `rt` in `config` and restarting it: with `systemctl` where
+/// systemd is PID 1, else in words (the init system's own command, or by hand).
+fn irqbalance_fixes(root: &sys::Root, config: &str, rt: &CpuSet, pid: u32) -> Vec<Fix> {
+    let ban = format!("echo {LIST_VAR}={rt} >> {config}");
+    if sys::service::systemd_is_init(root) {
+        return vec![
+            Fix::Command {
+                command: "systemctl disable --now irqbalance".into(),
+            },
+            Fix::Command {
+                command: format!("{ban} && systemctl restart irqbalance"),
+            },
+            Fix::Advice {
+                text: "disable it when IRQs are placed by hand; ban the RT CPUs to keep it \
+                       balancing the housekeeping CPUs"
+                    .into(),
+            },
+        ];
+    }
+    vec![
+        Fix::Command {
+            command: format!("kill {pid}"),
+        },
+        Fix::Advice {
+            text: format!(
+                "systemd is not the init system here: stop irqbalance with the init system's \
+                 own command (and keep it from starting at boot) when IRQs are placed by hand; \
+                 or ban the RT CPUs (`{ban}`, or `{LIST_VAR}={rt}` in the environment it is \
+                 started with) and restart it, to keep it balancing the housekeeping CPUs"
+            ),
+        },
+    ]
 }
 
 /// The CPUs the running irqbalance (`pid`) bans and how, in words. The daemon's own

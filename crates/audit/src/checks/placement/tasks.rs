@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use model::CpuSet;
-use model::audit::{Group, Severity};
+use model::audit::{Fix, Group, Severity};
 use sys::tasks::Task;
 
 use super::common::{Split, count, cpus_word, few, is_self, split_and_tasks};
@@ -133,25 +133,51 @@ fn user_affinity(ctx: &Ctx) -> Outcome {
         cpus_word(&s.rt)
     ));
     outcome = allowed_evidence(outcome, &offenders);
-    let hk = &s.hk;
-    // systemd's slices only where systemd runs the machine (PID 1).
     let systemd = all.iter().any(|t| t.pid == 1 && t.comm == "systemd");
-    if systemd {
-        for slice in ["system.slice", "user.slice", "init.scope"] {
-            outcome = outcome.fix_command(format!(
-                "systemctl set-property --runtime {slice} AllowedCPUs={hk}"
-            ));
-        }
+    let pids: Vec<u32> = by_process.keys().take(3).copied().collect();
+    outcome.with_fixes(user_affinity_fixes(ctx, systemd, &s.rt, &s.hk, &pids))
+}
+
+/// Moving user threads to the housekeeping CPUs `hk`, as this machine can: systemd's slices
+/// only where systemd runs the machine (PID 1) on cgroup v2, where its AllowedCPUs= has a
+/// cpuset to write, else `rtlab tune apply`; then `taskset` for the first processes.
+fn user_affinity_fixes(
+    ctx: &Ctx,
+    systemd: bool,
+    rt: &CpuSet,
+    hk: &CpuSet,
+    pids: &[u32],
+) -> Vec<Fix> {
+    let v2 = ctx.root().exists("/sys/fs/cgroup/cgroup.controllers");
+    let command = |command: String| Fix::Command { command };
+    let mut fixes: Vec<Fix> = if systemd && v2 {
+        ["system.slice", "user.slice", "init.scope"]
+            .iter()
+            .map(|slice| {
+                command(format!(
+                    "systemctl set-property --runtime {slice} AllowedCPUs={hk}"
+                ))
+            })
+            .collect()
     } else {
-        outcome = outcome.fix_command(format!("rtlab tune apply --rt-cpus {}", s.rt));
-    }
-    for pid in by_process.keys().take(3) {
-        outcome = outcome.fix_command(format!("taskset -apc {hk} {pid}"));
-    }
-    outcome.fix_advice(format!(
-        "to keep it across reboots: CPUAffinity={hk} in /etc/systemd/system.conf (every service inherits it), or a cgroup v2 housekeeping cpuset holding everything but the RT workload; start the RT workload in its own cpuset or with taskset -c {}",
-        s.rt
-    ))
+        vec![command(format!("rtlab tune apply --rt-cpus {rt}"))]
+    };
+    fixes.extend(
+        pids.iter()
+            .map(|pid| command(format!("taskset -apc {hk} {pid}"))),
+    );
+    let systemwide = if systemd {
+        format!("CPUAffinity={hk} in /etc/systemd/system.conf (every service inherits it), or ")
+    } else {
+        String::new()
+    };
+    let cpuset = if v2 { "a cgroup v2" } else { "a cgroup v1" };
+    fixes.push(Fix::Advice {
+        text: format!(
+            "to keep it across reboots: {systemwide}{cpuset} housekeeping cpuset holding everything but the RT workload; start the RT workload in its own cpuset or with taskset -c {rt}"
+        ),
+    });
+    fixes
 }
 
 fn kernel_threads(ctx: &Ctx) -> Outcome {
@@ -259,10 +285,13 @@ fn boot_fixes(ctx: &Ctx, mut outcome: Outcome, stuck: &[&Task], s: &Split) -> Ou
             ));
         }
         if !has_domain {
-            outcome = outcome.fix_boot(format!(
-                "isolcpus=managed_irq,domain,{} nohz_full={}",
-                s.rt, s.rt
-            ));
+            // nohz_full= only where the kernel has NO_HZ_FULL (it would be ignored).
+            let tick = if ctx.root().exists("/sys/devices/system/cpu/nohz_full") {
+                format!(" nohz_full={}", s.rt)
+            } else {
+                String::new()
+            };
+            outcome = outcome.fix_boot(format!("isolcpus=managed_irq,domain,{}{tick}", s.rt));
         }
     }
     outcome

@@ -232,6 +232,10 @@ pub(super) fn untuned() -> FakeRoot {
             &format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"),
             &format!("{},{}\n", cpu % 4, cpu % 4 + 4),
         );
+        // As on x86, the boot CPU cannot be taken offline: it has no `online` file.
+        if cpu > 0 {
+            fake = fake.file(&format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1\n");
+        }
     }
     Tree(fake)
         .file(

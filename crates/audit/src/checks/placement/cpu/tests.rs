@@ -65,9 +65,20 @@ fn untuned_box_fails_each() {
         f.summary,
         "RT CPUs 4-5 share their cores with housekeeping CPUs 0-1 (SMT siblings)"
     );
+    // CPU 0 has no `online` file (as on x86): it is not offered offline; SMT control is.
+    assert!(!f.fix.iter().any(|x| x.render().contains("cpu0/online")));
     assert!(f.fix.contains(&Fix::Write {
-        path: "/sys/devices/system/cpu/cpu0/online".into(),
+        path: "/sys/devices/system/cpu/cpu1/online".into(),
         value: "0".into()
+    }));
+    assert!(
+        f.fix
+            .iter()
+            .any(|x| x.render().starts_with("CPU 0 cannot be taken offline"))
+    );
+    assert!(f.fix.contains(&Fix::Write {
+        path: SMT_CONTROL.into(),
+        value: "off".into()
     }));
     assert!(
         f.evidence
