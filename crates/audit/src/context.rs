@@ -249,12 +249,11 @@ fn infer_rt_cpus(ctx: &Ctx) -> RtCpus {
     {
         return rt(cpus, "nohz_full");
     }
-    let partitions = sys::partition::cpuset_partitions(ctx.root());
-    let cpus = partitions
-        .iter()
-        .filter(|p| p.is_valid())
-        .fold(CpuSet::new(), |acc, p| acc.union(&p.cpus));
-    if !cpus.is_empty() {
+    // Valid v2 partitions, and v1 exclusive cpusets without load balancing above them (what
+    // `rtlab tune apply` makes on cgroup v1): not when they take every CPU (then they set
+    // nothing apart from a rest).
+    let cpus = sys::partition::cpuset_isolated_cpus(ctx.root());
+    if !cpus.is_empty() && cpus != ctx.host().online_cpus {
         return rt(cpus, "cpuset partition");
     }
     rt(CpuSet::new(), "none")
@@ -379,6 +378,31 @@ mod tests {
         let ctx = Ctx::new(fake.root(), Options::default());
         assert_eq!(ctx.rt().source, "none");
         assert!(ctx.rt().cpus.is_empty());
+
+        // A v1 exclusive cpuset under a root that stopped balancing (what `tune apply` makes
+        // on cgroup v1) sets its CPUs apart; exclusive cpusets that take every CPU do not.
+        let v1 = "/sys/fs/cgroup/cpuset";
+        let tuned = |hk_exclusive: &str| {
+            FakeRoot::new()
+                .cpus(4)
+                .cmdline("quiet")
+                .file(&format!("{v1}/cpuset.sched_load_balance"), "0\n")
+                .file(&format!("{v1}/rtlab-rt/cpuset.cpu_exclusive"), "1\n")
+                .file(&format!("{v1}/rtlab-rt/cpuset.cpus"), "2-3\n")
+                .file(
+                    &format!("{v1}/rtlab-housekeeping/cpuset.cpu_exclusive"),
+                    &format!("{hk_exclusive}\n"),
+                )
+                .file(&format!("{v1}/rtlab-housekeeping/cpuset.cpus"), "0-1\n")
+        };
+        let fake = tuned("0");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert_eq!(ctx.rt().source, "cpuset partition");
+        assert_eq!(ctx.rt().cpus, CpuSet::parse_list("2-3").unwrap());
+        // `cset shield`'s layout: both sets exclusive, together every CPU.
+        let fake = tuned("1");
+        let ctx = Ctx::new(fake.root(), Options::default());
+        assert_eq!(ctx.rt().source, "none");
     }
 
     #[test]

@@ -262,6 +262,10 @@ fn live_apply_audit_revert_on_the_last_cpu() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     let threads = irq_threads();
     let applied: Vec<Option<String>> = threads.iter().map(|t| common::thread_sched(t)).collect();
+    let found = rtlab()
+        .args(["audit", "--only", "cpu.isolation", "--format", "json"])
+        .output()
+        .unwrap();
     let audit = rtlab()
         .args([
             "audit",
@@ -301,6 +305,14 @@ fn live_apply_audit_revert_on_the_last_cpu() {
         placed.status.success(),
         "tune run: {}",
         String::from_utf8_lossy(&placed.stderr)
+    );
+    // The audit, told no RT CPUs, finds them in the cpuset tune made (v1 here, v2 in the lab).
+    let found: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert_eq!(found["rt_cpus"]["source"], "cpuset partition", "{found}");
+    assert_eq!(
+        found["rt_cpus"]["cpus"].as_str(),
+        Some(last.as_str()),
+        "{found}"
     );
     let audit: serde_json::Value = serde_json::from_slice(&audit.stdout).unwrap();
     for f in audit["findings"].as_array().unwrap() {
