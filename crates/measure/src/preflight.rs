@@ -29,6 +29,7 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
             ));
         }
     }
+    out.extend(workload_throttled(config, host));
     if !host.preempt_rt {
         let model = host.preempt_model.as_deref().unwrap_or("unknown");
         out.push(Warning::new(
@@ -66,6 +67,35 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
     }
     out.extend(choices(config));
     out
+}
+
+/// A `--workload` whose share of each interval reaches the RT throttling limit: a SCHED_FIFO
+/// or SCHED_RR thread that runs that share is stopped for the rest of each throttling period,
+/// and its jobs then miss their deadlines for the kernel's reason, not the machine's latency.
+fn workload_throttled(config: &Config, host: &HostInfo) -> Option<Warning> {
+    let workload = config.workload?;
+    let runtime_us = host.sched_rt_runtime_us.filter(|r| *r >= 0)?;
+    let period_us = host.sched_rt_period_us.unwrap_or(1_000_000).max(1);
+    if !matches!(config.policy, Policy::Fifo | Policy::Rr) {
+        return None;
+    }
+    let asked = workload.runtime.get() as f64 / config.interval.get().max(1) as f64;
+    let allowed = runtime_us as f64 / period_us as f64;
+    (asked >= allowed).then(|| {
+        Warning::new(
+            "workload-rt-throttling",
+            format!(
+                "--workload {} of every {} asks {:.1}% of each measured CPU and RT throttling (kernel.sched_rt_runtime_us {runtime_us} of {period_us}) stops real-time tasks past {:.1}%: the jobs will be stopped for up to {} us of every {} us and miss deadlines for it; give a workload below {:.0}% of --interval, or set `sysctl kernel.sched_rt_runtime_us=-1`",
+                workload.runtime,
+                config.interval,
+                asked * 100.0,
+                allowed * 100.0,
+                period_us - runtime_us,
+                period_us,
+                allowed * 100.0,
+            ),
+        )
+    })
 }
 
 /// The warnings the configuration's own choices earn (policy, memory, idle states,
@@ -292,7 +322,7 @@ pub(crate) fn hold_dma_latency(
 mod tests {
     use super::*;
     use crate::config::{Config, Request};
-    use model::CpuSet;
+    use model::{CpuSet, Nanos};
 
     fn config(f: impl Fn(&mut Request)) -> Config {
         let mut r = Request {
@@ -340,6 +370,39 @@ mod tests {
             "{}",
             w[0].message
         );
+    }
+
+    #[test]
+    fn a_workload_at_the_rt_limit_is_warned_of_throttling() {
+        let host = |runtime: i64| HostInfo {
+            preempt_rt: true,
+            sched_rt_runtime_us: Some(runtime),
+            sched_rt_period_us: Some(1_000_000),
+            isolated_cpus: CpuSet::from_cpus([0, 1, 2, 3]),
+            ..HostInfo::default()
+        };
+        let with = |work_us: u64| {
+            config(|r| {
+                r.interval = Some(Nanos::from_us(1000));
+                r.workload = Some(Nanos::from_us(work_us));
+            })
+        };
+        // 960 of 1000 us against 95 %: warned, with the limit and the way out.
+        let w = warnings(&with(960), &host(950_000));
+        let found = codes(&w);
+        assert!(found.contains(&"workload-rt-throttling"), "{found:?}");
+        let m = &w
+            .iter()
+            .find(|w| w.code == "workload-rt-throttling")
+            .unwrap()
+            .message;
+        assert!(m.contains("asks 96.0%") && m.contains("past 95.0%"), "{m}");
+        assert!(m.contains("50000 us of every 1000000 us"), "{m}");
+        // Below the limit, or without one: nothing.
+        let w = warnings(&with(900), &host(950_000));
+        assert!(!codes(&w).contains(&"workload-rt-throttling"));
+        let w = warnings(&with(960), &host(-1));
+        assert!(!codes(&w).contains(&"workload-rt-throttling"));
     }
 
     #[test]
