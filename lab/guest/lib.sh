@@ -54,15 +54,25 @@ snapshot() {
 }
 
 # same_state BEFORE AFTER: fails, listing what differs, unless every knob of BEFORE reads the
-# same in AFTER (tasks that ended or started in between are not compared).
+# same in AFTER. A task that ended in between is compared with a task of the same name that
+# started in between, when there is one (a kernel thread the tuning ended and the revert
+# started again, like khugepaged); other tasks that ended or started are not compared.
 same_state() {
     awk -F '\t' '
+        function comm(k) { sub(/^task [0-9]+ /, "", k); return k }
         NR == FNR { before[$1] = $2; next }
         { after[$1] = $2 }
         END {
             n = 0
+            for (k in after) if (k ~ /^task / && !(k in before)) born[comm(k)] = after[k]
             for (k in before) {
-                if (k ~ /^task / && !(k in after)) continue
+                if (k ~ /^task / && !(k in after)) {
+                    c = comm(k)
+                    if ((c in born) && born[c] != before[k]) {
+                        print "changed: " c " (started again): " before[k] " -> " born[c]; n++
+                    }
+                    continue
+                }
                 if (!(k in after)) { print "gone: " k " (was " before[k] ")"; n++; continue }
                 if (before[k] != after[k]) { print "changed: " k ": " before[k] " -> " after[k]; n++ }
             }
