@@ -1,7 +1,9 @@
 //! Plans on the fixture trees (fixtures/roots): the untuned x86 RT box gets everything, the
 //! tuned arm64 board of the Linaro 2023 talk little, the Pi with isolcpus=3 its IRQ moves, this VM its
-//! v1 cpusets (the tree holds the v1 cpuset root's files); splits that would break a machine are refused. Snapshots of the text and the
+//! v1 cpusets (a copy with the v1 cpuset root's files, which the capture lacks); splits that would break a machine are refused. Snapshots of the text and the
 //! shell script (insta).
+
+mod common;
 
 use model::CpuSet;
 use model::tune::{Action, TuneProfile};
@@ -111,7 +113,8 @@ fn the_untuned_box_gets_every_kind_of_change() {
 #[test]
 fn this_vm_gets_v1_cpusets() {
     // cgroup v2 here has no cpuset controller; the v1 cpuset hierarchy is mounted.
-    let root = fixture_root("vm-x86_64-2cpu");
+    let dir = tempfile::tempdir().unwrap();
+    let root = sys::Root::at(common::vm_with_v1_cpusets(dir.path()));
     let p = plan(&root, &req("1", TuneProfile::Strict)).unwrap();
     let made: Vec<&str> = p
         .changes

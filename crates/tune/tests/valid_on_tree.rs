@@ -4,9 +4,12 @@
 //! service restart only where systemd is PID 1, `nohz_full=` only on a kernel built with
 //! NO_HZ_FULL, the cgroup v2 root files only on cgroup v2, a sysctl only where its file is.
 //!
-//! The trees are the captured machines in `fixtures/roots/` and variants of them made here,
+//! The trees are the captured machines in `fixtures/roots/` and variants of them made here
+//! (this VM with its v1 cpuset root, which the capture lacks),
 //! so each axis is covered both ways: cgroup v1 and v2, with and without NO_HZ_FULL, with and
 //! without systemd. The checker reads the tree itself, not what rtlab concluded about it.
+
+mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -391,9 +394,21 @@ fn trees(scratch: &Path) -> Vec<(Tree, &'static str)> {
             "2-7",
         ),
         (
-            variant(scratch, "vm-x86_64-2cpu", "vm-v1-with-systemd", |d| {
-                pid1_named(d, "systemd")
-            }),
+            Tree {
+                name: "vm-v1-cpusets".to_string(),
+                dir: common::vm_with_v1_cpusets(scratch),
+            },
+            "1",
+        ),
+        (
+            {
+                let dir = common::vm_with_v1_cpusets(&scratch.join("systemd"));
+                pid1_named(&dir, "systemd");
+                Tree {
+                    name: "vm-v1-cpusets-with-systemd".to_string(),
+                    dir,
+                }
+            },
             "1",
         ),
     ]
@@ -465,9 +480,15 @@ fn the_checker_finds_what_it_is_for() {
     let unglobbed = "for w in /sys/no/such/*/file; do echo 1 > $w; done";
     assert_eq!(command_faults(&vm, unglobbed, &mut made).len(), 1);
     // A cpuset made under the v1 cpuset mount takes cpuset files; one under a missing
-    // parent does not.
+    // parent, or under the mount point of a capture without the hierarchy's files, does not.
     let mut made = BTreeSet::new();
-    assert!(dir_fault(&vm, "/sys/fs/cgroup/cpuset/rt", &mut made).is_none());
-    assert!(write_fault(&vm, "/sys/fs/cgroup/cpuset/rt/cpuset.cpus", &made).is_none());
-    assert!(dir_fault(&vm, "/sys/fs/cgroup/rt", &mut made).is_some());
+    assert!(dir_fault(&vm, "/sys/fs/cgroup/cpuset/rt", &mut made).is_some());
+    let v1 = Tree {
+        name: "vm-v1-cpusets".to_string(),
+        dir: common::vm_with_v1_cpusets(scratch.path()),
+    };
+    let mut made = BTreeSet::new();
+    assert!(dir_fault(&v1, "/sys/fs/cgroup/cpuset/rt", &mut made).is_none());
+    assert!(write_fault(&v1, "/sys/fs/cgroup/cpuset/rt/cpuset.cpus", &made).is_none());
+    assert!(dir_fault(&v1, "/sys/fs/cgroup/rt", &mut made).is_some());
 }
