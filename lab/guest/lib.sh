@@ -41,6 +41,7 @@ snapshot() {
             st=$(cat "$p/stat" 2>/dev/null) || continue
             rest=${st##*) }
             set -- $rest
+            flags=$7
             shift 37
             prio=$1 policy=$2
             cg=$(tr '\n' ' ' <"$p/cgroup" 2>/dev/null)
@@ -48,6 +49,10 @@ snapshot() {
             # An IRQ thread's CPUs follow its IRQ's effective affinity (the kernel sets them),
             # which the IRQ's smp_affinity_list above already holds.
             case "$(cat "$p/comm" 2>/dev/null)" in irq/*) cpus=irq ;; esac
+            # A workqueue worker's or rescuer's CPUs (PF_WQ_WORKER, 0x20) follow the pool it
+            # serves at the moment (a rescuer binds to the CPU whose work it rescues), which
+            # the workqueue cpumasks above already hold.
+            [ $((flags & 32)) -ne 0 ] && cpus=wq
             printf 'task %s (%s)\tpolicy=%s prio=%s cpus=%s cgroup=%s\n' "$pid" "$(cat "$p/comm" 2>/dev/null)" "$policy" "$prio" "$cpus" "$cg"
         done
     } >"$1"

@@ -48,11 +48,11 @@ class Kernel:
 
     @property
     def vmlinuz(self) -> Path:
-        return self.tree / "boot" / f"vmlinuz-{self.release}"
+        return _installed(self.tree, self.release, f"boot/vmlinuz-{self.release}", "vmlinuz")
 
     @property
     def config(self) -> Path:
-        return self.tree / "boot" / f"config-{self.release}"
+        return _installed(self.tree, self.release, f"boot/config-{self.release}", "config")
 
     @property
     def modules(self) -> Path:
@@ -60,6 +60,15 @@ class Kernel:
             if (self.tree / base / "modules" / self.release).is_dir():
                 return self.tree / base / "modules" / self.release
         return self.tree / "lib" / "modules" / self.release
+
+
+def _installed(tree: Path, release: str, classic: str, name: str) -> Path:
+    """Where a kernel package put a file: `/boot/...` up to 6.x; from Debian's 7.x packages
+    (the image split into linux-binary-REL and linux-base-REL) `/usr/lib/modules/REL/NAME`."""
+    for path in (tree / classic, tree / "usr/lib/modules" / release / name, tree / "lib/modules" / release / name):
+        if path.exists():
+            return path
+    return tree / classic
 
 
 def load_specs(path: Path) -> list[KernelSpec]:
@@ -106,8 +115,16 @@ class Archive:
             (self.dir / d).mkdir(parents=True, exist_ok=True)
         self.sources = self.dir / "etc" / "sources.sources"
         keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+        # A backports suite holds only what was backported: its base suite comes with it (for
+        # busybox-static and the packages' dependencies), and the backports suite is the
+        # default release, so a package it has is taken from it (apt pins backports low).
+        suites = suite
+        self.default_release = None
+        if suite.endswith("-backports"):
+            suites = f"{suite.removesuffix('-backports')} {suite}"
+            self.default_release = suite
         text = (
-            f"Types: deb\nURIs: {mirror}\nSuites: {suite}\nComponents: main\n"
+            f"Types: deb\nURIs: {mirror}\nSuites: {suites}\nComponents: main\n"
             f"Architectures: amd64 arm64\nSigned-By: {keyring}\n"
         )
         if not self.sources.exists() or self.sources.read_text() != text:
@@ -120,6 +137,7 @@ class Archive:
         return [
             "-o", f"Dir::Etc::sourcelist={self.sources}",
             "-o", "Dir::Etc::sourceparts=-",
+            *(["-o", f"APT::Default-Release={self.default_release}"] if self.default_release else []),
             "-o", f"Dir::State::Lists={self.dir / 'lists'}",
             "-o", f"Dir::Cache={self.dir / 'cache'}",
             "-o", "Dir::State::status=/dev/null",
@@ -198,14 +216,31 @@ def _image_package(archive: Archive, package: str, arch: str) -> tuple[str, str]
     raise LabError(f"{package}:{arch} in {archive.suite} depends on no linux-image package")
 
 
+def _split_parts(archive: Archive, image: str, arch: str, version: str) -> list[str]:
+    """The packages Debian split a 7.x kernel image into, from the image's Depends:
+    linux-binary-REL (the kernel), linux-base-REL (its config, System.map) and
+    linux-modules-REL, each at the image's version; none for a 6.x image, which holds it all."""
+    release = image.removeprefix("linux-image-")
+    parts = []
+    for dep in archive.show(image, arch).get("Depends", "").split(","):
+        m = re.match(r"\s*(linux-(?:binary|base|modules)-(\S+))\s*(?:\(=\s*(\S+)\))?", dep)
+        if m and m.group(2) == release:
+            if m.group(3) and m.group(3) != version:
+                raise LabError(f"{image} {version} depends on {m.group(1)} {m.group(3)}, another version")
+            parts.append(m.group(1))
+    return parts
+
+
 def _unpack(deb: Path, dest: Path) -> None:
-    if (dest / ".unpacked").exists():
+    """Unpacks `deb` into `dest` once (several packages may share one tree: a marker per deb)."""
+    marker = dest / f".unpacked-{deb.name}"
+    if marker.exists() or (dest / ".unpacked").exists() and not any(dest.glob(".unpacked-*")):
         return
     dest.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], capture_output=True, text=True)
     if r.returncode != 0:
         raise LabError(f"unpacking {deb.name}: {r.stderr.strip()}")
-    (dest / ".unpacked").touch()
+    marker.touch()
 
 
 def fetch(spec: KernelSpec, cache: Path, mirror: str, log) -> Kernel:
@@ -216,9 +251,14 @@ def fetch(spec: KernelSpec, cache: Path, mirror: str, log) -> Kernel:
     release = image.removeprefix("linux-image-").removesuffix("-unsigned")
     debs = cache / "debs"
     tree = cache / "kernels" / f"{image}_{version}"
-    _unpack(archive.download(image, spec.arch, version, debs), tree)
-    if not (tree / "boot" / f"vmlinuz-{release}").exists():
-        raise LabError(f"{image} {version} holds no boot/vmlinuz-{release}")
+    for package in [image, *_split_parts(archive, image, spec.arch, version)]:
+        _unpack(archive.download(package, spec.arch, version, debs), tree)
+    kernel_file = _installed(tree, release, f"boot/vmlinuz-{release}", "vmlinuz")
+    if not kernel_file.exists():
+        raise LabError(
+            f"{image} {version} (with the packages it is split into) holds no boot/vmlinuz-{release} "
+            f"or usr/lib/modules/{release}/vmlinuz"
+        )
     bb_version = archive.show("busybox-static", spec.arch)["Version"]
     bb_tree = cache / "busybox" / f"{spec.arch}_{bb_version.replace(':', '%3a')}"
     _unpack(archive.download("busybox-static", spec.arch, bb_version, debs), bb_tree)

@@ -2,8 +2,8 @@
 
 This module owns the scenario format (checked key by key: an unknown key or a step of no known
 kind is refused with its file), choosing the kernels a scenario runs on (by tag), and running
-one scenario on one kernel: a fresh VM with the scenario's CPUs, memory, command line and state
-disk (and, with `packages`, an initramfs that holds those Debian packages), its steps in order,
+one scenario on one kernel under one boot setup (boots.toml: CPUs, RT CPUs, command line): a
+fresh VM with those CPUs, the scenario's memory, command line and state disk (and, with `packages`, an initramfs that holds those Debian packages), its steps in order,
 each judged by its exit status and what it printed. A step's failure ends the scenario; the
 outcome names the step and why.
 
@@ -29,8 +29,9 @@ from . import vm as vmmod
 from .errors import LabError
 from .kernels import Kernel
 
-SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "cgroup", "files", "packages",
-                 "step"}  # fmt: skip
+SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "disks", "cgroup", "files",
+                 "packages", "boots", "step"}  # fmt: skip
+BOOT_KEYS = {"name", "cpus", "rt", "cmdline", "kernels"}
 STEP_KEYS = {"name", "run", "monitor", "reset", "boot", "console", "timeout", "exit", "contains",
              "lacks", "matches", "sleep"}  # fmt: skip
 KINDS = ("run", "monitor", "reset", "boot", "console")
@@ -59,6 +60,57 @@ class Step:
 
 
 @dataclass
+class Boot:
+    """One [[boot]] of boots.toml: CPUs, RT CPUs and the command line a scenario boots with."""
+
+    name: str
+    rt: str  # the RT CPU list ("1,3")
+    cpus: int | None = None  # None: the scenario's own count
+    cmdline: str = ""  # with {rt} and {hk}
+    kernels: list[str] = field(default_factory=list)
+
+    def housekeeping(self, cpus: int) -> str:
+        """The CPUs of `cpus` that are not RT, as a list ("0,2")."""
+        rt = _cpu_list(self.rt)
+        return ",".join(str(c) for c in range(cpus) if c not in rt)
+
+    def applies_to(self, kernel_tags: list[str], kernel_name: str) -> bool:
+        return not self.kernels or any(t in kernel_tags or t == kernel_name for t in self.kernels)
+
+
+def _cpu_list(text: str) -> set[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def load_boots(path: Path) -> dict[str, Boot]:
+    """The boot setups of boots.toml, by name; each key and CPU list checked."""
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    boots: dict[str, Boot] = {}
+    for raw in doc.get("boot", []):
+        name = raw.get("name", "?")
+        unknown = set(raw) - BOOT_KEYS
+        if unknown:
+            raise LabError(f"{path}: boot {name}: unknown key(s) {sorted(unknown)}")
+        if not re.fullmatch(r"[\w.-]+", name) or name in boots:
+            raise LabError(f"{path}: boot name '{name}' (letters, digits, - and ., once each)")
+        rt = str(raw.get("rt", ""))
+        if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", rt):
+            raise LabError(f"{path}: boot {name}: rt '{rt}' is not a CPU list")
+        cpus = raw.get("cpus")
+        if cpus is not None and (not 1 <= int(cpus) <= 16 or max(_cpu_list(rt)) >= int(cpus)):
+            raise LabError(f"{path}: boot {name}: cpus {cpus} (1 to 16, more than the highest RT CPU)")
+        boots[name] = Boot(name, rt, cpus, raw.get("cmdline", ""), list(raw.get("kernels", [])))
+    if "plain" not in boots:
+        raise LabError(f"{path}: no boot named plain (the default)")
+    return boots
+
+
+@dataclass
 class Scenario:
     name: str
     path: Path
@@ -67,11 +119,12 @@ class Scenario:
     cpus: int
     memory_mb: int
     cmdline: str
-    disk: str | None
+    disks: list[str | None]  # one run per state disk (`disk = "ext4"` or `disks = [...]`); [None]: none
     cgroup: str
     steps: list[Step]
     files: list[str] = field(default_factory=list)  # "KERNEL:config": /lab/files/KERNEL.config
     packages: list[str] = field(default_factory=list)  # Debian packages of the kernel's suite
+    boots: list[str] = field(default_factory=lambda: ["plain"])  # names in boots.toml
 
     def applies_to(self, kernel_tags: list[str], kernel_name: str) -> bool:
         if not self.kernels:
@@ -113,6 +166,20 @@ def _step(raw: dict, where: str) -> Step:
     )
 
 
+def _disks(doc: dict, path: Path) -> list[str | None]:
+    """The state disks a scenario runs with: `disk = "FS"`, or `disks = [...]` for one run per
+    disk (a row each), or none."""
+    if "disk" in doc and "disks" in doc:
+        raise LabError(f"{path}: give disk or disks, not both")
+    disks = doc.get("disks", [doc["disk"]] if "disk" in doc else [None])
+    if not isinstance(disks, list) or not disks:
+        raise LabError(f"{path}: disks is a list of disk kinds ({', '.join(vmmod.DISKS)})")
+    for d in disks:
+        if d is not None and d not in vmmod.DISKS:
+            raise LabError(f"{path}: disk '{d}': use one of {', '.join(vmmod.DISKS)}")
+    return disks
+
+
 def load(path: Path) -> Scenario:
     try:
         with open(path, "rb") as f:
@@ -140,6 +207,9 @@ def load(path: Path) -> Scenario:
     cpus = int(doc.get("cpus", 2))
     if not 1 <= cpus <= 16:
         raise LabError(f"{path}: cpus {cpus} (1 to 16)")
+    boots = doc.get("boots", ["plain"])
+    if not isinstance(boots, list) or not boots or not all(isinstance(b, str) for b in boots):
+        raise LabError(f"{path}: boots is a list of boot names from lab/boots.toml")
     return Scenario(
         name=path.stem,
         path=path,
@@ -148,11 +218,12 @@ def load(path: Path) -> Scenario:
         cpus=cpus,
         memory_mb=int(doc.get("memory", 1024)),
         cmdline=doc.get("cmdline", ""),
-        disk=doc.get("disk"),
+        disks=_disks(doc, path),
         cgroup=cgroup,
         steps=steps,
         files=files,
         packages=list(packages),
+        boots=list(boots),
     )
 
 
@@ -162,6 +233,13 @@ class Outcome:
     seconds: float
     detail: str = ""  # the failed step and why, or empty
     steps_done: int = 0
+
+
+def _filled(step: Step, sc: Scenario, boot: Boot) -> Step:
+    """The step's expected outputs with the boot's CPU lists in them."""
+    fill = lambda items: [_fill(x, sc, boot) for x in items]  # noqa: E731
+    return Step(step.kind, step.arg, step.name, step.timeout, step.exit, fill(step.contains), fill(step.lacks),
+                fill(step.matches), step.sleep)  # fmt: skip
 
 
 def _judge(step: Step, status: int | None, out: str) -> str | None:
@@ -180,11 +258,21 @@ def _judge(step: Step, status: int | None, out: str) -> str | None:
     return None
 
 
-def _env(kernel: Kernel, sc: Scenario) -> str:
+def cpus_of(sc: Scenario, boot: Boot) -> int:
+    return boot.cpus or sc.cpus
+
+
+def _fill(text: str, sc: Scenario, boot: Boot) -> str:
+    """`{rt}` and `{hk}` replaced by the boot's RT and housekeeping CPU lists."""
+    return text.replace("{rt}", boot.rt).replace("{hk}", boot.housekeeping(cpus_of(sc, boot)))
+
+
+def _env(kernel: Kernel, sc: Scenario, boot: Boot, disk: str | None) -> str:
     rt = "1" if "rt" in kernel.spec.tags else "0"
     return (
         f"export LAB_KERNEL='{kernel.spec.name}' LAB_ARCH={kernel.spec.arch} LAB_RT={rt} "
-        f"LAB_CPUS={sc.cpus} LAB_CGROUP={sc.cgroup} LAB_DISK='{sc.disk or ''}'\n"
+        f"LAB_CPUS={cpus_of(sc, boot)} LAB_CGROUP={sc.cgroup} LAB_DISK='{disk or ''}' "
+        f"LAB_BOOT={boot.name} LAB_RT_CPUS={boot.rt} LAB_HK_CPUS={boot.housekeeping(cpus_of(sc, boot))}\n"
         ". /lab/lib.sh\n"
     )
 
@@ -210,31 +298,35 @@ def _with_files(initrd: Path, files: dict[str, bytes], workdir: Path) -> Path:
     return out
 
 
-def run(sc: Scenario, kernel: Kernel, initrd: Path, workdir: Path, accel: str,
-        files: dict[str, bytes] | None = None) -> Outcome:  # fmt: skip
-    """Runs `sc` on `kernel` in a fresh VM; the console and every step go to workdir/log."""
+def run(sc: Scenario, boot: Boot, disk_kind: str | None, kernel: Kernel, initrd: Path, workdir: Path,
+        accel: str, files: dict[str, bytes] | None = None) -> Outcome:  # fmt: skip
+    """Runs `sc` on `kernel` booted as `boot`, with a state disk of `disk_kind` (or none), in a
+    fresh VM; the console and every step go to workdir/log."""
     workdir.mkdir(parents=True, exist_ok=True)
     initrd = _with_files(initrd, files or {}, workdir)
     disk = None
-    if sc.disk:
+    if disk_kind:
         disk = workdir / "state.img"
-        vmmod.make_disk(disk, sc.disk)
+        vmmod.make_disk(disk, disk_kind)
+    mount_as = vmmod.DISKS[disk_kind][1] if disk_kind else ""
     cmdline = " ".join(
-        filter(None, ["loglevel=4", f"lab.disk={sc.disk}" if sc.disk else "",
-                      "lab.cgroup=v1" if sc.cgroup == "v1" else "", sc.cmdline])  # fmt: skip
+        filter(None, ["loglevel=4", f"lab.disk={mount_as}" if disk_kind else "",
+                      "lab.cgroup=v1" if sc.cgroup == "v1" else "", _fill(boot.cmdline, sc, boot),
+                      _fill(sc.cmdline, sc, boot)])  # fmt: skip
     )
-    machine = vmmod.Machine(kernel.spec.arch, kernel.vmlinuz, initrd, cmdline, sc.cpus, sc.memory_mb, disk, accel)
+    machine = vmmod.Machine(kernel.spec.arch, kernel.vmlinuz, initrd, cmdline, cpus_of(sc, boot), sc.memory_mb,
+                            disk, accel)  # fmt: skip
     start = time.monotonic()
     done = 0
     log = workdir / "log"
     with vmmod.Vm(machine, workdir, log) as v:
         try:
             v.wait_ready()
-            v.note(f"booted in {time.monotonic() - start:.1f} s")
+            v.note(f"booted in {time.monotonic() - start:.1f} s (boot {boot.name}: {cmdline})")
             for i, step in enumerate(sc.steps):
                 v.note(f"step {i + 1}: {step.kind}: {step.name}")
                 began = time.monotonic()
-                why = _run_step(v, step, kernel, sc)
+                why = _run_step(v, step, kernel, sc, boot, disk_kind)
                 v.note(f"step {i + 1} took {time.monotonic() - began:.1f} s")
                 if why:
                     return Outcome(False, time.monotonic() - start, f"step {i + 1} ({step.name}): {why}", done)
@@ -246,11 +338,11 @@ def run(sc: Scenario, kernel: Kernel, initrd: Path, workdir: Path, accel: str,
     return Outcome(True, time.monotonic() - start, "", done)
 
 
-def _run_step(v: vmmod.Vm, step: Step, kernel: Kernel, sc: Scenario) -> str | None:
+def _run_step(v: vmmod.Vm, step: Step, kernel: Kernel, sc: Scenario, boot: Boot, disk: str | None) -> str | None:
     if step.kind == "run":
-        status, out = v.run(_env(kernel, sc) + step.arg, step.timeout)
+        status, out = v.run(_env(kernel, sc, boot, disk) + _fill(step.arg, sc, boot), step.timeout)
         v.note(f"exit status {status}")
-        why = _judge(step, status, out)
+        why = _judge(_filled(step, sc, boot), status, out)
         return f"{why}\n{_short(out)}" if why else None
     if step.kind == "monitor":
         answer = v.monitor(step.arg.replace("{hotplug_bus}", vmmod.hotplug_bus(kernel.spec.arch)))

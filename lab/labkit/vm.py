@@ -85,26 +85,34 @@ def hotplug_bus(arch: str) -> str:
     return ",bus=hp" if arch == "arm64" else ""
 
 
-def make_disk(path: Path, fs: str, size_mb: int = 128) -> None:
-    """A raw disk image holding one empty file system of type `fs`."""
-    tools = {
-        "ext2": ["mkfs.ext2", "-q", "-F"],
-        "ext3": ["mkfs.ext3", "-q", "-F"],
-        "ext4": ["mkfs.ext4", "-q", "-F"],
-        "vfat": ["mkfs.vfat"],
-        "f2fs": ["mkfs.f2fs", "-q", "-f"],
-    }
-    if fs not in tools:
-        raise LabError(f"disk file system '{fs}': use one of {', '.join(tools)}")
+# The state disks a scenario can have: (how the image is made, the type it is mounted as).
+# Boards keep state on SD cards and eMMC formatted ext2 or ext4 without a journal, both mounted
+# by the ext4 driver (the mount says `ext4`), and on vfat.
+DISKS = {
+    "ext2": (["mkfs.ext2", "-q", "-F"], "ext2"),
+    "ext2-as-ext4": (["mkfs.ext2", "-q", "-F"], "ext4"),
+    "ext3": (["mkfs.ext3", "-q", "-F"], "ext3"),
+    "ext4": (["mkfs.ext4", "-q", "-F"], "ext4"),
+    "ext4-nojournal": (["mkfs.ext4", "-q", "-F", "-O", "^has_journal"], "ext4"),
+    "vfat": (["mkfs.vfat"], "vfat"),
+    "f2fs": (["mkfs.f2fs", "-q", "-f"], "f2fs"),
+}
+
+
+def make_disk(path: Path, kind: str, size_mb: int = 128) -> None:
+    """A raw disk image holding one empty file system of `kind` (a key of DISKS)."""
+    if kind not in DISKS:
+        raise LabError(f"disk '{kind}': use one of {', '.join(DISKS)}")
+    mkfs = DISKS[kind][0]
     with open(path, "wb") as f:
         f.truncate(size_mb * 1024 * 1024)
     try:
-        r = subprocess.run([*tools[fs], str(path)], capture_output=True, text=True)
+        r = subprocess.run([*mkfs, str(path)], capture_output=True, text=True)
     except FileNotFoundError:
-        pkg = {"vfat": "dosfstools", "f2fs": "f2fs-tools"}.get(fs, "e2fsprogs")
-        raise LabError(f"{tools[fs][0]} not found: apt-get install {pkg}") from None
+        pkg = {"vfat": "dosfstools", "f2fs": "f2fs-tools"}.get(kind, "e2fsprogs")
+        raise LabError(f"{mkfs[0]} not found: apt-get install {pkg}") from None
     if r.returncode != 0:
-        raise LabError(f"{tools[fs][0]} {path}: {r.stderr.strip()}")
+        raise LabError(f"{mkfs[0]} {path}: {r.stderr.strip()}")
 
 
 class Vm:

@@ -63,9 +63,9 @@ use crate::flags::Command;
 fn main() -> ExitCode {
     // First: `--version` and every result built from here on say which binary this is.
     model::build::init(this_build());
-    // Atomic writes sync a journal-less file system before each rename; which ext mount is
-    // ext2 only the mount table says, and that is `sys`'s to read.
-    files::set_ext2_probe(sys::mounts::mounted_as_ext2);
+    // Atomic writes sync a journal-less file system before each rename; whether an ext mount
+    // keeps a journal only the mount table and the kernel's journals say, `sys`'s to read.
+    files::set_ext_journal_probe(sys::mounts::ext_without_journal);
     // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
     // failed to bound: one line, the guards' destructors run (restoring the machine), exit 2.
     std::panic::set_hook(Box::new(|info| {

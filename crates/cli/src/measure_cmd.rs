@@ -82,7 +82,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     // request for an orderly stop (the result saved and printed), never a sudden death.
     // measure::run blocks them again for itself.
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
-    let (config, env, placed) = prepare(args, root)?;
+    let (config, env, placed, by_boot) = prepare(args, root)?;
     let mut pusher = crate::push_to::prepare(&args.push)?;
     let mut console = Console::new(args.quiet);
     // The audit summary goes into the result: what a reader of the figures must know about
@@ -138,6 +138,7 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
     if let Some(p) = &placed {
         run.warnings.push(p.warning());
     }
+    run.warnings.extend(by_boot);
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
@@ -169,10 +170,16 @@ fn run_once(args: &MeasureArgs, root: &Root) -> Result<Exit> {
 /// Everything checked before anything starts: the clock, the configuration, privileges,
 /// the outputs, the load options; on a tuned machine, the RT cpuset joined
 /// ([`crate::rt_placement`]).
+#[allow(clippy::type_complexity)]
 fn prepare(
     args: &MeasureArgs,
     root: &Root,
-) -> Result<(Config, Environment, Option<crate::rt_placement::Placed>)> {
+) -> Result<(
+    Config,
+    Environment,
+    Option<crate::rt_placement::Placed>,
+    Option<model::measure::Warning>,
+)> {
     let fake = args
         .fake_clock
         .as_deref()
@@ -185,7 +192,16 @@ fn prepare(
     } else {
         None
     };
-    let config = config_from_args(args, root, fake.is_some())?;
+    // No --cpus, no tuning of rtlab's, CPUs isolated on the boot line: those are measured.
+    let by_boot = if fake.is_none() && placed.is_none() {
+        crate::rt_placement::boot_isolated(root, args.cpus.as_ref())
+    } else {
+        None
+    };
+    let spec = by_boot
+        .as_ref()
+        .map(|(cpus, _)| CpuSpec::List(cpus.clone()));
+    let config = config_from_args(args, spec.as_ref(), root, fake.is_some())?;
     if config.engine == model::measure::Engine::Timerlat {
         // The tracer first: without it nothing else matters.
         let env = Environment {
@@ -221,7 +237,7 @@ fn prepare(
         root: root.clone(),
         clock: fake.map_or(ClockChoice::Real, ClockChoice::Fake),
     };
-    Ok((config, env, placed))
+    Ok((config, env, placed, by_boot.map(|(_, w)| w)))
 }
 
 /// Starts `--load` and lets it warm up; returns it, and the signal that ended the warm-up
@@ -333,9 +349,15 @@ fn check_load_flags(args: &MeasureArgs, root: &Root) -> Result<()> {
 }
 
 /// Resolves CPU selectors against the machine and validates the combination.
-fn config_from_args(args: &MeasureArgs, root: &Root, fake: bool) -> Result<Config> {
+fn config_from_args(
+    args: &MeasureArgs,
+    chosen: Option<&CpuSpec>,
+    root: &Root,
+    fake: bool,
+) -> Result<Config> {
     let choice = crate::measured::CpuChoice::read(root, fake)?;
-    let cpus = choice.resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?;
+    let spec = args.cpus.as_ref().or(chosen).unwrap_or(&CpuSpec::All);
+    let cpus = choice.resolve(spec, "--cpus")?;
     let main_cpus = args
         .main_cpu
         .as_ref()

@@ -30,8 +30,10 @@ macro_rules! kept {
 pub(crate) use kept;
 
 /// The CPUs a selector can name here: those the machine has, those online, and those this
-/// process may run on (the online ones on a captured tree, or with a scripted clock, where
-/// nothing runs on them).
+/// process may run on: its affinity and its cpuset's CPUs, since rtlab places its threads
+/// itself and `sched_setaffinity` reaches every CPU of the cpuset (on a boot with `isolcpus=`
+/// the inherited affinity leaves the isolated CPUs out, though any task may ask for them); the
+/// online ones on a captured tree, or with a scripted clock, where nothing runs on them.
 pub(crate) struct CpuChoice {
     possible: model::CpuSet,
     online: model::CpuSet,
@@ -45,7 +47,11 @@ impl CpuChoice {
         let possible = sys::cpu::possible(root).context("reading the CPUs this machine has")?;
         let online = sys::cpu::online(root).context("reading the online CPUs")?;
         let allowed = if root.is_host() && !scripted {
-            sys::sched::affinity().context("reading this process's CPU affinity")?
+            let affinity = sys::sched::affinity().context("reading this process's CPU affinity")?;
+            match sys::cgroup::own_cpuset_cpus(root) {
+                Some(cpuset) => affinity.union(&cpuset),
+                None => affinity,
+            }
         } else {
             online.clone()
         };

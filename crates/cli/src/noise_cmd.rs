@@ -21,7 +21,15 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     let signals = TerminationSignals::block().context("blocking SIGINT/SIGTERM")?;
     let online = sys::cpu::online(root).context("reading the online CPUs")?;
     let placed = crate::rt_placement::place(root, args.cpus.as_ref(), &online)?;
-    let config = config_from_args(args, root)?;
+    // No --cpus, no tuning of rtlab's, CPUs isolated on the boot line: those are measured.
+    let by_boot = placed
+        .is_none()
+        .then(|| crate::rt_placement::boot_isolated(root, args.cpus.as_ref()))
+        .flatten();
+    let spec = by_boot
+        .as_ref()
+        .map(|(cpus, _)| CpuSpec::List(cpus.clone()));
+    let config = config_from_args(args, spec.as_ref(), root)?;
     crate::measured::check_outputs(&crate::measured::kept!(args), None)?;
     let mut pusher = crate::push_to::prepare(&args.push)?;
     let env = Environment {
@@ -47,6 +55,7 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
     if let Some(p) = &placed {
         run.warnings.push(p.warning());
     }
+    run.warnings.extend(by_boot.map(|(_, w)| w));
     console.clear_live();
     if let Some(e) = checkpoint_error {
         console.warn(&format!(
@@ -74,10 +83,14 @@ pub fn run(args: &NoiseArgs, root: &Root) -> Result<Exit> {
 }
 
 /// Resolves the CPUs and builds and validates the configuration.
-fn config_from_args(args: &NoiseArgs, root: &Root) -> Result<NoiseConfig> {
+fn config_from_args(
+    args: &NoiseArgs,
+    chosen: Option<&CpuSpec>,
+    root: &Root,
+) -> Result<NoiseConfig> {
     let choice = crate::measured::CpuChoice::read(root, false)?;
-    let mut config =
-        NoiseConfig::new(choice.resolve(args.cpus.as_ref().unwrap_or(&CpuSpec::All), "--cpus")?);
+    let spec = args.cpus.as_ref().or(chosen).unwrap_or(&CpuSpec::All);
+    let mut config = NoiseConfig::new(choice.resolve(spec, "--cpus")?);
     config.main_cpus = args
         .main_cpu
         .as_ref()

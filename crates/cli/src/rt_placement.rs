@@ -66,16 +66,21 @@ fn tuned_rt_cpuset(root: &Root, journal: &Path) -> Option<(String, CpuSet)> {
 }
 
 /// The RT cpuset `rtlab tune apply` makes, where the machine has it: the cgroup v2 partition
-/// `/sys/fs/cgroup/rtlab-rt` the kernel accepted, else the v1 exclusive cpuset
+/// `/sys/fs/cgroup/rtlab-rt` the kernel accepted (or, where the boot line isolated its CPUs,
+/// the plain cpuset tune makes there instead), else the v1 exclusive cpuset
 /// `/sys/fs/cgroup/cpuset/rtlab-rt` (the two places tune makes it; no hierarchy is walked).
 fn rt_cpuset_on(root: &Root) -> Option<String> {
     const V2: &str = "/sys/fs/cgroup/rtlab-rt";
-    let v2 = root
+    let text = root
         .read(format!("{V2}/cpuset.cpus.partition"))
-        .ok()
-        .and_then(|t| sys::partition::parse_partition(&t))
-        .is_some_and(|(_, invalid)| invalid.is_none());
-    if v2 {
+        .unwrap_or_default();
+    let valid =
+        sys::partition::parse_partition(&text).is_some_and(|(_, invalid)| invalid.is_none());
+    let over_boot_isolation = text.trim() == "member"
+        && sys::launch::cgroup_cpus(root, V2).is_some_and(|cpus| {
+            !cpus.is_empty() && cpus.is_subset(&sys::cpu::isolated(root).unwrap_or_default())
+        });
+    if valid || over_boot_isolation {
         return Some(V2.to_string());
     }
     sys::partition::v1_exclusive_cpusets(root)
@@ -83,6 +88,35 @@ fn rt_cpuset_on(root: &Root) -> Option<String> {
         .map(|(p, _)| p)
         .find(|p| p.file_name().is_some_and(|n| n == "rtlab-rt"))
         .map(|p| p.display().to_string())
+}
+
+/// The warning code of a result whose CPUs the boot line's isolation chose.
+pub const BOOT_ISOLATED_CODE: &str = "isolated-rt-cpus";
+
+/// With no `--cpus` on a machine whose boot line set CPUs apart (`isolcpus=`, `nohz_full=`:
+/// `/sys/devices/system/cpu/isolated` and `nohz_full`) and no tuning of rtlab's: those CPUs
+/// (the online ones), as a tuning's RT cpuset would be chosen, and the note for the result.
+/// `None` with `--cpus`, on an untuned machine, or off the host.
+pub fn boot_isolated(root: &Root, spec: Option<&CpuSpec>) -> Option<(CpuSet, Warning)> {
+    if spec.is_some() || !root.is_host() {
+        return None;
+    }
+    let online = sys::cpu::online(root).ok()?;
+    let isolated = sys::cpu::isolated(root)
+        .unwrap_or_default()
+        .union(&sys::cpu::nohz_full(root).unwrap_or_default())
+        .intersection(&online);
+    if isolated.is_empty() || isolated == online {
+        return None;
+    }
+    let warning = Warning::new(
+        BOOT_ISOLATED_CODE,
+        format!(
+            "measured the RT {} the boot line isolates (isolcpus=, nohz_full=); --cpus picks other CPUs",
+            isolated.with_noun()
+        ),
+    );
+    Some((isolated, warning))
 }
 
 /// Joins the RT cpuset of a tuning when `spec` (the `--cpus` given, or `None`) asks for RT

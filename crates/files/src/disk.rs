@@ -1,7 +1,7 @@
 //! The file system under a directory: how much room it has and whether it is RAM
 //! ([`filesystem`], for an io load), and what makes a write durable on it: whether it keeps a
 //! journal ([`unjournalled`]: its statfs magic; for the ext family, which shares one magic, the
-//! probe the binary set with [`set_ext2_probe`]) and the sync (`syncfs`) that puts a
+//! probe the binary set with [`set_ext_journal_probe`]) and the sync (`syncfs`) that puts a
 //! journal-less file system's allocation bitmaps on disk.
 
 use std::ffi::CString;
@@ -14,26 +14,27 @@ use std::sync::OnceLock;
 
 use crate::{Error, Result, io_error};
 
-/// How to tell an ext-family file system mounted as ext2 (no journal): set once, by the
-/// binary, from the crate that reads the mount table (`sys`).
-static EXT2_PROBE: OnceLock<fn(&Path) -> bool> = OnceLock::new();
+/// How to tell whether an ext-family file system keeps no journal (ext2, or ext4 made without
+/// one, both mounted by the ext4 driver): set once, by the binary, from the crate that reads
+/// the mount table and the kernel's journals (`sys`).
+static EXT_JOURNAL_PROBE: OnceLock<fn(&Path) -> bool> = OnceLock::new();
 
-/// Sets how [`unjournalled`] tells whether the ext-family file system holding a directory is
-/// mounted as ext2. The first call wins. Without one, the ext family counts as journalled.
-pub fn set_ext2_probe(probe: fn(&Path) -> bool) {
-    let _ = EXT2_PROBE.set(probe);
+/// Sets how [`unjournalled`] tells whether the ext-family file system holding a directory keeps
+/// no journal. The first call wins. Without one, the ext family counts as journalled.
+pub fn set_ext_journal_probe(probe: fn(&Path) -> bool) {
+    let _ = EXT_JOURNAL_PROBE.set(probe);
 }
 
 /// Whether the file system holding `dir` keeps no journal, so that its allocation bitmaps reach
 /// the disk only with a sync: FAT and exFAT by their statfs magic; the ext family (one magic)
-/// when the probe says ext2. Unknown: `false`.
+/// when the probe says it has no journal. Unknown: `false`.
 pub fn unjournalled(dir: &Path) -> bool {
     const EXT_MAGIC: i64 = 0xEF53;
     const MSDOS_MAGIC: i64 = 0x4d44;
     const EXFAT_MAGIC: i64 = 0x2011_BAB0;
     match statfs_magic(dir) {
         Some(MSDOS_MAGIC | EXFAT_MAGIC) => true,
-        Some(EXT_MAGIC) => EXT2_PROBE.get().is_some_and(|probe| probe(dir)),
+        Some(EXT_MAGIC) => EXT_JOURNAL_PROBE.get().is_some_and(|probe| probe(dir)),
         _ => false,
     }
 }

@@ -16,7 +16,7 @@ pub mod place;
 pub mod read;
 pub mod write;
 
-pub use disk::{Filesystem, filesystem, set_ext2_probe, unjournalled};
+pub use disk::{Filesystem, filesystem, set_ext_journal_probe, unjournalled};
 pub use place::{
     check_creatable, check_dir_creatable, create_private_dir, is_empty_dir, remove_tree,
 };

@@ -31,7 +31,15 @@ pub fn warnings(config: &Config, host: &HostInfo) -> Vec<Warning> {
     }
     out.extend(workload_throttled(config, host));
     if !host.preempt_rt {
-        let model = host.preempt_model.as_deref().unwrap_or("unknown");
+        // Which model the kernel runs and where that was read (debugfs, `preempt=`, the
+        // config's default), so a PREEMPT_DYNAMIC kernel does not read "unknown".
+        let model = match (&host.preempt_model, &host.preempt_model_source) {
+            (Some(m), Some(source)) => format!("{m}, from {source}"),
+            (Some(m), None) => m.clone(),
+            (None, _) => {
+                "unknown: neither debugfs, preempt= nor the kernel config names it".to_string()
+            }
+        };
         out.push(Warning::new(
             "not-preempt-rt",
             format!(

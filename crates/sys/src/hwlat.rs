@@ -19,12 +19,15 @@ use crate::tracefs::Tracefs;
 use crate::{Error, Result, Root};
 
 /// The options a run changes, saved first and restored at the end. `tracing_cpumask` is the
-/// top-level buffer's, changed only when the tracer runs there.
-const OPTIONS: [&str; 4] = [
+/// top-level buffer's, changed only when the tracer runs there. `hwlat_detector/mode` (5.16+:
+/// `none [round-robin] per-cpu`) is the kernel's to change: 7.x leaves it at `none` after a
+/// run on one CPU (found by the lab), so it is saved and written back too.
+const OPTIONS: [&str; 5] = [
     "tracing_thresh",
     "hwlat_detector/window",
     "hwlat_detector/width",
     "tracing_cpumask",
+    "hwlat_detector/mode",
 ];
 
 /// The hwlat tracer, set up for a run; its settings are restored when it is dropped.
@@ -223,6 +226,22 @@ mod tests {
             std::fs::write(dir.join(name), format!("{value}\n")).unwrap();
         }
         Tracefs::at(dir)
+    }
+
+    #[test]
+    fn the_detectors_mode_is_written_back_as_its_choice() {
+        // 7.x leaves `none` after a run on one CPU; the choice found is written back.
+        let dir = tempfile::tempdir().unwrap();
+        let fs = tracefs(dir.path(), "nop");
+        let mode = dir.path().join("hwlat_detector/mode");
+        std::fs::write(&mode, "none [round-robin] per-cpu\n").unwrap();
+        let t = HwlatTracer::start(fs, 10, 1_000_000, 500_000, &CpuSet::from_cpus([1])).unwrap();
+        std::fs::write(&mode, "[none] round-robin per-cpu\n").unwrap();
+        t.restore().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&mode).unwrap().trim(),
+            "round-robin"
+        );
     }
 
     #[test]

@@ -68,7 +68,7 @@ impl KernelTracer {
         for &name in options {
             let path = top.join(name);
             if path.exists() {
-                saved.push((name, read(&path)?));
+                saved.push((name, selected(read(&path)?)));
             }
         }
         Ok(KernelTracer {
@@ -200,6 +200,17 @@ impl KernelTracer {
     }
 }
 
+/// The value to write back for what a file read: a choice file (`none [round-robin] per-cpu`)
+/// takes the bracketed choice; any other value as read.
+fn selected(value: String) -> String {
+    match (value.find('['), value.find(']')) {
+        (Some(open), Some(close)) if open < close && value.matches('[').count() == 1 => {
+            value[open + 1..close].to_string()
+        }
+        _ => value,
+    }
+}
+
 /// Enables each of `events` (`group/event`, or a whole `group`) the kernel has (a tracer
 /// still measures without them); returns the `enable` files it switched on.
 fn enable_events(dir: &Path, events: &[&str]) -> Vec<PathBuf> {
@@ -212,4 +223,17 @@ fn enable_events(dir: &Path, events: &[&str]) -> Vec<PathBuf> {
         }
     }
     switched
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selected;
+
+    #[test]
+    fn a_choice_file_is_saved_as_its_choice() {
+        assert_eq!(selected("none [round-robin] per-cpu".into()), "round-robin");
+        assert_eq!(selected("[none] round-robin per-cpu".into()), "none");
+        assert_eq!(selected("500000".into()), "500000");
+        assert_eq!(selected("ff".into()), "ff");
+    }
 }

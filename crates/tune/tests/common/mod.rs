@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// plan` reads to plan v1 cpusets. `tasks` and `cgroup.procs` list the captured /proc's
 /// threads and processes. A tree only for planning: `tune apply` on a copy cannot make a
 /// cgroup (mkdir gives no control files outside cgroupfs).
-pub fn vm_with_v1_cpusets(dir: &Path) -> PathBuf {
+pub(crate) fn vm_with_v1_cpusets(dir: &Path) -> PathBuf {
     let root = dir.join("vm-v1-cpusets");
     testkit::copy_tree(&testkit::fixtures_dir().join("vm-x86_64-2cpu"), &root);
     let cpuset = root.join("sys/fs/cgroup/cpuset");
