@@ -30,10 +30,11 @@ macro_rules! kept {
 pub(crate) use kept;
 
 /// The CPUs a selector can name here: those the machine has, those online, and those this
-/// process may run on: its affinity and its cpuset's CPUs, since rtlab places its threads
-/// itself and `sched_setaffinity` reaches every CPU of the cpuset (on a boot with `isolcpus=`
-/// the inherited affinity leaves the isolated CPUs out, though any task may ask for them); the
-/// online ones on a captured tree, or with a scripted clock, where nothing runs on them.
+/// process may run on: its affinity (a `taskset` or a container engine narrows it, and is
+/// obeyed), and the CPUs the boot line isolates within its cpuset: on a boot with `isolcpus=`
+/// every task inherits an affinity without them, though any task may ask for them, and they
+/// are what a real-time measurement is for. The online ones on a captured tree, or with a
+/// scripted clock, where nothing runs on them.
 pub(crate) struct CpuChoice {
     possible: model::CpuSet,
     online: model::CpuSet,
@@ -48,10 +49,9 @@ impl CpuChoice {
         let online = sys::cpu::online(root).context("reading the online CPUs")?;
         let allowed = if root.is_host() && !scripted {
             let affinity = sys::sched::affinity().context("reading this process's CPU affinity")?;
-            match sys::cgroup::own_cpuset_cpus(root) {
-                Some(cpuset) => affinity.union(&cpuset),
-                None => affinity,
-            }
+            let isolated = sys::cpu::isolated(root).unwrap_or_default();
+            let reachable = sys::cgroup::own_cpuset_cpus(root).unwrap_or_else(|| online.clone());
+            affinity.union(&isolated.intersection(&reachable))
         } else {
             online.clone()
         };

@@ -140,7 +140,7 @@ impl From<MeasureEngineArg> for model::measure::Engine {
 pub struct MeasureArgs {
     /// CPUs to measure: a list like 0-3,6, `all`, or `!0` (all but 0). Default: the RT CPUs
     /// of a machine `rtlab tune apply` set apart, else the CPUs the boot line isolates
-    /// (isolcpus=, nohz_full=), else every CPU this process's cpuset allows. Offline or unknown
+    /// (isolcpus=, nohz_full=), else every CPU this process may run on. Offline or unknown
     /// CPUs are an error.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
     pub cpus: Option<CpuSpec>,

@@ -96,7 +96,7 @@ fn detector_policy() -> impl clap::builder::TypedValueParser<Value = PolicyArg> 
 pub struct NoiseArgs {
     /// CPUs to measure: a list like 2-7, `all`, or `!0`. Default: the RT CPUs of a machine
     /// `rtlab tune apply` set apart, else the CPUs the boot line isolates (isolcpus=,
-    /// nohz_full=), else every CPU this process's cpuset allows.
+    /// nohz_full=), else every CPU this process may run on.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
     pub cpus: Option<CpuSpec>,
 
