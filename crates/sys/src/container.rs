@@ -141,17 +141,7 @@ pub fn rt_group(root: &Root) -> Option<RtGroup> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Root) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let p = dir.path().join(path.trim_start_matches('/'));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        let root = Root::at(dir.path());
-        (dir, root)
-    }
+    use crate::test_tree::tree_bytes as tree;
 
     fn engine(files: &[(&str, &[u8])]) -> Option<String> {
         let (_dir, root) = tree(files);

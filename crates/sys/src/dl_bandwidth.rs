@@ -144,17 +144,7 @@ fn running_tasks(root: &Root) -> (u64, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let p = dir.path().join(path.trim_start_matches('/'));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        let root = Root::at(dir.path());
-        (dir, root)
-    }
+    use crate::test_tree::tree;
 
     #[test]
     fn reads_limits_servers_and_domains() {

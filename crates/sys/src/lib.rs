@@ -39,6 +39,8 @@ pub mod sched;
 pub mod service;
 pub mod signals;
 pub mod tasks;
+#[cfg(test)]
+mod test_tree;
 pub mod thread_stats;
 pub mod timerlat;
 pub mod trace_instance;

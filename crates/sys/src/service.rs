@@ -43,17 +43,7 @@ pub fn try_restart(unit: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let p = dir.path().join(path.trim_start_matches('/'));
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        let root = Root::at(dir.path());
-        (dir, root)
-    }
+    use crate::test_tree::tree;
 
     #[test]
     fn systemd_is_read_from_pid_1s_name() {

@@ -68,24 +68,21 @@ impl Planner<'_> {
             "every task that may move runs on the housekeeping CPUs",
         );
         let by_boot = self.rt_isolated_by_boot();
-        if by_boot.is_empty() {
-            self.group(
-                base,
-                "rtlab-rt",
-                self.rt,
+        let (partition, reason) = if by_boot.is_empty() {
+            (
                 exclusive.then_some("isolated"),
-                "an isolated partition: the RT CPUs leave the scheduler's load \
-                 balancing and only tasks put there run on them",
-            );
+                "an isolated partition: the RT CPUs leave the scheduler's load balancing and \
+                 only tasks put there run on them",
+            )
         } else {
-            self.group(
-                base,
-                "rtlab-rt",
-                self.rt,
+            (
                 None,
-                "a cpuset for the real-time tasks; the boot line already keeps the RT \
-                 CPUs out of load balancing",
-            );
+                "a cpuset for the real-time tasks; the boot line already keeps the RT CPUs out \
+                 of load balancing",
+            )
+        };
+        self.group(base, "rtlab-rt", self.rt, partition, reason);
+        if !by_boot.is_empty() {
             self.boot_isolation_note(&by_boot);
         }
         self.move_tasks(base, "cgroup.procs");
