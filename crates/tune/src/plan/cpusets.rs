@@ -60,13 +60,7 @@ impl Planner<'_> {
             });
         }
         let exclusive = self.siblings(base, true);
-        self.group(
-            base,
-            "rtlab-housekeeping",
-            self.hk,
-            None,
-            "every task that may move runs on the housekeeping CPUs",
-        );
+        self.housekeeping_group(base);
         let by_boot = self.rt_isolated_by_boot();
         let (partition, reason) = if by_boot.is_empty() {
             (
@@ -92,13 +86,7 @@ impl Planner<'_> {
     fn v1_cpusets(&mut self) {
         let base = "/sys/fs/cgroup/cpuset";
         let exclusive = self.siblings(base, false);
-        self.group(
-            base,
-            "rtlab-housekeeping",
-            self.hk,
-            None,
-            "every task that may move runs on the housekeeping CPUs",
-        );
+        self.housekeeping_group(base);
         self.group(
             base,
             "rtlab-rt",
@@ -126,6 +114,17 @@ impl Planner<'_> {
             "cgroup v2 here has no cpuset controller, so the plan uses the v1 cpuset \
              hierarchy"
                 .to_string(),
+        );
+    }
+
+    /// The housekeeping group under `base`, on the housekeeping CPUs.
+    fn housekeeping_group(&mut self, base: &str) {
+        self.group(
+            base,
+            "rtlab-housekeeping",
+            self.hk,
+            None,
+            "every task that may move runs on the housekeeping CPUs",
         );
     }
 
