@@ -181,6 +181,50 @@ fn renames_durably_within_and_across_directories() {
     );
 }
 
+/// Whether this process holds open a file whose name `path` was replaced or removed.
+fn holds_replaced(path: &Path) -> bool {
+    let gone = format!("{} (deleted)", path.display());
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .any(|target| target.as_os_str() == gone.as_str())
+}
+
+#[test]
+fn a_replaced_file_on_a_journal_less_disk_is_let_go_only_after_its_new_entry_is_synced() {
+    let base = tempfile::tempdir().unwrap();
+    let path = base.path().join("state.json");
+    let tmp = base.path().join(".state.json.tmp");
+    std::fs::write(&path, "old").unwrap();
+    std::fs::write(&tmp, "new").unwrap();
+    let mut rec = Recorder::new(base.path(), 0);
+    let mut held_at = Vec::new();
+    crate::write::replace_with(&tmp, &path, true, &mut |p, f| {
+        held_at.push(holds_replaced(&path));
+        rec.sync(p, f)
+    })
+    .unwrap();
+    // The directory (the temporary name gone), the file at its new name (its entry), then the
+    // directory again once the old file is let go (its storage freed).
+    assert_eq!(rec.seen, ["d:", "f:state.json", "d:"]);
+    assert_eq!(held_at, [true, true, false]);
+    assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    assert_eq!(names(base.path()), ["state.json"]);
+
+    // With a journal the rename is synced once and nothing is held.
+    std::fs::write(&tmp, "newer").unwrap();
+    let mut rec = Recorder::new(base.path(), 0);
+    crate::write::replace_with(&tmp, &path, false, &mut |p, f| rec.sync(p, f)).unwrap();
+    assert_eq!(rec.seen, ["d:"]);
+    assert!(!holds_replaced(&path));
+    // A first write (nothing to replace) on a journal-less disk still syncs the new entry.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&tmp, "first").unwrap();
+    let mut rec = Recorder::new(base.path(), 0);
+    crate::write::replace_with(&tmp, &path, true, &mut |p, f| rec.sync(p, f)).unwrap();
+    assert_eq!(rec.seen, ["d:", "f:state.json", "d:"]);
+}
+
 #[test]
 fn a_lock_is_held_once_and_released_when_closed() {
     let dir = tempfile::tempdir().unwrap();

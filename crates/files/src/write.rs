@@ -52,20 +52,66 @@ fn write_replacing(path: &Path, bytes: &[u8], new_mode: Option<u32>) -> Result<(
         .filter(|m| m.is_file())
         .map(|m| m.permissions().mode() & 0o7777)
         .or(new_mode);
+    let unjournalled = crate::disk::unjournalled(&dir);
     let result = write_unnamed(&dir, &tmp, path, bytes, mode)
         .and_then(|linked| match linked {
             true => Ok(()),
             false => write_named(&tmp, path, bytes, mode),
         })
-        .and_then(|()| match crate::disk::unjournalled(&dir) {
+        .and_then(|()| match unjournalled {
             true => crate::disk::sync_filesystem(&dir),
             false => Ok(()),
         })
-        .and_then(|()| rename_durably(&tmp, path));
+        .and_then(|()| replace_with(&tmp, path, unjournalled, &mut real_sync));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Renames the written `tmp` over `path` and makes the rename durable, so that at no moment of a
+/// power cut does `path`'s name on disk point at storage the file system marks free.
+///
+/// With `unjournalled` (the file system keeps no journal), freeing the replaced file's storage
+/// and writing the name's new target are two writes nothing orders: vfat writes a renamed
+/// file's directory entry only with that file's inode, while a directory fsync flushes the
+/// FAT, the replaced file's freed clusters included. After a power cut the entry still named
+/// the old, freed clusters and the kernel remounted the disk read-only (lab, issue #46). There
+/// the replaced file is kept open across the rename, so its storage stays allocated; the
+/// directory is synced (the temporary name gone), then the file at its new name (its entry),
+/// and only then is the old file let go and the directory synced again (the free).
+pub(crate) fn replace_with(
+    tmp: &Path,
+    path: &Path,
+    unjournalled: bool,
+    sync: Syncer<'_>,
+) -> Result<()> {
+    let (dir, _) = split(path)?;
+    let held = match unjournalled {
+        true => open_regular(path).ok(),
+        false => None,
+    };
+    std::fs::rename(tmp, path).map_err(|e| io_error(tmp, e))?;
+    sync(&dir, None).map_err(|e| io_error(&dir, e))?;
+    if !unjournalled {
+        return Ok(());
+    }
+    let file = open_regular(path).map_err(|e| io_error(path, e))?;
+    sync(path, Some(&file)).map_err(|e| io_error(path, e))?;
+    drop(held);
+    sync(&dir, None).map_err(|e| io_error(&dir, e))
+}
+
+/// Opens `path` to read when it is a regular file, never following a link or waiting on a FIFO.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    match file.metadata()?.is_file() {
+        true => Ok(file),
+        false => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    }
 }
 
 /// Takes an exclusive advisory lock (flock) on `path`, creating it, without waiting: `None`
@@ -302,11 +348,23 @@ pub(crate) fn real_sync(path: &Path, file: Option<&File>) -> io::Result<()> {
 
 /// Removes the file `path` and fsyncs its directory, so that the removal survives a power loss.
 /// `Ok(false)` when it was not there.
+///
+/// On a file system without a journal the file is kept open across the removal and the
+/// directory synced before and after it is let go, so that the entry's removal reaches the disk
+/// before its storage is marked free (see [`replace_with`]).
 pub fn remove_durably(path: &Path) -> Result<bool> {
+    let (dir, _) = split(path)?;
+    let held = match crate::disk::unjournalled(&dir) {
+        true => open_regular(path).ok(),
+        false => None,
+    };
     match std::fs::remove_file(path) {
         Ok(()) => {
-            let (dir, _) = split(path)?;
             sync_dir(&dir)?;
+            if held.is_some() {
+                drop(held);
+                sync_dir(&dir)?;
+            }
             Ok(true)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
