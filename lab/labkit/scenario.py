@@ -4,27 +4,36 @@ This module owns the scenario format (checked key by key: an unknown key or a st
 kind is refused with its file), choosing the kernels a scenario runs on (by tag), and running
 one scenario on one kernel under one boot setup (boots.toml: CPUs, RT CPUs, command line): a
 fresh VM with those CPUs, the scenario's memory, command line and state disk (and, with `packages`, an initramfs that holds those Debian packages), its steps in order,
-each judged by its exit status and what it printed. A step's failure ends the scenario; the
-outcome names the step and why.
+each judged by its exit status, what it printed and the files it left (checks.py: every check
+is also tried on the output made wrong for it, and one that still passes fails the step). A
+step's failure ends the scenario; the outcome names the step and why.
 
 Step kinds:
   run = "script"       a shell script in the guest (LAB_* variables set); judged by `exit`
-                       (default 0), `contains`, `lacks` and `matches` (regular expressions)
+                       (default 0; a list: any of them), the checks of checks.py on what it printed (`contains`,
+                       `lacks`, `matches`, `json`, `json_nonempty`), and the same checks on
+                       files it wrote (`[step.file."/tmp/m.json"]`, fetched after the step)
   monitor = "command"  a QEMU monitor command ({hotplug_bus} filled in); judged by `contains`
                        and `lacks` on its answer
   reset = true         a hard reset (the monitor's system_reset), then the next boot
   boot = true          waits for the next boot (the guest rebooted itself)
   console = "regex"    waits for the console to print a match (e.g. a boot hook's end line)
+
+A run step with `when = "shell test"` runs only where the test succeeds in the guest (a kernel
+feature: two steps with opposite tests check each kernel for what it has).
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import re
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import checks
 from . import vm as vmmod
 from .errors import LabError
 from .kernels import Kernel
@@ -32,8 +41,8 @@ from .kernels import Kernel
 SCENARIO_KEYS = {"description", "kernels", "cpus", "memory", "cmdline", "disk", "disks", "cgroup", "files",
                  "packages", "boots", "step"}  # fmt: skip
 BOOT_KEYS = {"name", "cpus", "rt", "cmdline", "kernels"}
-STEP_KEYS = {"name", "run", "monitor", "reset", "boot", "console", "timeout", "exit", "contains",
-             "lacks", "matches", "sleep"}  # fmt: skip
+STEP_KEYS = {"name", "run", "monitor", "reset", "boot", "console", "timeout", "exit", "sleep",
+             "file", "when"} | checks.KEYS  # fmt: skip
 KINDS = ("run", "monitor", "reset", "boot", "console")
 
 
@@ -52,11 +61,11 @@ class Step:
     arg: str
     name: str
     timeout: float
-    exit: int | None = 0
-    contains: list[str] = field(default_factory=list)
-    lacks: list[str] = field(default_factory=list)
-    matches: list[str] = field(default_factory=list)
+    exit: list[int] | None = field(default_factory=lambda: [0])  # the statuses that pass
+    out: checks.Expect = field(default_factory=checks.Expect)  # what it printed (or answered)
+    files: dict[str, checks.Expect] = field(default_factory=dict)  # files it left, by path
     sleep: float = 0.0
+    when: str = ""  # a guest shell test: the step runs only where it succeeds (a kernel feature)
 
 
 @dataclass
@@ -144,26 +153,46 @@ def _step(raw: dict, where: str) -> Step:
     arg = raw[kind]
     if kind in ("reset", "boot") and arg is not True:
         raise LabError(f"{where}: '{kind}' takes true")
-    for key in ("contains", "lacks", "matches"):
-        if not isinstance(raw.get(key, []), list):
-            raise LabError(f"{where}: '{key}' is a list of strings")
-    for pattern in raw.get("matches", []):
-        try:
-            re.compile(pattern, re.M)
-        except re.error as e:
-            raise LabError(f"{where}: matches '{pattern}': {e}") from None
+    files = raw.get("file", {})
+    if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
+        raise LabError(f"{where}: 'file' is a table of paths, each a table of checks")
+    if files and kind != "run":
+        raise LabError(f"{where}: only a run step has files to check")
+    for path, fchecks in files.items():
+        if not re.fullmatch(r"/[\w./{}-]+", path):
+            raise LabError(f"{where}: file '{path}': an absolute path, of letters, digits and ./_-{{}}")
+        unknown = set(fchecks) - checks.KEYS
+        if unknown:
+            raise LabError(f"{where}: file '{path}': unknown key(s) {sorted(unknown)} (checks are "
+                           f"{', '.join(sorted(checks.KEYS))}; a step's own keys go before its file tables)")  # fmt: skip
+        if not fchecks:
+            raise LabError(f"{where}: file '{path}': no checks")
     name = raw.get("name") or (str(arg).strip().splitlines() or [kind])[0][:60]
     return Step(
         kind=kind,
         arg="" if arg is True else str(arg),
         name=name,
         timeout=parse_duration(raw.get("timeout", default_timeout), where),
-        exit=raw.get("exit", 0) if kind == "run" else None,
-        contains=list(raw.get("contains", [])),
-        lacks=list(raw.get("lacks", [])),
-        matches=list(raw.get("matches", [])),
+        exit=_exit(raw.get("exit", 0), where) if kind == "run" else None,
+        out=checks.parse(raw, where),
+        files={path: checks.parse(fchecks, f"{where}: file {path}") for path, fchecks in files.items()},
         sleep=parse_duration(raw.get("sleep", 0), where),
+        when=_when(raw.get("when", ""), kind, where),
     )
+
+
+def _exit(value: object, where: str) -> list[int]:
+    """`exit = 0` or `exit = [0, 1]`: the statuses a run step may end with."""
+    statuses = value if isinstance(value, list) else [value]
+    if not statuses or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in statuses):
+        raise LabError(f"{where}: 'exit' is a status (0 to 255) or a list of them")
+    return list(statuses)
+
+
+def _when(test: object, kind: str, where: str) -> str:
+    if not isinstance(test, str) or (test and kind != "run"):
+        raise LabError(f"{where}: 'when' is a shell test, for a run step")
+    return test
 
 
 def _disks(doc: dict, path: Path) -> list[str | None]:
@@ -236,25 +265,31 @@ class Outcome:
 
 
 def _filled(step: Step, sc: Scenario, boot: Boot) -> Step:
-    """The step's expected outputs with the boot's CPU lists in them."""
-    fill = lambda items: [_fill(x, sc, boot) for x in items]  # noqa: E731
-    return Step(step.kind, step.arg, step.name, step.timeout, step.exit, fill(step.contains), fill(step.lacks),
-                fill(step.matches), step.sleep)  # fmt: skip
+    """The step's checks and file paths with the boot's CPU lists in them."""
+    fill = lambda text: _fill(text, sc, boot)  # noqa: E731
+    return Step(step.kind, step.arg, step.name, step.timeout, step.exit, step.out.filled(fill),
+                {fill(path): e.filled(fill) for path, e in step.files.items()}, step.sleep, step.when)  # fmt: skip
 
 
-def _judge(step: Step, status: int | None, out: str) -> str | None:
-    """Why the step failed, or None."""
-    if step.exit is not None and status != step.exit:
-        return f"exit status {status}, expected {step.exit}"
-    for s in step.contains:
-        if s not in out:
-            return f"output lacks '{s}'"
-    for s in step.lacks:
-        if s in out:
-            return f"output has '{s}'"
-    for p in step.matches:
-        if not re.search(p, out, re.M):
-            return f"output does not match /{p}/"
+def _judge(step: Step, status: int | None, out: str, files: dict[str, str | None]) -> str | None:
+    """Why the step failed, or None: its exit status, then each output's checks, then each
+    check tried on its output made wrong (a check that cannot fail fails the step)."""
+    if step.exit is not None and status not in step.exit:
+        return f"exit status {status}, expected {' or '.join(map(str, step.exit))}"
+    outputs = [("the output", step.out, out)]
+    for path, e in step.files.items():
+        text = files.get(path)
+        if text is None:
+            return f"{path}: not written"
+        outputs.append((path, e, text))
+    for what, e, text in outputs:
+        why = checks.judge(e, text, what)
+        if why:
+            return why
+    for what, e, text in outputs:
+        why = checks.cannot_fail(e, text, what)
+        if why:
+            return why
     return None
 
 
@@ -263,8 +298,14 @@ def cpus_of(sc: Scenario, boot: Boot) -> int:
 
 
 def _fill(text: str, sc: Scenario, boot: Boot) -> str:
-    """`{rt}` and `{hk}` replaced by the boot's RT and housekeeping CPU lists."""
-    return text.replace("{rt}", boot.rt).replace("{hk}", boot.housekeeping(cpus_of(sc, boot)))
+    """`{rt}` and `{hk}` replaced by the boot's RT and housekeeping CPU lists, `{all}` by every
+    CPU ("0-3"), `{isolated_or_all}` by the RT CPUs where the boot line isolates them (isolcpus=
+    or nohz_full=) and every CPU elsewhere: what a run without a CPU list measures."""
+    cpus = cpus_of(sc, boot)
+    every = f"0-{cpus - 1}" if cpus > 1 else "0"
+    isolates = re.search(r"\b(isolcpus|nohz_full)=", boot.cmdline) is not None
+    return (text.replace("{rt}", boot.rt).replace("{hk}", boot.housekeeping(cpus)).replace("{all}", every)
+            .replace("{isolated_or_all}", boot.rt if isolates else every))  # fmt: skip
 
 
 def _env(kernel: Kernel, sc: Scenario, boot: Boot, disk: str | None) -> str:
@@ -338,15 +379,38 @@ def run(sc: Scenario, boot: Boot, disk_kind: str | None, kernel: Kernel, initrd:
     return Outcome(True, time.monotonic() - start, "", done)
 
 
+def _fetch(v: vmmod.Vm, path: str) -> str | None:
+    """The text of the guest's file `path` (gzipped and base64-encoded over the console), or
+    None when there is no such file."""
+    status, out = v.run(f"[ -f '{path}' ] || exit 3\ngzip -c '{path}' | base64\n", 120)
+    if status == 3:
+        return None
+    if status != 0:
+        raise LabError(f"fetching {path} from the guest: exit status {status}")
+    try:
+        data = gzip.decompress(base64.b64decode("".join(out.split()), validate=True))
+    except (ValueError, OSError, EOFError) as e:
+        raise LabError(f"fetching {path} from the guest: {e}") from None
+    v.note(f"fetched {path}: {len(data)} bytes")
+    return data.decode(errors="replace")
+
+
 def _run_step(v: vmmod.Vm, step: Step, kernel: Kernel, sc: Scenario, boot: Boot, disk: str | None) -> str | None:
+    if step.kind == "run" and step.when:
+        status, _ = v.run(_env(kernel, sc, boot, disk) + _fill(step.when, sc, boot), 60)
+        if status != 0:
+            v.note(f"not run here: `{step.when}` is false")
+            return None
     if step.kind == "run":
         status, out = v.run(_env(kernel, sc, boot, disk) + _fill(step.arg, sc, boot), step.timeout)
         v.note(f"exit status {status}")
-        why = _judge(_filled(step, sc, boot), status, out)
+        step = _filled(step, sc, boot)
+        files = {path: _fetch(v, path) for path in step.files}
+        why = _judge(step, status, out, files)
         return f"{why}\n{_short(out)}" if why else None
     if step.kind == "monitor":
         answer = v.monitor(step.arg.replace("{hotplug_bus}", vmmod.hotplug_bus(kernel.spec.arch)))
-        return _judge(step, None, answer)
+        return _judge(step, None, answer, {})
     if step.kind == "reset":
         v.monitor("system_reset")
         v.wait_ready(step.timeout)

@@ -214,13 +214,19 @@ fn file_back(root: &Root, f: &File, out: &mut Outcome) {
     }
 }
 
-/// A cgroup the tuning created, removed (its tasks went back first).
+/// How long a cgroup's removal waits for its ending tasks to be reaped.
+const REMOVE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A cgroup the tuning created, removed (its tasks went back first). A task that was ending as
+/// they moved (a killed program's child) cannot move and still counts until it is reaped: the
+/// kernel answers EBUSY meanwhile, so the removal is tried again for up to two seconds (found
+/// in the lab: a revert right after killing a program started in the RT cpuset was refused).
 fn remove_group(root: &Root, path: &str, out: &mut Outcome) {
     if !root.exists(path) {
         out.skipped.push(format!("{path}: already gone"));
         return;
     }
-    match root.remove_dir(path) {
+    match sys::cgroup::remove(root, std::path::Path::new(path), REMOVE_PATIENCE) {
         Ok(()) => out.done.push(format!("removed {path}")),
         Err(e) => out.refused.push(format!("{path}: {e}")),
     }
