@@ -158,6 +158,7 @@ fn gev_levels(m: &GevModel, block_h: f64, set: &Settings) -> (Vec<ReturnLevel>, 
     let levels = PERIODS
         .iter()
         .map(|&(per, hours)| ReturnLevel {
+            withheld: None,
             per: per.into(),
             hours,
             level_ns: level(hours),
@@ -335,6 +336,7 @@ pub(crate) fn pot_levels(
     let levels = PERIODS
         .iter()
         .map(|&(per, hours)| ReturnLevel {
+            withheld: None,
             per: per.into(),
             hours,
             level_ns: level(hours),

@@ -126,10 +126,23 @@ fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
             }
         }
     }
-    let v = verdict::verdict(pot.as_ref(), gev.as_ref(), set);
-    let run_longer = verdict::primary(pot.as_ref(), gev.as_ref())
+    for fit in pot.iter_mut().chain(gev.iter_mut()) {
+        crate::support::withhold(fit, inp.observed_max_ns);
+    }
+    let mut v = verdict::verdict(pot.as_ref(), gev.as_ref(), set);
+    let trusted = verdict::primary(pot.as_ref(), gev.as_ref());
+    let run_longer = trusted
         .map(|p| verdict::run_longer(p, measured_ns, set))
         .unwrap_or_default();
+    v.headline = crate::support::headline(
+        &crate::support::Known {
+            trusted,
+            observed_max_ns: inp.observed_max_ns,
+            measured_ns,
+            run_longer: &run_longer,
+        },
+        set,
+    );
     WorstCpu {
         cpu: inp.cpu,
         samples: inp.samples,

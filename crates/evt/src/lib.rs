@@ -24,6 +24,7 @@ mod optim;
 pub mod pot;
 pub mod profile;
 mod rng;
+pub mod support;
 pub mod tests_stat;
 pub mod verdict;
 

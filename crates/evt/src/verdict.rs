@@ -41,7 +41,7 @@ fn failed(f: &TailFit) -> String {
         .checks
         .iter()
         .filter(|c| !c.passed)
-        .map(|c| format!("{} (p = {:.3}): {}", c.name, c.p_value, c.says))
+        .map(|c| format!("{} ({}, p = {:.3})", c.says, c.name, c.p_value))
         .collect();
     if list.is_empty() {
         // Nothing failed, yet not trusted: the checks that matter could not run.
@@ -87,6 +87,7 @@ pub fn verdict(pot: Option<&TailFit>, gev: Option<&TailFit>, set: &Settings) -> 
             vec!["no fit may be trusted: the estimates below are not a worst case".into()];
         says.extend(pot.into_iter().chain(gev).map(failed));
         return WorstVerdict {
+            headline: String::new(),
             trusted: false,
             method: None,
             says,
@@ -99,13 +100,16 @@ pub fn verdict(pot: Option<&TailFit>, gev: Option<&TailFit>, set: &Settings) -> 
         .iter()
         .filter_map(|r| {
             let e = r.level_ns?;
-            Some(format!(
-                "once per {} {} [{}, {}]",
-                r.per,
-                fmt_ns(e.value),
-                fmt_opt(e.lower),
-                fmt_opt(e.upper)
-            ))
+            Some(match &r.withheld {
+                Some(why) => format!("once per {}: no estimate ({why})", r.per),
+                None => format!(
+                    "once per {} {} [{}, {}]",
+                    r.per,
+                    fmt_ns(e.value),
+                    fmt_opt(e.lower),
+                    fmt_opt(e.upper)
+                ),
+            })
         })
         .collect();
     says.push(format!("{}: {}", method_words(p.method), levels.join(", ")));
@@ -136,6 +140,7 @@ pub fn verdict(pot: Option<&TailFit>, gev: Option<&TailFit>, set: &Settings) -> 
         says.push(format!("not used: {}", failed(other)));
     }
     WorstVerdict {
+        headline: String::new(),
         trusted: true,
         method: Some(p.method),
         says,
@@ -152,7 +157,7 @@ pub fn run_longer(p: &TailFit, measured_ns: u64, set: &Settings) -> Vec<RunLonge
         .return_levels
         .iter()
         .find(|r| r.per == "day")
-        .and_then(|r| r.level_ns);
+        .and_then(|r| r.supported().copied());
     if let Some(e) = day {
         let width = set.width_ns.map_or(0.1 * e.value, |w| w as f64);
         let goal = format!(

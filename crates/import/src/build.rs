@@ -44,6 +44,8 @@ pub(crate) struct ThreadFigures {
     /// histogram's moments are then the samples' own, and its mean is exact where the tool's
     /// printed average is truncated.
     pub exact: bool,
+    /// The per-second maxima, where the tool's output is time-ordered (cyclictest -v).
+    pub series: Series,
 }
 
 /// Builds one CPU's result. `unit_ns` converts the tool's unit to nanoseconds.
@@ -97,7 +99,7 @@ pub(crate) fn cpu_result(t: &ThreadFigures, unit_ns: u64) -> CpuResult {
         };
         acc.last_ns = t.last.map_or(0, |l| l.saturating_mul(unit_ns));
     }
-    measure::cpu_result(t.cpu, t.tid, acc, histogram, Vec::new(), Series::default())
+    measure::cpu_result(t.cpu, t.tid, acc, histogram, Vec::new(), t.series.clone())
 }
 
 /// The sum of squares of samples whose spread is the histogram's (`known_sq` and `known_sum`

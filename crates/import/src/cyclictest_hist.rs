@@ -312,6 +312,7 @@ fn thread_figures(
             last: summary.and_then(|s| s.act),
             // cyclictest counts whole microseconds, one bucket each.
             exact: true,
+            series: Default::default(),
         });
     }
     Ok(figures)

@@ -223,6 +223,7 @@ fn read_threads(
             last: None,
             // cyclictest counts whole units (us, or ns with --nsecs), one bucket each.
             exact,
+            series: Default::default(),
         });
     }
     if out.figures.is_empty() {

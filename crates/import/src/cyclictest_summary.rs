@@ -178,6 +178,7 @@ pub(crate) fn parse(
                 avg: Some(s.avg as f64),
                 last: s.act,
                 exact: false,
+                series: Default::default(),
             }
         })
         .collect();

@@ -155,12 +155,14 @@ pub fn detect(text: &str) -> Option<Format> {
         Some(Format::OsnoiseTrace)
     } else if cyclictest_json::detect(text) {
         Some(Format::CyclictestJson)
+    } else if cyclictest_verbose::detect(text) {
+        // Before the histogram and the summary: `-v -q` ends with the summary line and `-v -h`
+        // with the histogram, and the samples in time order are what the run holds.
+        Some(Format::CyclictestVerbose)
     } else if cyclictest_hist::detect(text) {
         Some(Format::CyclictestHist)
     } else if cyclictest_summary::detect(text) {
         Some(Format::CyclictestSummary)
-    } else if cyclictest_verbose::detect(text) {
-        Some(Format::CyclictestVerbose)
     } else {
         None
     }
@@ -300,3 +302,5 @@ mod tests_oracle;
 mod tests_osnoise;
 #[cfg(test)]
 mod tests_releases;
+#[cfg(test)]
+mod tests_verbose;

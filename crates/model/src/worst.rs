@@ -173,6 +173,18 @@ pub struct ReturnLevel {
     pub hours: f64,
     /// The level (absent where the method cannot give it, e.g. a period shorter than a block).
     pub level_ns: Option<Estimate>,
+    /// Why the level is no estimate although the fit gave a number: the fit sits at a bound of
+    /// its parameters, the interval has no width or the estimate sits on its end, or the level
+    /// lies orders of magnitude beyond the data. Absent when the level is an estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+impl ReturnLevel {
+    /// The level, where it is an estimate the data support.
+    pub fn supported(&self) -> Option<&Estimate> {
+        self.level_ns.as_ref().filter(|_| self.withheld.is_none())
+    }
 }
 
 /// A point of the return-level curve.
@@ -241,6 +253,11 @@ pub struct Candidate {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorstVerdict {
+    /// The answer and the next step, in one sentence a person acts on: the once-per-day level
+    /// with its interval (and how often the budget is exceeded), or how much longer to measure,
+    /// or that the run is over budget already and the machine needs tuning first.
+    #[serde(default)]
+    pub headline: String,
     /// A fit passed every check.
     pub trusted: bool,
     /// The method the headline figures come from (peaks over threshold when both are trusted).

@@ -287,6 +287,7 @@ fn thread_figures(file: &str, t: &Thread, r: &Report, width: u64) -> Result<Plac
             last: None,
             // oslat measures finer than its buckets.
             exact: false,
+            series: Default::default(),
         },
         rounded: up,
     })

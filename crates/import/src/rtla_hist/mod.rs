@@ -171,6 +171,7 @@ fn column_figures(table: &Table, stats: &[ColumnStats], c: usize, exact: bool) -
         avg: s.avg.map(|a| a as f64),
         last: None,
         exact,
+        series: Default::default(),
     }
 }
 

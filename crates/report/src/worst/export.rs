@@ -87,7 +87,10 @@ fn gauges(doc: &WorstDoc) -> Gauges {
         };
         g.shape.push((base(vec![]), Value::Float(f.shape.value)));
         for r in &f.return_levels {
-            let Some(e) = r.level_ns else { continue };
+            // A level the data do not support is no figure to export.
+            let Some(e) = r.supported().copied() else {
+                continue;
+            };
             for (bound, v) in [
                 ("estimate", Some(e.value)),
                 ("lower", e.lower),
@@ -183,7 +186,7 @@ pub fn lava_cases(doc: &WorstDoc) -> Vec<Case> {
             Outcome::Unknown
         };
         for r in &f.return_levels {
-            if let Some(e) = r.level_ns {
+            if let Some(e) = r.supported() {
                 out.push(Case {
                     name: format!("worst-{name}-{}-level", r.per),
                     outcome: figure,

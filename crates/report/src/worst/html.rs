@@ -65,7 +65,7 @@ fn cpu_section(out: &mut String, c: &WorstCpu, budget: Option<u64>) {
     let _ = writeln!(
         out,
         "<section class=\"cpu\">\n<h3>{who} <span class=\"{}\">{}</span></h3>\n\
-         <p>{} samples, observed maximum {}.</p>\n<ul>",
+         <p class=\"headline\"><strong>{}</strong></p>\n<p>{} samples, observed maximum {}.</p>\n<ul>",
         if ok { "pass" } else { "fail" },
         // The verdict its exit status stands for, in the words of every surface.
         match (ok, c.verdict.trusted) {
@@ -73,6 +73,7 @@ fn cpu_section(out: &mut String, c: &WorstCpu, budget: Option<u64>) {
             (false, false) => "FAIL: no fit is trusted",
             (false, true) => "FAIL: the budget's risk is over its target",
         },
+        escape(&c.verdict.headline),
         c.samples,
         escape(&fmt_ns(c.observed_max_ns as f64))
     );
@@ -123,13 +124,24 @@ fn fit_section(out: &mut String, f: &TailFit, budget: Option<u64>) {
     );
     let _ = writeln!(out, "<tr><th>shape</th>{}</tr>", cell(&f.shape, false));
     for r in &f.return_levels {
-        if let Some(e) = &r.level_ns {
-            let _ = writeln!(
-                out,
-                "<tr><th>once per {}</th>{}</tr>",
-                escape(&r.per),
-                cell(e, true)
-            );
+        match (&r.level_ns, &r.withheld) {
+            (Some(_), Some(why)) => {
+                let _ = writeln!(
+                    out,
+                    "<tr><th>once per {}</th><td colspan=\"3\">no estimate: {}</td></tr>",
+                    escape(&r.per),
+                    escape(why)
+                );
+            }
+            (Some(e), None) => {
+                let _ = writeln!(
+                    out,
+                    "<tr><th>once per {}</th>{}</tr>",
+                    escape(&r.per),
+                    cell(e, true)
+                );
+            }
+            (None, _) => {}
         }
     }
     if let Some(b) = &f.budget {
@@ -146,7 +158,8 @@ fn fit_section(out: &mut String, f: &TailFit, budget: Option<u64>) {
     for c in &f.checks {
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"n\">{:.4}</td><td class=\"n\">{:.3}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+            "<tr><td>{} ({})</td><td class=\"n\">{:.4}</td><td class=\"n\">{:.3}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+            escape(super::plain_check(&c.name)),
             escape(&c.name),
             c.statistic,
             c.p_value,

@@ -9,9 +9,20 @@ pub mod export;
 pub mod html;
 mod plots;
 
-/// The text form: per group and CPU, the verdict first.
+/// The text form: the answer and next step first (each group's, all CPUs together), then per
+/// group and CPU the verdict, then each fit with its checks, plain words before test names.
 pub fn worst_text(doc: &WorstDoc) -> String {
     let mut out = String::new();
+    for g in &doc.groups {
+        if let Some(c) = g.cpus.iter().find(|c| c.cpu.is_none()).or(g.cpus.first()) {
+            let runs = match doc.groups.len() {
+                1 => String::new(),
+                _ => format!("{}: ", g.runs.join(", ")),
+            };
+            out.push_str(&format!("{runs}{}\n", c.verdict.headline));
+        }
+    }
+    out.push('\n');
     if doc.groups.len() > 1 {
         out.push_str(&summary_text(doc));
         out.push('\n');
@@ -45,7 +56,7 @@ pub fn summary_text(doc: &WorstDoc) -> String {
             .or(all.block_maxima.as_ref());
         let day = fit
             .and_then(|f| f.return_levels.iter().find(|r| r.per == "day"))
-            .and_then(|r| r.level_ns.as_ref())
+            .and_then(|r| r.supported())
             .map_or_else(|| "-".to_string(), |e| est(e, true));
         let shape = fit.map_or_else(|| "-".to_string(), |f| est(&f.shape, false));
         let c = &g.conditions;
@@ -104,6 +115,7 @@ fn cpu_text(out: &mut String, c: &WorstCpu) {
         fmt_duration(c.measured_ns as f64),
         fmt_ns(c.observed_max_ns as f64)
     ));
+    out.push_str(&format!("  {}\n", c.verdict.headline));
     for line in &c.verdict.says {
         out.push_str(&format!("  {line}\n"));
     }
@@ -145,9 +157,12 @@ fn fit_text(out: &mut String, f: &TailFit) {
     }
     out.push('\n');
     for r in &f.return_levels {
-        match &r.level_ns {
-            Some(e) => out.push_str(&format!("    once per {}: {}\n", r.per, est(e, true))),
-            None => out.push_str(&format!(
+        match (&r.level_ns, &r.withheld) {
+            (Some(_), Some(why)) => {
+                out.push_str(&format!("    once per {}: no estimate: {why}\n", r.per))
+            }
+            (Some(e), None) => out.push_str(&format!("    once per {}: {}\n", r.per, est(e, true))),
+            (None, _) => out.push_str(&format!(
                 "    once per {}: shorter than what the method resolves\n",
                 r.per
             )),
@@ -172,9 +187,26 @@ fn fit_text(out: &mut String, f: &TailFit) {
 
 fn check_text(c: &Check) -> String {
     format!(
-        "{} p={:.3} {}",
+        "{} {} ({} p={:.3})",
+        plain_check(&c.name),
+        if c.passed { "ok" } else { "FAILED" },
         c.name,
-        c.p_value,
-        if c.passed { "ok" } else { "FAILED" }
+        c.p_value
     )
+}
+
+/// What a check asks, in words an engineer without extreme-value theory reads.
+pub(crate) fn plain_check(name: &str) -> &str {
+    match name {
+        "ljung-box" => "maxima independent of each other",
+        "runs" => "no runs of high or low maxima",
+        "split-half" => "both halves alike",
+        "kpss" => "no drift over time",
+        "anderson-darling" | "cramer-von-mises" | "chi-squared" => {
+            "the fitted curve matches the data"
+        }
+        "back-test" => "the first half predicts the second",
+        "observed-max" => "the fit allows the maximum seen",
+        other => other,
+    }
 }
