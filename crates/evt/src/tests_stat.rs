@@ -54,6 +54,21 @@ fn normal_two_sided(z: f64) -> f64 {
     (2.0 * (1.0 - n.cdf(z.abs()))).clamp(0.0, 1.0)
 }
 
+/// Whether two estimates of one parameter agree: `z` is their difference over the square root
+/// of the summed variances (conservative when the estimates share data, as they overstate the
+/// difference's variance). `None` without both standard errors.
+pub fn agreement(a: f64, se_a: Option<f64>, b: f64, se_b: Option<f64>) -> Option<Outcome> {
+    let var = se_a?.powi(2) + se_b?.powi(2);
+    if !(var > 0.0) || !a.is_finite() || !b.is_finite() {
+        return None;
+    }
+    let z = (a - b) / var.sqrt();
+    Some(Outcome {
+        statistic: z,
+        p_value: normal_two_sided(z),
+    })
+}
+
 /// Ljung-Box portmanteau test on the ranks with `lags` lags: small p, serial dependence.
 pub fn ljung_box(x: &[f64], lags: usize) -> Option<Outcome> {
     let n = x.len();

@@ -11,6 +11,16 @@ pub const WORST_LONG: &str = "\
 Estimate how bad the latency can get, beyond what the runs measured, with extreme-value \
 statistics, and say whether the data support the estimate.
 
+The first line says what to do: \"expect up to X once per day (95 %: A to B)\" from a trusted \
+fit (with how often --budget is exceeded), \"not enough evidence: measure about T more under \
+the same load\" (T from the fit's goals, else at least 100 s in all and four times what was \
+measured), or \"over budget already\" when a run exceeded --budget: tune first. A level the \
+data do not support (the fit at a bound of its parameters, an interval without width, more \
+than 100 times the largest latency measured) is printed as \"no estimate\" with why.
+
+cyclictest's verbose stream (-v, plain or compressed, imported with `rtlab import`) is \
+time-ordered like rtlab's own runs: its per-second maxima are fitted the same way.
+
 Two methods run on each CPU's per-second maxima, and on all CPUs together. Peaks over \
 threshold fits a generalised Pareto distribution (GPD) to the largest value of each cluster of \
 consecutive seconds above a threshold; the threshold is chosen by a stated rule (the lowest \

@@ -1,0 +1,233 @@
+//! `rtlab worst` graded against tails known by construction, through the path people take with
+//! the longest records: a cyclictest `-v` log (`rtlab import`, then `rtlab worst`). Each log is
+//! drawn from a latency distribution whose once-per-day level is known in closed form: light
+//! (exponential), heavy (a GPD tail with shape 0.2) and bounded (shape -0.3) tails, and a
+//! regime change halfway. The first three must be trusted with the truth inside the 95 %
+//! interval in all seeds but one; the change must not be trusted, and every headline must name
+//! what to expect or how much longer to measure. (At 20 minutes a log, 11 of the 12 were
+//! trusted and all 11 intervals held the truth; peaks over threshold as the headline's method
+//! missed it in one light-tailed log of four, and five-minute logs were trusted in half.)
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// cyclictest's interval in these logs: 10 ms (100 samples a second).
+const INTERVAL_US: u64 = 10_000;
+/// Samples per day at that interval: the once-per-day level is exceeded by one sample in this many.
+const PER_DAY: f64 = 86_400.0 * 1e6 / INTERVAL_US as f64;
+/// Seconds per log: 1200 per-second maxima, 120 blocks of 10 s (20 minutes, a short run).
+const SECONDS: u64 = 1200;
+/// Seeds per tail.
+const SEEDS: u64 = 4;
+
+/// SplitMix64: a uniform in (0, 1) per call.
+struct Mix(u64);
+
+impl Mix {
+    fn open01(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// A latency distribution: a floor plus a generalized Pareto excess (shape 0: exponential).
+#[derive(Clone, Copy)]
+struct Tail {
+    floor_us: f64,
+    scale_us: f64,
+    shape: f64,
+}
+
+impl Tail {
+    /// The value exceeded with probability `p`.
+    fn quantile_above(self, p: f64) -> f64 {
+        let excess = if self.shape.abs() < 1e-12 {
+            -self.scale_us * p.ln()
+        } else {
+            self.scale_us / self.shape * (p.powf(-self.shape) - 1.0)
+        };
+        self.floor_us + excess
+    }
+
+    /// The true once-per-day level, in nanoseconds.
+    fn day_ns(self) -> f64 {
+        self.quantile_above(1.0 / PER_DAY) * 1e3
+    }
+}
+
+const LIGHT: Tail = Tail {
+    floor_us: 20.0,
+    scale_us: 5.0,
+    shape: 0.0,
+};
+const HEAVY: Tail = Tail {
+    floor_us: 20.0,
+    scale_us: 3.0,
+    shape: 0.2,
+};
+const BOUNDED: Tail = Tail {
+    floor_us: 20.0,
+    scale_us: 10.0,
+    shape: -0.3,
+};
+
+/// A cyclictest 2.x `-v -i 10000` log of one thread: its header lines, then one line per
+/// cycle, the latency drawn from `first` for the first half and `second` after.
+fn log(seed: u64, first: Tail, second: Tail) -> String {
+    let mut rng = Mix(seed);
+    let cycles = SECONDS * 1_000_000 / INTERVAL_US;
+    let mut out = format!(
+        "# /dev/cpu_dma_latency set to 0us\nThread 0 using cpu 1.\nThread 0 Interval: {}\n",
+        INTERVAL_US + 500
+    );
+    for c in 0..cycles {
+        let tail = if c < cycles / 2 { first } else { second };
+        // cyclictest prints whole microseconds, rounded down.
+        let v = tail.quantile_above(rng.open01()).floor() as u64;
+        out += &format!("{:8}:{c:8}:{v:8}\n", 0);
+    }
+    out
+}
+
+/// `rtlab import` of the log into a store of its own, then `rtlab worst last --format json`:
+/// the all-CPUs entry.
+fn worst(dir: &Path, name: &str, text: &str) -> Value {
+    let file = dir.join(format!("{name}.txt"));
+    std::fs::write(&file, text).unwrap();
+    let db = dir.join(format!("{name}.sqlite"));
+    let out = common::rtlab_with_store(&db)
+        .args(["import", "--host", "synthetic"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = common::rtlab_with_store(&db)
+        .args(["worst", "last", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["groups"][0]["cpus"][0].clone()
+}
+
+/// The trusted fit's once-per-day estimate, if the verdict trusts one and the level is
+/// supported: (value, lower, upper) in ns.
+fn day(cpu: &Value) -> Option<(f64, f64, f64)> {
+    let key = match cpu["verdict"]["method"].as_str()? {
+        "block_maxima" => "block_maxima",
+        _ => "peaks_over_threshold",
+    };
+    let level = cpu[key]["return_levels"]
+        .as_array()?
+        .iter()
+        .find(|r| r["per"] == "day")?;
+    if level.get("withheld").is_some() {
+        return None;
+    }
+    let e = &level["level_ns"];
+    Some((
+        e["value"].as_f64()?,
+        e["lower"].as_f64().unwrap_or(0.0),
+        e["upper"].as_f64().unwrap_or(f64::INFINITY),
+    ))
+}
+
+/// Runs every seed of one tail: how many were trusted with a supported day level, and how many
+/// of those held the truth inside the interval.
+fn grade(tail: Tail, name: &str) -> (u64, u64, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = tail.day_ns();
+    let (mut trusted, mut covered, mut seen) = (0, 0, Vec::new());
+    for seed in 0..SEEDS {
+        let cpu = worst(
+            dir.path(),
+            &format!("{name}{seed}"),
+            &log(seed * 7 + 1, tail, tail),
+        );
+        let headline = cpu["verdict"]["headline"].as_str().unwrap().to_string();
+        assert!(
+            headline.starts_with("expect up to ") || headline.starts_with("not enough evidence"),
+            "{name} seed {seed}: {headline}"
+        );
+        if let Some((_, lo, hi)) = day(&cpu) {
+            trusted += 1;
+            if lo <= truth && truth <= hi {
+                covered += 1;
+            }
+            assert!(
+                headline.starts_with("expect up to "),
+                "{name} seed {seed}: {headline}"
+            );
+        }
+        seen.push(headline);
+    }
+    (trusted, covered, seen)
+}
+
+#[test]
+fn known_tails_imported_from_cyclictest_logs_are_estimated_inside_their_intervals() {
+    for (tail, name) in [(LIGHT, "light"), (HEAVY, "heavy"), (BOUNDED, "bounded")] {
+        let (trusted, covered, seen) = grade(tail, name);
+        eprintln!("{name}: truth {:.1} us: {seen:#?}", tail.day_ns() / 1e3);
+        // Twenty minutes of a clean tail: trusted in all seeds but one (the checks run at 1 %
+        // each, and the two methods must agree on the shape; one that is not says how much
+        // longer to measure).
+        assert!(
+            trusted + 1 >= SEEDS,
+            "{name}: trusted in {trusted} of {SEEDS}: {seen:?}"
+        );
+        // 95 % intervals: all but one of the trusted seeds hold the truth.
+        assert!(
+            covered + 1 >= trusted,
+            "{name}: truth {:.1} us inside {covered} of {trusted} intervals: {seen:?}",
+            tail.day_ns() / 1e3
+        );
+    }
+}
+
+#[test]
+fn a_change_halfway_is_not_trusted_and_says_how_long_to_measure() {
+    let dir = tempfile::tempdir().unwrap();
+    let heavier = Tail {
+        floor_us: 40.0,
+        scale_us: 10.0,
+        shape: 0.0,
+    };
+    for seed in 0..2 {
+        let cpu = worst(
+            dir.path(),
+            &format!("change{seed}"),
+            &log(seed + 100, LIGHT, heavier),
+        );
+        assert_eq!(cpu["verdict"]["trusted"], false, "seed {seed}: {cpu:#}");
+        let headline = cpu["verdict"]["headline"].as_str().unwrap();
+        assert!(
+            headline.starts_with("not enough evidence: measure about ")
+                && headline.contains(" more under the same load"),
+            "seed {seed}: {headline}"
+        );
+    }
+}
+
+#[test]
+fn the_truths_are_what_the_tails_say() {
+    // Light: 20 + 5 ln(8.64e6) us; bounded: below its end, 20 + 10 / 0.3 us.
+    assert!((LIGHT.day_ns() / 1e3 - (20.0 + 5.0 * PER_DAY.ln())).abs() < 1e-9);
+    assert!(BOUNDED.day_ns() / 1e3 < 20.0 + 10.0 / 0.3);
+    assert!(HEAVY.day_ns() > LIGHT.day_ns());
+}
