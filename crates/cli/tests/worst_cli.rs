@@ -45,15 +45,10 @@ fn result_file(dir: &Path) -> Value {
 
 /// GEV(mu 20 us, sigma 2 us, xi -0.15) per-second maxima, from a fixed SplitMix64 stream.
 fn gev_series(n: usize, seed: u64) -> Vec<u64> {
-    let mut s = seed;
+    let mut rng = testkit::SplitMix(seed);
     (0..n)
         .map(|_| {
-            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            let u = ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            let u = rng.open01();
             let xi = -0.15;
             (20_000.0 + 2_000.0 * ((-u.ln()).powf(-xi) - 1.0) / xi) as u64
         })

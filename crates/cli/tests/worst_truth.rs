@@ -13,6 +13,7 @@ mod common;
 use std::path::Path;
 
 use serde_json::Value;
+use testkit::SplitMix;
 
 /// cyclictest's interval in these logs: 10 ms (100 samples a second).
 const INTERVAL_US: u64 = 10_000;
@@ -22,20 +23,6 @@ const PER_DAY: f64 = 86_400.0 * 1e6 / INTERVAL_US as f64;
 const SECONDS: u64 = 1200;
 /// Seeds per tail.
 const SEEDS: u64 = 4;
-
-/// SplitMix64: a uniform in (0, 1) per call.
-struct Mix(u64);
-
-impl Mix {
-    fn open01(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-}
 
 /// A latency distribution: a floor plus a generalized Pareto excess (shape 0: exponential).
 #[derive(Clone, Copy)]
@@ -81,7 +68,7 @@ const BOUNDED: Tail = Tail {
 /// A cyclictest 2.x `-v -i 10000` log of one thread: its header lines, then one line per
 /// cycle, the latency drawn from `first` for the first half and `second` after.
 fn log(seed: u64, first: Tail, second: Tail) -> String {
-    let mut rng = Mix(seed);
+    let mut rng = SplitMix(seed);
     let cycles = SECONDS * 1_000_000 / INTERVAL_US;
     let mut out = format!(
         "# /dev/cpu_dma_latency set to 0us\nThread 0 using cpu 1.\nThread 0 Interval: {}\n",
