@@ -68,6 +68,14 @@ const BOUNDED: Tail = Tail {
 /// A cyclictest 2.x `-v -i 10000` log of one thread: its header lines, then one line per
 /// cycle, the latency drawn from `first` for the first half and `second` after.
 fn log(seed: u64, first: Tail, second: Tail) -> String {
+    stream(seed, |rng, late| {
+        let tail = if late { second } else { first };
+        tail.quantile_above(rng.open01())
+    })
+}
+
+/// The log of latencies `draw(rng, in_the_second_half)`, in microseconds.
+fn stream(seed: u64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
     let mut rng = SplitMix(seed);
     let cycles = SECONDS * 1_000_000 / INTERVAL_US;
     let mut out = format!(
@@ -75,9 +83,8 @@ fn log(seed: u64, first: Tail, second: Tail) -> String {
         INTERVAL_US + 500
     );
     for c in 0..cycles {
-        let tail = if c < cycles / 2 { first } else { second };
         // cyclictest prints whole microseconds, rounded down.
-        let v = tail.quantile_above(rng.open01()).floor() as u64;
+        let v = draw(&mut rng, c >= cycles / 2).floor() as u64;
         out += &format!("{:8}:{c:8}:{v:8}\n", 0);
     }
     out
@@ -217,4 +224,49 @@ fn the_truths_are_what_the_tails_say() {
     assert!((LIGHT.day_ns() / 1e3 - (20.0 + 5.0 * PER_DAY.ln())).abs() < 1e-9);
     assert!(BOUNDED.day_ns() / 1e3 < 20.0 + 10.0 / 0.3);
     assert!(HEAVY.day_ns() > LIGHT.day_ns());
+}
+
+/// What holds today for a rare second cause, and what does not yet: the level given is never
+/// below the truth (the rare mode is seen, nothing is promised away), but a trusted fit may
+/// read the four rare wake-ups as a heavy tail and put its whole interval above the truth
+/// (seed 0: 941.7 us to 88.18 ms against 683.1 us; issue #47, left open).
+#[test]
+fn a_rare_second_mode_is_never_promised_away() {
+    // The light tail, and once in 30,000 cycles (four times in a log) a wake-up of 400 us
+    // plus an exponential 50 us: the once-per-day level is the rare mode's,
+    // 400 + 50 ln(8.64e6 / 30,000) = 683 us, far above anything the light tail reaches.
+    let (rare_p, rare) = (
+        1.0 / 30_000.0,
+        Tail {
+            floor_us: 400.0,
+            scale_us: 50.0,
+            shape: 0.0,
+        },
+    );
+    let truth = rare.quantile_above(1.0 / (PER_DAY * rare_p)) * 1e3;
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..2 {
+        let text = stream(seed + 200, |rng, _| {
+            let u = rng.open01();
+            match rng.open01() < rare_p {
+                true => rare.quantile_above(u),
+                false => LIGHT.quantile_above(u),
+            }
+        });
+        let cpu = worst(dir.path(), &format!("rare{seed}"), &text);
+        let headline = cpu["verdict"]["headline"].as_str().unwrap();
+        eprintln!("seed {seed}: {headline}; truth {:.1} us", truth / 1e3);
+        match day(&cpu) {
+            // A figure it gives never promises less than the truth: the rare mode is seen.
+            Some((_, _, hi)) => assert!(
+                truth <= hi,
+                "seed {seed}: {headline}; truth {:.1} us",
+                truth / 1e3
+            ),
+            None => assert!(
+                headline.starts_with("not enough evidence: measure about "),
+                "{headline}"
+            ),
+        }
+    }
 }
