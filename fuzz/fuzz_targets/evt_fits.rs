@@ -1,6 +1,7 @@
 //! Fuzz target `evt_fits`: arbitrary bytes as a per-second series of maxima (8 bytes each, the
 //! first a budget) and as a histogram's tail: `evt::fits::{peaks_over_threshold,block_maxima}`
-//! with their profile intervals, checks and bootstraps, and `evt::gpd::fit_binned`. Nothing may
+//! with their profile intervals, checks and bootstraps, the two compared, their levels judged
+//! for support and the first line written (`evt::support`), and `evt::gpd::fit_binned`. Nothing may
 //! panic or loop; every figure must come out finite or absent.
 #![no_main]
 
@@ -27,13 +28,26 @@ fuzz_target!(|data: &[u8]| {
         bootstrap: 4,
     };
     let series = evt::fits::Series { maxima: &maxima, slot_ns: 1_000_000_000 };
-    for fit in [evt::fits::peaks_over_threshold(&series, &set), evt::fits::block_maxima(&series, &set)]
-        .into_iter()
-        .flatten()
-    {
+    let mut pot = evt::fits::peaks_over_threshold(&series, &set).ok();
+    let mut gev = evt::fits::block_maxima(&series, &set).ok();
+    // What `rtlab worst` does next: the two shapes compared, the unsupported levels withheld,
+    // the first line written.
+    if let (Some(p), Some(g)) = (pot.as_mut(), gev.as_mut()) {
+        evt::fits::cross_check(p, g);
+    }
+    let observed_max = maxima.iter().copied().fold(0.0, f64::max) as u64;
+    for fit in pot.iter_mut().chain(gev.iter_mut()) {
         assert!(fit.shape.value.is_finite());
+        evt::support::withhold(fit, observed_max);
         let _ = serde_json::to_string(&fit);
     }
+    let known = evt::support::Known {
+        trusted: evt::verdict::primary(pot.as_ref(), gev.as_ref()),
+        observed_max_ns: observed_max,
+        measured_ns: (maxima.len() as u64).saturating_mul(1_000_000_000),
+        run_longer: &[],
+    };
+    assert!(!evt::support::headline(&known, &set).is_empty());
     let bins: Vec<evt::gpd::Bin> = maxima
         .chunks_exact(2)
         .map(|c| evt::gpd::Bin { lo: c[0], hi: c[0] + 1.0 + c[1] % 1000.0, count: c[1] % 1000.0 })
