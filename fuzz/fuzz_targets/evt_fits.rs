@@ -35,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
     if let (Some(p), Some(g)) = (pot.as_mut(), gev.as_mut()) {
         evt::fits::cross_check(p, g);
     }
+    evt::fits::top_check(pot.as_mut(), gev.as_mut());
     let observed_max = maxima.iter().copied().fold(0.0, f64::max) as u64;
     for fit in pot.iter_mut().chain(gev.iter_mut()) {
         assert!(fit.shape.value.is_finite());
@@ -46,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
         observed_max_ns: observed_max,
         measured_ns: (maxima.len() as u64).saturating_mul(1_000_000_000),
         run_longer: &[],
+        second_cause: false,
     };
     assert!(!evt::support::headline(&known, &set).is_empty());
     let bins: Vec<evt::gpd::Bin> = maxima

@@ -134,6 +134,29 @@ pub fn cross_check(pot: &mut TailFit, gev: &mut TailFit) {
     }
 }
 
+/// The largest block maxima must follow from the rest ([`crate::top::top_follows`]): where they
+/// do not, a rare second cause sits above the tail, and neither fit (both read the same
+/// per-second maxima) is trusted: the second cause is found with `rtlab explain`, and its own
+/// rate needs a longer run.
+pub fn top_check(pot: Option<&mut TailFit>, gev: Option<&mut TailFit>) {
+    let Some(o) = gev
+        .as_ref()
+        .and_then(|g| crate::top::top_follows(&g.values_ns))
+    else {
+        return;
+    };
+    for fit in pot.into_iter().chain(gev) {
+        fit.checks.push(Check {
+            name: "top-follows".into(),
+            statistic: o.statistic,
+            p_value: o.p_value,
+            passed: o.p_value > ALPHA,
+            says: "the largest maxima lie beyond what the rest's tail predicts: a rarer second cause (rtlab explain finds it)".into(),
+        });
+        fit.trusted = fit.checks.iter().all(|c| c.passed);
+    }
+}
+
 pub(crate) fn budget_risk(
     budget_ns: u64,
     per_hour: impl Fn(f64) -> f64,

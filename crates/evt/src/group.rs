@@ -148,6 +148,7 @@ fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
     if let (Some(p), Some(g)) = (pot.as_mut(), gev.as_mut()) {
         crate::fits::cross_check(p, g);
     }
+    crate::fits::top_check(pot.as_mut(), gev.as_mut());
     for fit in pot.iter_mut().chain(gev.iter_mut()) {
         crate::support::withhold(fit, inp.observed_max_ns);
     }
@@ -162,6 +163,11 @@ fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
             observed_max_ns: inp.observed_max_ns,
             measured_ns,
             run_longer: &run_longer,
+            second_cause: pot
+                .iter()
+                .chain(gev.iter())
+                .flat_map(|f| &f.checks)
+                .any(|c| c.name == "top-follows" && !c.passed),
         },
         set,
     );

@@ -26,6 +26,7 @@ pub mod profile;
 mod rng;
 pub mod support;
 pub mod tests_stat;
+pub mod top;
 pub mod verdict;
 
 pub use group::{analyse, analyse_each};

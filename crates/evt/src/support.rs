@@ -80,6 +80,8 @@ pub struct Known<'a> {
     pub measured_ns: u64,
     /// How long to run for the fit's goals (from a trusted fit).
     pub run_longer: &'a [RunLonger],
+    /// The largest maxima did not follow from the rest (`top-follows` failed).
+    pub second_cause: bool,
 }
 
 /// The first line of a CPU's verdict: what to expect, or what to do.
@@ -106,6 +108,11 @@ pub fn headline(k: &Known, set: &Settings) -> String {
                 measure_more(k)
             )
         }
+        (None, _) if k.second_cause => format!(
+            "not enough evidence: the largest values come from a rarer second cause (`rtlab \
+             explain` on the worst spikes names it); {}",
+            measure_more(k)
+        ),
         (None, _) => format!("not enough evidence: {}", measure_more(k)),
     }
 }
@@ -208,6 +215,7 @@ mod tests {
             observed_max_ns: 50_000,
             measured_ns: measured_s * 1_000_000_000,
             run_longer: &[],
+            second_cause: false,
         };
         // 20 s: up to the first 100 s.
         assert_eq!(

@@ -208,6 +208,7 @@ pub(crate) fn plain_check(name: &str) -> &str {
         "back-test" => "the first half predicts the second",
         "observed-max" => "the fit allows the maximum seen",
         "methods-agree" => "both methods see one tail",
+        "top-follows" => "the largest values follow from the rest",
         other => other,
     }
 }
