@@ -122,14 +122,23 @@ pub fn cross_check(pot: &mut TailFit, gev: &mut TailFit) {
     else {
         return;
     };
-    for fit in [pot, gev] {
-        fit.checks.push(Check {
-            name: "methods-agree".into(),
-            statistic: o.statistic,
-            p_value: o.p_value,
-            passed: o.p_value > ALPHA,
-            says: "peaks over threshold and block maxima disagree on the tail's shape: one of them does not see the tail yet".into(),
-        });
+    add_check(
+        [pot, gev],
+        "methods-agree",
+        o,
+        "peaks over threshold and block maxima disagree on the tail's shape: one of them does not see the tail yet",
+    );
+}
+
+/// A check both fits share (they read the same per-second maxima), each fit's trust renewed.
+fn add_check<'a>(
+    fits: impl IntoIterator<Item = &'a mut TailFit>,
+    name: &str,
+    o: Outcome,
+    says: &str,
+) {
+    for fit in fits {
+        fit.checks.extend(check(name, Some(o), says));
         fit.trusted = fit.checks.iter().all(|c| c.passed);
     }
 }
@@ -145,16 +154,12 @@ pub fn top_check(pot: Option<&mut TailFit>, gev: Option<&mut TailFit>) {
     else {
         return;
     };
-    for fit in pot.into_iter().chain(gev) {
-        fit.checks.push(Check {
-            name: "top-follows".into(),
-            statistic: o.statistic,
-            p_value: o.p_value,
-            passed: o.p_value > ALPHA,
-            says: "the largest maxima lie beyond what the rest's tail predicts: a rarer second cause (rtlab explain finds it)".into(),
-        });
-        fit.trusted = fit.checks.iter().all(|c| c.passed);
-    }
+    add_check(
+        pot.into_iter().chain(gev),
+        "top-follows",
+        o,
+        "the largest maxima lie beyond what the rest's tail predicts: a rarer second cause (rtlab explain finds it)",
+    );
 }
 
 pub(crate) fn budget_risk(

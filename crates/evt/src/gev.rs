@@ -47,6 +47,22 @@ fn nll(z: &[f64], g: &Gev) -> f64 {
     sum
 }
 
+/// The minimum of a GEV likelihood `f` over (mu, ln sigma, xi) of standardised data (mean 0,
+/// standard deviation 1): started from the Gumbel's moments with two shapes, the better kept.
+pub(crate) fn minimise_standardised(f: &dyn Fn(&[f64]) -> f64) -> Option<(Vec<f64>, f64)> {
+    let sigma0 = 6f64.sqrt() / std::f64::consts::PI;
+    let mu0 = -0.5772 * sigma0;
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    for xi0 in [-0.2, 0.1] {
+        if let Some((x, fx)) = optim::minimise(f, &[mu0, sigma0.ln(), xi0], &[0.2, 0.2, 0.1])
+            && best.as_ref().is_none_or(|b| fx < b.1)
+        {
+            best = Some((x, fx));
+        }
+    }
+    best
+}
+
 impl GevModel {
     /// The model for these maxima; `None` for fewer than 3 or when they are all equal.
     pub fn new(data: &[f64]) -> Option<GevModel> {
@@ -97,18 +113,7 @@ impl GevModel {
                 },
             )
         };
-        // Gumbel moments for location and scale; two shapes, the better kept.
-        let sigma0 = 6f64.sqrt() / std::f64::consts::PI;
-        let mu0 = -0.5772 * sigma0;
-        let mut best: Option<(Vec<f64>, f64)> = None;
-        for xi0 in [-0.2, 0.1] {
-            if let Some((x, fx)) = optim::minimise(&f, &[mu0, sigma0.ln(), xi0], &[0.2, 0.2, 0.1])
-                && best.as_ref().is_none_or(|b| fx < b.1)
-            {
-                best = Some((x, fx));
-            }
-        }
-        let (x, fx) = best?;
+        let (x, fx) = minimise_standardised(&f)?;
         let g = Gev {
             mu: x[0],
             sigma: x[1].exp(),

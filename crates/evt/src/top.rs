@@ -68,17 +68,7 @@ pub fn top_follows(values: &[f64]) -> Option<Outcome> {
         }
         sum - top as f64 * above.ln()
     };
-    let sigma0 = 6f64.sqrt() / std::f64::consts::PI;
-    let mu0 = -0.5772 * sigma0;
-    let mut best: Option<(Vec<f64>, f64)> = None;
-    for xi0 in [-0.2, 0.1] {
-        if let Some((x, fx)) = optim::minimise(&nll, &[mu0, sigma0.ln(), xi0], &[0.2, 0.2, 0.1])
-            && best.as_ref().is_none_or(|b| fx < b.1)
-        {
-            best = Some((x, fx));
-        }
-    }
-    let (p, _) = best?;
+    let (p, _) = crate::gev::minimise_standardised(&nll)?;
     let g = Gev {
         mu: p[0],
         sigma: p[1].exp(),
