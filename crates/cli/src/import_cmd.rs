@@ -208,6 +208,30 @@ fn said(parsed: &[Parsed], saved: &[store::Saved], labels: &[Option<String>]) ->
         for note in notes.iter().filter(|n| n.starts_with(import::SKIPPED_NOTE)) {
             text.push_str(&format!("  note: {note}\n"));
         }
+        if let Some(line) = time_order(&p.run, &id.to_string()) {
+            text.push_str(&line);
+        }
     }
     text
+}
+
+/// What the run keeps of its time order, and what `rtlab worst` can do with it: the per-second
+/// maxima of a time-ordered output (cyclictest -v), or none (a histogram, a summary), with the
+/// format that would keep one. Nothing for a noise report.
+fn time_order(run: &MeasureRun, id: &str) -> Option<String> {
+    if run.noise.is_some() || run.all.raw.count == 0 {
+        return None;
+    }
+    let s = &run.all.series;
+    Some(if s.count.iter().any(|c| *c > 0) {
+        let seconds = (s.max_ns.len() as f64) * s.slot_ns.0 as f64;
+        format!(
+            "  time order kept: per-second maxima over {}; `rtlab worst {id}` estimates the worst case\n",
+            evt::verdict::fmt_duration(seconds)
+        )
+    } else {
+        "  no time order in this format: `rtlab worst` can fit it but not check the fit \
+         (`rtlab measure`, also with `--engine timerlat`, or cyclictest -v keeps one)\n"
+            .to_string()
+    })
 }

@@ -230,10 +230,17 @@ fn rtla_timerlat_hist_is_imported() {
         .unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
     assert!(
-        stdout
-            .trim_end()
+        lines
+            .next()
+            .unwrap()
             .ends_with("(rtla timerlat histogram, 5 CPUs, 3000010 samples)"),
+        "{stdout}"
+    );
+    // A histogram has no time order, and says which measurement keeps one.
+    assert!(
+        lines.next().unwrap().contains("--engine timerlat"),
         "{stdout}"
     );
     let id = stdout.split(' ').nth(4).unwrap();
@@ -424,7 +431,12 @@ fn a_skipped_line_is_printed_under_its_run_and_kept_in_the_notes() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
+    // The run, the line skipped, and that a histogram keeps no time order.
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[2].starts_with("  no time order in this format"),
+        "{stdout}"
+    );
     assert!(
         lines[1].starts_with("  note: skipped line 11, ")
             && lines[1].ends_with("`A line of a later cyclictest`"),
