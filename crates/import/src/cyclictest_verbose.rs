@@ -61,12 +61,7 @@ pub(crate) fn detect(text: &str) -> bool {
     let (mut samples, mut other) = (0usize, 0usize);
     for line in text.lines().take(10_000) {
         let line = line.trim();
-        if line.is_empty()
-            || line.starts_with('#')
-            || interval_line(line).is_some()
-            || cpu_line(line).is_some()
-            || chatter(line)
-        {
+        if line.is_empty() || line.starts_with('#') || header_line(line) {
             continue;
         }
         if sample(line).is_some() {
@@ -355,6 +350,11 @@ fn cpu_line(line: &str) -> Option<(u32, u32)> {
     ))
 }
 
+/// A line cyclictest prints before its samples about its threads or the machine.
+fn header_line(line: &str) -> bool {
+    interval_line(line).is_some() || cpu_line(line).is_some() || chatter(line)
+}
+
 /// The lines cyclictest prints about the machine before its threads start (`Using 2 cpus.`,
 /// `Max CPUs = 2`, `Online CPUs = 2`): nothing to keep.
 fn chatter(line: &str) -> bool {
@@ -394,9 +394,7 @@ fn read_samples(
         let line = line.trim();
         if line.is_empty()
             || cyclictest_opts::policy_line(line).is_some()
-            || interval_line(line).is_some()
-            || cpu_line(line).is_some()
-            || chatter(line)
+            || header_line(line)
             || summary(line).is_some()
             || (header.histogram && histogram_row(line))
         {

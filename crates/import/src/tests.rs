@@ -15,6 +15,26 @@ pub(crate) fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Whether one of the run's import notes holds `needle`.
+pub(crate) fn noted(run: &MeasureRun, needle: &str) -> bool {
+    run.import
+        .as_ref()
+        .unwrap()
+        .notes
+        .iter()
+        .any(|n| n.contains(needle))
+}
+
+/// The notes of lines the importer skipped.
+pub(crate) fn skipped(run: &MeasureRun) -> Vec<&str> {
+    let notes = &run.import.as_ref().unwrap().notes;
+    notes
+        .iter()
+        .filter(|n| n.starts_with(crate::SKIPPED_NOTE))
+        .map(String::as_str)
+        .collect()
+}
+
 pub(crate) fn when() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
 }

@@ -4,31 +4,13 @@
 
 use model::measure::{MeasureRun, Policy};
 
-use crate::tests::{consistent, figures, fixture, read, when};
-use crate::{Format, SKIPPED_NOTE, detect, import, import_bytes};
+use crate::tests::{consistent, figures, fixture, noted, read, skipped, when};
+use crate::{Format, detect, import, import_bytes};
 
 const US: u64 = 1000;
 
 fn release(name: &str) -> MeasureRun {
     read(&format!("releases/{name}"))
-}
-
-fn noted(run: &MeasureRun, needle: &str) -> bool {
-    run.import
-        .as_ref()
-        .unwrap()
-        .notes
-        .iter()
-        .any(|n| n.contains(needle))
-}
-
-fn skipped(run: &MeasureRun) -> Vec<&str> {
-    let notes = &run.import.as_ref().unwrap().notes;
-    notes
-        .iter()
-        .filter(|n| n.starts_with(SKIPPED_NOTE))
-        .map(String::as_str)
-        .collect()
 }
 
 /// Thread 0: 90 samples in the rows (3..15 us) and 2 above the 20-us range, maximum 25 us;

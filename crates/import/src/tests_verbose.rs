@@ -5,7 +5,7 @@
 
 use model::measure::{MeasureRun, Series};
 
-use crate::tests::{consistent, when};
+use crate::tests::{consistent, noted, skipped, when};
 use crate::{import, import_bytes};
 
 const US: u64 = 1000;
@@ -86,37 +86,17 @@ fn each_threads_second_comes_from_its_cycle_and_its_true_interval() {
     // Both threads ran 10 s: the run's length.
     assert_eq!(run.elapsed_ns.get(), 10 * SECOND);
     let info = run.import.as_ref().unwrap();
-    assert!(
-        info.notes
-            .iter()
-            .any(|n| n.contains("250 us, the threads' step, taken off"))
-    );
-    assert!(
-        info.notes
-            .iter()
-            .all(|n| !n.starts_with(crate::SKIPPED_NOTE)),
-        "{:?}",
-        info.notes
-    );
+    assert!(noted(&run, "250 us, the threads' step, taken off"));
+    assert!(skipped(&run).is_empty(), "{:?}", info.notes);
 }
 
 #[test]
 fn a_real_rt_tests_2_40_stream_reads_whole_and_its_threads_end_together() {
-    let path = format!(
-        "{}/../../fixtures/imports/local_cyclictest_2.40_v_t2.txt.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let run = import_bytes("v.txt.gz", &std::fs::read(path).unwrap(), when()).unwrap();
+    let run = real("local_cyclictest_2.40_v_t2.txt.gz");
     consistent(&run);
     let info = run.import.as_ref().unwrap();
     // `Using 2 cpus.`, `Max CPUs = 2`, `Thread 0 using cpu 0.` are cyclictest's own lines.
-    assert!(
-        info.notes
-            .iter()
-            .all(|n| !n.starts_with(crate::SKIPPED_NOTE)),
-        "{:?}",
-        info.notes
-    );
+    assert!(skipped(&run).is_empty(), "{:?}", info.notes);
     assert_eq!(run.params.interval_ns.get(), 1000 * US);
     let counts: Vec<u64> = run.cpus.iter().map(|c| c.raw.count).collect();
     assert_eq!(counts, [1500, 999]);
@@ -137,12 +117,7 @@ fn one_thread_takes_the_default_distance_off_and_says_so() {
     let run = import("v.txt", &text, when()).unwrap();
     assert_eq!(run.params.interval_ns.get(), 200 * US);
     assert_eq!(series(&run, 1).max_ns.len(), 4);
-    let info = run.import.as_ref().unwrap();
-    assert!(
-        info.notes
-            .iter()
-            .any(|n| n.contains("the default: one thread does not show it"))
-    );
+    assert!(noted(&run, "the default: one thread does not show it"));
     // Without any Thread line: 1 ms assumed, and said.
     let bare: String = text
         .lines()
@@ -151,14 +126,7 @@ fn one_thread_takes_the_default_distance_off_and_says_so() {
         .collect();
     let run = import("v.txt", &bare, when()).unwrap();
     assert_eq!(series(&run, 0).max_ns.len(), 20);
-    assert!(
-        run.import
-            .as_ref()
-            .unwrap()
-            .notes
-            .iter()
-            .any(|n| n.contains("assume cyclictest's default 1 ms"))
-    );
+    assert!(noted(&run, "assume cyclictest's default 1 ms"));
 }
 
 #[test]
@@ -183,14 +151,7 @@ fn an_oscilloscope_reduced_stream_keeps_each_groups_maximum_in_its_second() {
     let run = import("o.txt", &text, when()).unwrap();
     assert_eq!(series(&run, 0).max_ns, truth[0]);
     assert_eq!(series(&run, 1).max_ns, truth[1]);
-    assert!(
-        run.import
-            .as_ref()
-            .unwrap()
-            .notes
-            .iter()
-            .any(|n| n.contains("cycles are missing"))
-    );
+    assert!(noted(&run, "cycles are missing"));
 }
 
 #[test]
@@ -243,13 +204,7 @@ fn a_stream_ended_by_its_summary_or_its_histogram_is_still_the_stream() {
         assert_eq!(run.cpus[0].series.max_ns.len(), 3, "{name}");
         assert_eq!(run.cpus[0].raw.count, 3000, "{name}");
         assert_eq!(run.cpus[0].cpu, 1, "{name}: thread 0 ran on CPU 1");
-        assert!(
-            info.notes
-                .iter()
-                .all(|n| !n.starts_with(crate::SKIPPED_NOTE)),
-            "{name}: {:?}",
-            info.notes
-        );
+        assert!(skipped(&run).is_empty(), "{name}: {:?}", info.notes);
     }
     assert_eq!(
         real("local_cyclictest_2.40_v_q.txt.gz").cpus[0].tid,
