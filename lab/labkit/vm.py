@@ -20,8 +20,15 @@ from pathlib import Path
 
 from .errors import LabError
 
-READY = re.compile(rb"@@LAB-READY@@ boot=(\d+)")
+# Every number read from the console is matched up to what ends it: the console arrives in
+# chunks, and an unended `(\d+)` matches "1" of an exit status 130 whose "30" has not come yet.
+READY = re.compile(rb"@@LAB-READY@@ boot=(\d+) ")
 PANIC = re.compile(rb"Kernel panic - not syncing[^\r\n]*")
+
+
+def exit_marker(tag: str) -> re.Pattern[bytes]:
+    """The line that ends a command's output: its tag and its whole exit status."""
+    return re.compile(rf"@@E{tag}@@ (\d+)\r?\n".encode())
 
 
 def kvm_usable(arch: str) -> bool:
@@ -209,7 +216,7 @@ class Vm:
         self.send(f"echo '@@B{tag}''@@'; sh /tmp/step.sh </dev/null 2>&1; echo \"@@E{tag}@@ $?\"\n")
         self.wait_for(re.compile(rf"@@B{tag}@@\r?\n".encode()), 30, "starting a command")
         start = self.cursor
-        m = self.wait_for(re.compile(rf"@@E{tag}@@ (\d+)".encode()), timeout, "running a command")
+        m = self.wait_for(exit_marker(tag), timeout, "running a command")
         with self.lock:
             out = bytes(self.buf[start : m.start()])
         text = out.decode(errors="replace").replace("\r\n", "\n").replace("\r", "")
