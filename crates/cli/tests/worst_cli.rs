@@ -128,7 +128,7 @@ fn a_known_tail_is_trusted_and_its_levels_covered() {
     let (code, text, _) = worst(dir.path(), &[file.to_str().unwrap(), "--budget", "40us"]);
     assert_eq!(code, 0, "{text}");
     assert!(
-        text.contains("all CPUs [ok]") && text.contains("once per day"),
+        text.contains("all CPUs [PASS]") && text.contains("once per day"),
         "{text}"
     );
     assert!(

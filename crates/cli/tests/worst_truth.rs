@@ -215,6 +215,22 @@ fn a_change_halfway_is_not_trusted_and_says_how_long_to_measure() {
                 && headline.contains(" more under the same load"),
             "seed {seed}: {headline}"
         );
+        // An untrusted fit gives no figure: each of its levels says why not.
+        let mut levels = 0;
+        for method in ["block_maxima", "peaks_over_threshold"] {
+            for level in cpu[method]["return_levels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                levels += 1;
+                assert!(
+                    level["level_ns"].is_null() || level["withheld"].is_string(),
+                    "seed {seed}: {method} printed {level} from an untrusted fit"
+                );
+            }
+        }
+        assert!(levels > 0, "seed {seed}: no fit was made: {cpu:#}");
     }
 }
 

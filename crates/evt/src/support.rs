@@ -26,7 +26,12 @@ pub const FIRST_EVIDENCE_NS: u64 = 100 * 1_000_000_000;
 /// interval (they narrow as 1/sqrt(n)) and gives the checks twice the power to tell.
 pub const MORE_EVIDENCE_FACTOR: u64 = 4;
 
-/// Marks the return levels of `fit` that are no estimate, with why.
+/// Marks the return levels of `fit` that are no estimate, with why: every level of a fit that
+/// failed its checks (its model does not describe these data, so its extrapolation describes
+/// nothing: a 2-min run on a VM printed `once per hour: 328.98 ms [82.34 ms, 1.81 s]`, 26 times
+/// its worst, from a fit whose halves differed), and the unsupported levels of a trusted one.
+///
+/// Call it after every check that can take the trust away.
 pub fn withhold(fit: &mut TailFit, observed_max_ns: u64) {
     let at_bound = (fit.shape.value.abs() - MAX_SHAPE).abs() < 1e-6
         || [fit.shape.lower, fit.shape.upper]
@@ -37,7 +42,14 @@ pub fn withhold(fit: &mut TailFit, observed_max_ns: u64) {
         let Some(e) = &level.level_ns else {
             continue;
         };
-        level.withheld = why_not(e, at_bound, fit.shape.value, observed_max_ns);
+        level.withheld = if fit.trusted {
+            why_not(e, at_bound, fit.shape.value, observed_max_ns)
+        } else {
+            Some(
+                "the fit failed its checks (named below): its model does not describe these data"
+                    .into(),
+            )
+        };
     }
 }
 
@@ -205,6 +217,48 @@ mod tests {
             None
         );
         assert_eq!(why_not(&est(3e6, Some(2e6), None), false, 0.1, max), None);
+    }
+
+    fn fit(trusted: bool) -> TailFit {
+        let level = |per: &str, hours: f64, v: f64| ReturnLevel {
+            per: per.into(),
+            hours,
+            level_ns: Some(est(v, Some(0.8 * v), Some(1.5 * v))),
+            withheld: None,
+        };
+        TailFit {
+            method: model::worst::Method::BlockMaxima,
+            data: "120 maxima of 1 s blocks".into(),
+            block_ns: Some(1_000_000_000),
+            threshold_ns: None,
+            rule: String::new(),
+            n: 120,
+            clusters_per_hour: None,
+            location_ns: Some(est(1e6, None, None)),
+            scale_ns: est(1e5, None, None),
+            shape: est(0.1, Some(0.0), Some(0.2)),
+            tail: model::worst::Tail::Undecided,
+            return_levels: vec![level("hour", 1.0, 2e6), level("day", 24.0, 3e6)],
+            curve: Vec::new(),
+            budget: None,
+            checks: Vec::new(),
+            trusted,
+            values_ns: Vec::new(),
+            candidates: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_untrusted_fit_gives_no_level_and_a_trusted_one_its_supported_levels() {
+        let mut sound = fit(true);
+        withhold(&mut sound, 1_000_000);
+        assert!(sound.return_levels.iter().all(|r| r.supported().is_some()));
+        let mut failed = fit(false);
+        withhold(&mut failed, 1_000_000);
+        for r in &failed.return_levels {
+            assert!(r.supported().is_none(), "{r:?}");
+            assert!(r.withheld.as_ref().unwrap().contains("failed its checks"));
+        }
     }
 
     #[test]

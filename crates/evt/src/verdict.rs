@@ -89,8 +89,10 @@ fn opt3(v: Option<f64>) -> String {
 /// The verdict on one CPU.
 pub fn verdict(pot: Option<&TailFit>, gev: Option<&TailFit>, set: &Settings) -> WorstVerdict {
     let Some(p) = primary(pot, gev) else {
-        let mut says =
-            vec!["no fit may be trusted: the estimates below are not a worst case".into()];
+        let mut says: Vec<String> = Vec::new();
+        if pot.is_some() || gev.is_some() {
+            says.push("no fit may be trusted, so none gives an estimate; what failed:".into());
+        }
         says.extend(pot.into_iter().chain(gev).map(failed));
         return WorstVerdict {
             headline: String::new(),

@@ -173,8 +173,8 @@ pub struct ReturnLevel {
     pub hours: f64,
     /// The level (absent where the method cannot give it, e.g. a period shorter than a block).
     pub level_ns: Option<Estimate>,
-    /// Why the level is no estimate although the fit gave a number: the fit sits at a bound of
-    /// its parameters, the interval has no width or the estimate sits on its end, or the level
+    /// Why the level is no estimate although the fit gave a number: the fit failed its checks,
+    /// it sits at a bound of its parameters, the interval has no width or the estimate sits on its end, or the level
     /// lies orders of magnitude beyond the data. Absent when the level is an estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
@@ -274,6 +274,16 @@ impl WorstVerdict {
     /// risk below the target.
     pub fn passed(&self) -> bool {
         self.trusted && self.budget_met.unwrap_or(true)
+    }
+
+    /// The verdict in the words every surface prints beside a CPU: `PASS`, or `FAIL` with its
+    /// reason.
+    pub fn word(&self) -> &'static str {
+        match (self.passed(), self.trusted) {
+            (true, _) => "PASS",
+            (false, false) => "FAIL: no fit is trusted",
+            (false, true) => "FAIL: the budget's risk is over its target",
+        }
     }
 }
 

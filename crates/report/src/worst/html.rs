@@ -68,11 +68,7 @@ fn cpu_section(out: &mut String, c: &WorstCpu, budget: Option<u64>) {
          <p class=\"headline\"><strong>{}</strong></p>\n<p>{} samples, observed maximum {}.</p>\n<ul>",
         if ok { "pass" } else { "fail" },
         // The verdict its exit status stands for, in the words of every surface.
-        match (ok, c.verdict.trusted) {
-            (true, _) => "PASS",
-            (false, false) => "FAIL: no fit is trusted",
-            (false, true) => "FAIL: the budget's risk is over its target",
-        },
+        c.verdict.word(),
         escape(&c.verdict.headline),
         c.samples,
         escape(&fmt_ns(c.observed_max_ns as f64))

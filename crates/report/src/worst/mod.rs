@@ -108,7 +108,7 @@ fn cpu_text(out: &mut String, c: &WorstCpu) {
     let who = c
         .cpu
         .map_or_else(|| "all CPUs".to_string(), |n| format!("CPU {n}"));
-    let mark = if c.verdict.passed() { "ok" } else { "FAIL" };
+    let mark = c.verdict.word();
     out.push_str(&format!(
         "\n{who} [{mark}]: {} samples over {}, observed max {}\n",
         c.samples,
@@ -144,18 +144,24 @@ pub(crate) fn method_name(f: &TailFit) -> &'static str {
     }
 }
 
-fn fit_text(out: &mut String, f: &TailFit) {
-    let name = method_name(f);
-    let trusted = if f.trusted { "trusted" } else { "NOT TRUSTED" };
-    out.push_str(&format!(
-        "  {name}, {trusted}: {}\n    chosen: {}\n",
-        f.data, f.rule
-    ));
-    out.push_str(&format!("    shape {}", est(&f.shape, false)));
-    if let Some(rate) = f.clusters_per_hour {
-        out.push_str(&format!(", {rate:.1} per hour above the threshold"));
+/// A fit's return levels, a line each; levels withheld for one reason share one line.
+fn levels_text(out: &mut String, f: &TailFit) {
+    let reasons: Vec<Option<&String>> = f
+        .return_levels
+        .iter()
+        .map(|r| r.withheld.as_ref())
+        .collect();
+    if let [Some(first), rest @ ..] = reasons.as_slice()
+        && !rest.is_empty()
+        && rest.iter().all(|r| *r == Some(*first))
+    {
+        let pers: Vec<&str> = f.return_levels.iter().map(|r| r.per.as_str()).collect();
+        out.push_str(&format!(
+            "    once per {}: no estimate: {first}\n",
+            pers.join(", ")
+        ));
+        return;
     }
-    out.push('\n');
     for r in &f.return_levels {
         match (&r.level_ns, &r.withheld) {
             (Some(_), Some(why)) => {
@@ -168,6 +174,21 @@ fn fit_text(out: &mut String, f: &TailFit) {
             )),
         }
     }
+}
+
+fn fit_text(out: &mut String, f: &TailFit) {
+    let name = method_name(f);
+    let trusted = if f.trusted { "trusted" } else { "NOT TRUSTED" };
+    out.push_str(&format!(
+        "  {name}, {trusted}: {}\n    chosen: {}\n",
+        f.data, f.rule
+    ));
+    out.push_str(&format!("    shape {}", est(&f.shape, false)));
+    if let Some(rate) = f.clusters_per_hour {
+        out.push_str(&format!(", {rate:.1} per hour above the threshold"));
+    }
+    out.push('\n');
+    levels_text(out, f);
     if let Some(b) = &f.budget {
         out.push_str(&format!(
             "    P(> {}) per hour: {:.2e} [{:.2e}, {:.2e}]\n",
