@@ -76,6 +76,12 @@ fn log(seed: u64, first: Tail, second: Tail) -> String {
 
 /// The log of latencies `draw(rng, in_the_second_half)`, in microseconds.
 fn stream(seed: u64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
+    stream_in(seed, 1.0, draw)
+}
+
+/// The log of latencies `draw(rng, in_the_second_half)` (microseconds), printed in units of
+/// `1 / per_us` microseconds: 1 as cyclictest prints by default, 1000 with -N.
+fn stream_in(seed: u64, per_us: f64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
     let mut rng = SplitMix(seed);
     let cycles = SECONDS * 1_000_000 / INTERVAL_US;
     let mut out = format!(
@@ -83,8 +89,8 @@ fn stream(seed: u64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
         INTERVAL_US + 500
     );
     for c in 0..cycles {
-        // cyclictest prints whole microseconds, rounded down.
-        let v = draw(&mut rng, c >= cycles / 2).floor() as u64;
+        // cyclictest prints whole units, rounded down.
+        let v = (draw(&mut rng, c >= cycles / 2) * per_us).floor() as u64;
         out += &format!("{:8}:{c:8}:{v:8}\n", 0);
     }
     out
@@ -192,6 +198,25 @@ fn known_tails_imported_from_cyclictest_logs_are_estimated_inside_their_interval
             tail.day_ns() / 1e3
         );
     }
+}
+
+#[test]
+fn a_nanosecond_log_is_estimated_as_its_microsecond_twin() {
+    // cyclictest -N prints nanoseconds and says so nowhere: read as microseconds, the level
+    // would be a thousand times the truth.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut trusted, mut seen) = (0, Vec::new());
+    for (tail, name) in [(LIGHT, "light"), (HEAVY, "heavy"), (BOUNDED, "bounded")] {
+        let text = stream_in(5, 1000.0, |rng, _| tail.quantile_above(rng.open01()));
+        let cpu = worst(dir.path(), &format!("ns-{name}"), &text);
+        let truth = tail.day_ns();
+        if let Some((_, lo, hi)) = day(&cpu) {
+            trusted += 1;
+            assert!(lo <= truth && truth <= hi, "{name}: {truth} outside [{lo}, {hi}]");
+        }
+        seen.push(cpu["verdict"]["headline"].as_str().unwrap().to_string());
+    }
+    assert!(trusted >= 2, "trusted {trusted} of 3: {seen:#?}");
 }
 
 #[test]

@@ -292,6 +292,9 @@ pub(crate) struct CyclictestText<'a> {
     pub not_given: Vec<model::imported::Figure>,
     /// Settings it does not state.
     pub not_stated: Vec<model::imported::Setting>,
+    /// Nanoseconds per unit of its latencies: 1000 (microseconds, cyclictest's default), or 1
+    /// (`-N`).
+    pub unit_ns: u64,
 }
 
 /// The run document of a cyclictest text output over its threads' `figures`.
@@ -299,7 +302,10 @@ pub(crate) fn cyclictest_text_run(
     text: CyclictestText<'_>,
     figures: &[ThreadFigures],
 ) -> Result<MeasureRun, ImportError> {
-    let results = figures.iter().map(|f| cpu_result(f, 1000)).collect();
+    let results = figures
+        .iter()
+        .map(|f| cpu_result(f, text.unit_ns))
+        .collect();
     let facts = RunFacts {
         host: unknown_host(text.cpus),
         params: text.params,
@@ -312,7 +318,7 @@ pub(crate) fn cyclictest_text_run(
             tool: "cyclictest".to_string(),
             format: text.format.name().to_string(),
             file: text.file.to_string(),
-            resolution_ns: 1000,
+            resolution_ns: text.unit_ns,
             command: None,
             quantity: model::imported::Quantity::WakeupLatency,
             notes: text.notes,

@@ -374,6 +374,7 @@ fn assemble(
             notes,
             not_given: Vec::new(),
             not_stated,
+            unit_ns: 1000,
         },
         &figures,
     )

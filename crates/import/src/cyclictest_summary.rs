@@ -212,6 +212,7 @@ pub(crate) fn parse(
             notes,
             not_given: vec![Figure::Percentiles, Figure::Stddev],
             not_stated,
+            unit_ns: 1000,
         },
         &figures,
     )

@@ -194,6 +194,7 @@ pub(crate) fn parse(
         header,
     } = read_samples(file, text, header, &interval_of)?;
     let cpu_of = cpus(&threads, &header);
+    let unit = unit(&threads);
     let figures: Vec<ThreadFigures> = threads
         .iter()
         .map(|(&thread, t)| ThreadFigures {
@@ -208,7 +209,7 @@ pub(crate) fn parse(
             last: t.last,
             // Every sample, at its whole-microsecond value.
             exact: true,
-            series: series(&t.seconds),
+            series: series(&t.seconds, unit.ns()),
         })
         .collect();
     let cpu_set: CpuSet = figures.iter().map(|f| f.cpu).collect();
@@ -237,6 +238,7 @@ pub(crate) fn parse(
         .max()
         .unwrap_or(0);
     let mut notes = notes(&threads, skipped, interval_us.is_some(), !cpu_of.is_empty());
+    notes.insert(1, unit.note());
     notes.extend(interval_note);
     build::cyclictest_text_run(
         build::CyclictestText {
@@ -249,6 +251,7 @@ pub(crate) fn parse(
             notes,
             not_given: Vec::new(),
             not_stated,
+            unit_ns: unit.ns(),
         },
         &figures,
     )
@@ -274,8 +277,8 @@ fn cpus(threads: &BTreeMap<u32, Thread>, header: &Header) -> BTreeMap<u32, u32> 
 }
 
 /// The per-second maxima of one thread as a series of at most [`MAX_SERIES_SLOTS`] slots of
-/// whole seconds (as rtlab's own runs keep them), in nanoseconds.
-fn series(seconds: &BTreeMap<u64, (u64, u64)>) -> Series {
+/// whole seconds (as rtlab's own runs keep them), in nanoseconds (`unit_ns` per value).
+fn series(seconds: &BTreeMap<u64, (u64, u64)>, unit_ns: u64) -> Series {
     let Some((&last, _)) = seconds.last_key_value() else {
         return Series::default();
     };
@@ -287,11 +290,11 @@ fn series(seconds: &BTreeMap<u64, (u64, u64)>) -> Series {
         max_ns: vec![0; len],
         count: vec![0; len],
     };
-    for (&second, &(max_us, n)) in seconds {
+    for (&second, &(max, n)) in seconds {
         let i = usize::try_from(second / slot_s)
             .unwrap_or(len - 1)
             .min(len - 1);
-        out.max_ns[i] = out.max_ns[i].max(max_us.saturating_mul(1000));
+        out.max_ns[i] = out.max_ns[i].max(max.saturating_mul(unit_ns));
         out.count[i] = out.count[i].saturating_add(n);
     }
     out
@@ -459,6 +462,70 @@ fn read_samples(
     })
 }
 
+/// The unit of a stream's latencies. cyclictest writes microseconds, or nanoseconds with -N,
+/// and its verbose stream says neither: the values tell. A wake-up's median latency is
+/// microseconds on any machine a latency test runs on (tens on a loaded VM, a few on a tuned
+/// PREEMPT_RT board) and never under a microsecond, so a median of 1000 or more is nanoseconds
+/// (a median of 1 ms would not be a latency test), and below it microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    /// Microseconds, with the median that says so.
+    Micro(u64),
+    /// Nanoseconds (-N), with the median that says so.
+    Nano(u64),
+}
+
+/// The median above which a stream is nanoseconds.
+const NANO_MEDIAN: u64 = 1000;
+
+impl Unit {
+    fn ns(self) -> u64 {
+        match self {
+            Unit::Micro(_) => 1000,
+            Unit::Nano(_) => 1,
+        }
+    }
+
+    fn note(self) -> String {
+        match self {
+            Unit::Micro(m) => format!(
+                "values are read as microseconds, cyclictest's default: their median is {m}, \
+                 and a stream written with -N (nanoseconds) has a median of {NANO_MEDIAN} or more"
+            ),
+            Unit::Nano(m) => format!(
+                "values are read as nanoseconds (cyclictest -N): their median is {m}, which as \
+                 microseconds would be a median wake-up of {:.1} ms",
+                m as f64 / 1000.0
+            ),
+        }
+    }
+}
+
+/// The unit of every thread's values, from their median over all threads.
+fn unit(threads: &BTreeMap<u32, Thread>) -> Unit {
+    let mut all: BTreeMap<u64, u64> = BTreeMap::new();
+    for t in threads.values() {
+        for (&v, &n) in &t.values {
+            let e = all.entry(v).or_default();
+            *e = e.saturating_add(n);
+        }
+    }
+    let total = all.values().fold(0u64, |a, &n| a.saturating_add(n));
+    let mut seen = 0u64;
+    let median = all
+        .iter()
+        .find(|&(_, &n)| {
+            seen = seen.saturating_add(n);
+            seen.saturating_mul(2) >= total
+        })
+        .map_or(0, |(&v, _)| v);
+    if median >= NANO_MEDIAN {
+        Unit::Nano(median)
+    } else {
+        Unit::Micro(median)
+    }
+}
+
 /// Step 3: what the stream gives and does not (`interval`: its `Thread N Interval:` lines
 /// state the interval; `pinned`: its `using cpu` lines name each thread's CPU).
 fn notes(
@@ -468,11 +535,8 @@ fn notes(
     pinned: bool,
 ) -> Vec<String> {
     let mut notes = vec![
-        "every sample is cyclictest's own (1-us resolution): the histogram, minimum, mean, \
+        "every sample is cyclictest's own, at its resolution: the histogram, minimum, mean, \
          standard deviation and maximum are the samples'"
-            .to_string(),
-        "values are read as microseconds, cyclictest's default (a stream written with -N \
-         holds nanoseconds)"
             .to_string(),
         if pinned {
             "CPU numbers are those the stream's `Thread N using cpu M.` lines name; the host is \

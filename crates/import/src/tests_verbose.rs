@@ -211,3 +211,68 @@ fn a_stream_ended_by_its_summary_or_its_histogram_is_still_the_stream() {
         Some(26437)
     );
 }
+
+#[test]
+fn a_nanosecond_stream_is_read_as_nanoseconds() {
+    // Made with -N: the stream says so nowhere; its -q summary line gives each thread's
+    // minimum and maximum, which the samples must reproduce in nanoseconds.
+    let run = real("local_cyclictest_2.40_v_N.txt.gz");
+    consistent(&run);
+    assert_eq!(run.import.as_ref().unwrap().resolution_ns, 1);
+    assert!(noted(
+        &run,
+        "values are read as nanoseconds (cyclictest -N)"
+    ));
+    let figures: Vec<(u32, u64, u64)> = run
+        .cpus
+        .iter()
+        .map(|c| (c.cpu, c.raw.min_ns, c.raw.max_ns))
+        .collect();
+    assert_eq!(figures, [(0, 11_686, 215_244), (1, 7_677, 388_114)]);
+    for c in &run.cpus {
+        assert_eq!(c.series.max_ns.iter().max().copied(), Some(c.raw.max_ns));
+    }
+    // The microsecond streams made beside it are read as microseconds.
+    let us = real("local_cyclictest_2.40_v_q.txt.gz");
+    assert_eq!(us.import.as_ref().unwrap().resolution_ns, 1000);
+    assert!(noted(&us, "values are read as microseconds"));
+}
+
+#[test]
+fn the_same_samples_in_either_unit_give_the_same_run() {
+    // Known by construction: one set of latencies (2 to 400 us, heavy at the top) printed in
+    // microseconds and in nanoseconds (x1000) must give the same figures, histogram and
+    // series in nanoseconds.
+    let latency =
+        |t: usize, c: u64| 2 + (c * 7 + t as u64 * 13) % 40 + if c % 997 == 0 { 350 } else { 0 };
+    let micro = stream(&[1000, 1500], 500, &[0, 1], &[5000, 3333], latency);
+    let nano = stream(&[1000, 1500], 500, &[0, 1], &[5000, 3333], |t, c| {
+        latency(t, c) * 1000
+    });
+    let (a, b) = (
+        import("u.txt", &micro, when()).unwrap(),
+        import("n.txt", &nano, when()).unwrap(),
+    );
+    assert_eq!(a.import.as_ref().unwrap().resolution_ns, 1000);
+    assert_eq!(b.import.as_ref().unwrap().resolution_ns, 1);
+    for (x, y) in a.cpus.iter().zip(&b.cpus) {
+        assert_eq!(x.raw, y.raw);
+        assert_eq!(x.histogram, y.histogram);
+        assert_eq!(x.series, y.series);
+        let (p, q) = (&x.stats, &y.stats);
+        assert_eq!(
+            (p.count, p.min_ns, p.max_ns, p.mean_ns, p.stddev_ns),
+            (q.count, q.min_ns, q.max_ns, q.mean_ns, q.stddev_ns)
+        );
+        // Percentiles of whole microseconds are snapped to the microsecond; of nanoseconds,
+        // read within the histogram's precision.
+        for (u, n) in [
+            (p.p50_ns, q.p50_ns),
+            (p.p99_ns, q.p99_ns),
+            (p.p99_9_ns, q.p99_9_ns),
+        ] {
+            let (u, n) = (u.unwrap() as f64, n.unwrap() as f64);
+            assert!((u - n).abs() <= 0.01 * u, "{u} vs {n}");
+        }
+    }
+}
