@@ -48,6 +48,7 @@ fuzz_target!(|data: &[u8]| {
         measured_ns: (maxima.len() as u64).saturating_mul(1_000_000_000),
         run_longer: &[],
         second_cause: false,
+        changed: false,
     };
     assert!(!evt::support::headline(&known, &set).is_empty());
     let bins: Vec<evt::gpd::Bin> = maxima

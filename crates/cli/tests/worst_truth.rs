@@ -4,9 +4,10 @@
 //! (exponential), heavy (a GPD tail with shape 0.2) and bounded (shape -0.3) tails, and a
 //! regime change halfway. The first three must be trusted with the truth inside the 95 %
 //! interval in all seeds but one; the change must not be trusted, and every headline must name
-//! what to expect or how much longer to measure. (At 20 minutes a log, 11 of the 12 were
-//! trusted and all 11 intervals held the truth; peaks over threshold as the headline's method
-//! missed it in one light-tailed log of four, and five-minute logs were trusted in half.)
+//! what to expect or how much longer to measure. (With the block-maxima fit keeping its trust
+//! when peaks over threshold disagree with it: at 20 minutes 12 of the 12 light and heavy logs
+//! were trusted, and at five minutes at 1 ms 8 of 8; every interval held the truth. Before,
+//! five-minute logs were trusted in half.)
 
 mod common;
 
@@ -15,12 +16,32 @@ use std::path::Path;
 use serde_json::Value;
 use testkit::SplitMix;
 
-/// cyclictest's interval in these logs: 10 ms (100 samples a second).
-const INTERVAL_US: u64 = 10_000;
-/// Samples per day at that interval: the once-per-day level is exceeded by one sample in this many.
-const PER_DAY: f64 = 86_400.0 * 1e6 / INTERVAL_US as f64;
-/// Seconds per log: 1200 per-second maxima, 120 blocks of 10 s (20 minutes, a short run).
-const SECONDS: u64 = 1200;
+/// How long a log is and how often its thread woke up.
+#[derive(Clone, Copy)]
+struct Length {
+    seconds: u64,
+    interval_us: u64,
+}
+
+/// Twenty minutes at a 10-ms interval (100 samples a second): 1200 per-second maxima, 120
+/// blocks of 10 s, a short run.
+const TWENTY_MIN: Length = Length {
+    seconds: 1200,
+    interval_us: 10_000,
+};
+
+/// Five minutes at cyclictest's 1-ms interval: 300 per-second maxima.
+const FIVE_MIN: Length = Length {
+    seconds: 300,
+    interval_us: 1000,
+};
+
+impl Length {
+    /// Samples per day: the once-per-day level is exceeded by one sample in this many.
+    fn per_day(self) -> f64 {
+        86_400.0 * 1e6 / self.interval_us as f64
+    }
+}
 /// Seeds per tail.
 const SEEDS: u64 = 4;
 
@@ -43,9 +64,14 @@ impl Tail {
         self.floor_us + excess
     }
 
-    /// The true once-per-day level, in nanoseconds.
+    /// The true once-per-day level at the twenty-minute logs' interval, in nanoseconds.
     fn day_ns(self) -> f64 {
-        self.quantile_above(1.0 / PER_DAY) * 1e3
+        self.day_ns_at(TWENTY_MIN)
+    }
+
+    /// The true once-per-day level of a thread sampling as `len` does, in nanoseconds.
+    fn day_ns_at(self, len: Length) -> f64 {
+        self.quantile_above(1.0 / len.per_day()) * 1e3
     }
 }
 
@@ -76,17 +102,22 @@ fn log(seed: u64, first: Tail, second: Tail) -> String {
 
 /// The log of latencies `draw(rng, in_the_second_half)`, in microseconds.
 fn stream(seed: u64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
-    stream_in(seed, 1.0, draw)
+    stream_in(seed, TWENTY_MIN, 1.0, draw)
 }
 
 /// The log of latencies `draw(rng, in_the_second_half)` (microseconds), printed in units of
 /// `1 / per_us` microseconds: 1 as cyclictest prints by default, 1000 with -N.
-fn stream_in(seed: u64, per_us: f64, draw: impl Fn(&mut SplitMix, bool) -> f64) -> String {
+fn stream_in(
+    seed: u64,
+    len: Length,
+    per_us: f64,
+    draw: impl Fn(&mut SplitMix, bool) -> f64,
+) -> String {
     let mut rng = SplitMix(seed);
-    let cycles = SECONDS * 1_000_000 / INTERVAL_US;
+    let cycles = len.seconds * 1_000_000 / len.interval_us;
     let mut out = format!(
         "# /dev/cpu_dma_latency set to 0us\nThread 0 using cpu 1.\nThread 0 Interval: {}\n",
-        INTERVAL_US + 500
+        len.interval_us + 500
     );
     for c in 0..cycles {
         // cyclictest prints whole units, rounded down.
@@ -149,15 +180,17 @@ fn day(cpu: &Value) -> Option<(f64, f64, f64)> {
 
 /// Runs every seed of one tail: how many were trusted with a supported day level, and how many
 /// of those held the truth inside the interval.
-fn grade(tail: Tail, name: &str) -> (u64, u64, Vec<String>) {
+fn grade(tail: Tail, name: &str, len: Length) -> (u64, u64, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
-    let truth = tail.day_ns();
+    let truth = tail.day_ns_at(len);
     let (mut trusted, mut covered, mut seen) = (0, 0, Vec::new());
     for seed in 0..SEEDS {
         let cpu = worst(
             dir.path(),
             &format!("{name}{seed}"),
-            &log(seed * 7 + 1, tail, tail),
+            &stream_in(seed * 7 + 1, len, 1.0, |rng, _| {
+                tail.quantile_above(rng.open01())
+            }),
         );
         let headline = cpu["verdict"]["headline"].as_str().unwrap().to_string();
         assert!(
@@ -182,7 +215,7 @@ fn grade(tail: Tail, name: &str) -> (u64, u64, Vec<String>) {
 #[test]
 fn known_tails_imported_from_cyclictest_logs_are_estimated_inside_their_intervals() {
     for (tail, name) in [(LIGHT, "light"), (HEAVY, "heavy"), (BOUNDED, "bounded")] {
-        let (trusted, covered, seen) = grade(tail, name);
+        let (trusted, covered, seen) = grade(tail, name, TWENTY_MIN);
         eprintln!("{name}: truth {:.1} us: {seen:#?}", tail.day_ns() / 1e3);
         // Twenty minutes of a clean tail: trusted in all seeds but one (the checks run at 1 %
         // each, and the two methods must agree on the shape; one that is not says how much
@@ -201,18 +234,44 @@ fn known_tails_imported_from_cyclictest_logs_are_estimated_inside_their_interval
 }
 
 #[test]
+fn five_minute_logs_at_cyclictests_default_interval_are_estimated_too() {
+    // Five minutes at 1 ms, what a person runs first. Before peaks over threshold stopped
+    // taking the block-maxima fit's trust with it when their shapes disagreed, half of these
+    // were untrusted; the block-maxima intervals held the truth in every seed tried (16 of 16
+    // light and heavy, seeds 1 to 8, in a script beside the test).
+    for (tail, name) in [(LIGHT, "light5"), (HEAVY, "heavy5")] {
+        let (trusted, covered, seen) = grade(tail, name, FIVE_MIN);
+        let truth = tail.day_ns_at(FIVE_MIN) / 1e3;
+        eprintln!("{name}: truth {truth:.1} us: {seen:#?}");
+        assert!(
+            trusted + 1 >= SEEDS,
+            "{name}: trusted in {trusted} of {SEEDS}: {seen:#?}"
+        );
+        assert!(
+            covered + 1 >= trusted,
+            "{name}: truth {truth:.1} us inside {covered} of {trusted} intervals: {seen:#?}"
+        );
+    }
+}
+
+#[test]
 fn a_nanosecond_log_is_estimated_as_its_microsecond_twin() {
     // cyclictest -N prints nanoseconds and says so nowhere: read as microseconds, the level
     // would be a thousand times the truth.
     let dir = tempfile::tempdir().unwrap();
     let (mut trusted, mut seen) = (0, Vec::new());
     for (tail, name) in [(LIGHT, "light"), (HEAVY, "heavy"), (BOUNDED, "bounded")] {
-        let text = stream_in(5, 1000.0, |rng, _| tail.quantile_above(rng.open01()));
+        let text = stream_in(5, TWENTY_MIN, 1000.0, |rng, _| {
+            tail.quantile_above(rng.open01())
+        });
         let cpu = worst(dir.path(), &format!("ns-{name}"), &text);
         let truth = tail.day_ns();
         if let Some((_, lo, hi)) = day(&cpu) {
             trusted += 1;
-            assert!(lo <= truth && truth <= hi, "{name}: {truth} outside [{lo}, {hi}]");
+            assert!(
+                lo <= truth && truth <= hi,
+                "{name}: {truth} outside [{lo}, {hi}]"
+            );
         }
         seen.push(cpu["verdict"]["headline"].as_str().unwrap().to_string());
     }
@@ -236,7 +295,8 @@ fn a_change_halfway_is_not_trusted_and_says_how_long_to_measure() {
         assert_eq!(cpu["verdict"]["trusted"], false, "seed {seed}: {cpu:#}");
         let headline = cpu["verdict"]["headline"].as_str().unwrap();
         assert!(
-            headline.starts_with("not enough evidence: measure about ")
+            headline.starts_with("not enough evidence: the conditions changed during the run")
+                && headline.contains("measure about ")
                 && headline.contains(" more under the same load"),
             "seed {seed}: {headline}"
         );
@@ -262,7 +322,7 @@ fn a_change_halfway_is_not_trusted_and_says_how_long_to_measure() {
 #[test]
 fn the_truths_are_what_the_tails_say() {
     // Light: 20 + 5 ln(8.64e6) us; bounded: below its end, 20 + 10 / 0.3 us.
-    assert!((LIGHT.day_ns() / 1e3 - (20.0 + 5.0 * PER_DAY.ln())).abs() < 1e-9);
+    assert!((LIGHT.day_ns() / 1e3 - (20.0 + 5.0 * TWENTY_MIN.per_day().ln())).abs() < 1e-9);
     assert!(BOUNDED.day_ns() / 1e3 < 20.0 + 10.0 / 0.3);
     assert!(HEAVY.day_ns() > LIGHT.day_ns());
 }
@@ -284,7 +344,7 @@ fn a_rare_second_mode_is_found_or_estimated_inside_its_interval() {
             shape: 0.0,
         },
     );
-    let truth = rare.quantile_above(1.0 / (PER_DAY * rare_p)) * 1e3;
+    let truth = rare.quantile_above(1.0 / (TWENTY_MIN.per_day() * rare_p)) * 1e3;
     let dir = tempfile::tempdir().unwrap();
     for seed in 0..2 {
         let text = stream(seed + 200, |rng, _| {

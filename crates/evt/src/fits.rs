@@ -112,22 +112,24 @@ fn back_test(p: f64) -> Check {
 }
 
 /// Both methods estimate one shape: the tail's. Where the two estimates differ by more than
-/// their errors allow (at 1 %), one of them reads something else than the tail (most often
-/// peaks over a threshold too low for the tail's own shape to show: an exponential tail's
-/// per-second maxima read as bounded, shape -0.4, in 300 s of data; issue #47), and neither is
-/// trusted until more data settle it.
-pub fn cross_check(pot: &mut TailFit, gev: &mut TailFit) {
+/// their errors allow (at 1 %), peaks over threshold is taken to read something else than the
+/// tail and is not trusted: its threshold sits near the median of the per-second maxima, where
+/// their excesses are only roughly a GPD (an exponential tail's per-second maxima read as
+/// bounded, shape -0.4, in 300 s of data; issue #47), while a block's maximum of a thousand
+/// samples is what the GEV is the limit of. Block maxima keep the trust their own checks give
+/// them.
+///
+/// Graded on five-minute cyclictest logs of known light and heavy tails: with the check taking
+/// the trust of both, 4 of 9 were untrusted by it alone; taking only the threshold fit's, the
+/// block-maxima intervals still held the truth (`crates/cli/tests/worst_truth.rs`).
+pub fn cross_check(pot: &mut TailFit, gev: &TailFit) {
     let Some(o) =
         tests_stat::agreement(pot.shape.value, pot.shape.se, gev.shape.value, gev.shape.se)
     else {
         return;
     };
-    add_check(
-        [pot, gev],
-        "methods-agree",
-        o,
-        "peaks over threshold and block maxima disagree on the tail's shape: one of them does not see the tail yet",
-    );
+    let says = "peaks over threshold and block maxima disagree on the tail's shape: the threshold is too low for the tail's own shape to show";
+    add_check([pot], "methods-agree", o, says);
 }
 
 /// A check both fits share (they read the same per-second maxima), each fit's trust renewed.

@@ -152,6 +152,12 @@ fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
     for fit in pot.iter_mut().chain(gev.iter_mut()) {
         crate::support::withhold(fit, inp.observed_max_ns);
     }
+    let failed = |names: &[&str]| {
+        pot.iter()
+            .chain(gev.iter())
+            .flat_map(|f| &f.checks)
+            .any(|c| names.contains(&c.name.as_str()) && !c.passed)
+    };
     let mut v = verdict::verdict(pot.as_ref(), gev.as_ref(), set);
     let trusted = verdict::primary(pot.as_ref(), gev.as_ref());
     let run_longer = trusted
@@ -163,11 +169,8 @@ fn analyse_one(inp: &Inputs, set: &Settings) -> WorstCpu {
             observed_max_ns: inp.observed_max_ns,
             measured_ns,
             run_longer: &run_longer,
-            second_cause: pot
-                .iter()
-                .chain(gev.iter())
-                .flat_map(|f| &f.checks)
-                .any(|c| c.name == "top-follows" && !c.passed),
+            second_cause: failed(&["top-follows"]),
+            changed: failed(&["split-half", "kpss"]),
         },
         set,
     );

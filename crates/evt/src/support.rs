@@ -94,6 +94,8 @@ pub struct Known<'a> {
     pub run_longer: &'a [RunLonger],
     /// The largest maxima did not follow from the rest (`top-follows` failed).
     pub second_cause: bool,
+    /// The conditions changed during the run (`split-half` or `kpss` failed).
+    pub changed: bool,
 }
 
 /// The first line of a CPU's verdict: what to expect, or what to do.
@@ -123,6 +125,11 @@ pub fn headline(k: &Known, set: &Settings) -> String {
         (None, _) if k.second_cause => format!(
             "not enough evidence: the largest values come from a rarer second cause (`rtlab \
              explain` on the worst spikes names it); {}",
+            measure_more(k)
+        ),
+        (None, _) if k.changed => format!(
+            "not enough evidence: the conditions changed during the run (its halves differ or \
+             its level drifts), so no fit describes it; hold them steady and {}",
             measure_more(k)
         ),
         (None, _) => format!("not enough evidence: {}", measure_more(k)),
@@ -270,6 +277,7 @@ mod tests {
             measured_ns: measured_s * 1_000_000_000,
             run_longer: &[],
             second_cause: false,
+            changed: false,
         };
         // 20 s: up to the first 100 s.
         assert_eq!(
@@ -285,6 +293,14 @@ mod tests {
             budget_ns: Some(40_000),
             ..Settings::all_cpus()
         };
+        let changed = Known {
+            changed: true,
+            ..k(120)
+        };
+        assert!(
+            headline(&changed, &set)
+                .starts_with("not enough evidence: the conditions changed during the run")
+        );
         assert!(headline(&k(120), &over).starts_with(
             "over budget already: this run measured 50.0 us against a budget of 40.0 us: tune first"
         ));
