@@ -226,41 +226,12 @@ mod tests {
         assert_eq!(why_not(&est(3e6, Some(2e6), None), false, 0.1, max), None);
     }
 
-    fn fit(trusted: bool) -> TailFit {
-        let level = |per: &str, hours: f64, v: f64| ReturnLevel {
-            per: per.into(),
-            hours,
-            level_ns: Some(est(v, Some(0.8 * v), Some(1.5 * v))),
-            withheld: None,
-        };
-        TailFit {
-            method: model::worst::Method::BlockMaxima,
-            data: "120 maxima of 1 s blocks".into(),
-            block_ns: Some(1_000_000_000),
-            threshold_ns: None,
-            rule: String::new(),
-            n: 120,
-            clusters_per_hour: None,
-            location_ns: Some(est(1e6, None, None)),
-            scale_ns: est(1e5, None, None),
-            shape: est(0.1, Some(0.0), Some(0.2)),
-            tail: model::worst::Tail::Undecided,
-            return_levels: vec![level("hour", 1.0, 2e6), level("day", 24.0, 3e6)],
-            curve: Vec::new(),
-            budget: None,
-            checks: Vec::new(),
-            trusted,
-            values_ns: Vec::new(),
-            candidates: Vec::new(),
-        }
-    }
-
     #[test]
     fn an_untrusted_fit_gives_no_level_and_a_trusted_one_its_supported_levels() {
-        let mut sound = fit(true);
+        let mut sound = testkit::worst::tail_fit(true);
         withhold(&mut sound, 1_000_000);
         assert!(sound.return_levels.iter().all(|r| r.supported().is_some()));
-        let mut failed = fit(false);
+        let mut failed = testkit::worst::tail_fit(false);
         withhold(&mut failed, 1_000_000);
         for r in &failed.return_levels {
             assert!(r.supported().is_none(), "{r:?}");

@@ -44,7 +44,8 @@ fn empirical_hours(f: &TailFit, i: usize, n: usize) -> Option<f64> {
     (exceed > 0.0).then(|| per_value_h / exceed)
 }
 
-/// The return-level plot.
+/// The return-level plot: a fit that failed its checks draws no curve, only the values it
+/// fitted (its curve would be figures the data do not support).
 pub(crate) fn return_levels(f: &TailFit, budget_ns: Option<u64>) -> Option<String> {
     if f.curve.is_empty() {
         return None;
@@ -67,15 +68,16 @@ pub(crate) fn return_levels(f: &TailFit, budget_ns: Option<u64>) -> Option<Strin
                 .collect(),
         ],
     };
-    let lines = vec![
-        line("estimate", |p| Some(p.level_ns)),
-        line("95% interval, lower", |p| p.lower_ns),
-        line("95% interval, upper", |p| p.upper_ns),
-        Line {
-            label: "values fitted".into(),
-            segments: observed,
-        },
-    ];
+    let mut lines = Vec::new();
+    if f.trusted {
+        lines.push(line("estimate", |p| Some(p.level_ns)));
+        lines.push(line("95% interval, lower", |p| p.lower_ns));
+        lines.push(line("95% interval, upper", |p| p.upper_ns));
+    }
+    lines.push(Line {
+        label: "values fitted".into(),
+        segments: observed,
+    });
     let x = span(
         lines
             .iter()
@@ -96,7 +98,11 @@ pub(crate) fn return_levels(f: &TailFit, budget_ns: Option<u64>) -> Option<Strin
         .collect();
     Some(
         Chart {
-            title: "Return levels: the latency exceeded once per period".into(),
+            title: if f.trusted {
+                "Return levels: the latency exceeded once per period".into()
+            } else {
+                "Return levels: the values fitted (the fit failed its checks: no curve)".into()
+            },
             x: axis(
                 "return period (hours of operation)",
                 x,
@@ -254,4 +260,18 @@ pub(crate) fn mean_excess(f: &TailFit) -> Option<String> {
         }
         .to_svg(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_trusted_fit_draws_its_return_level_curve() {
+        let sound = return_levels(&testkit::worst::tail_fit(true), None).unwrap();
+        assert!(sound.contains("95% interval, upper") && sound.contains(">estimate<"));
+        let failed = return_levels(&testkit::worst::tail_fit(false), None).unwrap();
+        assert!(failed.contains("no curve") && failed.contains("values fitted"));
+        assert!(!failed.contains("95% interval") && !failed.contains(">estimate<"));
+    }
 }
