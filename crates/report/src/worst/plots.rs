@@ -269,9 +269,9 @@ mod tests {
     #[test]
     fn only_a_trusted_fit_draws_its_return_level_curve() {
         let sound = return_levels(&testkit::worst::tail_fit(true), None).unwrap();
-        assert!(sound.contains("95% interval, upper") && sound.contains(">estimate<"));
+        assert!(sound.contains("95% interval, upper") && sound.contains("estimate"));
         let failed = return_levels(&testkit::worst::tail_fit(false), None).unwrap();
         assert!(failed.contains("no curve") && failed.contains("values fitted"));
-        assert!(!failed.contains("95% interval") && !failed.contains(">estimate<"));
+        assert!(!failed.contains("95% interval") && !failed.contains("estimate"));
     }
 }
