@@ -130,6 +130,11 @@ fn stream_in(
 /// `rtlab import` of the log into a store of its own, then `rtlab worst last --format json`:
 /// the all-CPUs entry.
 fn worst(dir: &Path, name: &str, text: &str) -> Value {
+    worst_all(dir, name, text).swap_remove(0)
+}
+
+/// As [`worst`], every entry: all CPUs first, then each CPU.
+fn worst_all(dir: &Path, name: &str, text: &str) -> Vec<Value> {
     let file = dir.join(format!("{name}.txt"));
     std::fs::write(&file, text).unwrap();
     let db = dir.join(format!("{name}.sqlite"));
@@ -153,7 +158,34 @@ fn worst(dir: &Path, name: &str, text: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["groups"][0]["cpus"][0].clone()
+    doc["groups"][0]["cpus"].as_array().unwrap().clone()
+}
+
+/// A cyclictest 2.x `-v -t2 -a 2,3 -i 10000` log of twenty minutes: thread 0 every 10 ms on
+/// CPU 2, thread 1 every 10.5 ms (cyclictest's default distance of 500 us) on CPU 3, both drawn
+/// from `tail`, interleaved in time as cyclictest prints them.
+fn two_threads(seed: u64, tail: Tail) -> (String, [u64; 2]) {
+    let mut rng = SplitMix(seed);
+    let intervals = [10_000u64, 10_500];
+    let mut out = String::from("# /dev/cpu_dma_latency set to 0us\n");
+    for (t, i) in intervals.iter().enumerate() {
+        out += &format!(
+            "Thread {t} using cpu {}.\nThread {t} Interval: {}\n",
+            t + 2,
+            i + 500
+        );
+    }
+    let cycles = intervals.map(|i| TWENTY_MIN.seconds * 1_000_000 / i);
+    let mut lines: Vec<(u64, usize, u64)> = Vec::new();
+    for t in 0..2 {
+        lines.extend((0..cycles[t]).map(|c| (c * intervals[t], t, c)));
+    }
+    lines.sort();
+    for (_, t, c) in lines {
+        let v = tail.quantile_above(rng.open01()).floor() as u64;
+        out += &format!("{t:8}:{c:8}:{v:8}\n");
+    }
+    (out, cycles)
 }
 
 /// The trusted fit's once-per-day estimate, if the verdict trusts one and the level is
@@ -252,6 +284,47 @@ fn five_minute_logs_at_cyclictests_default_interval_are_estimated_too() {
             "{name}: truth {truth:.1} us inside {covered} of {trusted} intervals: {seen:#?}"
         );
     }
+}
+
+#[test]
+fn each_thread_of_a_two_thread_log_and_their_union_are_estimated() {
+    // The truth of each thread is its own tail at its own rate; of all CPUs together, a level
+    // either thread exceeds once a day between them.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut trusted, mut covered, mut seen) = (0, 0, Vec::new());
+    for seed in [3, 11] {
+        let (text, cycles) = two_threads(seed, HEAVY);
+        let entries = worst_all(dir.path(), &format!("two{seed}"), &text);
+        assert_eq!(entries.len(), 3, "all CPUs, CPU 2, CPU 3");
+        let per_day = |t: usize| cycles[t] as f64 * 86_400.0 / TWENTY_MIN.seconds as f64;
+        let truths = [
+            HEAVY.quantile_above(1.0 / (per_day(0) + per_day(1))),
+            HEAVY.quantile_above(1.0 / per_day(0)),
+            HEAVY.quantile_above(1.0 / per_day(1)),
+        ];
+        for (entry, truth_us) in entries.iter().zip(truths) {
+            let who = entry["cpu"]
+                .as_u64()
+                .map_or("all".to_string(), |c| c.to_string());
+            if let Some((v, lo, hi)) = day(entry) {
+                trusted += 1;
+                covered += u64::from(lo <= truth_us * 1e3 && truth_us * 1e3 <= hi);
+                seen.push(format!(
+                    "{who}: {v:.0} [{lo:.0}, {hi:.0}] truth {:.0}",
+                    truth_us * 1e3
+                ));
+            } else {
+                seen.push(format!("{who}: {}", entry["verdict"]["headline"]));
+            }
+        }
+        assert_eq!(entries[1]["cpu"], 2, "thread 0 ran on CPU 2");
+    }
+    eprintln!("{seen:#?}");
+    assert!(trusted >= 5, "trusted {trusted} of 6: {seen:#?}");
+    assert!(
+        covered + 1 >= trusted,
+        "{covered} of {trusted} covered: {seen:#?}"
+    );
 }
 
 #[test]
