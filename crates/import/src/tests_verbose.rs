@@ -243,8 +243,9 @@ fn the_same_samples_in_either_unit_give_the_same_run() {
     // Known by construction: one set of latencies (2 to 400 us, heavy at the top) printed in
     // microseconds and in nanoseconds (x1000) must give the same figures, histogram and
     // series in nanoseconds.
-    let latency =
-        |t: usize, c: u64| 2 + (c * 7 + t as u64 * 13) % 40 + if c % 997 == 0 { 350 } else { 0 };
+    let latency = |t: usize, c: u64| {
+        2 + (c * 7 + t as u64 * 13) % 40 + if c.is_multiple_of(997) { 350 } else { 0 }
+    };
     let micro = stream(&[1000, 1500], 500, &[0, 1], &[5000, 3333], latency);
     let nano = stream(&[1000, 1500], 500, &[0, 1], &[5000, 3333], |t, c| {
         latency(t, c) * 1000
