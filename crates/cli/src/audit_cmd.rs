@@ -123,6 +123,8 @@ fn list() -> String {
 }
 
 fn capture(root: &Root, dir: &std::path::Path, options: &Options) -> Result<Exit> {
+    // Where the tree goes is checked before the audit that fills it runs.
+    files::check_dir_creatable(dir).map_err(|e| UsageError(format!("{}: {e}", dir.display())))?;
     let summary =
         audit::capture::capture(root, dir, options).map_err(|e| UsageError(e.to_string()))?;
     let mut console = console::Console::new(false);

@@ -38,6 +38,14 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
         Some(dir) => dir.clone(),
         None => Path::new(STATE_BASE).join(dir_name(&file.plan.name)),
     };
+    // A new campaign's store and push target are checked before its state directory is made:
+    // a refusal leaves nothing behind.
+    let early = match dir.join(STATE_FILE).exists() {
+        true => None,
+        false => Some(new_options(args)?),
+    };
+    files::check_dir_creatable(&dir)
+        .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
     files::create_dir_all(&dir)
         .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;
     let lock = campaign::lock(&dir)?;
@@ -47,7 +55,10 @@ fn start(args: &CampaignArgs, root: &Root) -> Result<Exit> {
         ctx.note(&format!("continuing the campaign in {}", dir.display()));
         return campaign::drive(ctx);
     }
-    let options = new_options(args)?;
+    let options = match early {
+        Some(options) => options,
+        None => new_options(args)?,
+    };
     // The text kept is the text that was checked: the plan stored is the plan that runs.
     files::write_atomically(&dir.join(PLAN_FILE), file.text.as_bytes())
         .map_err(|e| UsageError(format!("--state {}: {e}", dir.display())))?;

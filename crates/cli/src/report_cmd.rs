@@ -52,15 +52,13 @@ pub fn write(
 pub fn run(args: &ReportArgs) -> Result<Exit> {
     files::check_creatable(&args.output)
         .map_err(|e| UsageError(format!("--output {}: {e}", args.output.display())))?;
-    if let Some(dir) = &args.svg
-        && dir.exists()
-        && !dir.is_dir()
-    {
-        return Err(UsageError(format!(
-            "--svg {}: not a directory; give a directory for the SVG files",
-            dir.display()
-        ))
-        .into());
+    if let Some(dir) = &args.svg {
+        files::check_dir_creatable(dir).map_err(|e| {
+            UsageError(format!(
+                "--svg {}: {e}; give a directory for the SVG files",
+                dir.display()
+            ))
+        })?;
     }
     let runs = args
         .runs

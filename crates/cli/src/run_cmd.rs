@@ -20,7 +20,11 @@ use crate::run_session::{Placement, Session};
 /// Runs `rtlab run` (with `--tuned`: [`crate::run_tuned`]).
 pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
     if let Some(cpus) = &args.cpus {
-        CpuSpec::parse(cpus).map_err(|e| UsageError(format!("--cpus {cpus}: {e}")))?;
+        // Resolved against this machine's CPUs, as each phase's measure will: a CPU it lacks is
+        // refused before the audit and the first phase, not by the first phase.
+        let spec = CpuSpec::parse(cpus).map_err(|e| UsageError(format!("--cpus {cpus}: {e}")))?;
+        crate::measured::CpuChoice::read(root, args.fake_clock.is_some())?
+            .resolve(&spec, "--cpus")?;
     }
     // Every output is checked before the first phase: the store every phase saves into, and
     // the report (named after the host and date in the current directory unless -o).

@@ -63,6 +63,8 @@ pub(crate) fn prepare(args: &RunArgs, root: &Root) -> Result<Tuning> {
         .journal
         .clone()
         .unwrap_or_else(|| PathBuf::from(tune::journal::DEFAULT_PATH));
+    files::check_creatable_with_dirs(&journal)
+        .map_err(|e| UsageError(format!("--journal {}: {e}", journal.display())))?;
     if tune::journal::read(&journal).is_ok_and(|e| !e.is_empty()) {
         return Err(UsageError(format!(
             "{} records a tuning that has not been reverted; run `rtlab tune revert --journal {}` \

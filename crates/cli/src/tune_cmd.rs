@@ -40,6 +40,11 @@ fn run_in(args: &RunInArgs, root: &Root) -> Result<Exit> {
 }
 
 fn apply(args: &ApplyArgs, root: &Root) -> Result<Exit> {
+    // The journal is written before the first change: a place it cannot go is refused before
+    // the plan is made and shown.
+    let journal = &args.journal.journal;
+    files::check_creatable_with_dirs(journal)
+        .map_err(|e| UsageError(format!("--journal {}: {e}", journal.display())))?;
     let plan = make_plan(&args.plan.split, root)?;
     let mut text = report::tune::plan_text(&plan);
     console::print_stdout(&text)?;

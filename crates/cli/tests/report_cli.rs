@@ -137,7 +137,7 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     one_line(
         &["report", "last", "-o", "r.html", "--svg", "a.json"],
-        "--svg a.json: not a directory",
+        "--svg a.json: writing into a.json: not supported: a.json is not a directory",
     );
     std::fs::write(dir.path().join("bad.json"), "{\"schema\": \"other/1\"}").unwrap();
     one_line(

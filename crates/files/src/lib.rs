@@ -18,7 +18,8 @@ pub mod write;
 
 pub use disk::{Filesystem, filesystem, set_ext_journal_probe, unjournalled};
 pub use place::{
-    check_creatable, check_dir_creatable, create_private_dir, is_empty_dir, remove_tree,
+    check_creatable, check_creatable_with_dirs, check_dir_creatable, create_private_dir,
+    is_empty_dir, remove_tree,
 };
 pub use read::{plain_io, read_input, read_input_text};
 pub use write::{

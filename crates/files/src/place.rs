@@ -1,17 +1,21 @@
 //! Where rtlab's outputs go, checked before a run rather than after it ([`check_creatable`],
 //! [`check_dir_creatable`], [`is_empty_dir`]), and the private directories it makes and removes
 //! ([`create_private_dir`], [`remove_tree`]).
+//!
+//! A check creates and removes a hidden probe file where the output will go, as the write will
+//! (its temporary file): permission bits cannot tell, since root passes `access(2)` on `/proc`
+//! and `/sys`, where no file can be created (`rtlab measure -o /proc/x.json` measured the whole
+//! run, then failed to write it; issue #48).
 
-use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::{Error, Result, io_error, split};
 
-/// Checks, without creating anything, that `path` could be written: its directory exists, is a
-/// directory, and is writable (access W_OK), and `path` itself is not a directory. For early
-/// "bad --json path" errors.
+/// Checks that `path` could be written: its directory exists, is a directory, and takes a new
+/// file (a probe, removed at once), and `path` itself is not a directory. Nothing is left
+/// behind. For early "bad --output" errors.
 pub fn check_creatable(path: &Path) -> Result<()> {
     let (dir, _) = split(path)?;
     let meta = std::fs::metadata(&dir).map_err(|e| io_error(&dir, e))?;
@@ -25,18 +29,57 @@ pub fn check_creatable(path: &Path) -> Result<()> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(refuse("it is a directory; name a file".to_string()));
     }
-    let c_dir = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| refuse("the path contains a NUL byte".to_string()))?;
-    // SAFETY: `c_dir` is a valid NUL-terminated path; access only reads it.
-    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        return Err(io_error(&dir, io::Error::last_os_error()));
-    }
-    Ok(())
+    probe(&dir, &refuse)
 }
 
-/// Checks, without creating anything, that `dir` is a writable directory or could be created
-/// as one: it is a directory already, or the nearest part of it that exists is a writable
-/// directory. For early "bad --trace-dir" errors.
+/// As [`check_creatable`], for a file whose directories the write creates (a journal under
+/// `/var/lib/rtlab`): the nearest part of its directory that exists takes a new file.
+pub fn check_creatable_with_dirs(path: &Path) -> Result<()> {
+    let (dir, _) = split(path)?;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::Unsupported {
+            what: format!("writing {}", path.display()),
+            why: "it is a directory; name a file".to_string(),
+        });
+    }
+    check_dir_creatable(&dir)
+}
+
+/// Creates and removes a hidden file in `dir`: whether a file can be made there at all.
+fn probe(dir: &Path, refuse: &dyn Fn(String) -> Error) -> Result<()> {
+    if dir.as_os_str().as_bytes().contains(&0) {
+        return Err(refuse("the path contains a NUL byte".to_string()));
+    }
+    let file = dir.join(format!(".rtlab-probe-{}.tmp", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&file)
+    {
+        Ok(_) => {
+            std::fs::remove_file(&file).map_err(|e| io_error(&file, e))?;
+            Ok(())
+        }
+        // A probe of an earlier run of this pid: the directory takes files.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        // The directory is there (its caller saw it), yet "not found": a kernel interface
+        // (/proc, /sys) that takes no new files.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refuse(format!(
+            "{} takes no new files (a kernel interface such as /proc or /sys); write it \
+             somewhere else",
+            dir.display()
+        ))),
+        Err(e) => Err(refuse(format!(
+            "no file can be created in {}: {}",
+            dir.display(),
+            io_error(dir, e)
+        ))),
+    }
+}
+
+/// Checks that `dir` is a writable directory or could be created as one: it is a directory
+/// already, or the nearest part of it that exists is a directory that takes a new file (a
+/// probe, removed at once). For early "bad --trace-dir" errors.
 pub fn check_dir_creatable(dir: &Path) -> Result<()> {
     let refuse = |why: String| Error::Unsupported {
         what: format!("writing into {}", dir.display()),
@@ -57,13 +100,7 @@ pub fn check_dir_creatable(dir: &Path) -> Result<()> {
             Err(e) => return Err(io_error(existing, e)),
         }
     }
-    let c_dir = CString::new(existing.as_os_str().as_bytes())
-        .map_err(|_| refuse("the path contains a NUL byte".to_string()))?;
-    // SAFETY: `c_dir` is a valid NUL-terminated path; access only reads it.
-    if unsafe { libc::access(c_dir.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-        return Err(io_error(existing, io::Error::last_os_error()));
-    }
-    Ok(())
+    probe(existing, &refuse)
 }
 
 /// Whether `dir` is a directory with nothing in it (an output directory a command may fill);

@@ -297,6 +297,32 @@ fn checks_creatable_paths_without_creating_them() {
     assert!(err.to_string().contains("is not a directory"), "{err}");
     let err = check_creatable(Path::new("/")).unwrap_err();
     assert!(err.to_string().contains("names no file"), "{err}");
+    // The probe is gone.
+    assert_eq!(names(dir.path()), ["later.json"]);
+}
+
+#[test]
+fn a_directory_that_takes_no_files_is_refused_even_for_root() {
+    // Root passes access(2) on /proc, where no file can be made: only creating one tells.
+    let err = check_creatable(Path::new("/proc/rtlab-x.json")).unwrap_err();
+    assert!(
+        err.to_string().contains("/proc takes no new files"),
+        "{err}"
+    );
+    let err = check_dir_creatable(Path::new("/proc/rtlab-traces/a")).unwrap_err();
+    assert!(
+        err.to_string().contains("/proc takes no new files"),
+        "{err}"
+    );
+    // A read-only directory, for a user without root: refused by the file system's answer.
+    let dir = tempfile::tempdir().unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert_eq!(check_creatable(&ro.join("x.json")).is_ok(), root);
+    assert!(names(&ro).is_empty());
 }
 
 #[test]

@@ -70,13 +70,21 @@ fn read_existing(dir: &Path) -> Result<(Plan, CampaignState)> {
 /// was measured with (a run stored before runs carried theirs is given its phase's).
 pub(crate) fn report(args: &crate::flags::CampaignReportArgs) -> Result<Exit> {
     let dir = &args.state;
-    let (plan, state) = read_existing(dir)?;
     let output = args
         .output
         .clone()
         .unwrap_or_else(|| dir.join("report.html"));
-    files::check_creatable(&output)
-        .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))?;
+    let check = || {
+        files::check_creatable(&output)
+            .map_err(|e| crate::exit::UsageError(format!("--output {}: {e}", output.display())))
+    };
+    // A named output first, as every command checks its outputs; the default one lies in the
+    // state directory, which must be a campaign's.
+    if args.output.is_some() {
+        check()?;
+    }
+    let (plan, state) = read_existing(dir)?;
+    check()?;
     let store = crate::runs::open_existing(Some(Path::new(&state.options.db)))?;
     let mut named = Vec::new();
     for (k, (step, planned)) in state.steps.iter().zip(plan.steps()).enumerate() {

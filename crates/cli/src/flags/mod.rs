@@ -19,6 +19,8 @@ mod inspect;
 mod load;
 mod measure;
 mod noise;
+#[cfg(test)]
+mod outputs;
 mod pi;
 mod push;
 pub mod renamed;

@@ -5,7 +5,7 @@
 use clap::{Arg, Command};
 
 /// Every command path (`rtlab tune plan`) with its command.
-fn commands() -> Vec<(String, Command)> {
+pub(super) fn commands() -> Vec<(String, Command)> {
     fn walk(cmd: &Command, path: &str, out: &mut Vec<(String, Command)>) {
         out.push((path.to_string(), cmd.clone()));
         for sub in cmd.get_subcommands() {
@@ -20,7 +20,7 @@ fn commands() -> Vec<(String, Command)> {
 }
 
 /// The visible flags of a command.
-fn visible(cmd: &Command) -> impl Iterator<Item = &Arg> {
+pub(super) fn visible(cmd: &Command) -> impl Iterator<Item = &Arg> {
     cmd.get_arguments().filter(|a| !a.is_hide_set())
 }
 
