@@ -150,10 +150,54 @@ pub fn rm(args: &RmArgs) -> Result<Exit> {
         .iter()
         .map(|r| resolve(&store, r))
         .collect::<Result<Vec<_>>>()?;
-    for id in &ids {
+    let filter = store::Filter {
+        ids: Some(ids.clone()),
+        ..store::Filter::default()
+    };
+    let described: Vec<String> = store.list(&filter)?.iter().map(describe).collect();
+    let shared = matches!(
+        crate::runs::location(args.db.db.as_deref())?,
+        store::Location::Postgres(_)
+    );
+    if shared && !args.yes && !confirm(&described)? {
+        console::print_stdout("nothing removed\n")?;
+        return Ok(Exit::Ok);
+    }
+    for (id, what) in ids.iter().zip(&described) {
         store.remove(id)?;
+        console::print_stdout(&format!("removed {what}\n"))?;
     }
     Ok(Exit::Ok)
+}
+
+/// A stored run in one line: id, label, host and when.
+fn describe(s: &store::RunSummary) -> String {
+    let label = s
+        .label
+        .as_ref()
+        .map_or(String::new(), |l| format!(" \"{l}\""));
+    format!(
+        "{}{label} ({} on {}, {})",
+        s.id, s.kind, s.hostname, s.started_at
+    )
+}
+
+/// Asks on the terminal whether to remove `runs` from a shared store; a usage error without
+/// one.
+fn confirm(runs: &[String]) -> Result<bool> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(UsageError(format!(
+            "this store is shared (PostgreSQL): `rm` would remove {}; add --yes to remove \
+             without asking",
+            runs.join(", ")
+        ))
+        .into());
+    }
+    eprint!("Remove from the shared store: {}? [y/N] ", runs.join(", "));
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 /// `rtlab export RUN... --format ...`.

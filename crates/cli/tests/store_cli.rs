@@ -116,7 +116,14 @@ fn runs_are_listed_filtered_labelled_and_removed() {
     rtlab(&db).args(["label", &a, ""]).assert().success();
     assert_eq!(list(&["--label", "RT-#2"]).len(), 0);
 
-    rtlab(&db).args(["rm", &a]).assert().success();
+    // rm says what it removed.
+    rtlab(&db)
+        .args(["rm", &a])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(format!(
+            "removed {a} (measure on "
+        )));
     assert_eq!(list(&[]).len(), 1);
     // A RUN that matches nothing is one line and exit 2, and deletes nothing.
     let out = rtlab(&db).args(["rm", &b, "zzzzzz"]).output().unwrap();
@@ -206,4 +213,44 @@ fn no_store_and_bad_runs() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{spec}: {err}");
     }
+}
+
+/// A PostgreSQL store is shared: `rm last` may name another host's run, so without a terminal
+/// to ask on it needs --yes, and removes nothing without it.
+#[test]
+fn rm_on_a_shared_store_asks_first() {
+    let Some(admin) = testkit::live::postgres_or_skip() else {
+        return;
+    };
+    let name = format!("rtlab_rm_{}", std::process::id());
+    let psql = |sql: &str| {
+        let out = std::process::Command::new("psql")
+            .args([admin.as_str(), "-v", "ON_ERROR_STOP=1", "-Atc", sql])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    psql(&format!("CREATE DATABASE {name}"));
+    let url = PathBuf::from(format!("{}/{name}", admin.rsplit_once('/').unwrap().0));
+    let (id, _) = measure(&url, "5us,7us", None);
+    let out = rtlab(&url)
+        .args(["rm", "last"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&id) && err.contains("add --yes"), "{err}");
+    rtlab(&url).args(["show", &id]).assert().success();
+    rtlab(&url)
+        .args(["rm", "last", "--yes"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(format!("removed {id}")));
+    rtlab(&url).args(["show", &id]).assert().code(2);
+    psql(&format!("DROP DATABASE {name} WITH (FORCE)"));
 }

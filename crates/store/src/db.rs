@@ -106,7 +106,7 @@ pub enum DbError {
     /// PostgreSQL's error.
     #[cfg(feature = "postgres")]
     #[error("{}", postgres_text(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(postgres::Error),
     /// A value of a type the store never writes.
     #[error("column {index}: {why}")]
     Type {
@@ -132,7 +132,17 @@ impl DbError {
     }
 }
 
-/// The server's own message and detail, without the driver's wrapping.
+#[cfg(feature = "postgres")]
+impl From<postgres::Error> for DbError {
+    fn from(e: postgres::Error) -> DbError {
+        DbError::Postgres(e)
+    }
+}
+
+/// PostgreSQL's error in one line: the server's message and detail without the driver's
+/// wrapping, or the client's error with every cause (`error connecting to server: Connection
+/// refused (os error 111)`: the client's own text names no reason). The causes are in the
+/// text, not the error's source, so that a chain printed whole says them once.
 #[cfg(feature = "postgres")]
 fn postgres_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
@@ -140,7 +150,19 @@ fn postgres_text(e: &postgres::Error) -> String {
             Some(detail) => format!("{} ({detail})", db.message()),
             None => db.message().to_string(),
         },
-        None => e.to_string(),
+        None => {
+            let mut text = e.to_string();
+            let mut cause = std::error::Error::source(e);
+            while let Some(c) = cause {
+                let said = c.to_string();
+                if !text.ends_with(&said) {
+                    text.push_str(": ");
+                    text.push_str(&said);
+                }
+                cause = c.source();
+            }
+            text
+        }
     }
 }
 

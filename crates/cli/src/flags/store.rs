@@ -183,6 +183,11 @@ pub struct RmArgs {
     /// The runs to delete (ids, unique prefixes or `last`).
     #[arg(value_name = "RUN", required = true)]
     pub runs: Vec<String>,
+    /// Delete without asking. A PostgreSQL store is shared: there `last` or a label may name
+    /// another host's run, so `rm` shows the runs and asks first, and without a terminal to
+    /// ask on it needs --yes.
+    #[arg(long)]
+    pub yes: bool,
     /// The store.
     #[command(flatten)]
     pub db: DbArgs,

@@ -106,6 +106,9 @@ mod postgres {
             "{text}"
         );
         assert!(!text.contains("hunter2"), "{text}");
+        // The reason, not only the driver's "error connecting to server", and said once.
+        assert!(text.contains("Connection refused"), "{text}");
+        assert_eq!(text.matches("Connection refused").count(), 1, "{text}");
     }
 }
 
