@@ -375,6 +375,30 @@ fn errors_name_the_real_problem() {
     // ... and `show` does read it as the message says.
     let shown = rtlab(&db).arg("show").arg(&result).output().unwrap();
     assert!(shown.status.success());
+    // The same result cut short: nothing reads it, and nothing suggests a command that would
+    // fail; `show` and `worst` say what is wrong with it in words, not the parser's.
+    let text = std::fs::read_to_string(&result).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let own = refused(&cut);
+    assert!(own.contains("not whole: it ends early, at line"), "{own}");
+    assert!(!own.contains("rtlab show"), "{own}");
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    for (file, says) in [
+        (&cut, "the file was cut short"),
+        (&empty, "the file is empty"),
+    ] {
+        for command in ["show", "worst"] {
+            let out = rtlab(&db).arg(command).arg(file).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+            assert!(
+                stderr.contains(says) && !stderr.contains("EOF"),
+                "{command}: {stderr}"
+            );
+        }
+    }
 
     let dat = dir.path().join("trace.dat");
     let mut bytes = b"\x17\x08\x44tracing6\0".to_vec();

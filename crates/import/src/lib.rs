@@ -210,6 +210,16 @@ pub fn import(file: &str, text: &str, modified: SystemTime) -> Result<MeasureRun
         ));
     }
     if is_rtlab_result(text) {
+        // A result cut short is no result: `rtlab show` would refuse it too.
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(text) {
+            return Err(ImportError::whole(
+                file,
+                format!(
+                    "this is an rtlab result, but not whole: {}; nothing can read it",
+                    model::measure::json_words(&e)
+                ),
+            ));
+        }
         return Err(ImportError::whole(
             file,
             format!(

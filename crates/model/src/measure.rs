@@ -296,7 +296,7 @@ pub struct MeasureRun {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadRunError {
     /// Not JSON, or fields that do not belong.
-    #[error("not a valid rtlab measurement result: {0}")]
+    #[error("not a valid rtlab measurement result: {}", json_words(.0))]
     Json(#[from] serde_json::Error),
     /// Figures no measurement can have (a CPU number no kernel has, counts past 2^64).
     #[error("not a valid rtlab measurement result: {0}")]
@@ -310,6 +310,26 @@ pub enum ReadRunError {
         /// The id found.
         found: String,
     },
+}
+
+/// What a JSON error means for a result file, in words: an empty file, one cut short, text that
+/// is not JSON, or a field that does not belong (serde's own words, which name it).
+pub fn json_words(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Eof if e.line() <= 1 && e.column() == 0 => {
+            "the file is empty".to_string()
+        }
+        serde_json::error::Category::Eof => format!(
+            "it ends early, at line {} column {}: the file was cut short (a copy or a write that \
+             stopped); measure again, or restore it from where it came from",
+            e.line(),
+            e.column()
+        ),
+        serde_json::error::Category::Syntax => {
+            format!("not JSON at line {} column {} ({e})", e.line(), e.column())
+        }
+        serde_json::error::Category::Data | serde_json::error::Category::Io => e.to_string(),
+    }
 }
 
 impl MeasureRun {
