@@ -179,11 +179,21 @@ impl Session<'_> {
         if let Some(path) = report {
             console::print_stdout(&format!("report: {}\n", path.display()))?;
         }
-        if self.stopped.is_some() {
+        let failed = phases
+            .iter()
+            .filter_map(|p| p.verdict.as_ref())
+            .any(|v| run_verdict::outcome(v) == model::evaluation::Outcome::Fail);
+        if self.stopped.is_some() && !failed {
             console::print_stdout(
                 "verdict: INTERRUPTED: not every phase was measured; those that were are above\n",
             )?;
             return Ok(Exit::Interrupted);
+        }
+        if self.stopped.is_some() {
+            // A phase measured over its budget fails whatever stopped a later one.
+            console::print_stdout(
+                "interrupted: not every phase was measured, and one that was already fails\n",
+            )?;
         }
         let (exit, lines) = run_verdict::text(&phases, args.budget, args.tuned);
         // The verdict ends standard output, where a script keeps it (`rtlab run > eval.txt`).

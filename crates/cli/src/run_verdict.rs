@@ -46,7 +46,7 @@ pub(crate) fn judge<'a>(
 }
 
 /// A judged phase's outcome: the gate's (a failed criterion outranks "cannot be judged").
-fn outcome(v: &Verdict) -> Outcome {
+pub(crate) fn outcome(v: &Verdict) -> Outcome {
     match v.outcome() {
         model::gate::Outcome::Pass => Outcome::Pass,
         model::gate::Outcome::Fail => Outcome::Fail,

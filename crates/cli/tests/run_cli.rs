@@ -269,16 +269,22 @@ fn a_real_evaluation_as_root() {
     assert_eq!(reports(), 2, "{}", String::from_utf8_lossy(&again.stdout));
 }
 
-#[test]
-fn sigint_stops_the_phase_and_the_run_survives_to_compare() {
-    let _guard = serial();
-    if !is_root() {
-        return common::live_skip("not root: the phases cannot measure for real");
-    }
+/// `rtlab run` with `budget`, sent SIGINT 1.5 s into its 30-s idle phase: (exit status,
+/// stdout, stderr).
+fn interrupted_run(budget: &str) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = rtlab()
         .current_dir(dir.path())
-        .args(["run", "--duration", "30s", "--quiet", "--no-report", "--db"])
+        .args([
+            "run",
+            "--duration",
+            "30s",
+            "--quiet",
+            "--no-report",
+            "--budget",
+            budget,
+        ])
+        .arg("--db")
         .arg(dir.path().join("rtlab.db"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -290,11 +296,42 @@ fn sigint_stops_the_phase_and_the_run_survives_to_compare() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = common::wait_for(&mut child, std::time::Duration::from_secs(20));
     let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    (
+        status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sigint_stops_the_phase_and_the_run_survives_to_compare() {
+    let _guard = serial();
+    if !is_root() {
+        return common::live_skip("not root: the phases cannot measure for real");
+    }
+    let (code, stdout, stderr) = interrupted_run("10s");
     // The run process itself got the signal: it stopped its phase and ended in order.
-    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("interrupted during the idle phase"),
         "{stderr}"
+    );
+    assert!(stdout.contains("verdict: INTERRUPTED"), "{stdout}");
+}
+
+#[test]
+fn a_phase_over_budget_fails_the_run_a_signal_cut_short() {
+    let _guard = serial();
+    if !is_root() {
+        return common::live_skip("not root: the phases cannot measure for real");
+    }
+    // No wake-up takes under a nanosecond: the idle phase is over budget when it is stopped.
+    let (code, stdout, stderr) = interrupted_run("1ns");
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout
+            .contains("interrupted: not every phase was measured, and one that was already fails")
+            && stdout.contains("verdict: FAIL: over the 1ns budget: idle max"),
+        "{stdout}"
     );
 }

@@ -98,10 +98,12 @@ impl Evaluation {
     /// The verdict over `phases` ([`Evaluation::verdict`]'s rule).
     pub fn overall(phases: &[Phase], interrupted: bool) -> Outcome {
         let judged = || phases.iter().filter_map(|p| p.verdict);
-        if interrupted {
-            Outcome::Interrupted
-        } else if judged().any(|v| v == Outcome::Fail) {
+        // A phase measured over its budget fails the evaluation whether or not a signal
+        // stopped a later one: what it measured cannot be taken back (issue #48).
+        if judged().any(|v| v == Outcome::Fail) {
             Outcome::Fail
+        } else if interrupted {
+            Outcome::Interrupted
         } else if judged().any(|v| v == Outcome::CannotJudge) {
             Outcome::CannotJudge
         } else {
@@ -139,6 +141,12 @@ mod tests {
             phase(Some(Outcome::Fail)),
         ];
         assert_eq!(Evaluation::overall(&p, false), Outcome::Fail);
+        // A phase over its budget fails the evaluation a signal cut short.
+        assert_eq!(Evaluation::overall(&p, true), Outcome::Fail);
+        let p = [
+            phase(Some(Outcome::Pass)),
+            phase(Some(Outcome::CannotJudge)),
+        ];
         assert_eq!(Evaluation::overall(&p, true), Outcome::Interrupted);
         // Phases not judged (noise, untuned) do not count.
         let p = [phase(None), phase(Some(Outcome::Pass))];
