@@ -98,6 +98,9 @@ fn other_cyclictest_options_are_refused_with_what_to_type() {
         (&["-F", "/tmp/pipe"], "-F/--fifo", "-o FILE"),
         (&["-H", "100"], "-H/--histofall", "-h/--histogram"),
         (&["--histfile", "/tmp/h"], "--histfile", "-h US > FILE"),
+        // cyclictest's layout is not rtlab's: refused, never written as rtlab's result.
+        (&["--json=/tmp/c.json"], "--json=FILE", "-o FILE writes rtlab's result"),
+        (&["--json", "/tmp/c.json"], "--json=FILE", "rtlab import"),
         (&["--laptop"], "--laptop", "--dma-latency off"),
         (
             &["--default-system"],
@@ -140,4 +143,39 @@ fn other_cyclictest_options_are_refused_with_what_to_type() {
             "{given:?}: says {instead}: {stderr}"
         );
     }
+}
+
+#[test]
+fn dash_l_takes_that_many_samples_as_cyclictest_counts_its_loops() {
+    // A 3.5-ms stall every ten wake-ups at 1 ms misses three periods each time: cyclictest's
+    // -l 100 still takes 100 samples (its `Total:`), the missed periods are overruns on top.
+    let out = common::rtlab_checked()
+        .arg("--root")
+        .arg(testkit::fixture_root("vm-x86_64-2cpu").base())
+        .args([
+            "measure",
+            "--fake-clock",
+            "5us,5us,5us,5us,5us,5us,5us,5us,5us,3500us",
+        ])
+        .args([
+            "--no-store",
+            "-l",
+            "100",
+            "-a",
+            "0",
+            "-q",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let run = MeasureRun::from_json(&stdout)
+        .unwrap_or_else(|e| panic!("{e}\n{stdout}\n{}", text(&out.stderr)));
+    let c = &run.cpus[0];
+    assert_eq!(c.raw.count, 100, "samples");
+    assert_eq!(
+        c.raw.overruns, 30,
+        "three missed periods after each of ten stalls"
+    );
 }

@@ -454,8 +454,14 @@ impl Config {
     }
 
     /// Slots of the series each thread allocates (a bound, also for a run that is cut short).
+    /// A run of `--cycles` wake-ups lasts longer than its plan by the periods it misses: it
+    /// gets room for twice its plan (beyond that its last slot takes the rest).
     pub fn series_slots(&self) -> usize {
-        let span = self.planned().get().saturating_add(self.interval.get());
+        let planned = match self.length {
+            RunLength::Cycles(_) => self.planned().get().saturating_mul(2),
+            RunLength::Duration(_) => self.planned().get(),
+        };
+        let span = planned.saturating_add(self.interval.get());
         let slots = span / self.series_slot().get() + 2;
         usize::try_from(slots).map_or(MAX_SERIES_SLOTS, |n| n.min(MAX_SERIES_SLOTS))
     }

@@ -24,8 +24,12 @@ pub(crate) struct Plan {
     pub offset: u64,
     /// Period.
     pub interval: u64,
-    /// Periods to run (samples + overruns).
+    /// Periods to run (samples + overruns), or with `count_wakeups` wake-ups to take.
     pub periods: u64,
+    /// `--cycles`: `periods` counts wake-ups, as cyclictest's `-l` counts its loops; a period
+    /// a late wake-up missed is an overrun and does not count (`-l 10000` takes 10000
+    /// samples). Otherwise the run is a time: missed periods count toward it.
+    pub count_wakeups: bool,
     /// Stop at the first sample above this (`u64::MAX` for never).
     pub break_ns: u64,
     /// Length of one slot of the maximum-over-time series.
@@ -82,7 +86,11 @@ pub(crate) fn sample<C: Spin>(
     let mut period = 0u64;
     let mut pace = Pace::new();
 
-    while period < plan.periods {
+    while if plan.count_wakeups {
+        acc.count < plan.periods
+    } else {
+        period < plan.periods
+    } {
         clock.sleep_until(next);
         let now = clock.now();
         // Without a workload the sample is the wake-up latency; with one, the response time
@@ -137,7 +145,7 @@ pub(crate) fn sample<C: Spin>(
 
         period += 1;
         next += plan.interval;
-        while next < end && period < plan.periods {
+        while next < end && (plan.count_wakeups || period < plan.periods) {
             next += plan.interval;
             period += 1;
             acc.overruns += 1;
@@ -179,6 +187,7 @@ mod tests {
             offset: 0,
             interval,
             periods,
+            count_wakeups: false,
             break_ns: u64::MAX,
             slot_ns: SECOND,
             work: None,
@@ -233,6 +242,22 @@ mod tests {
         assert_eq!(spikes[1].cycle, 0, "ties keep the earlier cycle first");
         // The sample after the stall belongs to period 5.
         assert!(spikes.iter().any(|s| s.cycle == 5));
+    }
+
+    #[test]
+    fn counted_wake_ups_take_that_many_samples_whatever_is_missed() {
+        // cyclictest's -l 10: ten samples; the 3.5-ms stall's three missed periods are
+        // overruns on top (`-l 10000` showed `Total: 9990` when missed periods counted).
+        let mut p = plan(10, 1_000_000);
+        p.count_wakeups = true;
+        p.slot_ns = 100 * SECOND;
+        let mut script = vec![10_000; 10];
+        script[1] = 3_500_000;
+        let (exit, cell) = run(script, p, 8);
+        assert_eq!(exit, Exit::Finished);
+        let acc = cell.accumulator();
+        assert_eq!((acc.count, acc.overruns), (10, 3));
+        assert_eq!(cell.periods_done(), 13);
     }
 
     #[test]

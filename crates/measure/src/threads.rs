@@ -148,6 +148,8 @@ pub(crate) struct LatencyWorker<C> {
     job: Option<Job>,
     interval: u64,
     periods: u64,
+    /// `--cycles`: `periods` counts wake-ups ([`Plan::count_wakeups`]).
+    count_wakeups: bool,
     clock: C,
     shared: Arc<Shared>,
 }
@@ -185,6 +187,7 @@ pub(crate) fn workers<C: Spin + 'static>(
             job: None,
             interval: config.interval.get(),
             periods: config.periods(),
+            count_wakeups: matches!(config.length, crate::config::RunLength::Cycles(_)),
             clock: clock_for(cpu),
             shared: Arc::clone(shared),
         })
@@ -217,6 +220,7 @@ impl<C: Spin + 'static> Worker for LatencyWorker<C> {
             offset: self.offset,
             interval: self.interval,
             periods: self.periods,
+            count_wakeups: self.count_wakeups,
             break_ns: self.shared.brk.threshold,
             slot_ns: self.setup.slot_ns,
             work: self.job,

@@ -46,6 +46,10 @@ pub struct CyclictestHabits {
     /// cyclictest --histfile.
     #[arg(long = "histfile", value_name = "PATH", hide = true)]
     pub histfile: Option<String>,
+    /// cyclictest --json=FILE (its own layout; rtlab's `--json` of earlier releases wrote
+    /// rtlab's result, so a script could not tell which it got).
+    #[arg(long = "json", value_name = "FILE", hide = true)]
+    pub json: Option<String>,
     /// cyclictest --laptop.
     #[arg(long = "laptop", hide = true)]
     pub laptop: bool,
@@ -102,7 +106,7 @@ const KEPT: &str = "rtlab keeps every sample in its histogram, the worst ones wi
 
 /// The cyclictest options rtlab refuses, in the order of cyclictest's help, each with what to
 /// type instead (or why there is nothing to).
-const REFUSED: [(&str, &str); 21] = [
+const REFUSED: [(&str, &str); 22] = [
     (
         "-A/--aligned=USEC",
         "rtlab's --aligned (no value) wakes every thread at the same instant",
@@ -124,6 +128,12 @@ const REFUSED: [(&str, &str); 21] = [
     (
         "--histfile",
         "rtlab prints the histogram on standard output: -h US > FILE",
+    ),
+    (
+        "--json=FILE",
+        "its --json writes cyclictest's layout (thread.N.histogram, min, avg, max), which \
+         rtlab does not; -o FILE writes rtlab's result (schema rtlab.measure/1), and `rtlab \
+         import` reads cyclictest's",
     ),
     (
         "--laptop",
@@ -225,6 +235,7 @@ impl CyclictestHabits {
             self.fifo.is_some(),
             self.histofall.is_some(),
             self.histfile.is_some(),
+            self.json.is_some(),
             self.laptop,
             self.refresh_on_max,
             self.nsecs,

@@ -155,8 +155,9 @@ pub struct MeasureArgs {
     #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time_or_s, conflicts_with = "cycles", help_heading = "What to measure")]
     pub duration: Option<Nanos>,
 
-    /// Measure this many periods per CPU instead of a duration (a period missed by a late
-    /// wake-up counts as an overrun).
+    /// Measure this many wake-ups per CPU instead of a duration, as cyclictest's -l counts
+    /// its loops: a period a late wake-up missed is an overrun and does not count, so each CPU
+    /// takes exactly N samples.
     #[arg(short = 'l', long, value_name = "N", help_heading = "What to measure")]
     pub cycles: Option<u64>,
 
@@ -274,13 +275,7 @@ pub struct MeasureArgs {
 
     /// Write the result document (JSON, schema rtlab.measure/1) to FILE, rewritten atomically
     /// every --checkpoint during the run.
-    #[arg(
-        short,
-        long,
-        alias = "json",
-        value_name = "FILE",
-        help_heading = "Output"
-    )]
+    #[arg(short, long, value_name = "FILE", help_heading = "Output")]
     pub output: Option<PathBuf>,
 
     /// How often the --output FILE is rewritten during the run.

@@ -20,12 +20,6 @@ pub struct Renamed {
 /// Every replaced spelling, with its replacement.
 pub const RENAMED: &[Renamed] = &[
     Renamed {
-        command: Some("measure"),
-        flag: "--json",
-        value: None,
-        instead: "-o/--output FILE",
-    },
-    Renamed {
         command: Some("load"),
         flag: "--json",
         value: None,
@@ -216,14 +210,13 @@ mod tests {
     #[test]
     fn each_old_spelling_warns_once_and_still_parses() {
         for (text, expect) in [
-            ("measure --json r.json --fail-above 50us", 2),
-            ("measure --json=r.json", 1),
+            ("measure -o r.json --fail-above 50us", 1),
             ("load cpu --json l.json", 1),
             ("man --out /tmp/m", 1),
             ("audit --profile debug", 1),
             ("explain irqs t.txt --threshold 20us", 1),
             ("runs --format table", 1),
-            ("measure --format=table --json a", 2),
+            ("measure --format=table -o a", 1),
             ("show last --format=table", 1),
             ("noise --json", 1),
             ("hwlat --engine user --json", 1),
