@@ -274,7 +274,7 @@ mod tests {
             assert!(!text.contains(".SH EXTRA"), "{page}");
         }
         let runs = std::fs::read_to_string(dir.join("rtlab-runs.1")).unwrap();
-        assert!(runs.contains("[\\-\\-kernel TEXT]"), "{runs}");
+        assert!(runs.contains("[\\-\\-kernel RELEASE]"), "{runs}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

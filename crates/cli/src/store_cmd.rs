@@ -106,7 +106,7 @@ pub fn show(args: &ShowArgs) -> Result<Exit> {
 }
 
 /// `rtlab show FILE` of a hardware-latency run (`rtlab hwlat -o FILE`): its table and the
-/// verdict against its own `--hardlimit`, as `rtlab hwlat` printed them; exit by it.
+/// verdict against its own `--budget`, as `rtlab hwlat` printed them; exit by it.
 fn show_hwlat(args: &ShowArgs, run: &model::hwlat::HwlatRun) -> Result<Exit> {
     let verdict = model::gate::judge_hwlat(run);
     let text = match args.format {

@@ -99,7 +99,11 @@ fn other_cyclictest_options_are_refused_with_what_to_type() {
         (&["-H", "100"], "-H/--histofall", "-h/--histogram"),
         (&["--histfile", "/tmp/h"], "--histfile", "-h US > FILE"),
         // cyclictest's layout is not rtlab's: refused, never written as rtlab's result.
-        (&["--json=/tmp/c.json"], "--json=FILE", "-o FILE writes rtlab's result"),
+        (
+            &["--json=/tmp/c.json"],
+            "--json=FILE",
+            "-o FILE writes rtlab's result",
+        ),
         (&["--json", "/tmp/c.json"], "--json=FILE", "rtlab import"),
         (&["--laptop"], "--laptop", "--dma-latency off"),
         (

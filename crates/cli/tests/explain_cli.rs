@@ -16,7 +16,7 @@ fn a_trace_file_with_a_fifo_99_hog_is_explained_as_that_hog() {
     let json = run_ok(&[
         "explain",
         trace.to_str().unwrap(),
-        "--worst",
+        "--spikes",
         "4",
         "--format",
         "json",

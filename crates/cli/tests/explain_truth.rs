@@ -357,7 +357,7 @@ fn explain_is_graded_on_traces_with_planted_causes() {
         let out = common::run_ok(&[
             "explain",
             trace.to_str().unwrap(),
-            "--worst",
+            "--spikes",
             &worst,
             "--format",
             "json",

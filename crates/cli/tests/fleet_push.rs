@@ -168,7 +168,7 @@ fn queued_while_the_server_is_gone(fleet: &Fleet, pushed: &BTreeSet<String>) -> 
         .arg(fixture("local_cyclictest_h200.json"))
         .arg("--db")
         .arg(&fleet.board)
-        .args(["--push", &fleet.url, "--push-retry-for", "1s"])
+        .args(["--push", &fleet.url, "--retry-for", "1s"])
         .output()
         .unwrap();
     assert_ok(&out);

@@ -255,7 +255,7 @@ fn push_on_import_keeps_imports_exit_status_and_queues_the_run() {
         .env("RTLAB_TOKEN", "rtlab_t")
         .arg("import")
         .arg(&file)
-        .args(["--push", &dead_url(), "--push-retry-for", "0"])
+        .args(["--push", &dead_url(), "--retry-for", "0"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

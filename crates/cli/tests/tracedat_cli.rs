@@ -95,7 +95,7 @@ fn a_latency_tracer_recording_explains_as_its_text_does() {
 #[test]
 fn a_trace_cmd_recording_explains_as_its_report_text_does() {
     let dat = fixture("tracedat/cyclictest_2cpu_v7_zstd.dat");
-    let out = run_ok(&["explain", dat.to_str().unwrap(), "--worst", "2"]);
+    let out = run_ok(&["explain", dat.to_str().unwrap(), "--spikes", "2"]);
     assert!(out.contains("13391 events on CPUs 0,1"), "{out}");
     assert!(
         out.contains("CPU 0: cyclictest (pid 5849), 302 us late"),

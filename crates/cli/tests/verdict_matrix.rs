@@ -254,7 +254,7 @@ fn measured_kinds() -> Vec<Kind> {
                 "5us,9us,900us",
                 "--workload",
                 "200us",
-                "--deadline",
+                "--workload-deadline",
                 "1ms",
             ],
             change: None,
@@ -588,7 +588,7 @@ fn every_export_format_has_a_column() {
 }
 
 /// Hardware-latency runs (`rtlab.hwlat/1`: `rtlab hwlat`, and `rtlab show` of its result file):
-/// over, within and without their `--hardlimit`, the verdict line and the exit status agree in
+/// over, within and without their `--budget`, the verdict line and the exit status agree in
 /// every output format (the JSON and hwlatdetect forms carry no line: their exit status is the
 /// verdict).
 #[test]
@@ -610,7 +610,7 @@ fn a_hardware_latency_run_gets_one_verdict_in_every_format() {
                 .arg(&trace)
                 .args(["--format", format]);
             if let Some(limit) = limit {
-                cmd.args(["--hardlimit", limit]);
+                cmd.args(["--budget", limit]);
             }
             let file = dir.path().join("hwlat.json");
             cmd.arg("-o").arg(&file);

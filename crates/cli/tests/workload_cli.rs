@@ -34,7 +34,7 @@ fn scripted_jobs_give_exact_response_times_and_late_starts() {
         "5us,9us,900us",
         "--workload",
         "200us",
-        "--deadline",
+        "--workload-deadline",
         "1ms",
     ]);
     assert_eq!(code, 1, "a missed deadline fails the run: {err}");
@@ -67,7 +67,7 @@ fn scripted_jobs_give_exact_response_times_and_late_starts() {
         "5us,9us",
         "--workload",
         "200us",
-        "--deadline",
+        "--workload-deadline",
         "1ms",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -82,11 +82,11 @@ fn bad_workloads_are_refused_before_measuring() {
             "--workload 2ms is not shorter than --interval 1ms",
         ),
         (
-            vec!["--workload", "100us", "--deadline", "2ms"],
-            "--deadline 2ms must be above zero and at most --interval 1ms",
+            vec!["--workload", "100us", "--workload-deadline", "2ms"],
+            "--workload-deadline 2ms must be above zero and at most --interval 1ms",
         ),
         (vec!["--workload", "500ns"], "shorter than 1us"),
-        (vec!["--deadline", "1ms"], "--workload"),
+        (vec!["--workload-deadline", "1ms"], "--workload"),
     ] {
         let mut all = vec!["--cpus", "0", "--cycles", "5", "--fake-clock", "5us"];
         all.extend(args.iter());
@@ -147,7 +147,7 @@ fn a_runtime_over_a_tight_deadline_misses_every_job_by_its_execution() {
         "1s",
         "--workload",
         "800us",
-        "--deadline",
+        "--workload-deadline",
         "500us",
         "-o",
         file.to_str().unwrap(),

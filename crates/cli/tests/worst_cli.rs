@@ -310,7 +310,7 @@ fn compare_adds_each_runs_worst_case() {
             "compare",
             a.to_str().unwrap(),
             b.to_str().unwrap(),
-            "--worst",
+            "--worst-case",
         ])
         .output()
         .unwrap();
@@ -330,7 +330,7 @@ fn compare_adds_each_runs_worst_case() {
             "compare",
             a.to_str().unwrap(),
             b.to_str().unwrap(),
-            "--worst",
+            "--worst-case",
             "--format",
             "json",
         ])

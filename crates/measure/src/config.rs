@@ -73,7 +73,7 @@ pub struct Config {
     pub workload: Option<Workload>,
 }
 
-/// The job each measuring thread runs after waking (`--workload`, `--deadline`).
+/// The job each measuring thread runs after waking (`--workload`, `--workload-deadline`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Workload {
     /// The execution time asked for: each job's CPU time.
@@ -125,7 +125,7 @@ pub struct Request {
     pub trace: Option<TraceOptions>,
     /// `--workload`.
     pub workload: Option<Nanos>,
-    /// `--deadline`.
+    /// `--workload-deadline`.
     pub deadline: Option<Nanos>,
 }
 
@@ -230,11 +230,11 @@ pub enum ConfigError {
     WorkloadOverInterval(Nanos, Nanos),
     /// A deadline without work to meet it.
     #[error(
-        "--deadline needs --workload: the deadline is for the job each period runs, e.g. --workload 300us --deadline 500us"
+        "--workload-deadline needs --workload: the deadline is for the job each period runs, e.g. --workload 300us --workload-deadline 500us"
     )]
     DeadlineWithoutWorkload,
     /// A deadline outside the period.
-    #[error("--deadline {0} must be above zero and at most --interval {1}")]
+    #[error("--workload-deadline {0} must be above zero and at most --interval {1}")]
     DeadlineRange(Nanos, Nanos),
     /// A checkpoint interval longer than any run.
     #[error("--checkpoint {0} is longer than the longest run ({MAX_RUN}); give e.g. 10s")]
@@ -266,7 +266,7 @@ fn timerlat_checks(req: &Request, interval: Nanos) -> Result<(), ConfigError> {
         ("--dl-period", req.dl_period.is_some()),
         ("--aligned", req.aligned),
         ("--workload", req.workload.is_some()),
-        ("--deadline", req.deadline.is_some()),
+        ("--workload-deadline", req.deadline.is_some()),
         ("--trace", req.trace.is_some()),
     ];
     if let Some((flag, _)) = user_only.iter().find(|(_, given)| *given) {
@@ -347,7 +347,7 @@ fn deadline_params(
     }
 }
 
-/// `--workload` and `--deadline`, checked against the interval.
+/// `--workload` and `--workload-deadline`, checked against the interval.
 fn workload(req: &Request, interval: Nanos) -> Result<Option<Workload>, ConfigError> {
     let Some(runtime) = req.workload else {
         return match req.deadline {

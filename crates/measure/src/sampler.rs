@@ -291,7 +291,7 @@ mod tests {
         );
     }
 
-    /// `--workload 200us --deadline 1ms` on the scripted clock: each job takes exactly its
+    /// `--workload 200us --workload-deadline 1ms` on the scripted clock: each job takes exactly its
     /// 200 us; the sample is the response time, and the 900 us wake-up misses by its start.
     #[test]
     fn a_workload_records_response_times_and_classifies_misses() {

@@ -34,7 +34,7 @@ EXAMPLES:
     rtlab compare 3f2a 9c01 last             9c01 and the newest run against 3f2a
     rtlab compare vanilla.json rt.json --format markdown > table.md
     rtlab compare old-kernel new-kernel --fail-if-worse 10%   gate a kernel upgrade
-    rtlab compare vanilla.json rt.json --worst   and each run's extreme-value estimate
+    rtlab compare vanilla.json rt.json --worst-case   and each run's extreme-value estimate
 
 EXIT STATUS:
     0    printed; no figure worse than --fail-if-worse (or none given), and every run can be
@@ -65,7 +65,7 @@ pub struct CompareArgs {
     /// Under the table, each run's worst-case estimate (as `rtlab worst`, all CPUs together):
     /// the once-per-day level with its 95 % interval, the shape and whether the fit may be
     /// trusted (text and Markdown forms).
-    #[arg(long)]
+    #[arg(long = "worst-case", alias = "worst")]
     pub worst: bool,
     /// The store.
     #[command(flatten)]

@@ -23,8 +23,8 @@ what limits the explanation. A trace without a real-time thread's wake-up has no
 explain, and rtlab says so rather than tell a story.
 
 SOURCE is a run measured with --trace (its id, a unique prefix, `last`, or its result file), \
-or a trace file: the kernel's trace or trace_pipe text (any trace clock), `trace-cmd report` \
-output, a latency tracer's report (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt, \
+or a trace file: a trace-cmd recording (trace.dat, read directly: no `trace-cmd report` \
+needed), the kernel's trace or trace_pipe text (any trace clock), `trace-cmd report` output, a latency tracer's report (irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt, \
 wakeup_dl), the timerlat tracer's trace, or hwlat output. From a trace file, the worst timer \
 wake-ups of real-time tasks are explained (cyclictest's, rtlab's, your application's), breach \
 markers first; it needs the sched_switch, sched_waking/sched_wakeup and timer:hrtimer_* events \
@@ -39,8 +39,8 @@ pub const EXPLAIN_AFTER: &str = "\
 EXAMPLES:
     rtlab measure --trace --break 200us        measure; freeze and explain the first spike
     rtlab explain last                          the explanations stored with the newest run
-    rtlab explain trace.txt --worst 5           the five worst wake-ups in a saved trace
-    trace-cmd report > r.txt; rtlab explain r.txt
+    rtlab explain trace.txt --spikes 5           the five worst wake-ups in a saved trace
+    trace-cmd record -e sched -e irq -e timer; rtlab explain trace.dat
     rtlab explain irqs trace.txt --budget 20us       handlers slower than 20 us
     rtlab explain sched trace.txt               each task's maximum wake-up-to-run delay
     rtlab explain /sys/kernel/tracing/trace     an irqsoff/wakeup_rt report, or the live buffer
@@ -62,9 +62,14 @@ pub struct ExplainArgs {
     /// file), or a trace file.
     #[arg(value_name = "SOURCE", required = true)]
     pub source: Option<String>,
-    /// From a trace file: how many of the worst wake-ups to explain; from a timerlat run,
-    /// how many CPUs' worst activations to analyse.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// From a trace file: how many of the worst wake-ups (spikes) to explain; from a
+    /// timerlat run, how many CPUs' worst activations to analyse.
+    #[arg(
+        long = "spikes",
+        alias = "worst",
+        value_name = "N",
+        default_value_t = 3
+    )]
     pub worst: usize,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -99,8 +104,8 @@ pub struct AnalysisArgs {
     /// change the exit status).
     #[arg(long = "budget", alias = "threshold", value_name = "TIME", value_parser = parse_time, default_value = "50us")]
     pub threshold: Nanos,
-    /// Rows to show at most.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Rows to show at most (as `rtlab runs --limit`).
+    #[arg(long = "limit", alias = "top", value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]

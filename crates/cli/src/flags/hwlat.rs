@@ -7,7 +7,7 @@ use model::{CpuSpec, Nanos};
 
 use super::values::{parse_cpu_spec, parse_time};
 
-/// The worst samples a hardware-latency run's table lists unless `--samples` says otherwise.
+/// The worst samples a hardware-latency run's table lists unless `--spikes` says otherwise.
 pub const HWLAT_SAMPLES_SHOWN: usize = 10;
 
 pub const HWLAT_LONG: &str = "\
@@ -38,7 +38,7 @@ instead of measuring, into the same result (schema rtlab.hwlat/1).";
 pub const HWLAT_AFTER: &str = "\
 EXAMPLES:
     rtlab hwlat --cpus 2-7 --duration 10m --threshold 5us
-    rtlab hwlat --duration 1h --hardlimit 20us        exit 1 at a sample of 20 us or more
+    rtlab hwlat --duration 1h --budget 20us           exit 1 at a sample of 20 us or more
     rtlab hwlat --engine user --cpus 1 --duration 5s --format json   the screen, where no tracer is
     rtlab hwlat --from hwlatdetect-report.txt         a report from another machine
 
@@ -46,11 +46,11 @@ HWLATDETECT EQUIVALENTS:
     hwlatdetect --duration=600s --cpu-list=2-7 --threshold=5
                     rtlab hwlat --duration 600s --cpus 2-7 --threshold 5us
     hwlatdetect --window=1000000 --width=500000 --hardlimit=20
-                    rtlab hwlat --window 1s --width 500ms --hardlimit 20us
+                    rtlab hwlat --window 1s --width 500ms --budget 20us
 
 EXIT STATUS:
-    0    no sample at or above --hardlimit (or none given)
-    1    a sample reached --hardlimit
+    0    no sample at or above --budget (or none given)
+    1    a sample reached --budget
     2    bad input or setup error (no tracer for --engine kernel, another tracer in use,
          privileges, an unreadable --from file)
     130  interrupted by SIGINT/SIGTERM: the samples so far are printed and written";
@@ -114,8 +114,8 @@ pub struct HwlatArgs {
     #[arg(long, value_name = "FILE", help_heading = "What to measure")]
     pub from: Option<PathBuf>,
 
-    /// Exit 1 when a sample reaches TIME.
-    #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
+    /// The latency budget: exit 1 when a sample reaches TIME (hwlatdetect's --hardlimit).
+    #[arg(long = "budget", alias = "hardlimit", value_name = "TIME", value_parser = parse_time, help_heading = "Verdicts")]
     pub hardlimit: Option<Nanos>,
 
     /// Write the result document (JSON, schema rtlab.hwlat/1) to FILE.
@@ -130,8 +130,8 @@ pub struct HwlatArgs {
     #[arg(long, hide = true, conflicts_with = "format", help_heading = "Output")]
     pub json: bool,
 
-    /// Worst samples listed in the table.
-    #[arg(long, value_name = "N", default_value_t = HWLAT_SAMPLES_SHOWN, help_heading = "Output")]
+    /// How many of the worst samples (spikes) the table lists.
+    #[arg(long = "spikes", alias = "samples", value_name = "N", default_value_t = HWLAT_SAMPLES_SHOWN, help_heading = "Output")]
     pub samples: usize,
 
     /// No notes or warnings on standard error; only the final output.

@@ -76,7 +76,7 @@ pub struct ImportArgs {
     /// The machine the files were measured on, for files that do not name it (cyclictest's
     /// histogram and summary lines, rtla and oslat text): what `runs`, `compare` and the
     /// report show as its host. A file that names its host keeps it.
-    #[arg(long, value_name = "NAME", value_parser = parse_name)]
+    #[arg(long, value_name = "HOST", value_parser = parse_name)]
     pub host: Option<String>,
     /// The kernel release they ran on, for files that do not say (`6.6.23-rt28`).
     #[arg(long, value_name = "RELEASE", value_parser = parse_name)]

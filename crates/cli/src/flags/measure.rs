@@ -30,7 +30,7 @@ power loss loses at most one interval. SIGINT or SIGTERM ends the run early with
 With --workload TIME each thread, once woken, computes until it has used TIME of its own CPU \
 time (what the kernel accounts to it, so TIME of work whatever else runs) before sleeping to its \
 next absolute period, as a control loop does: the samples are then \
-response times (release to the end of the job), and every job that ends after --deadline is \
+response times (release to the end of the job), and every job that ends after --workload-deadline is \
 counted and split into a late start (the wake-up used the slack), a long execution (the job \
 was preempted or slowed while working) or both. The worst wake-up latency per CPU is kept \
 apart, for `rtlab sched check --jitter-from`.
@@ -52,7 +52,7 @@ EXAMPLES:
     rtlab measure --cpus '!0' --break 150us    stop and freeze the kernel trace at a spike
     rtlab measure --duration 1h --budget 100us --quiet   gate a CI pipeline
     rtlab measure --format cyclictest --histogram 400us > hist.txt   OSADL-style plot input
-    rtlab measure --cpus 1 --duration 5s --workload 300us --deadline 500us   deadline misses
+    rtlab measure --cpus 1 --duration 5s --workload 300us --workload-deadline 500us   deadline misses
     rtlab measure --engine timerlat --cpus 1-3 --break 100us   the kernel's view, its stack at a spike
 
 CYCLICTEST EQUIVALENTS:
@@ -242,20 +242,22 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576), requires = "trace", help_heading = "Trace")]
     pub trace_buffer: u64,
 
-    /// With --trace: also keep the whole trace as text in DIR.
+    /// With --trace: also keep the whole trace in DIR, as a trace.dat (`rtlab explain`,
+    /// `trace-cmd report` and KernelShark read it), or as the kernel's text where the raw
+    /// buffers cannot be read.
     #[arg(long, value_name = "DIR", requires = "trace", help_heading = "Trace")]
     pub trace_dir: Option<PathBuf>,
 
     /// After each wake-up, work for TIME of the thread's own CPU time (held to its CPU clock,
     /// so a busy machine stretches a job but never shortens it) before sleeping to the next period: the samples become response times (wake-up
-    /// latency + execution), and each job that ends after --deadline is counted, split into
+    /// latency + execution), and each job that ends after --workload-deadline is counted, split into
     /// late starts and long executions.
     #[arg(long, value_name = "TIME", value_parser = parse_time, help_heading = "Workload")]
     pub workload: Option<Nanos>,
 
     /// With --workload: the deadline after each release (default: the interval). A miss
     /// makes the exit status 1.
-    #[arg(long, value_name = "TIME", value_parser = parse_time, requires = "workload", help_heading = "Workload")]
+    #[arg(long = "workload-deadline", alias = "deadline", value_name = "TIME", value_parser = parse_time, requires = "workload", help_heading = "Workload")]
     pub deadline: Option<Nanos>,
 
     /// Measure again and again, one run every TIME (start to start; back to back when a run

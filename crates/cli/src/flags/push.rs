@@ -120,7 +120,8 @@ pub struct PushToArgs {
     #[arg(long, value_name = "PATH", requires = "push", help_heading = "Push")]
     pub token_file: Option<PathBuf>,
 
-    /// Keep trying an unreachable --push server for TIME before queueing the run.
-    #[arg(long, value_name = "TIME", value_parser = parse_time, default_value = "10s", requires = "push", help_heading = "Push")]
+    /// Keep trying an unreachable --push server for TIME before queueing the run (as
+    /// `rtlab push --retry-for`).
+    #[arg(long = "retry-for", alias = "push-retry-for", value_name = "TIME", value_parser = parse_time, default_value = "10s", requires = "push", help_heading = "Push")]
     pub push_retry_for: Nanos,
 }

@@ -19,6 +19,69 @@ pub struct Renamed {
 
 /// Every replaced spelling, with its replacement.
 pub const RENAMED: &[Renamed] = &[
+    // One name per idea (issue #48): how many of the worst to keep or list is --spikes, the
+    // limit a verdict holds to is --budget, the trace's ring buffer is --trace-buffer, how
+    // long to retry a push is --retry-for.
+    Renamed {
+        command: Some("compare"),
+        flag: "--worst",
+        value: None,
+        instead: "--worst-case",
+    },
+    Renamed {
+        command: Some("explain"),
+        flag: "--worst",
+        value: None,
+        instead: "--spikes N",
+    },
+    Renamed {
+        command: Some("hwlat"),
+        flag: "--samples",
+        value: None,
+        instead: "--spikes N",
+    },
+    Renamed {
+        command: Some("hwlat"),
+        flag: "--hardlimit",
+        value: None,
+        instead: "--budget TIME",
+    },
+    Renamed {
+        command: Some("trace"),
+        flag: "--buffer",
+        value: None,
+        instead: "--trace-buffer KIB",
+    },
+    Renamed {
+        command: Some("worst"),
+        flag: "--width",
+        value: None,
+        instead: "--interval-width TIME",
+    },
+    Renamed {
+        command: Some("explain"),
+        flag: "--top",
+        value: None,
+        instead: "--limit N",
+    },
+    Renamed {
+        command: Some("serve"),
+        flag: "--regression",
+        value: None,
+        instead: "--fail-if-worse PCT",
+    },
+    Renamed {
+        command: Some("measure"),
+        flag: "--deadline",
+        value: None,
+        instead: "--workload-deadline TIME",
+    },
+    Renamed {
+        command: None,
+        flag: "--push-retry-for",
+        value: None,
+        instead: "--retry-for TIME",
+    },
     Renamed {
         command: Some("load"),
         flag: "--json",
@@ -227,6 +290,15 @@ mod tests {
             ("exec --fifo 10 -- true", 1),
             ("exec --rr 10 --force -- true", 2),
             ("run --phase 1s", 1),
+            ("compare a b --worst", 1),
+            ("explain t.txt --worst 2", 1),
+            ("hwlat --samples 3 --hardlimit 50us", 2),
+            ("trace record -o t.dat --buffer 1024", 1),
+            ("worst last --width 5us", 1),
+            ("measure --push http://s:1 --push-retry-for 1s", 1),
+            ("explain irqs t.txt --top 5", 1),
+            ("serve --regression 10", 1),
+            ("measure --workload 100us --deadline 500us", 1),
         ] {
             let args = line(text);
             assert_eq!(notices(&args).len(), expect, "{text}: {:?}", notices(&args));

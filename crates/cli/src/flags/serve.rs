@@ -28,7 +28,7 @@ They need no network. API: /api/v1/runs (POST to upload, GET to list), /api/v1/r
 
 Uploads need a push token (`rtlab serve token add NAME`); reading is open unless \
 --read-token. The server listens on 127.0.0.1:8080 by default and speaks plain HTTP: to serve \
-other machines, put a TLS-terminating reverse proxy in front of it (README: Serving a fleet). \
+other machines, put a TLS-terminating reverse proxy in front of it (README: \"Keep a fleet's runs in one place\"). \
 It runs until SIGINT or SIGTERM, finishing the requests under way.";
 
 pub const SERVE_AFTER: &str = "\
@@ -102,7 +102,7 @@ pub struct ServeArgs {
     /// A host's newest latency run with a CPU whose p99.9 or maximum is more than this many
     /// percent worse than its baseline's is shown as a regression (the rule of `rtlab compare
     /// --fail-if-worse`).
-    #[arg(long, value_name = "PCT", value_parser = parse_percent, default_value = "20")]
+    #[arg(long = "fail-if-worse", alias = "regression", value_name = "PCT", value_parser = parse_percent, default_value = "20")]
     pub regression: f64,
 }
 

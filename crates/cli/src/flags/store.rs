@@ -98,8 +98,8 @@ pub struct RunsArgs {
     /// Only runs on this host (exact hostname).
     #[arg(long, value_name = "HOST", allow_hyphen_values = true)]
     pub host: Option<String>,
-    /// Only runs whose kernel release contains TEXT (`--kernel -rt` finds the RT kernels).
-    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    /// Only runs whose kernel release contains RELEASE (`--kernel -rt` finds the RT kernels).
+    #[arg(long, value_name = "RELEASE", allow_hyphen_values = true)]
     pub kernel: Option<String>,
     /// Only runs whose label contains TEXT.
     #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]

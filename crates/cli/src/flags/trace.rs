@@ -36,7 +36,7 @@ pub struct RecordArgs {
     /// What FILE holds: `dat`, trace-cmd's binary trace.dat (version 7, zstd: the ring
     /// buffers' pages as the kernel keeps them, read by `rtlab explain`, `trace-cmd report`
     /// and KernelShark), or `text`, the kernel's trace text.
-    #[arg(long, value_name = "NAME", value_enum, default_value = "dat")]
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "dat")]
     pub format: RecordFormat,
     /// How long to record; Ctrl-C ends it earlier and still writes the file.
     #[arg(short = 'D', long, value_name = "TIME", value_parser = parse_time, default_value = "10s")]
@@ -45,8 +45,9 @@ pub struct RecordArgs {
     /// or group/event names (`irq/irq_handler_entry`), as under events/ in tracefs.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub events: Option<Vec<String>>,
-    /// Ring buffer per CPU, in KiB: the oldest events are overwritten when it is full.
-    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
+    /// Ring buffer per CPU, in KiB: the oldest events are overwritten when it is full (as
+    /// `rtlab measure --trace-buffer`).
+    #[arg(long = "trace-buffer", alias = "buffer", value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
     pub buffer: u64,
     /// CPUs to record: a list like 0-3,6, `all`, or `!0` (all but 0). Default: all online.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec)]

@@ -143,3 +143,62 @@ fn how_long_is_d_duration_and_no_replaced_spelling_shows() {
         }
     }
 }
+
+/// Every README heading a help text points to is there (`serve --help` pointed to "Serving a
+/// fleet", which no heading was).
+#[test]
+fn the_readme_sections_help_points_to_exist() {
+    let readme = include_str!("../../../../README.md");
+    let headings: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|l| l.trim_start_matches('#').trim())
+        .collect();
+    let mut pointers = 0;
+    for (path, cmd) in commands() {
+        let texts = [
+            cmd.get_long_about(),
+            cmd.get_about(),
+            cmd.get_after_long_help(),
+        ];
+        for text in texts.into_iter().flatten().map(ToString::to_string) {
+            for (_, rest) in text
+                .match_indices("README: \"")
+                .map(|(i, m)| ((), &text[i + m.len()..]))
+            {
+                let name = rest.split('"').next().unwrap_or_default();
+                pointers += 1;
+                assert!(
+                    headings.contains(&name),
+                    "{path} points to README \"{name}\""
+                );
+            }
+        }
+    }
+    assert!(
+        pointers > 0,
+        "no help text points to the README: the test reads nothing"
+    );
+}
+
+#[test]
+fn zz_list_all() {
+    let mut m: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (path, cmd) in commands() {
+        for a in visible(&cmd) {
+            let Some(l) = a.get_long() else { continue };
+            let vn: Vec<String> = a
+                .get_value_names()
+                .map(|v| v.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            m.entry(l.to_string()).or_default().push(format!(
+                "{}[{}]",
+                path.trim_start_matches("rtlab "),
+                vn.join(",")
+            ));
+        }
+    }
+    for (k, v) in m {
+        eprintln!("FLAG {k} :: {}", v.join(" | "));
+    }
+}

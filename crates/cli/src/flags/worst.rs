@@ -81,7 +81,7 @@ pub struct WorstArgs {
     pub per_hour: f64,
     /// The width the once-per-day level's 95 % interval should have, for "run longer"
     /// (default: a tenth of the level).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    #[arg(long = "interval-width", alias = "width", value_name = "TIME", value_parser = parse_time)]
     pub width: Option<Nanos>,
     /// Analyse runs of different conditions together (a different host, kernel, engine, load
     /// or period): the result describes their mixture, not any one of them.

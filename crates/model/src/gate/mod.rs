@@ -19,7 +19,7 @@
 //!   deadline) is no failure of its own: its late sample is in the maximum, over the budget
 //!   whenever the budget is shorter than the period;
 //! * a `--workload` job that missed its deadline (recorded with the run) fails the run;
-//! * a hardware-latency run fails when a sample reached its `--hardlimit` (recorded with it).
+//! * a hardware-latency run fails when a sample reached its `--budget` (recorded with it).
 //!
 //! A failed criterion outranks "cannot be judged": a run with a CPU over the budget is FAIL
 //! even when another CPU measured nothing ([`Outcome`]).
@@ -69,7 +69,8 @@ pub enum BudgetFrom {
     /// Neither: the run was measured without one and none was given.
     #[default]
     Nowhere,
-    /// A hardware-latency run: held to its own `--hardlimit`, never to a budget.
+    /// A hardware-latency run: held to its own `--budget` (hwlatdetect's `--hardlimit`), never
+    /// to one given later.
     HardLimit,
 }
 
@@ -83,7 +84,7 @@ pub struct Criteria {
     pub from: BudgetFrom,
     /// The `--workload` jobs' relative deadline, when the run had jobs.
     pub deadline: Option<Nanos>,
-    /// A hardware-latency run's `--hardlimit`.
+    /// A hardware-latency run's `--budget` (hwlatdetect's `--hardlimit`).
     pub hardlimit: Option<Nanos>,
 }
 
@@ -120,9 +121,9 @@ impl Criteria {
                 "judged against {b} given now; measured without a budget"
             )),
             (None, BudgetFrom::HardLimit) if self.hardlimit.is_some() => None,
-            (None, BudgetFrom::HardLimit) => Some(
-                "measured without --hardlimit: its samples are reported, not judged".to_string(),
-            ),
+            (None, BudgetFrom::HardLimit) => {
+                Some("measured without --budget: its samples are reported, not judged".to_string())
+            }
             (None, _) if self.deadline.is_some() => Some(
                 "measured without a budget: judged on completeness and deadlines only".to_string(),
             ),
@@ -382,7 +383,7 @@ fn noise_cpu(gate: &Gate, c: &NoiseCpu) -> CpuCheck {
     }
 }
 
-/// Judges a hardware-latency run against its own `--hardlimit` (hwlatdetect's rule: a sample
+/// Judges a hardware-latency run against its own `--budget` (hwlatdetect's `--hardlimit` rule: a sample
 /// at or above the limit fails).
 pub fn judge_hwlat(run: &HwlatRun) -> Verdict {
     let mut reasons = Vec::new();

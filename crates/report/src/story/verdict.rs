@@ -18,7 +18,7 @@ pub fn line(verdict: &Verdict) -> String {
         Outcome::CannotJudge => verdict.unjudgeable().unwrap_or_default().to_string(),
         Outcome::Pass => match c.budget {
             Some(b) => format!("every CPU within --budget {b}"),
-            None if let Some(h) = c.hardlimit => format!("no sample reached --hardlimit {h}"),
+            None if let Some(h) = c.hardlimit => format!("no sample reached --budget {h}"),
             None => return format!("PASS: {criteria}"),
         },
     };
@@ -63,7 +63,7 @@ pub fn words(reason: &Reason) -> String {
             worst_ns,
             limit,
         } => format!(
-            "--hardlimit {limit}: {samples} sample{} reached it (the worst {} us)",
+            "--budget {limit}: {samples} sample{} reached it (the worst {} us)",
             if *samples == 1 { "" } else { "s" },
             worst_ns / 1000
         ),
