@@ -122,7 +122,7 @@ fn finish(args: &PushArgs, queue: &Queue, out: &Outcome, draining: bool) -> Resu
         let n = files.len();
         console::warning(why);
         console::warning(&format!(
-            "{n} run{} queued in {}; `rtlab push` sends {} later (`rtlab push --status` lists {})",
+            "{n} run{} queued in {}; `rtlab push` sends {} later (`rtlab push --queue` lists {})",
             if n == 1 { " is" } else { "s are" },
             queue.dir().display(),
             if n == 1 { "it" } else { "them" },

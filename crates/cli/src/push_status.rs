@@ -1,4 +1,4 @@
-//! `rtlab push --status`: the push queue as a table or JSON — per run its id, host, start,
+//! `rtlab push --queue`: the push queue as a table or JSON — per run its id, host, start,
 //! server, tries, age and last error — with the files that could not be read and how many
 //! runs the servers refused.
 

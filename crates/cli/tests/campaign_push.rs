@@ -162,7 +162,7 @@ fn with_the_server_gone_the_campaign_goes_on_and_its_runs_wait_for_it() {
     );
     let status = board
         .rtlab(&token)
-        .args(["push", "--status", "--format", "json"])
+        .args(["push", "--queue", "--format", "json"])
         .output()
         .unwrap();
     let listed = String::from_utf8_lossy(&status.stdout);

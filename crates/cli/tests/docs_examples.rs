@@ -125,8 +125,7 @@ fn how(ex: &Example, stage: &Path) -> How {
     if ex.shows_error() {
         return How::AsWritten;
     }
-    if (command == "push" && !w.iter().any(|x| x == "--status")) || w.iter().any(|x| x == "--push")
-    {
+    if (command == "push" && !w.iter().any(|x| x == "--queue")) || w.iter().any(|x| x == "--push") {
         return How::ParseOnly(
             "uploads to an rtlab serve (push_cli.rs tests the client against a scripted responder)"
                 .into(),

@@ -62,11 +62,11 @@ impl Fleet<'_> {
         cmd
     }
 
-    /// What `rtlab push --status --json` says about the queue.
+    /// What `rtlab push --queue --json` says about the queue.
     fn queue_status(&self) -> String {
         let out = self
             .rtlab()
-            .args(["push", "--status", "--format", "json"])
+            .args(["push", "--queue", "--format", "json"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()

@@ -538,7 +538,7 @@ fn with_no_server_the_push_fails_and_the_runs_wait_in_the_queue() {
     assert!(job.out.status.success(), "{log}");
     assert_eq!(job.case("push").as_deref(), Some("push fail"), "{log}");
     let status = rtlab()
-        .args(["push", "--status", "--format", "json"])
+        .args(["push", "--queue", "--format", "json"])
         .env("RTLAB_PUSH_QUEUE", &queue)
         .output()
         .unwrap();

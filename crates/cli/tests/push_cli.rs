@@ -210,7 +210,7 @@ fn a_server_that_cannot_be_reached_leaves_the_run_queued() {
     assert_eq!(doc["started_at"], file["started_at"]);
     assert_eq!(doc["all"]["raw"]["count"], file["all"]["raw"]["count"]);
 
-    let status = s.rtlab().args(["push", "--status"]).output().unwrap();
+    let status = s.rtlab().args(["push", "--queue"]).output().unwrap();
     let table = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success());
     assert!(
@@ -219,7 +219,7 @@ fn a_server_that_cannot_be_reached_leaves_the_run_queued() {
     );
     let json = s
         .rtlab()
-        .args(["push", "--status", "--format", "json"])
+        .args(["push", "--queue", "--format", "json"])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();

@@ -38,6 +38,17 @@ pub(crate) struct Plan {
     pub work: Option<Job>,
 }
 
+impl Plan {
+    /// Whether the loop goes on after `samples` wake-ups over `period` periods.
+    #[inline]
+    fn more(&self, samples: u64, period: u64) -> bool {
+        match self.count_wakeups {
+            true => samples < self.periods,
+            false => period < self.periods,
+        }
+    }
+}
+
 /// The work after each wake-up.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
@@ -86,11 +97,7 @@ pub(crate) fn sample<C: Spin>(
     let mut period = 0u64;
     let mut pace = Pace::new();
 
-    while if plan.count_wakeups {
-        acc.count < plan.periods
-    } else {
-        period < plan.periods
-    } {
+    while plan.more(acc.count, period) {
         clock.sleep_until(next);
         let now = clock.now();
         // Without a workload the sample is the wake-up latency; with one, the response time

@@ -14,6 +14,8 @@ mod exec;
 mod explain;
 mod help;
 mod hwlat;
+#[cfg(test)]
+mod ideas;
 mod import;
 mod inspect;
 mod load;

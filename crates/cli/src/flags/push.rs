@@ -33,7 +33,7 @@ what is queued for it, oldest first; `rtlab push` without RUN sends the queue al
 to the server it was queued for, or only those for --to). A queued run leaves the queue only \
 when the server acknowledged it; one the server will never take (400 not a result, 413 too \
 large, 415) moves to refused/ inside the queue, with why; a refused token (401 unknown or \
-revoked, 403 a read token) stops and keeps everything queued. `--status` lists the queue.
+revoked, 403 a read token) stops and keeps everything queued. `--queue` lists the queue.
 
 `--push URL` on measure, noise, import and run does the same for the runs they make, after \
 they are saved: the command's exit status stays its own, and a run that cannot be sent is \
@@ -41,7 +41,7 @@ queued with a warning.";
 
 pub const PUSH_AFTER: &str = "\
 EXAMPLES:
-    rtlab push --status                          what waits in the queue, and why
+    rtlab push --queue                          what waits in the queue, and why
     rtlab push last --to http://lab-server:8080  the newest stored run (token in $RTLAB_TOKEN)
     rtlab push run.json --to http://lab-server:8080 --token-file /etc/rtlab/token --label nightly
     rtlab push                                   send what is queued, each to its server
@@ -84,7 +84,7 @@ pub struct PushArgs {
     pub retry_for: Nanos,
 
     /// List the queue: each run's id, host, start, server, tries, last error and age.
-    #[arg(long)]
+    #[arg(long = "queue", alias = "status")]
     pub status: bool,
 
     /// What to print: what was done (or the queue, with --status) as text or JSON.

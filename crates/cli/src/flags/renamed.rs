@@ -59,6 +59,12 @@ pub const RENAMED: &[Renamed] = &[
         instead: "--interval-width TIME",
     },
     Renamed {
+        command: Some("push"),
+        flag: "--status",
+        value: None,
+        instead: "--queue",
+    },
+    Renamed {
         command: Some("explain"),
         flag: "--top",
         value: None,
@@ -285,7 +291,7 @@ mod tests {
             ("hwlat --engine user --json", 1),
             ("inspect 1 --json", 1),
             ("pi check --json", 1),
-            ("push --status --json", 1),
+            ("push --status --json", 2),
             ("sched check t.toml --json", 1),
             ("exec --fifo 10 -- true", 1),
             ("exec --rr 10 --force -- true", 2),

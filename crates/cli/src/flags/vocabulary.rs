@@ -180,25 +180,3 @@ fn the_readme_sections_help_points_to_exist() {
         "no help text points to the README: the test reads nothing"
     );
 }
-
-#[test]
-fn zz_list_all() {
-    let mut m: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for (path, cmd) in commands() {
-        for a in visible(&cmd) {
-            let Some(l) = a.get_long() else { continue };
-            let vn: Vec<String> = a
-                .get_value_names()
-                .map(|v| v.iter().map(|s| s.to_string()).collect())
-                .unwrap_or_default();
-            m.entry(l.to_string()).or_default().push(format!(
-                "{}[{}]",
-                path.trim_start_matches("rtlab "),
-                vn.join(",")
-            ));
-        }
-    }
-    for (k, v) in m {
-        eprintln!("FLAG {k} :: {}", v.join(" | "));
-    }
-}
