@@ -103,14 +103,7 @@ pub(super) fn render(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlRep
             .map(|r| &mut r.machine)
             .collect::<Vec<_>>(),
     );
-    let title = match runs {
-        [one] => format!(
-            "rtlab report: {} on {}",
-            one.name,
-            or_unknown(&one.run.host.hostname)
-        ),
-        _ => format!("rtlab report: {} runs", runs.len()),
-    };
+    let title = title(runs);
     let ctx = PageCtx {
         title,
         version: env!("CARGO_PKG_VERSION"),
@@ -125,6 +118,36 @@ pub(super) fn render(runs: &[ReportRun<'_>], options: &ReportOptions) -> HtmlRep
     HtmlReport {
         page: render_template(&ctx),
         svg_files,
+    }
+}
+
+/// The page's title: what was measured, where, on which kernel (`rtlab report: 3 runs on vm,
+/// kernel 6.12.57-rt`), as far as the runs share it.
+fn title(runs: &[ReportRun<'_>]) -> String {
+    fn shared<'a>(runs: &'a [ReportRun<'_>], f: fn(&'a MeasureRun) -> &'a str) -> Option<&'a str> {
+        let first = f(runs.first()?.run);
+        runs.iter().all(|r| f(r.run) == first).then_some(first)
+    }
+    let what = match runs {
+        [one] => one.name.to_string(),
+        _ => format!("{} runs", runs.len()),
+    };
+    let host = shared(runs, |r| r.host.hostname.as_str());
+    let kernel = shared(runs, |r| r.host.kernel_release.as_str());
+    let hosts = {
+        let mut all: Vec<&str> = runs.iter().map(|r| r.run.host.hostname.as_str()).collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len()
+    };
+    match (host, kernel) {
+        (Some(h), Some(k)) => format!(
+            "rtlab report: {what} on {}, kernel {}",
+            or_unknown(h),
+            or_unknown(k)
+        ),
+        (Some(h), None) => format!("rtlab report: {what} on {}, several kernels", or_unknown(h)),
+        (None, _) => format!("rtlab report: {what} on {hosts} hosts"),
     }
 }
 

@@ -230,7 +230,7 @@ fn all_sections_of_a_full_run() {
     let run = full_run();
     let page = one(&run, "RT-#1").page;
     for expected in [
-        "<title>rtlab report: RT-#1 on rt-box</title>",
+        "<title>rtlab report: RT-#1 on rt-box, kernel ",
         "stored run 0123456789ab",
         "6.1.0-50-rt-amd64 (PREEMPT_RT)",
         "2026-01-12T11:52:32Z to 2026-01-12T11:53:32Z (60.0s measured)",
@@ -432,7 +432,8 @@ fn several_runs_are_compared_at_the_top_then_reported_in_turn() {
     // A run that ran under a load is named with it.
     assert!(has_text(overlay, "Van-#1, load cpu:60%") && has_text(overlay, "RT-#1"));
     assert!(!has_text(overlay, "empty"));
-    assert!(page.contains("<title>rtlab report: 3 runs</title>"));
+    // The title says where, as far as the runs share it.
+    assert!(page.contains("<title>rtlab report: 3 runs on "), "{page}");
     assert!(page.contains("<a href=\"#run-aaaa\">Van-#1</a>"));
     assert!(page.contains("<a href=\"#run-runs-2\">empty</a>"));
     let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} not in page"));

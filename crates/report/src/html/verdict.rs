@@ -29,6 +29,21 @@ pub(super) struct VerdictCtx {
     pub comparison: Option<Value>,
     /// What the comparison warns of (other machines, other quantities).
     pub warnings: Vec<String>,
+    /// What the comparison shows that a reader would not expect (idle worse than loaded).
+    pub remarks: Vec<String>,
+    /// What rtlab found in the way of these figures (the audit's failures and the runs'
+    /// warnings, each once), on the first screen beside the verdict.
+    pub causes: Vec<Cause>,
+    /// The causes' heading: what stands in the way of a failed verdict, else what affects
+    /// the figures.
+    pub causes_heading: &'static str,
+}
+
+/// One thing rtlab found in the way, with its fix where the audit has one.
+#[derive(Debug, Serialize)]
+pub(super) struct Cause {
+    pub what: String,
+    pub fix: Option<String>,
 }
 
 /// One run's verdict.
@@ -68,10 +83,11 @@ pub(super) fn verdict(
     let budget = match (options.budget, &verdicts[..]) {
         (_, [one]) => held_to(&one.criteria.describe(), noise),
         (Some(b), _) => format!(
-            "Every run judged against {b} given now (`--budget`); what each was measured with is in its row."
+            "Every run judged against a budget of {b}, given when this report was made; what each \
+             was measured with is in its row."
         ),
         (None, _) => "Each run is judged against the criteria it was measured with (its row says \
-                      which); `rtlab report --budget TIME` judges them all against one budget."
+                      which)."
             .to_string(),
     };
     let runs_word = |k: usize| if k == 1 { "run" } else { "runs" };
@@ -107,7 +123,104 @@ pub(super) fn verdict(
         rows,
         comparison,
         warnings,
+        remarks: idle_worse(&measured).into_iter().collect(),
+        causes: causes(runs),
+        causes_heading: match failed {
+            0 => "What affects these figures",
+            _ => "What stands in the way",
+        },
     }
+}
+
+/// The remark when a run without load (idle) was worse, at p99.9 and at its maximum, than
+/// every run under load: the opposite of what a reader expects, and a sign of power
+/// management (2148 us idle against 287 us under full load went unremarked; issue #48).
+fn idle_worse(measured: &[(String, &MeasureRun)]) -> Option<String> {
+    let figures = |r: &MeasureRun| Some((r.all.stats.p99_9_ns?, r.all.stats.max_ns?));
+    let (idle_name, idle) = measured.iter().find(|(_, r)| r.load.is_none())?;
+    let (idle_p, idle_max) = figures(idle)?;
+    let loaded: Vec<(&String, (u64, u64))> = measured
+        .iter()
+        .filter(|(_, r)| r.load.is_some())
+        .filter_map(|(n, r)| Some((n, figures(r)?)))
+        .collect();
+    let (best_name, (best_p, _)) = loaded.iter().min_by_key(|(_, (p, _))| *p)?;
+    let worse = loaded
+        .iter()
+        .all(|(_, (p, m))| idle_p > *p && idle_max > *m);
+    worse.then(|| {
+        format!(
+            "{idle_name} was worse than every run under load: p99.9 {} us against {} us under \
+             {best_name}. A CPU that wakes later when idle is usually saving power: deep idle \
+             states (rtlab holds /dev/cpu_dma_latency at 0 while it measures, which not every \
+             platform honours), frequency scaling, or on a virtual machine the host \
+             descheduling idle vCPUs; `rtlab audit` checks the first two",
+            crate::format_us(idle_p),
+            crate::format_us(*best_p)
+        )
+    })
+}
+
+/// The most causes the first screen lists; the machine's section has every finding.
+const MAX_CAUSES: usize = 6;
+
+/// What rtlab knows stands in the way of low latency on these runs' machines: each failed
+/// audit check with its fix, then each warning the runs carry (not PREEMPT_RT, RT throttling,
+/// CPUs not isolated, ...), each once, in the runs' order.
+fn causes(runs: &[ReportRun<'_>]) -> Vec<Cause> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let audit_fails = runs.iter().flat_map(|r| r.run.audit.iter()).flat_map(|a| {
+        a.top
+            .iter()
+            .filter(|t| t.status == model::audit::Status::Fail)
+    });
+    for t in audit_fails {
+        if !seen.contains(&t.id) {
+            seen.push(t.id.clone());
+            out.push(Cause {
+                what: t.summary.clone(),
+                fix: t.fix.clone(),
+            });
+        }
+    }
+    for w in runs.iter().flat_map(|r| &r.run.warnings) {
+        if !seen.contains(&w.code) {
+            seen.push(w.code.clone());
+            out.push(Cause {
+                what: w.message.clone(),
+                fix: None,
+            });
+        }
+    }
+    out.truncate(MAX_CAUSES);
+    out
+}
+
+/// A run's reasons in words, its CPUs over budget said once (the worst column has the figure):
+/// `CPUs 0, 1 over the 100us budget`.
+fn reasons(verdict: &model::gate::Verdict) -> Vec<String> {
+    let mut over: Vec<u32> = Vec::new();
+    let mut budget = None;
+    let mut out = Vec::new();
+    for r in &verdict.reasons {
+        match r {
+            model::gate::Reason::OverBudget { cpu, budget: b, .. } => {
+                over.push(*cpu);
+                budget = Some(*b);
+            }
+            other => out.push(words(other)),
+        }
+    }
+    if let Some(b) = budget {
+        let cpus: Vec<String> = over.iter().map(ToString::to_string).collect();
+        let which = match cpus.as_slice() {
+            [one] => format!("CPU {one}"),
+            _ => format!("CPUs {}", cpus.join(", ")),
+        };
+        out.insert(0, format!("{which} over the {b} budget"));
+    }
+    out
 }
 
 fn row(verdict: &model::gate::Verdict, r: &ReportRun<'_>, key: &str) -> VerdictRow {
@@ -124,7 +237,7 @@ fn row(verdict: &model::gate::Verdict, r: &ReportRun<'_>, key: &str) -> VerdictR
         class,
         worst: worst(r.run),
         criteria: verdict.criteria.describe(),
-        reasons: verdict.reasons.iter().map(words).collect(),
+        reasons: reasons(verdict),
     }
 }
 
