@@ -91,7 +91,7 @@ impl Session<'_> {
             if self.stopped.is_some() {
                 break;
             }
-            let label = format!("{}{suffix}", phase.label);
+            let label = self.label(&format!("{}{suffix}", phase.label));
             self.console.note(&format!(
                 "phase {} of {}: {label} for {}",
                 n + 1,
@@ -123,7 +123,7 @@ impl Session<'_> {
             }
         }
         if let (Some(duration), None) = (self.args.noise, self.stopped) {
-            let label = format!("noise{suffix}");
+            let label = self.label(&format!("noise{suffix}"));
             self.console
                 .note(&format!("noise phase: {label} for {duration}"));
             let cmd = self.noise_command(&label, duration, cpus, placement)?;
@@ -199,6 +199,14 @@ impl Session<'_> {
         // The verdict ends standard output, where a script keeps it (`rtlab run > eval.txt`).
         console::print_stdout(&lines)?;
         Ok(exit)
+    }
+
+    /// A phase's label: its name, after `--label TEXT` when given.
+    fn label(&self, phase: &str) -> String {
+        match &self.args.label {
+            Some(text) => format!("{text} {phase}"),
+            None => phase.to_string(),
+        }
     }
 
     /// Whether standard output is the `rtlab.evaluation/1` document (`--format json`).

@@ -430,6 +430,7 @@ fn stage_files(stage: &Path, db: &Path) {
     for (from, to) in [
         ("traces/local/cyclictest_fifo99_hog_cpu1.txt", "trace.txt"),
         ("traces/local/trace_cmd_report_instance.txt", "r.txt"),
+        ("traces/tracedat/cyclictest_2cpu_v7_zstd.dat", "trace.dat"),
         ("dmesg/lkp_soft_lockup_interleaved.log", "saved.log"),
         ("sched/robot.toml", "tasks.toml"),
     ] {

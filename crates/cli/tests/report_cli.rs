@@ -61,7 +61,8 @@ fn runs_are_named_by_label_id_or_file() {
             "rtlab: report on 3 runs written to out.html\n",
         ));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("<title>rtlab report: 3 runs</title>"));
+    // The title names where the runs were measured, as far as they share it.
+    assert!(html.contains("<title>rtlab report: 3 runs on "), "{html}");
     // The label, escaped; the unlabelled run by its id; the file by its name.
     assert!(html.contains(&format!(
         "<a href=\"#run-{labelled}\">&lt;b&gt;RT-#2&lt;&#x2f;b&gt;</a>"

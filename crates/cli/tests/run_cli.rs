@@ -90,6 +90,42 @@ fn three_phases_are_stored_compared_judged_and_reported() {
     );
 }
 
+/// `run --label TEXT` labels every phase, as `measure --label` labels a run.
+#[test]
+fn a_label_names_every_phase() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rtlab.db");
+    let root = testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf();
+    let out = rtlab()
+        .arg("--root")
+        .arg(&root)
+        .args([
+            "run",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--no-report",
+            "--label",
+            "RT-#2",
+        ])
+        .args(["--fake-clock", "5us,7us", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let labels: Vec<String> = stored(&db)
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels, ["RT-#2 full load", "RT-#2 cpu:60%", "RT-#2 idle"]);
+}
+
 #[test]
 fn format_json_prints_only_the_evaluation_document() {
     let _guard = serial();

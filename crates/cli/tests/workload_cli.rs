@@ -24,7 +24,8 @@ fn measure(args: &[&str]) -> (i32, Value, String) {
 fn scripted_jobs_give_exact_response_times_and_late_starts() {
     // 1 ms period, 200 us of work, 1 ms deadline; wake-ups 5, 9 and 900 us late in turn. On
     // the scripted clock a job takes exactly its runtime, so the 900 us wake-up ends at
-    // 1.1 ms: a late start, and its next period is an overrun.
+    // 1.1 ms: a late start, and its next period is an overrun. --cycles counts jobs (wake-ups),
+    // as cyclictest's -l counts loops: nine jobs, three of them late.
     let (code, doc, err) = measure(&[
         "--cpus",
         "0",
@@ -39,24 +40,24 @@ fn scripted_jobs_give_exact_response_times_and_late_starts() {
     ]);
     assert_eq!(code, 1, "a missed deadline fails the run: {err}");
     assert!(
-        err.contains("CPU 0: 2 of 7 jobs missed the deadline 1ms (2 late start"),
+        err.contains("CPU 0: 3 of 9 jobs missed the deadline 1ms (3 late start"),
         "{err}"
     );
     let w = &doc["workload"];
     assert_eq!(w["runtime_ns"], 200_000);
     assert_eq!(w["deadline_ns"], 1_000_000);
     let c = &w["cpus"][0];
-    assert_eq!(c["jobs"], 7);
+    assert_eq!(c["jobs"], 9);
     assert_eq!(
         (c["misses"].as_u64(), c["late_start"].as_u64()),
-        (Some(2), Some(2))
+        (Some(3), Some(3))
     );
     assert_eq!(c["max_latency_ns"], 900_000);
     assert_eq!(c["nominal_ns"], 200_000);
     let stats = &doc["cpus"][0]["stats"];
     assert_eq!(stats["min_ns"], 205_000);
     assert_eq!(stats["max_ns"], 1_100_000);
-    assert_eq!(stats["overruns"], 2);
+    assert_eq!(stats["overruns"], 3);
     // Within the deadline: exit 0.
     let (code, doc, err) = measure(&[
         "--cpus",

@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Write no HTML report.
     #[arg(long, conflicts_with = "output")]
     pub no_report: bool,
+    /// Label every phase with TEXT before its own name (`RT-#2 idle`, `RT-#2 full load`), as
+    /// `rtlab measure --label` labels a run.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
     /// No live view or notes on standard error; only the results.
     #[arg(short, long)]
     pub quiet: bool,
