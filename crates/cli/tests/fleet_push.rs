@@ -240,23 +240,8 @@ fn boards_push_to_a_real_server_on_sqlite() {
 
 #[test]
 fn boards_push_to_a_real_server_on_postgresql() {
-    let Some(admin) = testkit::live::postgres_or_skip() else {
+    let Some(pg) = common::PostgresDb::create("rtlab_push") else {
         return;
     };
-    let name = format!("rtlab_push_{}", std::process::id());
-    let psql = |sql: &str| {
-        let out = std::process::Command::new("psql")
-            .args([admin.as_str(), "-v", "ON_ERROR_STOP=1", "-Atc", sql])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    psql(&format!("CREATE DATABASE {name}"));
-    let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
-    boards_and_server(&url);
-    psql(&format!("DROP DATABASE {name} WITH (FORCE)"));
+    boards_and_server(&pg.url);
 }

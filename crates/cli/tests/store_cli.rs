@@ -219,23 +219,10 @@ fn no_store_and_bad_runs() {
 /// to ask on it needs --yes, and removes nothing without it.
 #[test]
 fn rm_on_a_shared_store_asks_first() {
-    let Some(admin) = testkit::live::postgres_or_skip() else {
+    let Some(pg) = common::PostgresDb::create("rtlab_rm") else {
         return;
     };
-    let name = format!("rtlab_rm_{}", std::process::id());
-    let psql = |sql: &str| {
-        let out = std::process::Command::new("psql")
-            .args([admin.as_str(), "-v", "ON_ERROR_STOP=1", "-Atc", sql])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    psql(&format!("CREATE DATABASE {name}"));
-    let url = PathBuf::from(format!("{}/{name}", admin.rsplit_once('/').unwrap().0));
+    let url = PathBuf::from(&pg.url);
     let (id, _) = measure(&url, "5us,7us", None);
     let out = rtlab(&url)
         .args(["rm", "last"])
@@ -252,5 +239,4 @@ fn rm_on_a_shared_store_asks_first() {
         .success()
         .stdout(predicate::str::starts_with(format!("removed {id}")));
     rtlab(&url).args(["show", &id]).assert().code(2);
-    psql(&format!("DROP DATABASE {name} WITH (FORCE)"));
 }

@@ -173,3 +173,46 @@ pub(crate) fn plan_snapshot(plan: &serde_json::Value) -> Vec<(String, Option<Str
         })
         .collect()
 }
+
+/// A PostgreSQL database of its own on the test server (`RTLAB_TEST_POSTGRES`), dropped when
+/// this goes; `None` after saying why it cannot be had ([`testkit::live::postgres_or_skip`]).
+pub(crate) struct PostgresDb {
+    admin: String,
+    name: String,
+    /// Its address, for `--db`.
+    pub url: String,
+}
+
+impl PostgresDb {
+    /// A new database named `prefix` and this process's id.
+    pub(crate) fn create(prefix: &str) -> Option<PostgresDb> {
+        let admin = testkit::live::postgres_or_skip()?;
+        let name = format!("{prefix}_{}", std::process::id());
+        let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+        let db = PostgresDb { admin, name, url };
+        db.psql(&format!("CREATE DATABASE {}", db.name));
+        Some(db)
+    }
+
+    fn psql(&self, sql: &str) {
+        let out = Command::new("psql")
+            .args([self.admin.as_str(), "-v", "ON_ERROR_STOP=1", "-Atc", sql])
+            .output()
+            .expect("psql runs (Debian's postgresql-client)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for PostgresDb {
+    fn drop(&mut self) {
+        // Also while a failed test unwinds: a second panic here would abort the run.
+        let _ = Command::new("psql")
+            .arg(&self.admin)
+            .args(["-Atc", &format!("DROP DATABASE {} WITH (FORCE)", self.name)])
+            .output();
+    }
+}
