@@ -45,10 +45,7 @@ pub fn withhold(fit: &mut TailFit, observed_max_ns: u64) {
         level.withheld = if fit.trusted {
             why_not(e, at_bound, fit.shape.value, observed_max_ns)
         } else {
-            Some(
-                "the fit failed its checks (named below): its model does not describe these data"
-                    .into(),
-            )
+            Some("the fit failed its checks (named below)".into())
         };
     }
 }

@@ -489,14 +489,9 @@ impl Unit {
     fn note(self) -> String {
         match self {
             Unit::Micro(m) => format!(
-                "values are read as microseconds, cyclictest's default: their median is {m}, \
-                 and a stream written with -N (nanoseconds) has a median of {NANO_MEDIAN} or more"
+                "values are read as microseconds (median {m}; -N streams have {NANO_MEDIAN} or more)"
             ),
-            Unit::Nano(m) => format!(
-                "values are read as nanoseconds (cyclictest -N): their median is {m}, which as \
-                 microseconds would be a median wake-up of {:.1} ms",
-                m as f64 / 1000.0
-            ),
+            Unit::Nano(m) => format!("values are read as nanoseconds (cyclictest -N): median {m}"),
         }
     }
 }

@@ -131,9 +131,8 @@ const REFUSED: [(&str, &str); 22] = [
     ),
     (
         "--json=FILE",
-        "its --json writes cyclictest's layout (thread.N.histogram, min, avg, max), which \
-         rtlab does not; -o FILE writes rtlab's result (schema rtlab.measure/1), and `rtlab \
-         import` reads cyclictest's",
+        "-o FILE writes rtlab's result (not cyclictest's layout), and `rtlab import` reads \
+         cyclictest's",
     ),
     (
         "--laptop",

@@ -151,10 +151,8 @@ fn idle_worse(measured: &[(String, &MeasureRun)]) -> Option<String> {
     worse.then(|| {
         format!(
             "{idle_name} was worse than every run under load: p99.9 {} us against {} us under \
-             {best_name}. A CPU that wakes later when idle is usually saving power: deep idle \
-             states (rtlab holds /dev/cpu_dma_latency at 0 while it measures, which not every \
-             platform honours), frequency scaling, or on a virtual machine the host \
-             descheduling idle vCPUs; `rtlab audit` checks the first two",
+             {best_name}, as when idle CPUs save power (deep idle states, frequency scaling, a \
+             hypervisor descheduling idle vCPUs)",
             crate::format_us(idle_p),
             crate::format_us(*best_p)
         )
