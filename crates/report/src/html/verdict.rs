@@ -97,7 +97,7 @@ pub(super) fn verdict(
         _ => "fail",
     };
     let headline = match (&verdicts[..], failed, unjudged) {
-        ([one], _, _) => crate::story::verdict::line(one),
+        ([one], _, _) => page_words(&crate::story::verdict::line(one)),
         (_, 0, 0) => format!("PASS: all {n} runs passed"),
         (_, 0, _) => format!(
             "CANNOT JUDGE: {unjudged} of {n} {} cannot be judged",
@@ -130,6 +130,17 @@ pub(super) fn verdict(
             _ => "What stands in the way",
         },
     }
+}
+
+/// A verdict's words as the page says them: the budget by name, not by the flag that sets it
+/// (`exceeds --budget 100us` reads `exceeds the budget of 100us`), as a report is read by
+/// people who did not type the command.
+fn page_words(text: &str) -> String {
+    text.replace("exceeds --budget ", "exceeds the budget of ")
+        .replace("within --budget ", "within the budget of ")
+        .replace("without --budget", "without a budget")
+        .replace("reached --budget ", "reached the budget of ")
+        .replace("--budget ", "the budget of ")
 }
 
 /// The remark when a run without load (idle) was worse, at p99.9 and at its maximum, than
@@ -207,7 +218,7 @@ fn reasons(verdict: &model::gate::Verdict) -> Vec<String> {
                 over.push(*cpu);
                 budget = Some(*b);
             }
-            other => out.push(words(other)),
+            other => out.push(page_words(&words(other))),
         }
     }
     if let Some(b) = budget {
