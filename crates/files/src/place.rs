@@ -65,8 +65,7 @@ fn probe(dir: &Path, refuse: &dyn Fn(String) -> Error) -> Result<()> {
         // The directory is there (its caller saw it), yet "not found": a kernel interface
         // (/proc, /sys) that takes no new files.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refuse(format!(
-            "{} takes no new files (a kernel interface such as /proc or /sys); write it \
-             somewhere else",
+            "{} takes no new files (a kernel interface); write it somewhere else",
             dir.display()
         ))),
         Err(e) => Err(refuse(format!(
