@@ -154,7 +154,17 @@ pub fn rm(args: &RmArgs) -> Result<Exit> {
         ids: Some(ids.clone()),
         ..store::Filter::default()
     };
-    let described: Vec<String> = store.list(&filter)?.iter().map(describe).collect();
+    let listed = store.list(&filter)?;
+    // Each id with its line, in the order given (an id the list lacks is named by itself).
+    let described: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            listed
+                .iter()
+                .find(|s| &s.id == id)
+                .map_or_else(|| id.to_string(), describe)
+        })
+        .collect();
     let shared = matches!(
         crate::runs::location(args.db.db.as_deref())?,
         store::Location::Postgres(_)

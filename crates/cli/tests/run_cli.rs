@@ -12,30 +12,35 @@ fn stored(db: &Path) -> Vec<serde_json::Value> {
     common::stored_runs(db)
 }
 
+/// `rtlab run` of 1-s phases on the captured 2-CPU tree with the scripted clock, saving into
+/// `db`, with `args`.
+fn scripted_run(db: &Path, args: &[&str]) -> std::process::Output {
+    rtlab()
+        .arg("--root")
+        .arg(testkit::fixture_root("vm-x86_64-2cpu").base())
+        .args(["run", "--duration", "1s", "--quiet"])
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn three_phases_are_stored_compared_judged_and_reported() {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rtlab.db");
     let html = dir.path().join("report.html");
-    let root = testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf();
-    let out = rtlab()
-        .arg("--root")
-        .arg(&root)
-        .args([
-            "run",
-            "--duration",
-            "1s",
-            "--quiet",
+    let out = scripted_run(
+        &db,
+        &[
             "--fake-clock",
             "5us,7us,900us",
-            "--db",
-        ])
-        .arg(&db)
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .unwrap();
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     // 900 us is over the default 100 us budget in every phase.
@@ -96,23 +101,10 @@ fn a_label_names_every_phase() {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rtlab.db");
-    let root = testkit::fixture_root("vm-x86_64-2cpu").base().to_path_buf();
-    let out = rtlab()
-        .arg("--root")
-        .arg(&root)
-        .args([
-            "run",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--no-report",
-            "--label",
-            "RT-#2",
-        ])
-        .args(["--fake-clock", "5us,7us", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = scripted_run(
+        &db,
+        &["--no-report", "--label", "RT-#2", "--fake-clock", "5us,7us"],
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
