@@ -149,8 +149,23 @@ fn choices(config: &Config) -> Vec<Warning> {
 /// A warning when rtlab runs in a container (the `in-container` code): the host facts are the
 /// container's view, and the CPUs may be shared with other containers. It is a warning, not a
 /// host field, so that results stay readable by servers and tools of earlier versions.
-pub fn container_warning(root: &Root) -> Option<Warning> {
+fn container_warning(root: &Root) -> Option<Warning> {
     sys::container::detect(root).map(|c| container_warning_for(&c))
+}
+
+/// The warnings about where rtlab runs: in a container ([`container_warning`]) and in a
+/// virtual machine, whose hypervisor may stop a virtual CPU at any moment, so its figures
+/// include the host's scheduling and say little of bare metal.
+pub fn placement_warnings(root: &Root) -> Vec<Warning> {
+    let vm = sys::cpu::hypervisor(root).map(|h| {
+        Warning::new(
+            "virtual-machine",
+            format!(
+                "measured in a virtual machine ({h}): the hypervisor can stop a virtual CPU at any moment, so these figures hold for this guest, not for bare metal"
+            ),
+        )
+    });
+    container_warning(root).into_iter().chain(vm).collect()
 }
 
 fn container_warning_for(c: &Container) -> Warning {
@@ -649,5 +664,38 @@ mod tests {
             w.message
         );
         assert!(w.message.contains("static CPU manager"), "{}", w.message);
+    }
+
+    #[test]
+    fn a_run_in_a_virtual_machine_is_marked_with_its_hypervisor() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::at(dir.path());
+        let codes = |root: &Root| -> Vec<String> {
+            placement_warnings(root)
+                .into_iter()
+                .map(|w| w.code)
+                .collect()
+        };
+        std::fs::create_dir_all(root.path("/proc")).unwrap();
+        std::fs::write(
+            root.path("/proc/cpuinfo"),
+            "processor\t: 0\nflags\t\t: fpu sse2\n",
+        )
+        .unwrap();
+        assert!(codes(&root).is_empty(), "bare metal");
+        std::fs::write(
+            root.path("/proc/cpuinfo"),
+            "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.path("/sys/class/dmi/id")).unwrap();
+        std::fs::write(root.path("/sys/class/dmi/id/sys_vendor"), "QEMU\n").unwrap();
+        let w = placement_warnings(&root);
+        assert_eq!(codes(&root), ["virtual-machine"]);
+        assert!(
+            w[0].message.contains("virtual machine (QEMU)"),
+            "{}",
+            w[0].message
+        );
     }
 }

@@ -288,7 +288,7 @@ fn look(
 ) -> Result<(HostInfo, Vec<Warning>), RunError> {
     let host = sys::host::host_info(&env.root);
     let mut warnings = preflight::warnings(config, &host);
-    warnings.extend(preflight::container_warning(&env.root));
+    warnings.extend(preflight::placement_warnings(&env.root));
     if real {
         check_privileges(config)?;
     } else {
@@ -327,7 +327,7 @@ pub fn not_started(config: &Config, env: &Environment) -> MeasureRun {
     let real = matches!(env.clock, ClockChoice::Real);
     let host = sys::host::host_info(&env.root);
     let mut warnings = preflight::warnings(config, &host);
-    warnings.extend(preflight::container_warning(&env.root));
+    warnings.extend(preflight::placement_warnings(&env.root));
     warnings.push(Warning::new(
         "not-started",
         "the run was interrupted before its measuring threads started: nothing was measured",

@@ -50,7 +50,7 @@ impl<'a> KernelNoise<'a> {
             period_us: us(config.period),
             threshold_us: us(config.threshold).max(1),
         };
-        let mut warnings: Vec<Warning> = crate::preflight::container_warning(root)
+        let mut warnings: Vec<Warning> = crate::preflight::placement_warnings(root)
             .into_iter()
             .collect();
         if !config.threshold.get().is_multiple_of(1_000) {

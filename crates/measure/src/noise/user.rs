@@ -72,7 +72,7 @@ impl<'a> UserNoise<'a> {
             .sched_rt_runtime_us
             .zip(host.sched_rt_period_us.and_then(|p| u64::try_from(p).ok()));
         let mut warnings = config.warnings(rt_limit);
-        warnings.extend(crate::preflight::container_warning(&env.root));
+        warnings.extend(crate::preflight::placement_warnings(&env.root));
         let n = config.cpus.len();
         Ok(UserNoise {
             crew: None,

@@ -107,7 +107,7 @@ impl<'a> Timerlat<'a> {
             .map(|b| b.get().div_ceil(1_000).max(1));
         let mut warnings: Vec<Warning> =
             crate::preflight::warnings(config, &sys::host::host_info(&env.root));
-        warnings.extend(crate::preflight::container_warning(&env.root));
+        warnings.extend(crate::preflight::placement_warnings(&env.root));
         if let Some(b) = config.break_threshold
             && !b.get().is_multiple_of(1_000)
         {
