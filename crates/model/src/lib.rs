@@ -28,6 +28,7 @@ pub mod irq_rule;
 pub mod limits;
 pub mod load;
 pub mod measure;
+pub mod monitor;
 pub mod nanos;
 pub mod noise;
 pub mod per_cpu;

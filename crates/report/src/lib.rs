@@ -32,6 +32,7 @@ pub mod hwlat;
 pub mod inspect;
 pub mod live;
 pub mod load;
+pub mod monitor;
 pub mod noise;
 pub mod pi;
 pub mod sched;

@@ -117,6 +117,16 @@ pub enum StoreError {
         /// What is wrong with it.
         why: String,
     },
+    /// A stored monitor interval or incident that does not read back.
+    #[error("rtlab database {db}: {what} is damaged: {why}")]
+    History {
+        /// The database.
+        db: String,
+        /// Which row (`the interval of board-1 at 1700000000000000000`).
+        what: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The run exists but holds another kind of result.
     #[error("run {run} is a '{kind}' result, not a measurement")]
     WrongKind {

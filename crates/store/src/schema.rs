@@ -115,6 +115,7 @@ CREATE TABLE tokens (
     ),
     M::up(STEP_8),
     M::up(STEP_9),
+    M::up(STEP_10),
 ];
 
 /// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
@@ -126,6 +127,55 @@ const STEP_8: &str = "ALTER TABLE runs ADD COLUMN timerlat_json TEXT;";
 /// every run. NULL for runs saved before: those are judged when read. A change to the gate's
 /// rules comes with a migration setting the column back to NULL, so no stale verdict is shown.
 const STEP_9: &str = "ALTER TABLE runs ADD COLUMN verdict TEXT;";
+
+/// 10: `rtlab monitor`'s history (issue #49): one row per host and interval, one per
+/// incident. The figures are the interval's JSON (`rtlab.monitor/1`); the columns beside it are
+/// what queries select and order by.
+const STEP_10: &str = r#"
+CREATE TABLE monitor_intervals (
+    host           TEXT    NOT NULL,
+    start_ns       INTEGER NOT NULL,
+    length_ns      INTEGER NOT NULL,
+    max_ns         INTEGER,
+    breaches       INTEGER NOT NULL,
+    kernel_release TEXT    NOT NULL,
+    interval_json  TEXT    NOT NULL,
+    PRIMARY KEY (host, start_ns)
+) STRICT;
+CREATE TABLE monitor_incidents (
+    id             TEXT    NOT NULL PRIMARY KEY,
+    host           TEXT    NOT NULL,
+    start_ns       INTEGER NOT NULL,
+    worst_ns       INTEGER NOT NULL,
+    run_id         TEXT,
+    incident_json  TEXT    NOT NULL
+) STRICT;
+CREATE INDEX monitor_incidents_host ON monitor_incidents (host, start_ns);
+"#;
+
+/// [`STEP_10`] in PostgreSQL's types.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const POSTGRES_STEP_10: &str = r#"
+CREATE TABLE monitor_intervals (
+    host           TEXT    NOT NULL,
+    start_ns       BIGINT  NOT NULL,
+    length_ns      BIGINT  NOT NULL,
+    max_ns         BIGINT,
+    breaches       BIGINT  NOT NULL,
+    kernel_release TEXT    NOT NULL,
+    interval_json  TEXT    NOT NULL,
+    PRIMARY KEY (host, start_ns)
+);
+CREATE TABLE monitor_incidents (
+    id             TEXT    NOT NULL PRIMARY KEY,
+    host           TEXT    NOT NULL,
+    start_ns       BIGINT  NOT NULL,
+    worst_ns       BIGINT  NOT NULL,
+    run_id         TEXT,
+    incident_json  TEXT    NOT NULL
+);
+CREATE INDEX monitor_incidents_host ON monitor_incidents (host, start_ns);
+"#;
 
 /// The schema version a new PostgreSQL database is created at.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -193,7 +243,7 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9];
+pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9, POSTGRES_STEP_10];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -208,7 +258,7 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 9);
+        assert_eq!(SCHEMA_VERSION, 10);
     }
 
     #[test]

@@ -65,6 +65,52 @@ impl Signal {
     }
 }
 
+/// The number of the signal `text` names: a name with or without `SIG` (`USR1`, `SIGTERM`,
+/// any case) or a number from 1 to 64.
+pub fn number(text: &str) -> Option<i32> {
+    const NAMES: [(&str, i32); 14] = [
+        ("HUP", libc::SIGHUP),
+        ("INT", libc::SIGINT),
+        ("QUIT", libc::SIGQUIT),
+        ("ABRT", libc::SIGABRT),
+        ("KILL", libc::SIGKILL),
+        ("USR1", libc::SIGUSR1),
+        ("USR2", libc::SIGUSR2),
+        ("PIPE", libc::SIGPIPE),
+        ("ALRM", libc::SIGALRM),
+        ("TERM", libc::SIGTERM),
+        ("CONT", libc::SIGCONT),
+        ("STOP", libc::SIGSTOP),
+        ("TSTP", libc::SIGTSTP),
+        ("WINCH", libc::SIGWINCH),
+    ];
+    let t = text.trim();
+    if let Ok(n) = t.parse::<i32>() {
+        return (1..=64).contains(&n).then_some(n);
+    }
+    let upper = t.to_ascii_uppercase();
+    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
+    NAMES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// Sends signal `signal` to process `pid` (kill(2)).
+pub fn send(pid: i32, signal: i32) -> Result<()> {
+    if pid <= 0 {
+        return Err(Error::Io {
+            path: format!("process {pid}").into(),
+            source: std::io::Error::from_raw_os_error(libc::ESRCH),
+        });
+    }
+    // SAFETY: kill takes plain integers; a positive pid names one process.
+    if unsafe { libc::kill(pid, signal) } != 0 {
+        return Err(Error::Io {
+            path: format!("process {pid}").into(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
 impl fmt::Display for Signal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -113,7 +113,7 @@ fn row(run: &MeasureRun, cpu: String, s: &LatencyStats) -> impl Iterator<Item = 
 }
 
 /// Appends one record: fields joined by commas, quoted where RFC 4180 needs it, then `\n`.
-fn push_record(out: &mut String, fields: impl Iterator<Item = String>) {
+pub(crate) fn push_record(out: &mut String, fields: impl Iterator<Item = String>) {
     for (i, field) in fields.enumerate() {
         if i > 0 {
             out.push(',');

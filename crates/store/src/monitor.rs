@@ -1,0 +1,283 @@
+//! `rtlab monitor`'s history in the store: intervals (one row per host and start, an interval
+//! measured in two parts merged into one) and incidents (one row each, replaced as its burst
+//! grows), read back by host and time, and pruned by age. The figures are the documents of
+//! `model::monitor`, stored as JSON; the columns beside them are what is selected and ordered.
+
+use model::monitor::{Incident, Interval};
+
+use crate::db::{Arg, DbError, Row};
+use crate::error::StoreError;
+use crate::store::Store;
+
+/// Most intervals or incidents one read returns (a year of 5-minute intervals is 105 120).
+pub const MAX_HISTORY_ROWS: usize = 1 << 20;
+
+impl Store {
+    /// Saves an interval; one already stored for the same host and start (the monitor was
+    /// restarted within it) is merged with it ([`merge_intervals`]), in one transaction.
+    pub fn save_interval(&mut self, interval: &Interval) -> Result<(), StoreError> {
+        interval.check().map_err(|why| StoreError::Encode {
+            column: "monitor_intervals.interval_json",
+            why,
+        })?;
+        let err = |e: DbError| self.engine_error(e);
+        let tx = self.db.begin().map_err(err)?;
+        let stored = self
+            .db
+            .query_opt(
+                "SELECT interval_json FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
+                &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
+            )
+            .map_err(err)?;
+        let merged = match stored {
+            Some(row) => merge_intervals(self.interval_of(&row, 0)?, interval),
+            None => interval.clone(),
+        };
+        let json = serde_json::to_string(&merged).map_err(|e| StoreError::Encode {
+            column: "monitor_intervals.interval_json",
+            why: e.to_string(),
+        })?;
+        self.db
+            .execute(
+                "DELETE FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
+                &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
+            )
+            .map_err(err)?;
+        self.db
+            .execute(
+                "INSERT INTO monitor_intervals (host, start_ns, length_ns, max_ns, breaches,
+                     kernel_release, interval_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                &[
+                    Arg::Text(&merged.host),
+                    Arg::Int(merged.start_ns),
+                    Arg::Int(int(merged.length_ns)),
+                    Arg::OptInt(merged.max_ns.map(int)),
+                    Arg::Int(int(merged.breaches)),
+                    Arg::Text(&merged.kernel_release),
+                    Arg::Text(&json),
+                ],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// The intervals of `host` that started in `[from_ns, to_ns)`, oldest first, at most
+    /// [`MAX_HISTORY_ROWS`].
+    pub fn intervals(
+        &self,
+        host: &str,
+        from_ns: i64,
+        to_ns: i64,
+    ) -> Result<Vec<Interval>, StoreError> {
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT interval_json FROM monitor_intervals
+                     WHERE host = ?1 AND start_ns >= ?2 AND start_ns < ?3
+                     ORDER BY start_ns LIMIT {MAX_HISTORY_ROWS}"
+                ),
+                &[Arg::Text(host), Arg::Int(from_ns), Arg::Int(to_ns)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        rows.iter().map(|r| self.interval_of(r, 0)).collect()
+    }
+
+    /// The hosts with a monitor history, each with its latest interval's start, by name.
+    pub fn monitored_hosts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = self
+            .db
+            .query(
+                "SELECT host, MAX(start_ns) FROM monitor_intervals GROUP BY host ORDER BY host",
+                &[],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        rows.iter()
+            .map(|r| {
+                let bad = |e: crate::db::CellError| self.history_error("the host list", e.why);
+                Ok((r.text(0).map_err(bad)?, r.int(1).map_err(bad)?))
+            })
+            .collect()
+    }
+
+    /// Saves an incident, replacing the stored one of the same id (its burst grew).
+    pub fn save_incident(&mut self, incident: &Incident) -> Result<(), StoreError> {
+        let json = serde_json::to_string(incident).map_err(|e| StoreError::Encode {
+            column: "monitor_incidents.incident_json",
+            why: e.to_string(),
+        })?;
+        let err = |e: DbError| self.engine_error(e);
+        let tx = self.db.begin().map_err(err)?;
+        self.db
+            .execute(
+                "DELETE FROM monitor_incidents WHERE id = ?1",
+                &[Arg::Text(&incident.id)],
+            )
+            .map_err(err)?;
+        self.db
+            .execute(
+                "INSERT INTO monitor_incidents (id, host, start_ns, worst_ns, run_id,
+                     incident_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                &[
+                    Arg::Text(&incident.id),
+                    Arg::Text(&incident.host),
+                    Arg::Int(incident.start_ns),
+                    Arg::Int(int(incident.worst_ns)),
+                    Arg::OptText(incident.run_id.as_deref()),
+                    Arg::Text(&json),
+                ],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// The incidents of `host` (every host's when `None`) that began in `[from_ns, to_ns)`,
+    /// newest first, at most `limit`.
+    pub fn incidents(
+        &self,
+        host: Option<&str>,
+        from_ns: i64,
+        to_ns: i64,
+        limit: usize,
+    ) -> Result<Vec<Incident>, StoreError> {
+        let limit = limit.min(MAX_HISTORY_ROWS);
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT incident_json FROM monitor_incidents
+                     WHERE (?1 IS NULL OR host = ?1) AND start_ns >= ?2 AND start_ns < ?3
+                     ORDER BY start_ns DESC LIMIT {limit}"
+                ),
+                &[Arg::OptText(host), Arg::Int(from_ns), Arg::Int(to_ns)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        rows.iter()
+            .map(|r| {
+                let json = r
+                    .text(0)
+                    .map_err(|e| self.history_error("an incident", e.why))?;
+                serde_json::from_str(&json)
+                    .map_err(|e| self.history_error("an incident", &e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Removes `host`'s intervals and incidents that began before `before_ns`; returns how
+    /// many of each, and the ids of the runs the removed incidents kept (for the caller to
+    /// remove with them).
+    pub fn prune_history(
+        &mut self,
+        host: &str,
+        before_ns: i64,
+    ) -> Result<(u64, u64, Vec<String>), StoreError> {
+        let err = |e: DbError| self.engine_error(e);
+        let tx = self.db.begin().map_err(err)?;
+        let runs = self
+            .db
+            .query(
+                "SELECT run_id FROM monitor_incidents
+                 WHERE host = ?1 AND start_ns < ?2 AND run_id IS NOT NULL",
+                &[Arg::Text(host), Arg::Int(before_ns)],
+            )
+            .map_err(err)?
+            .iter()
+            .filter_map(|r| r.text(0).ok())
+            .collect();
+        let intervals = self
+            .db
+            .execute(
+                "DELETE FROM monitor_intervals WHERE host = ?1 AND start_ns < ?2",
+                &[Arg::Text(host), Arg::Int(before_ns)],
+            )
+            .map_err(err)?;
+        let incidents = self
+            .db
+            .execute(
+                "DELETE FROM monitor_incidents WHERE host = ?1 AND start_ns < ?2",
+                &[Arg::Text(host), Arg::Int(before_ns)],
+            )
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok((intervals, incidents, runs))
+    }
+
+    fn interval_of(&self, row: &Row, i: usize) -> Result<Interval, StoreError> {
+        let json = row
+            .text(i)
+            .map_err(|e| self.history_error("an interval", e.why))?;
+        let interval: Interval = serde_json::from_str(&json)
+            .map_err(|e| self.history_error("an interval", &e.to_string()))?;
+        interval
+            .check()
+            .map_err(|why| self.history_error("an interval", &why))?;
+        Ok(interval)
+    }
+
+    fn history_error(&self, what: &str, why: &str) -> StoreError {
+        StoreError::History {
+            db: self.name.clone(),
+            what: what.to_string(),
+            why: why.to_string(),
+        }
+    }
+}
+
+/// A count as a database integer (saturating: no figure of a real interval comes near 2^63).
+fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Two parts of one interval (the monitor stopped and started again within it) as one: the
+/// counts, sums, measured time, maxima, breaches and buckets added up exactly, each CPU's with
+/// its own; the percentiles of the two parts cannot be merged without their histograms, so the
+/// larger of each is kept, an upper bound of the whole's (the side a latency figure errs on).
+pub fn merge_intervals(mut a: Interval, b: &Interval) -> Interval {
+    let max = |x: Option<u64>, y: Option<u64>| x.max(y);
+    let min = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    a.measured_ns = a.measured_ns.saturating_add(b.measured_ns).min(a.length_ns);
+    a.samples = a.samples.saturating_add(b.samples);
+    a.overruns = a.overruns.saturating_add(b.overruns);
+    a.sum_ns = a.sum_ns.saturating_add(b.sum_ns);
+    a.breaches = a.breaches.saturating_add(b.breaches);
+    a.incidents = a.incidents.saturating_add(b.incidents);
+    a.min_ns = min(a.min_ns, b.min_ns);
+    a.max_ns = max(a.max_ns, b.max_ns);
+    a.p50_ns = max(a.p50_ns, b.p50_ns);
+    a.p99_ns = max(a.p99_ns, b.p99_ns);
+    a.p99_9_ns = max(a.p99_9_ns, b.p99_9_ns);
+    for (x, y) in a.buckets.iter_mut().zip(&b.buckets) {
+        *x = x.saturating_add(*y);
+    }
+    for c in &b.per_cpu {
+        match a.per_cpu.binary_search_by_key(&c.cpu, |x| x.cpu) {
+            Ok(i) => {
+                let x = &mut a.per_cpu[i];
+                x.samples = x.samples.saturating_add(c.samples);
+                x.breaches = x.breaches.saturating_add(c.breaches);
+                x.max_ns = max(x.max_ns, c.max_ns);
+            }
+            Err(i) => a.per_cpu.insert(i, c.clone()),
+        }
+    }
+    a.cpus = a.cpus.union(&b.cpus);
+    a.kernel_release.clone_from(&b.kernel_release);
+    a.engine.clone_from(&b.engine);
+    a.budget_ns = b.budget_ns.or(a.budget_ns);
+    a.cost = match (a.cost, b.cost) {
+        (Some(x), Some(y)) => Some(model::monitor::Cost {
+            measuring_ns: x.measuring_ns.saturating_add(y.measuring_ns),
+            housekeeping_ns: x.housekeeping_ns.saturating_add(y.housekeeping_ns),
+        }),
+        (x, y) => x.or(y),
+    };
+    a
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,68 @@
+// The monitor's history on one engine; included by `tests.rs` in `mod sqlite` and `mod
+// postgres`, each defining `fresh()`.
+
+use super::{MIN5, incident, interval};
+
+#[test]
+fn intervals_read_back_by_host_and_time_and_a_restart_merges_into_its_interval() {
+    let Some(mut store) = fresh() else { return };
+    for k in 0..5 {
+        store.save_interval(&interval("a", k, 10_000 + k as u64, 100)).unwrap();
+    }
+    store.save_interval(&interval("b", 2, 99_000, 7)).unwrap();
+    let got = store.intervals("a", MIN5 as i64, 4 * MIN5 as i64).unwrap();
+    assert_eq!(
+        got.iter().map(|i| i.start_ns / MIN5 as i64).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(got[0], interval("a", 1, 10_001, 100));
+    // The monitor restarted within interval 2: its second part merges into the first.
+    store.save_interval(&interval("a", 2, 60_000, 50)).unwrap();
+    let two = store.intervals("a", 2 * MIN5 as i64, 3 * MIN5 as i64).unwrap();
+    assert_eq!(two.len(), 1);
+    assert_eq!((two[0].samples, two[0].max_ns, two[0].measured_ns), (150, Some(60_000), MIN5));
+    assert_eq!(
+        store.monitored_hosts().unwrap(),
+        [("a".to_string(), 4 * MIN5 as i64), ("b".to_string(), 2 * MIN5 as i64)]
+    );
+}
+
+#[test]
+fn an_incident_is_replaced_as_its_burst_grows_and_listed_newest_first() {
+    let Some(mut store) = fresh() else { return };
+    store.save_incident(&incident("a", 100, 1)).unwrap();
+    store.save_incident(&incident("a", 100, 9)).unwrap();
+    store.save_incident(&incident("a", 300, 1)).unwrap();
+    store.save_incident(&incident("b", 200, 1)).unwrap();
+    let a = store.incidents(Some("a"), 0, i64::MAX, 10).unwrap();
+    assert_eq!(a.iter().map(|x| (x.start_ns, x.breaches)).collect::<Vec<_>>(), [(300, 1), (100, 9)]);
+    assert_eq!(a[1], incident("a", 100, 9));
+    let all = store.incidents(None, 0, i64::MAX, 2).unwrap();
+    assert_eq!(all.iter().map(|x| x.start_ns).collect::<Vec<_>>(), [300, 200]);
+}
+
+#[test]
+fn pruning_removes_what_began_before_the_cut_and_names_the_runs_it_kept() {
+    let Some(mut store) = fresh() else { return };
+    for k in 0..4 {
+        store.save_interval(&interval("a", k, 1_000, 1)).unwrap();
+    }
+    store.save_interval(&interval("b", 0, 1_000, 1)).unwrap();
+    store.save_incident(&incident("a", 10, 1)).unwrap();
+    store.save_incident(&incident("a", 3 * MIN5 as i64, 1)).unwrap();
+    let (intervals, incidents, runs) = store.prune_history("a", 2 * MIN5 as i64).unwrap();
+    assert_eq!((intervals, incidents), (2, 1));
+    assert_eq!(runs, ["abcdefabcdef"]);
+    assert_eq!(store.intervals("a", 0, i64::MAX).unwrap().len(), 2);
+    assert_eq!(store.intervals("b", 0, i64::MAX).unwrap().len(), 1, "another host's stays");
+    assert_eq!(store.incidents(Some("a"), 0, i64::MAX, 10).unwrap().len(), 1);
+}
+
+#[test]
+fn a_damaged_interval_is_named_not_read_as_figures() {
+    let Some(mut store) = fresh() else { return };
+    store.save_interval(&interval("a", 0, 1_000, 1)).unwrap();
+    crate::testdata::exec(&store, "UPDATE monitor_intervals SET interval_json = '{\"host\": 1}'", &[]);
+    let e = store.intervals("a", 0, i64::MAX).unwrap_err().to_string();
+    assert!(e.contains("an interval is damaged"), "{e}");
+}
