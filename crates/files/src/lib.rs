@@ -95,6 +95,34 @@ pub(crate) fn split(path: &Path) -> Result<(PathBuf, &std::ffi::OsStr)> {
     Ok((parent_of(path), name))
 }
 
+/// Where a write to `path` lands: `path` itself, or for a symbolic link the file it names in
+/// the end (a dangling link: the path it would create), so that the link is written through,
+/// not replaced by a plain file. More than 40 links in a row are the kernel's ELOOP.
+pub(crate) fn final_target(path: &Path) -> Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = std::fs::read_link(&at).map_err(|e| io_error(&at, e))?;
+                at = parent_of(&at).join(next);
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(io_error(path, io::Error::from_raw_os_error(libc::ELOOP)))
+}
+
+/// Whether `path` is (or a link leads to) something other than a file or a directory: a
+/// device (`/dev/null`), a FIFO or a socket, which an output is written into as it is; or one
+/// of the process's own descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`), whose file
+/// the shell opened: it is written into too, not replaced under the shell's feet.
+pub(crate) fn is_special(path: &Path) -> bool {
+    let own = ["/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"]
+        .iter()
+        .any(|p| path.as_os_str().as_encoded_bytes().starts_with(p.as_bytes()));
+    std::fs::metadata(path).is_ok_and(|m| own || (!m.is_file() && !m.is_dir()))
+}
+
 /// The directory holding `path` (`.` for a bare name).
 pub(crate) fn parent_of(path: &Path) -> PathBuf {
     match path.parent() {

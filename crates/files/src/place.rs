@@ -17,6 +17,12 @@ use crate::{Error, Result, io_error, split};
 /// file (a probe, removed at once), and `path` itself is not a directory. Nothing is left
 /// behind. For early "bad --output" errors.
 pub fn check_creatable(path: &Path) -> Result<()> {
+    if crate::is_special(path) {
+        // A device or FIFO is written into as it is (see `write_atomically`).
+        return Ok(());
+    }
+    let target = crate::final_target(path)?;
+    let path = target.as_path();
     let (dir, _) = split(path)?;
     let meta = std::fs::metadata(&dir).map_err(|e| io_error(&dir, e))?;
     let refuse = |why: String| Error::Unsupported {

@@ -359,3 +359,53 @@ fn filesystem_of_dev_shm_is_in_memory() {
             .is_not_found()
     );
 }
+
+/// `-o /dev/null`, `-o /dev/stdout`, a named pipe and a link: written into or through, never
+/// replaced by a plain file (rtlab runs as root; `-o /dev/full` once made /dev/full a JSON
+/// file; issue #48).
+#[test]
+fn devices_fifos_and_links_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A device: /dev/null stays a character device.
+    write_atomically(Path::new("/dev/null"), b"x").unwrap();
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    check_creatable(Path::new("/dev/null")).unwrap();
+    // /dev/full: the device's own error, not a file in its place.
+    if Path::new("/dev/full").exists() {
+        let e = write_atomically(Path::new("/dev/full"), b"x").unwrap_err();
+        assert!(e.to_string().contains("/dev/full"), "{e}");
+        assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+    }
+    // A FIFO: a reader gets the bytes, and it stays a FIFO.
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    write_atomically(&fifo, b"through the pipe").unwrap();
+    assert_eq!(reader.join().unwrap(), b"through the pipe");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // A link to a file: the file gets the bytes, the link stays a link.
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    check_creatable(&link).unwrap();
+    write_atomically(&link, b"new").unwrap();
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), b"new");
+    // A dangling link: the file it names is made.
+    let dangling = dir.path().join("later.json");
+    std::os::unix::fs::symlink("made.json", &dangling).unwrap();
+    write_atomically(&dangling, b"made").unwrap();
+    assert_eq!(std::fs::read(dir.path().join("made.json")).unwrap(), b"made");
+    // A loop of links is the kernel's ELOOP, named.
+    let a = dir.path().join("a");
+    std::os::unix::fs::symlink("b", &a).unwrap();
+    std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+    assert!(write_atomically(&a, b"x").is_err());
+}

@@ -40,8 +40,16 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replacing(path, bytes, Some(0o600))
 }
 
-/// [`write_atomically`], a new file with `new_mode` when given (else as the umask says).
+/// [`write_atomically`], a new file with `new_mode` when given (else as the umask says). A
+/// device, FIFO or socket (`-o /dev/null`, `/dev/stdout`, a named pipe) is written into as it
+/// is: replacing it with a file would break the machine (rtlab runs as root). A symbolic link
+/// is written through: the file it names is replaced, the link stays.
 fn write_replacing(path: &Path, bytes: &[u8], new_mode: Option<u32>) -> Result<()> {
+    if crate::is_special(path) {
+        return write_into(path, bytes);
+    }
+    let target = crate::final_target(path)?;
+    let path = target.as_path();
     let (dir, name) = split(path)?;
     let mut hidden = OsString::from(".");
     hidden.push(name);
@@ -67,6 +75,17 @@ fn write_replacing(path: &Path, bytes: &[u8], new_mode: Option<u32>) -> Result<(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Writes `bytes` into the device, FIFO, socket or descriptor `path` (opened as it is, to
+/// append: a shell's `>>` file keeps what it holds; nothing is created).
+fn write_into(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
+    file.write_all(bytes).map_err(|e| io_error(path, e))?;
+    file.flush().map_err(|e| io_error(path, e))
 }
 
 /// Renames the written `tmp` over `path` and makes the rename durable, so that at no moment of a
