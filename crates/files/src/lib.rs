@@ -112,6 +112,16 @@ pub(crate) fn final_target(path: &Path) -> Result<PathBuf> {
     Err(io_error(path, io::Error::from_raw_os_error(libc::ELOOP)))
 }
 
+/// Where an output streamed to `path` goes: `(path, true)` for a device, FIFO or descriptor,
+/// to be opened and appended to as it is; else the file a link leads to and `false`, to be
+/// written beside and renamed over (as [`write_atomically`] does for a whole buffer).
+pub fn output_target(path: &Path) -> Result<(PathBuf, bool)> {
+    if is_special(path) {
+        return Ok((path.to_path_buf(), true));
+    }
+    Ok((final_target(path)?, false))
+}
+
 /// Whether `path` is (or a link leads to) something other than a file or a directory: a
 /// device (`/dev/null`), a FIFO or a socket, which an output is written into as it is; or one
 /// of the process's own descriptors (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`), whose file

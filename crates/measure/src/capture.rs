@@ -82,6 +82,16 @@ pub(crate) fn in_memory(c: &Contents) -> Result<tracedat::AnyDat, String> {
 /// Writes the recording to `path` (zstd-compressed version 7), whole or not at all: into a
 /// `.partial` file first, synced, then renamed. The bytes written.
 pub fn write_file(c: &Contents, path: &Path) -> std::io::Result<u64> {
+    let (target, special) = files::output_target(path).map_err(std::io::Error::other)?;
+    if special {
+        // A device, FIFO or descriptor: streamed into as it is, never replaced.
+        let file = std::fs::OpenOptions::new().append(true).open(&target)?;
+        let mut out = std::io::BufWriter::new(file);
+        let n = tracedat::write_v7(c, Compression::Zstd, &mut out)?;
+        std::io::Write::flush(&mut out)?;
+        return Ok(n);
+    }
+    let path = target.as_path();
     let tmp = path.with_extension("partial");
     let written = (|| {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
@@ -117,7 +127,7 @@ pub(crate) fn keep(
     files::create_dir_all(dir)?;
     match trace {
         Trace::Dat(contents, _) => crate::capture::write_file(contents, &path).map(|_| path),
-        Trace::Text(instance) => instance.copy_trace(&path).map(|_| path),
+        Trace::Text(instance) => instance.copy_trace(&path, false).map(|_| path),
     }
 }
 

@@ -359,7 +359,9 @@ impl Recording {
             .map_err(std::io::Error::other)
             .and_then(|c| crate::capture::write_file(&c, path))
         } else {
-            instance.copy_trace(path)
+            files::output_target(path)
+                .map_err(std::io::Error::other)
+                .and_then(|(to, as_is)| instance.copy_trace(&to, as_is))
         };
         let _ = instance.remove();
         written.map(|bytes| Recorded {

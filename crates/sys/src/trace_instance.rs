@@ -168,9 +168,16 @@ impl Instance {
 
     /// Copies the buffer's text into the user file `to`, whole or not at all: it goes into
     /// `to` with the extension `partial` first, is synced, and is renamed into place; on any
-    /// error the partial file is removed. Returns the bytes written.
-    pub fn copy_trace(&self, to: &Path) -> std::io::Result<u64> {
+    /// error the partial file is removed. Returns the bytes written. With `as_is` (a device,
+    /// FIFO or descriptor) it is appended to `to` as it is instead.
+    pub fn copy_trace(&self, to: &Path, as_is: bool) -> std::io::Result<u64> {
         let tmp = to.with_extension("partial");
+        if as_is {
+            // A device, FIFO or descriptor: copied into as it is, never replaced.
+            let mut from = std::fs::File::open(self.trace_path())?;
+            let mut into = std::fs::OpenOptions::new().append(true).open(to)?;
+            return std::io::copy(&mut from, &mut into);
+        }
         let written = (|| {
             let mut from = std::fs::File::open(self.trace_path())?;
             let mut file = std::fs::File::create(&tmp)?;
