@@ -19,13 +19,18 @@ use crate::run_session::{Placement, Session};
 
 /// Runs `rtlab run` (with `--tuned`: [`crate::run_tuned`]).
 pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
-    if let Some(cpus) = &args.cpus {
+    let cpus = match &args.cpus {
         // Resolved against this machine's CPUs, as each phase's measure will: a CPU it lacks is
         // refused before the audit and the first phase, not by the first phase.
-        let spec = CpuSpec::parse(cpus).map_err(|e| UsageError(format!("--cpus {cpus}: {e}")))?;
-        crate::measured::CpuChoice::read(root, args.fake_clock.is_some())?
-            .resolve(&spec, "--cpus")?;
-    }
+        Some(cpus) => {
+            let spec =
+                CpuSpec::parse(cpus).map_err(|e| UsageError(format!("--cpus {cpus}: {e}")))?;
+            crate::measured::CpuChoice::read(root, args.fake_clock.is_some())?
+                .resolve(&spec, "--cpus")?
+        }
+        None => model::CpuSet::from_cpus([0]),
+    };
+    check_phase_values(args, cpus)?;
     // Every output is checked before the first phase: the store every phase saves into, and
     // the report (named after the host and date in the current directory unless -o).
     if let Some(path) = &args.output {
@@ -111,6 +116,27 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         }
     }
     exit
+}
+
+/// What each phase's `rtlab measure` and `rtlab noise` would refuse of the values `run` hands
+/// them (a phase length, the noise phase's), refused here, before the audit and the first
+/// phase: `run --noise 0` measured all three phases, then failed (issue #48).
+fn check_phase_values(args: &RunArgs, cpus: model::CpuSet) -> Result<()> {
+    let request = measure::Request {
+        cpus: cpus.clone(),
+        interval: Some(model::Nanos::MILLISECOND),
+        duration: Some(args.duration),
+        ..measure::Request::default()
+    };
+    measure::Config::from_request(&request).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(noise) = args.noise {
+        let mut config = measure::noise::NoiseConfig::new(cpus);
+        config.duration = noise;
+        config.validate().map_err(|e| {
+            UsageError(e.0.replacen(&format!("--duration {noise}"), &format!("--noise {noise}"), 1))
+        })?;
+    }
+    Ok(())
 }
 
 /// The engine of every phase: `--engine`, with `auto` resolved against this kernel (the

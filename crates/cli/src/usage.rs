@@ -85,10 +85,10 @@ fn negative(invalid: Option<&str>, argv: &[String]) -> Option<String> {
     let token = &argv[at];
     match at.checked_sub(1).map(|i| argv[i].as_str()) {
         Some(flag) if flag.starts_with('-') && !flag.contains('=') => Some(format!(
-            "{flag} {token}: a negative value; {flag} takes 0 or more"
+            "{flag} {token}: a negative value; give a positive one"
         )),
         _ => Some(format!(
-            "{token}: a negative value, where 0 or more is needed"
+            "{token}: a negative value, where a positive one is needed"
         )),
     }
 }
@@ -168,7 +168,7 @@ mod tests {
                 &argv("rtlab measure --duration -5s"),
                 "rtlab measure"
             ),
-            "--duration -5s: a negative value; --duration takes 0 or more; see `rtlab measure --help`"
+            "--duration -5s: a negative value; give a positive one; see `rtlab measure --help`"
         );
         // A flag clap does not know stays clap's words.
         let text = "error: unexpected argument '--bogus' found\n\nUsage: rtlab campaign status [OPTIONS] --state <DIR>\n";

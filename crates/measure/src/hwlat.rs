@@ -79,7 +79,11 @@ impl HwlatConfig {
             return Err("--cpus names no CPU".into());
         }
         if self.duration.get() == 0 || self.duration > model::limits::MAX_RUN {
-            return Err(format!("--duration {} is out of range", self.duration));
+            return Err(format!(
+                "--duration {} is out of range: give more than 0s, up to {}",
+                self.duration,
+                model::limits::MAX_RUN
+            ));
         }
         if self.threshold < Nanos::from_us(1) || self.threshold > Nanos::SECOND {
             return Err(format!(

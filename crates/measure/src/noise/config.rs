@@ -105,7 +105,7 @@ impl NoiseConfig {
         }
         if self.duration.get() == 0 || self.duration > MAX_RUN {
             return err(format!(
-                "--duration {} is out of range: give 1s to {MAX_RUN}",
+                "--duration {} is out of range: give more than 0s, up to {MAX_RUN}",
                 self.duration
             ));
         }
