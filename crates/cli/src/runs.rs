@@ -15,9 +15,20 @@ use crate::exit::UsageError;
 /// `postgres://` address names a PostgreSQL database.
 pub fn location(db: Option<&Path>) -> Result<Location> {
     if let Some(p) = db {
-        return Ok(Location::parse(p.as_os_str()));
+        return given(p);
     }
-    store::default_path(|k| std::env::var_os(k))
+    let default = store::default_path(|k| std::env::var_os(k));
+    if let Some(p) = default.as_ref().filter(|p| p.to_string_lossy().contains("://"))
+        && !store::is_postgres_address(&p.to_string_lossy())
+    {
+        return Err(UsageError(format!(
+            "RTLAB_DB={}: an address rtlab cannot store in; give a SQLite file (PATH) or \
+             postgres://USER@HOST/DB",
+            p.display()
+        ))
+        .into());
+    }
+    default
         .map(|p| Location::parse(p.as_os_str()))
         .ok_or_else(|| {
             UsageError(
@@ -26,6 +37,33 @@ pub fn location(db: Option<&Path>) -> Result<Location> {
             )
             .into()
         })
+}
+
+/// A `--db` as typed: an address rtlab stores in (`postgres://`), or a SQLite file in a
+/// directory that exists. Another address (`http://server:8080`, `mysql://...`) was stored as
+/// a directory named after it, and `--db /nonexistent/x.db` made `/nonexistent`: both are
+/// refused, with the forms that work (issue #48). The default store's directory is still made.
+fn given(p: &Path) -> Result<Location> {
+    let location = Location::parse(p.as_os_str());
+    let text = p.to_string_lossy();
+    let refuse = |why: String| -> Result<Location> {
+        Err(UsageError(format!("--db {text}: {why}")).into())
+    };
+    match &location {
+        Location::File(_) if text.contains("://") => refuse(
+            "an address rtlab cannot store in; give a SQLite file (PATH) or \
+             postgres://USER@HOST/DB"
+                .into(),
+        ),
+        Location::File(path) => match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) if !dir.is_dir() => refuse(format!(
+                "the directory {} does not exist; create it, or name a file in one that does",
+                dir.display()
+            )),
+            _ => Ok(location),
+        },
+        Location::Postgres(_) => Ok(location),
+    }
 }
 
 /// Opens (creating if need be) the store, for saving.

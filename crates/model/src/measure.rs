@@ -480,7 +480,15 @@ impl MeasureRun {
                         .to_string(),
                 );
             }
-            RunStatus::Complete | RunStatus::Interrupted => {}
+            RunStatus::Interrupted => {
+                // A CI job's timeout sends SIGTERM: what it cut short must not pass a gate
+                // (issue #48); a failed criterion still fails it.
+                return Some(format!(
+                    "the run was interrupted (status interrupted) after {}: it did not measure the length it was planned for",
+                    self.elapsed_ns
+                ));
+            }
+            RunStatus::Complete => {}
         }
         // A load that ended before the measurement is not the run asked for.
         if let Some(why) = self.load.as_ref().and_then(|l| l.incomplete()) {

@@ -116,6 +116,7 @@ CREATE TABLE tokens (
     M::up(STEP_8),
     M::up(STEP_9),
     M::up(STEP_10),
+    M::up(STEP_11),
 ];
 
 /// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
@@ -152,6 +153,11 @@ CREATE TABLE monitor_incidents (
 ) STRICT;
 CREATE INDEX monitor_incidents_host ON monitor_incidents (host, start_ns);
 "#;
+
+/// 11: an interrupted run is no longer judged on what it measured but cannot be judged (issue
+/// #48: a CI timeout's SIGTERM must not leave a passing run): the verdicts saved for
+/// interrupted runs are set back to NULL, so they are judged again when read.
+const STEP_11: &str = "UPDATE runs SET verdict = NULL WHERE status = 'interrupted';";
 
 /// [`STEP_10`] in PostgreSQL's types.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -243,7 +249,7 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9, POSTGRES_STEP_10];
+pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9, POSTGRES_STEP_10, STEP_11];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -258,7 +264,7 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 10);
+        assert_eq!(SCHEMA_VERSION, 11);
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //!
 //! The rules:
 //!
-//! * a run that cannot be judged ([`MeasureRun::unjudgeable`]: it did not finish, stopped at
-//!   `--break`, or measured nothing on some CPU) never passes;
+//! * a run that cannot be judged ([`MeasureRun::unjudgeable`]: it did not finish, was
+//!   interrupted, stopped at `--break`, or measured nothing on some CPU) never passes;
 //! * with a budget, a CPU fails when its worst figure is greater than the budget (equal
 //!   passes): the maximum wake-up latency (or response time), or for a noise run the longest
 //!   single interruption. A missed period (an overrun: the thread woke after its next

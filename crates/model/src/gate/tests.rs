@@ -86,10 +86,13 @@ fn a_run_that_cannot_be_judged_never_passes_even_without_a_budget() {
 }
 
 #[test]
-fn an_interrupted_run_with_samples_is_judged_on_what_it_measured() {
+fn an_interrupted_run_cannot_be_judged_and_fails_when_over_its_budget() {
     let mut r = run();
     r.status = RunStatus::Interrupted;
-    assert!(judge(&r, us(40)).passed());
+    let v = judge(&r, us(40));
+    assert_eq!(v.outcome(), Outcome::CannotJudge);
+    assert!(v.unjudgeable().unwrap().contains("interrupted"), "{v:?}");
+    assert_eq!(judge(&r, us(39)).outcome(), Outcome::Fail);
 }
 
 #[test]
