@@ -98,13 +98,13 @@ fn runs_are_compared_by_cluster_and_judged() {
         text.contains("\n  vs Van-#1     0%     0%     0%    +9%  |"),
         "{text}"
     );
-    assert!(text.ends_with("\nverdict: fail, 2 figures are more than 10% worse than Van-#1's\n"));
+    assert!(text.ends_with("\nverdict: FAIL: 2 figures are more than 10% worse than Van-#1's\n"));
 
     // A 12% limit passes (`12` without the sign is the same); no limit, no verdict.
     let out = compare(&db, &[&base, &worse, "--fail-if-worse", "12"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
-    assert!(out.stdout.contains("verdict: pass"));
+    assert!(out.stdout.contains("verdict: PASS"));
     let out = compare(&db, &[&base[..6], "last"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!out.stdout.contains("verdict"));

@@ -37,11 +37,12 @@ EXAMPLES:
     rtlab compare vanilla.json rt.json --worst-case   and each run's extreme-value estimate
 
 EXIT STATUS:
-    0    printed; no figure worse than --fail-if-worse (or none given), and every run can be
-         judged
+    0    printed; no figure worse than --fail-if-worse (or none given), and every run passes
+         its own criteria
     1    a later run's p99.9 or max is worse than the first run's by more than
-         --fail-if-worse, or a run cannot be judged: it did not finish (status running: a
-         checkpoint left by a killed rtlab), stopped at --break, or has a CPU without samples
+         --fail-if-worse, or a run fails its own criteria (over the budget it was measured
+         with), or cannot be judged: it did not finish (status running: a checkpoint left by
+         a killed rtlab), was interrupted, stopped at --break, or has a CPU without samples
          (the table is printed all the same; standard error names the run and why)
     2    bad input: a RUN that names nothing or cannot be read, fewer than two RUNs, a bad
          percentage"

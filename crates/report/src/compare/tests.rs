@@ -206,7 +206,7 @@ fn a_max_worse_by_more_than_the_limit_fails() {
     );
     assert_eq!(
         v.summary(),
-        "verdict: fail, 1 figure is more than 9.5% worse than base's"
+        "verdict: FAIL: 1 figure is more than 9.5% worse than base's"
     );
     assert!(c.judge(10.0).passed);
     // 9% worse passes 9.5%; 11% worse fails 10%.
@@ -235,11 +235,11 @@ fn a_p99_9_worse_by_more_than_the_limit_fails() {
 fn the_verdict_reads_in_every_form() {
     let mut c = talk();
     c.judge(400.0);
-    let pass = "verdict: pass, no later run's p99.9 or max is more than 400% worse than \
+    let pass = "verdict: PASS: no later run's p99.9 or max is more than 400% worse than \
                 Van-#1's on any CPU";
     assert!(compare_text(&c).ends_with(&format!("\n\n{pass}\n")));
     assert!(compare_markdown(&c).ends_with(&format!("\n\n**{pass}**\n")));
-    assert!(compare_html_page(&c).contains("<p class=\"pass\">verdict: pass"));
+    assert!(compare_html_page(&c).contains("<p class=\"pass\">verdict: PASS"));
     // the Linaro 2023 talk's own lesson: RT-#1 untuned is worse than vanilla on most CPUs.
     let v = c.judge(10.0).clone();
     assert_eq!(v.regressions.len(), 16);
@@ -251,7 +251,7 @@ fn the_verdict_reads_in_every_form() {
     assert!(v.regressions.iter().any(|r| r.run == "RT-#2" && r.cpu == 7));
     let md = compare_markdown(&c);
     assert!(md.contains(
-        "**verdict: fail, 16 figures are more than 10% worse than Van-#1's**\n\n- RT-#1 CPU 1: \
+        "**verdict: FAIL: 16 figures are more than 10% worse than Van-#1's**\n\n- RT-#1 CPU 1: \
          p99.9 283.6 us"
     ));
 }
@@ -454,7 +454,7 @@ fn a_run_at_another_interval_is_not_compared_and_fails_a_regression_verdict() {
     assert_eq!(v.not_compared, ["new"]);
     assert_eq!(
         v.summary(),
-        "verdict: fail, new measured otherwise than base and not compared"
+        "verdict: FAIL: new measured otherwise than base and not compared"
     );
     // The same interval: compared, and its change is a regression.
     other.params.interval_ns = model::Nanos::MILLISECOND;

@@ -115,25 +115,25 @@ pub fn format_pct(pct: f64) -> String {
 }
 
 impl Verdict {
-    /// One line: `verdict: pass, ...` or `verdict: fail, N figures ...`.
+    /// One line: `verdict: PASS: ...` or `verdict: FAIL: N figures ...`.
     pub fn summary(&self) -> String {
         let limit = format_pct(self.fail_if_worse_pct);
         if self.passed {
             format!(
-                "verdict: pass, no later run's p99.9 or max is more than {limit}% worse than {}'s \
+                "verdict: PASS: no later run's p99.9 or max is more than {limit}% worse than {}'s \
                  on any CPU",
                 self.baseline
             )
         } else if self.regressions.is_empty() {
             format!(
-                "verdict: fail, {} measured otherwise than {} and not compared",
+                "verdict: FAIL: {} measured otherwise than {} and not compared",
                 self.not_compared.join(", "),
                 self.baseline
             )
         } else {
             let n = self.regressions.len();
             format!(
-                "verdict: fail, {n} figure{} more than {limit}% worse than {}'s",
+                "verdict: FAIL: {n} figure{} more than {limit}% worse than {}'s",
                 if n == 1 { " is" } else { "s are" },
                 self.baseline
             )
