@@ -290,24 +290,31 @@ const END: &str = "<!-- end of the vocabulary table -->\n";
 
 #[test]
 fn vocabulary_table_in_the_docs_is_the_command_trees() {
+    docs_table(
+        BEGIN,
+        END,
+        &table(),
+        "vocabulary table ... command tree's; RTLAB_BLESS=1 cargo test -p rtlab --bin rtlab vocabulary_table",
+    );
+}
+
+/// Holds the table between `begin` and `end` in docs/cli-conventions.md to `wanted`, or with
+/// RTLAB_BLESS set writes it there; `what` names the table and the command that writes it.
+#[cfg(test)]
+pub(super) fn docs_table(begin: &str, end: &str, wanted: &str, what: &str) {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli-conventions.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let (Some(start), Some(end)) = (doc.find(BEGIN), doc.find(END)) else {
-        panic!("docs/cli-conventions.md has no vocabulary table markers");
+    let (Some(start), Some(stop)) = (doc.find(begin), doc.find(end)) else {
+        panic!("docs/cli-conventions.md lacks the markers {begin:?} and {end:?}");
     };
-    let current = &doc[start + BEGIN.len()..end];
-    let wanted = table();
-    if current == wanted {
+    if &doc[start + begin.len()..stop] == wanted {
         return;
     }
     if std::env::var_os("RTLAB_BLESS").is_some() {
-        let new = format!("{}{BEGIN}{wanted}{}", &doc[..start], &doc[end..]);
+        let new = format!("{}{begin}{wanted}{}", &doc[..start], &doc[stop..]);
         std::fs::write(&path, new).unwrap();
         return;
     }
-    panic!(
-        "the vocabulary table in docs/cli-conventions.md is not the command tree's; \
-         RTLAB_BLESS=1 cargo test -p rtlab --bin rtlab vocabulary_table writes it"
-    );
+    panic!("docs/cli-conventions.md: the {what} writes it");
 }

@@ -237,9 +237,9 @@ pub struct MeasureArgs {
     #[arg(long, help_heading = "Trace")]
     pub trace: bool,
 
-    /// With --trace: ring buffer per CPU, in KiB (twice that once the buffer is set aside at
+    /// With --trace: ring buffer per CPU, such as 8M (a bare number is KiB; twice that once the buffer is set aside at
     /// a new maximum). Larger keeps older spikes explainable.
-    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576), requires = "trace", help_heading = "Trace")]
+    #[arg(long, value_name = "SIZE", default_value_t = 4096, value_parser = super::values::parse_trace_buffer, requires = "trace", help_heading = "Trace")]
     pub trace_buffer: u64,
 
     /// With --trace: also keep the whole trace in DIR, as a trace.dat (`rtlab explain`,

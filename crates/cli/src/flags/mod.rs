@@ -172,7 +172,7 @@ pub enum Command {
     #[command(long_about = import::IMPORT_LONG, after_long_help = help::IMPORT)]
     Import(import::ImportArgs),
     /// Upload runs to an `rtlab serve` (`--to URL`), with retry and a local queue for runs
-    /// that cannot be sent now; `--status` lists the queue.
+    /// that cannot be sent now; `--queue` lists the queue.
     #[command(long_about = self::push::PUSH_LONG, after_long_help = self::push::PUSH_AFTER)]
     Push(self::push::PushArgs),
     /// Explain why threads woke late: from a run measured with --trace or a trace file, the

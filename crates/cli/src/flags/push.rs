@@ -87,7 +87,7 @@ pub struct PushArgs {
     #[arg(long = "queue", alias = "status")]
     pub status: bool,
 
-    /// What to print: what was done (or the queue, with --status) as text or JSON.
+    /// What to print: what was done (or the queue, with --queue) as text or JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
 

@@ -45,9 +45,9 @@ pub struct RecordArgs {
     /// or group/event names (`irq/irq_handler_entry`), as under events/ in tracefs.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub events: Option<Vec<String>>,
-    /// Ring buffer per CPU, in KiB: the oldest events are overwritten when it is full (as
+    /// Ring buffer per CPU, such as 8M (a bare number is KiB): the oldest events are overwritten when it is full (as
     /// `rtlab measure --trace-buffer`).
-    #[arg(long = "trace-buffer", alias = "buffer", value_name = "KIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
+    #[arg(long = "trace-buffer", alias = "buffer", value_name = "SIZE", default_value_t = 4096, value_parser = super::values::parse_trace_buffer)]
     pub buffer: u64,
     /// CPUs to record: a list like 0-3,6, `all`, or `!0` (all but 0). Default: all online.
     #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec)]

@@ -73,6 +73,24 @@ pub fn parse_cpu_list(text: &str) -> Result<CpuSet, String> {
     Ok(cpus)
 }
 
+/// A trace ring buffer per CPU: a size with a unit (`8M`, `512K`), or a bare number of KiB
+/// (as trace-cmd's `-b` reads it); from 64 KiB to 1 GiB.
+pub fn parse_trace_buffer(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let kib = match t.parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let bytes = model::load::spec::parse_size(t)
+                .map_err(|e| format!("{e}; or give a number of KiB"))?;
+            bytes / 1024
+        }
+    };
+    if !(64..=1_048_576).contains(&kib) {
+        return Err(format!("'{text}' is outside 64K to 1G (a bare number is KiB)"));
+    }
+    Ok(kib)
+}
+
 /// A percentage as typed: `10%`, `10`, `2.5%`; finite and not negative.
 pub fn parse_percent(text: &str) -> Result<f64, String> {
     let number = text.trim().strip_suffix('%').unwrap_or(text.trim()).trim();

@@ -38,7 +38,7 @@ with what it means, and no figure from that fit is the verdict. A shape above 0 
 interval is said plainly: the tail has no upper bound.
 
 \"Run longer\" says how much measuring the once-per-day level's interval needs to be narrower \
-than --width, and the budget's risk to be bounded below --per-hour.
+than --interval-width, and the budget's risk to be bounded below --per-hour.
 
 Runs of different conditions (host, kernel, engine, load, period) are analysed separately \
 unless --pool is given. The method, its assumptions and where it fails: docs/worst-case.md.";
