@@ -76,6 +76,8 @@ fn what_rtlab_always_does_is_accepted_and_changes_nothing() {
         &["--policy", "normal"],
         &["--mainaffinity", "1"],
         &["--latency", "0"],
+        &["-e", "0"],
+        &["-y", "fifo"],
         &["--smp", "--mlockall"],
     ] {
         let out = measure(&[&["-l", "10", "-a", "0", "-q"][..], given].concat());
@@ -87,6 +89,14 @@ fn what_rtlab_always_does_is_accepted_and_changes_nothing() {
         );
         assert!(text(&out.stdout).contains("CPU"), "{given:?}");
     }
+}
+
+/// cyclictest's long names of the options rtlab has: --affinity and --loops.
+#[test]
+fn cyclictests_long_names_are_rtlabs_options() {
+    let out = measure(&["--loops", "10", "--affinity", "0", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("CPU"));
 }
 
 #[test]
@@ -134,6 +144,13 @@ fn other_cyclictest_options_are_refused_with_what_to_type() {
         (&["--threads=4"], "-t 4", "-a/--cpus"),
         (&["-c", "1"], "-c 1", "CLOCK_MONOTONIC"),
         (&["-o", "10"], "-o 10", "-o ./10"),
+        (
+            &["--deepest-idle-state=1"],
+            "--deepest-idle-state",
+            "-e/--dma-latency",
+        ),
+        (&["--numa"], "--numa", "-a/--cpus"),
+        (&["--oscope=5"], "-o/--oscope", "-o FILE"),
     ];
     for (given, flag, instead) in cases {
         let out = measure(&[&["-l", "10", "-a", "0"][..], given].concat());

@@ -477,7 +477,7 @@ fn check_time(field: &'static str, value: &str) -> Result<String, StoreError> {
         [b'Z'] => true,
         _ => false,
     };
-    if bytes.len() >= 4 && head_ok && tail_ok {
+    if bytes.len() >= 4 && head_ok && tail_ok && in_calendar(&text) {
         return Ok(text);
     }
     Err(StoreError::BadFilter {
@@ -487,6 +487,34 @@ fn check_time(field: &'static str, value: &str) -> Result<String, StoreError> {
                    2026-01-12T11:52 (runs record their start in UTC)"
             .to_string(),
     })
+}
+
+/// Whether the fields a time prefix has are a real date and time: month 1 to 12, a day the
+/// month has (29 February in leap years only), hour below 24, minute and second below 60
+/// (`2026-13-01` matched no run, and `2026-02-30` every run after the 3rd of March).
+fn in_calendar(text: &str) -> bool {
+    let field = |from: usize, to: usize| text.get(from..to).and_then(|f| f.parse::<u32>().ok());
+    let year = field(0, 4).unwrap_or(0);
+    if let Some(month) = field(5, 7) {
+        if !(1..=12).contains(&month) {
+            return false;
+        }
+        if let Some(day) = field(8, 10) {
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            let days = match month {
+                2 if leap => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            if !(1..=days).contains(&day) {
+                return false;
+            }
+        }
+    }
+    [(11, 13, 24), (14, 16, 60), (17, 19, 60)]
+        .iter()
+        .all(|&(from, to, limit)| field(from, to).is_none_or(|v| v < limit))
 }
 
 #[cfg(test)]

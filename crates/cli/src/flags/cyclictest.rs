@@ -98,6 +98,15 @@ pub struct CyclictestHabits {
     /// cyclictest -x/--posix_timers.
     #[arg(short = 'x', long = "posix_timers", hide = true)]
     pub posix_timers: bool,
+    /// cyclictest --deepest-idle-state=N.
+    #[arg(long = "deepest-idle-state", value_name = "N", hide = true)]
+    pub deepest_idle_state: Option<String>,
+    /// cyclictest --numa (older versions).
+    #[arg(long = "numa", hide = true)]
+    pub numa: bool,
+    /// cyclictest -o/--oscope=RED spelled long (rtlab's -o is its result file).
+    #[arg(long = "oscope", value_name = "RED", hide = true)]
+    pub oscope: Option<String>,
 }
 
 /// The per-sample stream cyclictest's -v, -u, -F and -o give, and what rtlab keeps instead.
@@ -106,7 +115,7 @@ const KEPT: &str = "rtlab keeps every sample in its histogram, the worst ones wi
 
 /// The cyclictest options rtlab refuses, in the order of cyclictest's help, each with what to
 /// type instead (or why there is nothing to).
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 25] = [
     (
         "-A/--aligned=USEC",
         "rtlab's --aligned (no value) wakes every thread at the same instant",
@@ -186,6 +195,18 @@ const REFUSED: [(&str, &str); 22] = [
         "-x/--posix_timers",
         "rtlab always sleeps with clock_nanosleep",
     ),
+    (
+        "--deepest-idle-state",
+        "-e/--dma-latency TIME keeps every CPU out of idle states slower to leave than TIME",
+    ),
+    (
+        "--numa",
+        "rtlab does not bind memory to NUMA nodes; -a/--cpus picks the CPUs",
+    ),
+    (
+        "-o/--oscope",
+        "rtlab keeps the per-second maximum of each CPU in its result: -o FILE writes it",
+    ),
 ];
 
 impl CyclictestHabits {
@@ -250,6 +271,9 @@ impl CyclictestHabits {
             self.verbose,
             self.dbg_cyclictest,
             self.posix_timers,
+            self.deepest_idle_state.is_some(),
+            self.numa,
+            self.oscope.is_some(),
         ];
         REFUSED
             .iter()

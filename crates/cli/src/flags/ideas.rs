@@ -294,7 +294,7 @@ fn vocabulary_table_in_the_docs_is_the_command_trees() {
         BEGIN,
         END,
         &table(),
-        "vocabulary table ... command tree's; RTLAB_BLESS=1 cargo test -p rtlab --bin rtlab vocabulary_table",
+        "vocabulary table is not the command tree's; RTLAB_BLESS=1 cargo test -p rtlab --bin rtlab vocabulary_table writes it",
     );
 }
 
@@ -316,5 +316,5 @@ pub(super) fn docs_table(begin: &str, end: &str, wanted: &str, what: &str) {
         std::fs::write(&path, new).unwrap();
         return;
     }
-    panic!("docs/cli-conventions.md: the {what} writes it");
+    panic!("docs/cli-conventions.md: the {what}");
 }

@@ -142,7 +142,7 @@ pub struct MeasureArgs {
     /// of a machine `rtlab tune apply` set apart, else the CPUs the boot line isolates
     /// (isolcpus=, nohz_full=), else every CPU this process may run on. Offline or unknown
     /// CPUs are an error.
-    #[arg(short = 'a', long, value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
+    #[arg(short = 'a', long, alias = "affinity", value_name = "LIST", value_parser = parse_cpu_spec, help_heading = "What to measure")]
     pub cpus: Option<CpuSpec>,
 
     /// Period of each measuring thread. At least 20us. A bare number is microseconds, as
@@ -158,7 +158,7 @@ pub struct MeasureArgs {
     /// Measure this many wake-ups per CPU instead of a duration, as cyclictest's -l counts
     /// its loops: a period a late wake-up missed is an overrun and does not count, so each CPU
     /// takes exactly N samples.
-    #[arg(short = 'l', long, value_name = "N", help_heading = "What to measure")]
+    #[arg(short = 'l', long, alias = "loops", value_name = "N", help_heading = "What to measure")]
     pub cycles: Option<u64>,
 
     /// What measures. `user`: rtlab's threads, one per CPU. `timerlat`: the kernel's timerlat
@@ -196,7 +196,7 @@ pub struct MeasureArgs {
     pub allow_prio_99: bool,
 
     /// Scheduling policy of the measuring threads.
-    #[arg(long, value_enum, default_value = "fifo", help_heading = "Scheduling")]
+    #[arg(short = 'y', long, value_enum, default_value = "fifo", help_heading = "Scheduling")]
     pub policy: PolicyArg,
 
     /// SCHED_DEADLINE runtime reserved per period (with --policy deadline).
@@ -217,7 +217,7 @@ pub struct MeasureArgs {
 
     /// Hold /dev/cpu_dma_latency at this value during the run (keeps CPUs out of deep idle
     /// states), or `off`. Recorded in the result.
-    #[arg(long, alias = "latency", value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
+    #[arg(short = 'e', long, alias = "latency", value_name = "TIME|off", value_parser = parse_dma_latency, default_value = "0", help_heading = "System state")]
     pub dma_latency: DmaLatency,
 
     /// The capture trigger: stop at the first wake-up later than TIME, write a marker naming
