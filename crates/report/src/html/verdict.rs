@@ -166,6 +166,13 @@ fn idle_worse(measured: &[(String, &MeasureRun)]) -> Option<String> {
     })
 }
 
+/// A run's warning codes and the audit finding each restates.
+const SAME_AS_AUDIT: &[(&str, &str)] = &[
+    ("not-preempt-rt", "kernel.preempt_rt"),
+    ("rt-throttling", "sched.rt_throttling"),
+    ("cpu-not-isolated", "cpu.isolation"),
+];
+
 /// The most causes the first screen lists; the machine's section has every finding.
 const MAX_CAUSES: usize = 6;
 
@@ -190,7 +197,12 @@ fn causes(runs: &[ReportRun<'_>]) -> Vec<Cause> {
         }
     }
     for w in runs.iter().flat_map(|r| &r.run.warnings) {
-        if !seen.contains(&w.code) {
+        // A warning that restates an audit finding listed already is said once, with the
+        // finding's fix.
+        let restated = SAME_AS_AUDIT
+            .iter()
+            .any(|(code, id)| *code == w.code && seen.iter().any(|s| s == id));
+        if !seen.contains(&w.code) && !restated {
             seen.push(w.code.clone());
             out.push(Cause {
                 what: w.message.clone(),

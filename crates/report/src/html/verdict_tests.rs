@@ -123,6 +123,9 @@ fn the_first_screen_says_the_causes_and_an_idle_run_worse_than_load() {
     );
     // The audit's failure once, though both runs carry it.
     assert_eq!(page.matches("RT throttling is on <span").count(), 1);
+    // The runs' own warning restating it is not listed again in the causes.
+    let causes = &page[at("<h3>What stands in the way</h3>")..at("id=\"overlay\"")];
+    assert_eq!(causes.matches("RT throttling is on").count(), 1, "{causes}");
     assert!(page.contains("CPUs 0, 1 over the 10us budget"), "{page}");
     assert!(!page.contains("--budget"), "{page}");
     assert!(
