@@ -68,12 +68,21 @@ pub(super) fn find_milestones<'a>(
     // A thread woken in its own context (its timer fired while it still ran) was never off
     // the CPU: it runs on from its wake-up, and no later switch-in ends this wake-up.
     let running = woken.filter(|w| spike.pid == Some(w.pid));
+    // A run's sample ends when the thread read its clock: a task that preempted it after its
+    // first switch-in and before that read (a FIFO hog waking at that moment) held it up as
+    // much as one before, so the switch-in that ends the wait is its last before the read.
+    // A trace alone ends the spike at the first.
     let switched = running.or_else(|| {
         spike.pid.and_then(|pid| {
-            on_cpu.iter().copied().find(|e| {
+            let mut ins = on_cpu.iter().copied().filter(|e| {
                 e.ts_ns + SLACK_NS >= d
                     && woken.is_none_or(|w| e.ts_ns >= w.ts_ns)
                     && matches!(&e.what, What::Switch { next, .. } if next.pid == pid)
+            });
+            let first = ins.next()?;
+            Some(match spike.end_ts {
+                Some(end) => ins.take_while(|e| e.ts_ns <= end).last().unwrap_or(first),
+                None => first,
             })
         })
     });
