@@ -31,23 +31,7 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
         None => model::CpuSet::from_cpus([0]),
     };
     check_phase_values(args, cpus)?;
-    // Every output is checked before the first phase: the store every phase saves into, and
-    // the report (named after the host and date in the current directory unless -o).
-    if let Some(path) = &args.output {
-        files::check_creatable(path)
-            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
-    } else if !args.no_report {
-        files::check_creatable(Path::new("rtlab-report.html")).map_err(|e| {
-            UsageError(format!(
-                "the report goes into the current directory, which cannot be written ({e}); give -o FILE or --no-report"
-            ))
-        })?;
-    }
-    crate::runs::check_usable(args.db.db.as_deref()).map_err(|e| {
-        UsageError(format!(
-            "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
-        ))
-    })?;
+    check_outputs(args)?;
     let mut pusher = crate::push_to::prepare(&args.push)?;
     let tuning = if args.tuned {
         Some(crate::run_tuned::prepare(args, root)?)
@@ -118,6 +102,27 @@ pub fn run(args: &RunArgs, root: &Root) -> Result<Exit> {
     exit
 }
 
+/// Every output, checked before the first phase: the store every phase saves into, and the
+/// report (named after the host and date in the current directory unless -o).
+fn check_outputs(args: &RunArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        files::check_creatable(path)
+            .map_err(|e| UsageError(format!("--output {}: {e}", path.display())))?;
+    } else if !args.no_report {
+        files::check_creatable(Path::new("rtlab-report.html")).map_err(|e| {
+            UsageError(format!(
+                "the report goes into the current directory, which cannot be written ({e}); give -o FILE or --no-report"
+            ))
+        })?;
+    }
+    crate::runs::check_usable(args.db.db.as_deref()).map_err(|e| {
+        UsageError(format!(
+            "the run store cannot be used: {e:#}; every phase is saved there, so give a writable --db PATH"
+        ))
+    })?;
+    Ok(())
+}
+
 /// What each phase's `rtlab measure` and `rtlab noise` would refuse of the values `run` hands
 /// them (a phase length, the noise phase's), refused here, before the audit and the first
 /// phase: `run --noise 0` measured all three phases, then failed (issue #48).
@@ -133,7 +138,11 @@ fn check_phase_values(args: &RunArgs, cpus: model::CpuSet) -> Result<()> {
         let mut config = measure::noise::NoiseConfig::new(cpus);
         config.duration = noise;
         config.validate().map_err(|e| {
-            UsageError(e.0.replacen(&format!("--duration {noise}"), &format!("--noise {noise}"), 1))
+            UsageError(e.0.replacen(
+                &format!("--duration {noise}"),
+                &format!("--noise {noise}"),
+                1,
+            ))
         })?;
     }
     Ok(())

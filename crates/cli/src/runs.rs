@@ -18,7 +18,9 @@ pub fn location(db: Option<&Path>) -> Result<Location> {
         return given(p);
     }
     let default = store::default_path(|k| std::env::var_os(k));
-    if let Some(p) = default.as_ref().filter(|p| p.to_string_lossy().contains("://"))
+    if let Some(p) = default
+        .as_ref()
+        .filter(|p| p.to_string_lossy().contains("://"))
         && !store::is_postgres_address(&p.to_string_lossy())
     {
         return Err(UsageError(format!(
@@ -46,9 +48,8 @@ pub fn location(db: Option<&Path>) -> Result<Location> {
 fn given(p: &Path) -> Result<Location> {
     let location = Location::parse(p.as_os_str());
     let text = p.to_string_lossy();
-    let refuse = |why: String| -> Result<Location> {
-        Err(UsageError(format!("--db {text}: {why}")).into())
-    };
+    let refuse =
+        |why: String| -> Result<Location> { Err(UsageError(format!("--db {text}: {why}")).into()) };
     match &location {
         Location::File(_) if text.contains("://") => refuse(
             "an address rtlab cannot store in; give a SQLite file (PATH) or \

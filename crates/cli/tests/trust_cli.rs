@@ -384,7 +384,7 @@ fn usage_errors_say_what_is_taken_and_where_the_help_is() {
         ),
         (
             &["measure", "--trace", "--trace-buffer", "0"],
-            &["--trace-buffer 0 is out of range; give 64 to 1048576"],
+            &["'0' is outside 64K to 1G (a bare number is KiB)"],
         ),
         (
             &["export", "last", "--format", "xml"],

@@ -129,7 +129,11 @@ pub fn output_target(path: &Path) -> Result<(PathBuf, bool)> {
 pub(crate) fn is_special(path: &Path) -> bool {
     let own = ["/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"]
         .iter()
-        .any(|p| path.as_os_str().as_encoded_bytes().starts_with(p.as_bytes()));
+        .any(|p| {
+            path.as_os_str()
+                .as_encoded_bytes()
+                .starts_with(p.as_bytes())
+        });
     std::fs::metadata(path).is_ok_and(|m| own || (!m.is_file() && !m.is_dir()))
 }
 

@@ -369,13 +369,23 @@ fn devices_fifos_and_links_are_written_into_not_replaced() {
     let dir = tempfile::tempdir().unwrap();
     // A device: /dev/null stays a character device.
     write_atomically(Path::new("/dev/null"), b"x").unwrap();
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
     check_creatable(Path::new("/dev/null")).unwrap();
     // /dev/full: the device's own error, not a file in its place.
     if Path::new("/dev/full").exists() {
         let e = write_atomically(Path::new("/dev/full"), b"x").unwrap_err();
         assert!(e.to_string().contains("/dev/full"), "{e}");
-        assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+        assert!(
+            std::fs::metadata("/dev/full")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
     }
     // A FIFO: a reader gets the bytes, and it stays a FIFO.
     let fifo = dir.path().join("pipe");
@@ -396,13 +406,21 @@ fn devices_fifos_and_links_are_written_into_not_replaced() {
     std::os::unix::fs::symlink("real.json", &link).unwrap();
     check_creatable(&link).unwrap();
     write_atomically(&link, b"new").unwrap();
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read(&real).unwrap(), b"new");
     // A dangling link: the file it names is made.
     let dangling = dir.path().join("later.json");
     std::os::unix::fs::symlink("made.json", &dangling).unwrap();
     write_atomically(&dangling, b"made").unwrap();
-    assert_eq!(std::fs::read(dir.path().join("made.json")).unwrap(), b"made");
+    assert_eq!(
+        std::fs::read(dir.path().join("made.json")).unwrap(),
+        b"made"
+    );
     // A loop of links is the kernel's ELOOP, named.
     let a = dir.path().join("a");
     std::os::unix::fs::symlink("b", &a).unwrap();

@@ -9,7 +9,7 @@ use std::path::Path;
 use model::Nanos;
 use model::campaign_state::{Attempt, CampaignState, Outcome as AttemptOutcome};
 use model::gate::Outcome;
-use model::measure::MeasureRun;
+use model::measure::{MeasureRun, RunStatus};
 
 /// The stored runs of a campaign's attempts, by the id its state records.
 pub(crate) type StepRuns = BTreeMap<String, MeasureRun>;
@@ -60,7 +60,17 @@ pub(crate) fn measuring_step(
             reasons.push(format!("attempt {}: its run {id} is not in the store", a.n));
             continue;
         };
-        let verdict = model::gate::judge_held_to(run, budget);
+        // An attempt a signal cut short, after which the step went on for what was left, is
+        // one part of the step's measurement: held to the budget on what it measured. The
+        // last attempt cut short leaves the step unfinished, and the gate says so.
+        let continued = attempts.iter().any(|b| b.n > a.n);
+        let verdict = if continued && run.status == RunStatus::Interrupted {
+            let mut part = run.clone();
+            part.status = RunStatus::Complete;
+            model::gate::judge_held_to(&part, budget)
+        } else {
+            model::gate::judge_held_to(run, budget)
+        };
         // An attempt stopped before its first sample (its checkpoint was written, nothing
         // measured yet) measured nothing, as a lost one: the step went on without it.
         let nothing = verdict.cpus.iter().all(|c| c.ns.is_none());

@@ -158,7 +158,13 @@ pub struct MeasureArgs {
     /// Measure this many wake-ups per CPU instead of a duration, as cyclictest's -l counts
     /// its loops: a period a late wake-up missed is an overrun and does not count, so each CPU
     /// takes exactly N samples.
-    #[arg(short = 'l', long, alias = "loops", value_name = "N", help_heading = "What to measure")]
+    #[arg(
+        short = 'l',
+        long,
+        alias = "loops",
+        value_name = "N",
+        help_heading = "What to measure"
+    )]
     pub cycles: Option<u64>,
 
     /// What measures. `user`: rtlab's threads, one per CPU. `timerlat`: the kernel's timerlat
@@ -196,7 +202,13 @@ pub struct MeasureArgs {
     pub allow_prio_99: bool,
 
     /// Scheduling policy of the measuring threads.
-    #[arg(short = 'y', long, value_enum, default_value = "fifo", help_heading = "Scheduling")]
+    #[arg(
+        short = 'y',
+        long,
+        value_enum,
+        default_value = "fifo",
+        help_heading = "Scheduling"
+    )]
     pub policy: PolicyArg,
 
     /// SCHED_DEADLINE runtime reserved per period (with --policy deadline).

@@ -86,7 +86,9 @@ pub fn parse_trace_buffer(text: &str) -> Result<u64, String> {
         }
     };
     if !(64..=1_048_576).contains(&kib) {
-        return Err(format!("'{text}' is outside 64K to 1G (a bare number is KiB)"));
+        return Err(format!(
+            "'{text}' is outside 64K to 1G (a bare number is KiB)"
+        ));
     }
     Ok(kib)
 }

@@ -29,7 +29,13 @@ mod postgres {
 /// `2026-02-30` everything after March 2nd (issue #48).
 #[test]
 fn time_filters_are_dates_the_calendar_has() {
-    for good in ["2026", "2026-02", "2024-02-29", "2026-12-31T23:59:59.5Z", "2026-01-12 11:52"] {
+    for good in [
+        "2026",
+        "2026-02",
+        "2024-02-29",
+        "2026-12-31T23:59:59.5Z",
+        "2026-01-12 11:52",
+    ] {
         assert!(super::check_time("since", good).is_ok(), "{good}");
     }
     for bad in [

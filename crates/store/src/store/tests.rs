@@ -73,7 +73,8 @@ mod postgres {
         store
             .db
             .batch(
-                "DROP TABLE run_cpus; DROP TABLE runs; DROP TABLE tokens; DROP TABLE rtlab_schema",
+                "DROP TABLE run_cpus; DROP TABLE runs; DROP TABLE tokens; DROP TABLE rtlab_schema;
+                 DROP TABLE monitor_intervals; DROP TABLE monitor_incidents",
             )
             .unwrap();
         let url = store.url().unwrap();
