@@ -26,6 +26,7 @@ mod load_child;
 mod load_cmd;
 mod measure_cmd;
 mod measured;
+mod monitor;
 mod noise_cmd;
 mod pi_cmd;
 mod push_cmd;
@@ -122,6 +123,7 @@ fn run() -> ExitCode {
         Command::Kconfig(args) => kconfig_cmd::run(args),
         Command::Run(args) => run_cmd::run(args, &root),
         Command::Campaign(args) => campaign_cmd::run(args, &root),
+        Command::Monitor(args) => monitor::run(args, &root),
         Command::Runs(args) => store_cmd::runs(args),
         Command::Show(args) => store_cmd::show(args),
         Command::Label(args) => store_cmd::label(args),

@@ -151,6 +151,11 @@ fn how(ex: &Example, stage: &Path) -> How {
         }
         return How::FakeClock;
     }
+    if command == "monitor" && !matches!(sub, "history" | "incidents") {
+        return How::ParseOnly(
+            "watches until stopped (monitor_cli.rs runs it for seconds and stops it)".into(),
+        );
+    }
     if command == "serve" && sub != "token" {
         return How::ParseOnly("serves until stopped (serve_cli.rs starts and stops it)".into());
     }

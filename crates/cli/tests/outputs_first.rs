@@ -73,6 +73,16 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ),
     ("run", "--output", &["run", "-D", "1s", "-o", "{F}"]),
     (
+        "monitor",
+        "--metrics",
+        &["monitor", "-D", "2s", "--every", "1s", "--metrics", "{F}"],
+    ),
+    (
+        "monitor",
+        "--db",
+        &["monitor", "-D", "2s", "--every", "1s", "--db", "{F}"],
+    ),
+    (
         "run",
         "--db",
         &["run", "-D", "1s", "--no-report", "--db", "{F}"],

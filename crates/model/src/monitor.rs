@@ -129,10 +129,10 @@ pub struct Interval {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cost {
-    /// The measuring threads' CPU time (user and system), ns, or for the timerlat engine the
-    /// tracer's kernel threads'.
+    /// rtlab's measuring threads' CPU time (user and system), ns. With the timerlat engine
+    /// the kernel's tracer threads measure, and their time is not in it.
     pub measuring_ns: u64,
-    /// Every other thread of rtlab's (the main thread: reading, storing, explaining), ns.
+    /// rtlab's main thread's (reading the tracer, storing, explaining), ns.
     pub housekeeping_ns: u64,
 }
 
@@ -243,6 +243,9 @@ pub struct Incident {
     /// removed it, or when it could not be stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The size of that run's document, bytes (what the disk budget counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_bytes: Option<u64>,
 }
 
 /// The id of an incident whose first breach was on `host` at `start_ns` (FNV-1a, 48 bits, as

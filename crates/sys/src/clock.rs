@@ -38,6 +38,12 @@ pub fn monotonic_ns() -> u64 {
     read_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
 }
 
+/// CPU time this process has used, ns (CLOCK_PROCESS_CPUTIME_ID: every thread's, those that
+/// have ended included); 0 when the clock cannot be read.
+pub fn process_cpu_ns() -> u64 {
+    read_ns(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
+}
+
 /// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (an absolute deadline, so sleep errors
 /// never accumulate). Returns early only if a signal handler interrupted the sleep; callers
 /// block signals in measuring threads, and re-sleeping is safe because the deadline is absolute.

@@ -97,6 +97,25 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
     }
 }
 
+/// Makes the child of `cmd` start with no signal blocked (rtlab blocks SIGINT/SIGTERM/SIGHUP
+/// to collect them in one thread, and a blocked mask survives exec); unlike
+/// [`die_with_parent`] the child outlives rtlab: a command run on an incident finishes its
+/// work even when the monitor stops meanwhile.
+pub fn unblocked(cmd: &mut Command) -> &mut Command {
+    // SAFETY: the closure runs between fork and exec and calls only sigemptyset and
+    // sigprocmask, which are async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Forks a worker process that runs `body` and exits with its return value; returns the
 /// child's pid. The child gets SIGKILL when the calling thread exits (see the module note) and
 /// exits at once if rtlab is already gone.

@@ -20,6 +20,7 @@ mod import;
 mod inspect;
 mod load;
 mod measure;
+mod monitor;
 mod noise;
 #[cfg(test)]
 mod outputs;
@@ -50,6 +51,7 @@ pub use import::ImportArgs;
 pub use inspect::{InspectArgs, InspectFormat};
 pub use load::{LoadArgs, LoadFormat, LoadPlacementArgs};
 pub use measure::{MeasureArgs, MeasureFormat};
+pub use monitor::{HistoryArgs, HistoryFormat, IncidentAction, MonitorAction, MonitorArgs};
 pub use noise::{NoiseArgs, NoiseEngineArg, NoiseFormat};
 pub use pi::{PiCheckArgs, PiCommand, PiFormat};
 pub use run::{RunArgs, RunEngineArg};
@@ -138,6 +140,10 @@ pub enum Command {
     /// resumed after a crash or reboot; `status` says where it is.
     #[command(long_about = campaign::CAMPAIGN_LONG, after_long_help = campaign::CAMPAIGN_AFTER)]
     Campaign(Box<campaign::CampaignArgs>),
+    /// Watch wake-up latency in production: a history of 5-minute intervals, and every breach
+    /// of --budget kept as an incident with its explanation.
+    #[command(long_about = monitor::MONITOR_LONG, after_long_help = monitor::MONITOR_AFTER)]
+    Monitor(Box<monitor::MonitorArgs>),
     /// List the stored runs, newest first.
     #[command(after_long_help = store::STORE_EXIT)]
     Runs(store::RunsArgs),

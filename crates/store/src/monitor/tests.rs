@@ -49,6 +49,7 @@ fn incident(host: &str, start: i64, breaches: u64) -> Incident {
         kernel_release: "6.12.0-rt".into(),
         cause: "higher-priority task: hog (pid 5, real-time priority 90)".into(),
         run_id: Some("abcdefabcdef".into()),
+        run_bytes: Some(4096),
     }
 }
 
