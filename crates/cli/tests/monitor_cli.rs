@@ -202,11 +202,13 @@ assert all(x.value <= y.value for x, y in zip(buckets, buckets[1:]))
 assert b["rtlab_monitor_incidents"].samples[0].value == 1
 print(len(a), len(b))
 "#;
-    match Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .output()
-    {
+    // Debian's python3, where apt-get put the client (a pyenv or venv python3 earlier on the
+    // PATH does not see it).
+    let python = ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|p| !p.starts_with('/') || Path::new(p).exists())
+        .unwrap();
+    match Command::new(python).args(["-c", script]).arg(path).output() {
         Ok(out) if out.status.success() => {}
         Ok(out) if text(&out.stderr).contains("No module named 'prometheus_client'") => {
             live_skip("python3-prometheus-client is not installed (apt-get install it)");

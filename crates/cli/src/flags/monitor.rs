@@ -178,12 +178,32 @@ pub struct MonitorArgs {
     pub push: super::push::PushToArgs,
 }
 
+const HISTORY_AFTER: &str = "\
+EXAMPLES:
+    rtlab monitor history --last 1d              this machine's last day, a line per interval
+    rtlab monitor history --host board-7 --last 30d --format csv > board-7.csv
+
+EXIT STATUS:
+    0    printed (an empty history says so)
+    2    bad input: no store at --db, a damaged row";
+
+const INCIDENTS_AFTER: &str = "\
+EXAMPLES:
+    rtlab monitor incidents --last 7d            every host's last week, newest first
+    rtlab monitor incidents --host board-7 --format json
+
+EXIT STATUS:
+    0    printed (none says so)
+    2    bad input: no store at --db, a damaged row";
+
 /// Reading what `rtlab monitor` kept.
 #[derive(Debug, Subcommand)]
 pub enum MonitorAction {
     /// The intervals of a host's history, oldest first.
+    #[command(after_long_help = HISTORY_AFTER)]
     History(HistoryArgs),
     /// The incidents, newest first, each with its cause.
+    #[command(after_long_help = INCIDENTS_AFTER)]
     Incidents(HistoryArgs),
 }
 
