@@ -139,6 +139,11 @@ pub struct TraceOptions {
     pub keep_dir: Option<std::path::PathBuf>,
     /// Spikes to explain at most.
     pub explain: usize,
+    /// Keep and explain the trace of a `--break` only (`rtlab monitor`'s armed segments): no
+    /// snapshot of the buffer at each new maximum, and nothing explained when the run did not
+    /// break. A monitor's segments that end without a breach have nothing to explain, and the
+    /// snapshots cost its main thread about as much as measuring.
+    pub at_break_only: bool,
 }
 
 impl Default for TraceOptions {
@@ -147,6 +152,7 @@ impl Default for TraceOptions {
             buffer_kb: 4096,
             keep_dir: None,
             explain: 8,
+            at_break_only: false,
         }
     }
 }

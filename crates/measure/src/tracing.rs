@@ -273,7 +273,7 @@ fn open(
         .set_on(true)
         .map_err(|e| format!("cannot start tracing ({e})"))?;
     let worst = WorstKept {
-        able: clock == "mono" && instance.has_snapshot(),
+        able: clock == "mono" && instance.has_snapshot() && !options.at_break_only,
         ..WorstKept::default()
     };
     Ok(Session {

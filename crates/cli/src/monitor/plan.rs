@@ -164,6 +164,7 @@ impl Plan {
                 buffer_kb: self.trace_buffer_kb,
                 keep_dir: None,
                 explain: EXPLAINED,
+                at_break_only: true,
             }),
             ..Request::default()
         };

@@ -75,10 +75,15 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
         frozen_by: frozen_by.to_string(),
         ..TraceCapture::default()
     };
+    // At a break only: a run that did not break has nothing to explain.
+    let explain = match options.at_break_only && run.break_event.is_none() {
+        true => 0,
+        false => options.explain,
+    };
     // The spikes up to the last snapshot are in the snapshot buffer, the later ones in the
     // recording buffer.
     let (kept, later): (Vec<Spike>, Vec<Spike>) =
-        chosen(run, options.explain).into_iter().partition(|s| {
+        chosen(run, explain).into_iter().partition(|s| {
             worst
                 .at_ns
                 .is_some_and(|at| s.end_ts.unwrap_or(s.deadline_ts) <= at)
@@ -94,17 +99,21 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
              is explained only if the buffer still held it at the end"
         ));
     }
-    let fill = options.explain.saturating_sub(done.len());
-    done.extend(from_recording(
-        &instance,
-        &root,
-        &options,
-        &oldest,
-        run,
-        (later, fill),
-        &mut capture,
-    ));
-    keep_grounded(done, options.explain, &mut capture);
+    let fill = explain.saturating_sub(done.len());
+    // Nothing to explain and nothing to keep: the buffer is not read (a monitor's segment
+    // without a breach).
+    if explain > 0 || options.keep_dir.is_some() {
+        done.extend(from_recording(
+            &instance,
+            &root,
+            &options,
+            &oldest,
+            run,
+            (later, fill),
+            &mut capture,
+        ));
+    }
+    keep_grounded(done, explain, &mut capture);
     let name = instance.name().to_string();
     if let Err(e) = instance.remove() {
         capture.notes.push(format!(
