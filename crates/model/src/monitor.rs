@@ -259,6 +259,55 @@ pub fn incident_id(host: &str, start_ns: i64) -> String {
     format!("{:012x}", h & 0xffff_ffff_ffff)
 }
 
+/// Two parts of one interval (the monitor stopped and started again within it) as one: the
+/// counts, sums, measured time, maxima, breaches and buckets added up exactly, each CPU's with
+/// its own; the percentiles of the two parts cannot be merged without their histograms, so the
+/// larger of each is kept, an upper bound of the whole's (the side a latency figure errs on).
+pub fn merge(mut a: Interval, b: &Interval) -> Interval {
+    let max = |x: Option<u64>, y: Option<u64>| x.max(y);
+    let min = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    a.measured_ns = a.measured_ns.saturating_add(b.measured_ns).min(a.length_ns);
+    a.samples = a.samples.saturating_add(b.samples);
+    a.overruns = a.overruns.saturating_add(b.overruns);
+    a.sum_ns = a.sum_ns.saturating_add(b.sum_ns);
+    a.breaches = a.breaches.saturating_add(b.breaches);
+    a.incidents = a.incidents.saturating_add(b.incidents);
+    a.min_ns = min(a.min_ns, b.min_ns);
+    a.max_ns = max(a.max_ns, b.max_ns);
+    a.p50_ns = max(a.p50_ns, b.p50_ns);
+    a.p99_ns = max(a.p99_ns, b.p99_ns);
+    a.p99_9_ns = max(a.p99_9_ns, b.p99_9_ns);
+    for (x, y) in a.buckets.iter_mut().zip(&b.buckets) {
+        *x = x.saturating_add(*y);
+    }
+    for c in &b.per_cpu {
+        match a.per_cpu.binary_search_by_key(&c.cpu, |x| x.cpu) {
+            Ok(i) => {
+                let x = &mut a.per_cpu[i];
+                x.samples = x.samples.saturating_add(c.samples);
+                x.breaches = x.breaches.saturating_add(c.breaches);
+                x.max_ns = max(x.max_ns, c.max_ns);
+            }
+            Err(i) => a.per_cpu.insert(i, c.clone()),
+        }
+    }
+    a.cpus = a.cpus.union(&b.cpus);
+    a.kernel_release.clone_from(&b.kernel_release);
+    a.engine.clone_from(&b.engine);
+    a.budget_ns = b.budget_ns.or(a.budget_ns);
+    a.cost = match (a.cost, b.cost) {
+        (Some(x), Some(y)) => Some(Cost {
+            measuring_ns: x.measuring_ns.saturating_add(y.measuring_ns),
+            housekeeping_ns: x.housekeeping_ns.saturating_add(y.housekeeping_ns),
+        }),
+        (x, y) => x.or(y),
+    };
+    a
+}
+
 /// The wake-ups of `cpu` later than `budget_ns`: exact from the worst samples kept when they
 /// include one within the budget (so every breach is among them), else counted from the
 /// histogram's buckets wholly above the budget.

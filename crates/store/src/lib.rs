@@ -32,7 +32,7 @@ pub use db::DbError;
 pub use error::StoreError;
 pub use fleet::{HostPicks, HostRow};
 pub use id::{MIN_PREFIX, RunId};
-pub use monitor::{MAX_HISTORY_ROWS, merge_intervals};
+pub use monitor::MAX_HISTORY_ROWS;
 pub use open::{BUSY_TIMEOUT, Location, is_postgres_address, redact};
 pub use path::{DB_FILE, default_path};
 pub use query::{Filter, MAX_IDS, RunSummary};

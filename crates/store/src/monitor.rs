@@ -14,7 +14,7 @@ pub const MAX_HISTORY_ROWS: usize = 1 << 20;
 
 impl Store {
     /// Saves an interval; one already stored for the same host and start (the monitor was
-    /// restarted within it) is merged with it ([`merge_intervals`]), in one transaction.
+    /// restarted within it) is merged with it ([`model::monitor::merge`]), in one transaction.
     pub fn save_interval(&mut self, interval: &Interval) -> Result<(), StoreError> {
         interval.check().map_err(|why| StoreError::Encode {
             column: "monitor_intervals.interval_json",
@@ -30,7 +30,7 @@ impl Store {
             )
             .map_err(err)?;
         let merged = match stored {
-            Some(row) => merge_intervals(self.interval_of(&row, 0)?, interval),
+            Some(row) => model::monitor::merge(self.interval_of(&row, 0)?, interval),
             None => interval.clone(),
         };
         let json = serde_json::to_string(&merged).map_err(|e| StoreError::Encode {
@@ -228,55 +228,6 @@ impl Store {
 /// A count as a database integer (saturating: no figure of a real interval comes near 2^63).
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// Two parts of one interval (the monitor stopped and started again within it) as one: the
-/// counts, sums, measured time, maxima, breaches and buckets added up exactly, each CPU's with
-/// its own; the percentiles of the two parts cannot be merged without their histograms, so the
-/// larger of each is kept, an upper bound of the whole's (the side a latency figure errs on).
-pub fn merge_intervals(mut a: Interval, b: &Interval) -> Interval {
-    let max = |x: Option<u64>, y: Option<u64>| x.max(y);
-    let min = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    };
-    a.measured_ns = a.measured_ns.saturating_add(b.measured_ns).min(a.length_ns);
-    a.samples = a.samples.saturating_add(b.samples);
-    a.overruns = a.overruns.saturating_add(b.overruns);
-    a.sum_ns = a.sum_ns.saturating_add(b.sum_ns);
-    a.breaches = a.breaches.saturating_add(b.breaches);
-    a.incidents = a.incidents.saturating_add(b.incidents);
-    a.min_ns = min(a.min_ns, b.min_ns);
-    a.max_ns = max(a.max_ns, b.max_ns);
-    a.p50_ns = max(a.p50_ns, b.p50_ns);
-    a.p99_ns = max(a.p99_ns, b.p99_ns);
-    a.p99_9_ns = max(a.p99_9_ns, b.p99_9_ns);
-    for (x, y) in a.buckets.iter_mut().zip(&b.buckets) {
-        *x = x.saturating_add(*y);
-    }
-    for c in &b.per_cpu {
-        match a.per_cpu.binary_search_by_key(&c.cpu, |x| x.cpu) {
-            Ok(i) => {
-                let x = &mut a.per_cpu[i];
-                x.samples = x.samples.saturating_add(c.samples);
-                x.breaches = x.breaches.saturating_add(c.breaches);
-                x.max_ns = max(x.max_ns, c.max_ns);
-            }
-            Err(i) => a.per_cpu.insert(i, c.clone()),
-        }
-    }
-    a.cpus = a.cpus.union(&b.cpus);
-    a.kernel_release.clone_from(&b.kernel_release);
-    a.engine.clone_from(&b.engine);
-    a.budget_ns = b.budget_ns.or(a.budget_ns);
-    a.cost = match (a.cost, b.cost) {
-        (Some(x), Some(y)) => Some(model::monitor::Cost {
-            measuring_ns: x.measuring_ns.saturating_add(y.measuring_ns),
-            housekeeping_ns: x.housekeeping_ns.saturating_add(y.housekeeping_ns),
-        }),
-        (x, y) => x.or(y),
-    };
-    a
 }
 
 #[cfg(test)]

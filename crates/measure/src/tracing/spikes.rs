@@ -82,12 +82,11 @@ pub(crate) fn finish(session: Session, run: &MeasureRun) -> TraceCapture {
     };
     // The spikes up to the last snapshot are in the snapshot buffer, the later ones in the
     // recording buffer.
-    let (kept, later): (Vec<Spike>, Vec<Spike>) =
-        chosen(run, explain).into_iter().partition(|s| {
-            worst
-                .at_ns
-                .is_some_and(|at| s.end_ts.unwrap_or(s.deadline_ts) <= at)
-        });
+    let (kept, later): (Vec<Spike>, Vec<Spike>) = chosen(run, explain).into_iter().partition(|s| {
+        worst
+            .at_ns
+            .is_some_and(|at| s.end_ts.unwrap_or(s.deadline_ts) <= at)
+    });
     let mut done = if kept.is_empty() {
         Vec::new()
     } else {

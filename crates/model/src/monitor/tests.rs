@@ -181,3 +181,55 @@ fn an_interval_refuses_a_wrong_bucket_count_and_more_time_measured_than_it_laste
     i.buckets.pop();
     assert!(i.check().unwrap_err().contains("coarse buckets"));
 }
+
+/// A restart within an interval: its two parts merged hold what the whole holds, exactly for
+/// counts, sums, extremes, buckets and each CPU, and the merged percentiles never below the
+/// whole's (the larger part's is kept: an upper bound).
+#[test]
+fn two_parts_merged_are_the_whole_where_it_can_be_exact() {
+    let (a0, b0, b1) = (
+        latencies(11, 3_000),
+        latencies(12, 2_000),
+        latencies(13, 2_500),
+    );
+    let budget = Some(15_000);
+    let start = 600_000_000_000;
+    let len = 300_000_000_000;
+    let part = |runs: &[MeasureRun]| {
+        let mut b = IntervalBuilder::new();
+        for r in runs {
+            b.add(r, budget);
+        }
+        b.finish("h", start, len, budget)
+    };
+    let first = run(&[(0, a0.clone())], 1024, 100);
+    let second = run(&[(0, b0.clone()), (1, b1.clone())], 1024, 150);
+    let merged = merge(
+        part(std::slice::from_ref(&first)),
+        &part(std::slice::from_ref(&second)),
+    );
+    let whole = part(&[first, second]);
+    merged.check().unwrap();
+    for (name, m, w) in [
+        ("samples", merged.samples, whole.samples),
+        ("sum", merged.sum_ns, whole.sum_ns),
+        ("breaches", merged.breaches, whole.breaches),
+        ("measured", merged.measured_ns, whole.measured_ns),
+    ] {
+        assert_eq!(m, w, "{name}");
+    }
+    assert_eq!((merged.min_ns, merged.max_ns), (whole.min_ns, whole.max_ns));
+    assert_eq!(merged.buckets, whole.buckets);
+    assert_eq!(merged.per_cpu, whole.per_cpu);
+    for (m, w) in [
+        (merged.p50_ns, whole.p50_ns),
+        (merged.p99_ns, whole.p99_ns),
+        (merged.p99_9_ns, whole.p99_9_ns),
+    ] {
+        assert!(m >= w, "{m:?} below the whole's {w:?}");
+    }
+    // Measured time is held to the interval's length.
+    let over = merge(merged.clone(), &merged);
+    assert_eq!(over.measured_ns, len.min(2 * merged.measured_ns));
+    over.check().unwrap();
+}

@@ -3,8 +3,6 @@
 
 use model::monitor::{BUCKET_BOUNDS_NS, Incident, Interval, IntervalCpu};
 
-use super::merge_intervals;
-
 const MIN5: u64 = 300_000_000_000;
 
 fn interval(host: &str, k: i64, max: u64, samples: u64) -> Interval {
@@ -51,27 +49,6 @@ fn incident(host: &str, start: i64, breaches: u64) -> Incident {
         run_id: Some("abcdefabcdef".into()),
         run_bytes: Some(4096),
     }
-}
-
-#[test]
-fn two_parts_of_one_interval_merge_exactly_where_they_can() {
-    let a = interval("h", 1, 30_000, 1000);
-    let mut b = interval("h", 1, 70_000, 500);
-    b.per_cpu[0].cpu = 0;
-    let m = merge_intervals(a.clone(), &b);
-    assert_eq!(m.samples, 1500);
-    assert_eq!(m.measured_ns, MIN5, "two halves fill it, never more");
-    assert_eq!(m.max_ns, Some(70_000));
-    assert_eq!(
-        m.p99_ns,
-        Some(35_000),
-        "the larger part's percentile, an upper bound"
-    );
-    assert_eq!(m.breaches, 1);
-    assert_eq!(m.buckets[3], 1500);
-    assert_eq!(m.per_cpu.iter().map(|c| c.cpu).collect::<Vec<_>>(), [0, 1]);
-    assert_eq!(m.sum_ns, a.sum_ns + b.sum_ns);
-    m.check().unwrap();
 }
 
 mod sqlite {
