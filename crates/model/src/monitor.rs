@@ -14,8 +14,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpuset::CpuSet;
+use crate::gate::over_budget;
 use crate::histogram::Histogram;
 use crate::measure::MeasureRun;
+use crate::nanos::Nanos;
 use crate::per_cpu::CpuResult;
 use crate::stats::{Accumulator, LatencyStats};
 
@@ -312,18 +314,15 @@ pub fn merge(mut a: Interval, b: &Interval) -> Interval {
 /// include one within the budget (so every breach is among them), else counted from the
 /// histogram's buckets wholly above the budget.
 pub fn breaches(cpu: &CpuResult, budget_ns: u64) -> u64 {
-    let kept = cpu
-        .spikes
-        .iter()
-        .filter(|s| s.latency_ns > budget_ns)
-        .count() as u64;
+    let over = |ns: u64| over_budget(ns, Nanos(budget_ns));
+    let kept = cpu.spikes.iter().filter(|s| over(s.latency_ns)).count() as u64;
     if kept < cpu.spikes.len() as u64 || cpu.raw.count <= cpu.spikes.len() as u64 {
         return kept;
     }
     let above: u64 = cpu
         .histogram
         .buckets()
-        .filter(|&(lo, _, _)| lo > budget_ns)
+        .filter(|&(lo, _, _)| over(lo))
         .map(|(_, _, c)| c)
         .fold(0, u64::saturating_add);
     above.saturating_add(cpu.histogram.above_range()).max(kept)

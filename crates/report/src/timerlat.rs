@@ -19,7 +19,7 @@ use crate::format_us;
 mod advice;
 mod html;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use advice::advice;
 pub use html::analyses_html;

@@ -142,7 +142,7 @@ impl Bursts {
             .cpus
             .iter()
             .flat_map(|c| &c.spikes)
-            .filter(|s| s.latency_ns > budget.get())
+            .filter(|s| model::gate::over_budget(s.latency_ns, budget))
             .map(|s| s.at_ns)
             .max()
             .unwrap_or(run.elapsed_ns.get());

@@ -298,24 +298,25 @@ fn a_container_without_ipc_lock_or_the_device_gets_its_fix() {
 
 #[test]
 fn a_run_in_a_container_is_marked_with_how_to_own_its_cpus() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = Root::at(dir.path());
-    assert_eq!(container_warning(&root), None, "the bare host");
-    std::fs::write(root.path("/.dockerenv"), "").unwrap();
-    let w = container_warning(&root).unwrap();
+    use testkit::FakeRoot;
+    assert_eq!(
+        container_warning(&FakeRoot::new().root()),
+        None,
+        "the bare host"
+    );
+    let docker = FakeRoot::new().file("/.dockerenv", "");
+    let w = container_warning(&docker.root()).unwrap();
     assert_eq!(w.code, "in-container");
     assert!(
         w.message
             .contains("in a container (docker: /.dockerenv exists)")
     );
     assert!(w.message.contains("--cpuset-cpus"), "{}", w.message);
-    std::fs::create_dir_all(root.path("/proc/self")).unwrap();
-    std::fs::write(
-        root.path("/proc/self/cgroup"),
+    let pod = docker.file(
+        "/proc/self/cgroup",
         "0::/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab.scope\n",
-    )
-    .unwrap();
-    let w = container_warning(&root).unwrap();
+    );
+    let w = container_warning(&pod.root()).unwrap();
     assert!(
         w.message.contains("in a container (kubernetes: kubepods"),
         "{}",
@@ -326,30 +327,23 @@ fn a_run_in_a_container_is_marked_with_how_to_own_its_cpus() {
 
 #[test]
 fn a_run_in_a_virtual_machine_is_marked_with_its_hypervisor() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = Root::at(dir.path());
+    use testkit::FakeRoot;
     let codes = |root: &Root| -> Vec<String> {
         placement_warnings(root)
             .into_iter()
             .map(|w| w.code)
             .collect()
     };
-    std::fs::create_dir_all(root.path("/proc")).unwrap();
-    std::fs::write(
-        root.path("/proc/cpuinfo"),
-        "processor\t: 0\nflags\t\t: fpu sse2\n",
-    )
-    .unwrap();
-    assert!(codes(&root).is_empty(), "bare metal");
-    std::fs::write(
-        root.path("/proc/cpuinfo"),
-        "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(root.path("/sys/class/dmi/id")).unwrap();
-    std::fs::write(root.path("/sys/class/dmi/id/sys_vendor"), "QEMU\n").unwrap();
-    let w = placement_warnings(&root);
-    assert_eq!(codes(&root), ["virtual-machine"]);
+    let bare = FakeRoot::new().file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2\n");
+    assert!(codes(&bare.root()).is_empty(), "bare metal");
+    let guest = bare
+        .file(
+            "/proc/cpuinfo",
+            "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n",
+        )
+        .file("/sys/class/dmi/id/sys_vendor", "QEMU\n");
+    let w = placement_warnings(&guest.root());
+    assert_eq!(codes(&guest.root()), ["virtual-machine"]);
     assert!(
         w[0].message.contains("virtual machine (QEMU)"),
         "{}",

@@ -36,6 +36,13 @@ use crate::noise::NoiseCpu;
 /// The budget when none is given where one is needed (`rtlab run`, a campaign plan).
 pub const DEFAULT_BUDGET: Nanos = Nanos::from_us(100);
 
+/// The budget rule itself: a figure of `ns` is over `budget` when it is greater (equal
+/// passes). The gate's verdicts and every count of wake-ups over a budget (`rtlab monitor`'s
+/// breaches) hold to it.
+pub fn over_budget(ns: u64, budget: Nanos) -> bool {
+    ns > budget.get()
+}
+
 /// The budget rule inside [`judge`]: whether a CPU's worst figure is over the budget.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Gate {
@@ -51,7 +58,7 @@ impl Gate {
 
     /// Whether a worst figure of `ns` is over the budget (never without one; equal passes).
     fn over(&self, ns: u64) -> bool {
-        self.budget.is_some_and(|b| ns > b.get())
+        self.budget.is_some_and(|b| over_budget(ns, b))
     }
 }
 

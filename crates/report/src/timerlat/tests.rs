@@ -17,7 +17,7 @@ fn item(name: &str, id: u64, ns: u64) -> Interference {
 }
 
 /// CPU 3 blocked by a SCHED_FIFO `cyclictest` thread: 133.5 us, 124.3 us of it the thread.
-fn blocked() -> Analysis {
+pub(crate) fn blocked() -> Analysis {
     Analysis {
         cpu: 3,
         activation: 4211,
