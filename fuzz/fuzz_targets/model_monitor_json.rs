@@ -2,11 +2,16 @@
 //! (`rtlab.monitor/1`: intervals and incidents, as the store keeps them and a server will be
 //! sent them). Each interval that passes `Interval::check` is rendered (its line, the CSV, the
 //! metrics with the totals), keeps a coverage between 0 and 1, and merges with the next one
-//! into an interval that still passes the check; each incident is rendered.
+//! into an interval that still passes the check; each incident is rendered. The same bytes go
+//! through `HistoryDoc::from_json`, the parser `rtlab serve` takes pushed histories with: a
+//! document it accepts has only checked rows, renders on the server's pages, and reads back
+//! the same from its own JSON.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use model::monitor::{Incident, Interval, MAX_INTERVAL_CPUS, Totals, merge};
+use model::monitor::{
+    HistoryDoc, Incident, Interval, MAX_INTERVAL_CPUS, Totals, merge, plot_points, spans,
+};
 
 #[derive(serde::Deserialize)]
 struct Doc {
@@ -20,6 +25,36 @@ fuzz_target!(|data: &[u8]| {
     let Some(text) = rtlab_fuzz::strict(data) else {
         return;
     };
+    if let Ok(pushed) = HistoryDoc::from_json(text) {
+        assert!(pushed.intervals.iter().all(|i| i.check().is_ok()));
+        assert!(pushed.incidents.iter().all(|x| x.check().is_ok()));
+        assert_eq!(HistoryDoc::from_json(&pushed.to_json()).as_ref(), Ok(&pushed));
+        let points: Vec<model::monitor::HistoryPoint> = pushed
+            .intervals
+            .iter()
+            .map(|i| model::monitor::HistoryPoint {
+                start_ns: i.start_ns,
+                length_ns: i.length_ns,
+                max_ns: i.max_ns,
+                samples: i.samples,
+                breaches: i.breaches,
+                kernel_release: i.kernel_release.clone(),
+                engine: i.engine.clone(),
+                cpus: i.cpus.to_string(),
+                budget_ns: i.budget_ns,
+            })
+            .collect();
+        let _ = spans(&points);
+        let _ = plot_points(&points, 900);
+        let kept = std::collections::HashSet::new();
+        let _ = report::html::monitor::host_monitor_page(&report::html::monitor::HostHistory {
+            host: "fuzz",
+            last: "30d",
+            points: &points,
+            incidents: &pushed.incidents,
+            runs_kept: &kept,
+        });
+    }
     let Ok(doc) = serde_json::from_str::<Doc>(text) else {
         return;
     };

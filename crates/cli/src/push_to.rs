@@ -290,7 +290,6 @@ impl Pusher {
         session: Option<&str>,
         console: &mut Console,
     ) {
-        let mut out = Outcome::default();
         let given = Given {
             what: local_id.map_or_else(|| "the run".to_string(), |id| format!("run {id}")),
             document: run.to_json(),
@@ -298,6 +297,15 @@ impl Pusher {
             label: label.map(str::to_string),
             session: session.map(str::to_string),
         };
+        self.push_given(given, console);
+    }
+
+    /// Uploads `given` as [`Pusher::push`] does a run: any document the server takes (a run,
+    /// a monitor history). A server found down before is tried again (a long-running
+    /// command's pushes are hours apart).
+    pub(crate) fn push_given(&mut self, given: Given, console: &mut Console) {
+        self.server.down = None;
+        let mut out = Outcome::default();
         let done = drain(&self.queue, &mut self.server, &mut out)
             .and_then(|()| send_given(&self.queue, &mut self.server, given, &mut out));
         if let Err(e) = done {

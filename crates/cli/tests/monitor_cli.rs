@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{is_root, live_skip, rtlab, serial, wait_for};
+use common::{live_skip, rtlab, serial, wait_for};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -37,18 +37,6 @@ fn read(db: &Path, what: &str) -> serde_json::Value {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn live() -> bool {
-    if !is_root() {
-        live_skip("not root: the monitor measures with SCHED_FIFO threads");
-        return false;
-    }
-    if !Path::new("/sys/kernel/tracing/trace_marker").exists() {
-        live_skip("tracefs is not mounted: an incident's explanation needs it");
-        return false;
-    }
-    true
 }
 
 #[test]
@@ -87,7 +75,7 @@ fn bad_settings_are_refused_before_any_work() {
 /// the history holds every interval and every wake-up, and a second run continues it.
 #[test]
 fn a_burst_is_one_incident_and_the_history_continues_across_a_restart() {
-    if !live() {
+    if !common::monitor_live() {
         return;
     }
     let _one = serial();
@@ -227,7 +215,7 @@ print(len(a), len(b))
 /// `timeout` beside it at its priority on its CPU would never run).
 #[test]
 fn a_planted_fifo_hog_is_named_as_the_cause() {
-    if !live() {
+    if !common::monitor_live() {
         return;
     }
     let _one = serial();
@@ -280,7 +268,7 @@ fn a_planted_fifo_hog_is_named_as_the_cause() {
 /// SIGTERM: the interval so far is saved, exit 130, and no trace instance is left.
 #[test]
 fn a_signal_saves_the_interval_so_far_and_leaves_no_trace_instance() {
-    if !live() {
+    if !common::monitor_live() {
         return;
     }
     let _one = serial();

@@ -13,6 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
+mod doc;
+mod drift;
+
+pub use doc::{HistoryDoc, MAX_HISTORY_DOC_BYTES, MAX_HISTORY_DOC_ROWS};
+pub use drift::{HistoryPoint, MonitorHost, PlotPoint, Span, plot_points, spans};
+
 use crate::cpuset::CpuSet;
 use crate::gate::over_budget;
 use crate::histogram::Histogram;
@@ -453,3 +459,6 @@ impl IntervalBuilder {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod view_tests;

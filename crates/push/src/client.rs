@@ -21,6 +21,24 @@ pub const MAX_TOKEN: usize = 512;
 /// The path uploads go to, under the server's base URL.
 pub const RUNS_PATH: &str = "/api/v1/runs";
 
+/// The path monitor histories (`rtlab.monitor/1`: intervals and incidents) go to.
+pub const MONITOR_PATH: &str = "/api/v1/monitor";
+
+/// Where `document` is uploaded: a monitor history to [`MONITOR_PATH`], anything else (a
+/// result document) to [`RUNS_PATH`]. Read from the document's own `schema`, so a queued
+/// history goes where it belongs without the queue recording it.
+pub fn upload_path(document: &str) -> &'static str {
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(default)]
+        schema: Option<String>,
+    }
+    match serde_json::from_str::<Head>(document) {
+        Ok(Head { schema: Some(s) }) if s == model::monitor::MONITOR_SCHEMA => MONITOR_PATH,
+        _ => RUNS_PATH,
+    }
+}
+
 /// A bearer token, checked to be something a header can carry. Its `Debug` does not show it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);
@@ -103,7 +121,7 @@ impl Client {
         let server = self.target.as_str();
         let mut request = self
             .agent
-            .post(self.target.url(RUNS_PATH))
+            .post(self.target.url(upload_path(document)))
             .header("Authorization", format!("Bearer {}", self.token.0))
             .header("Accept", "application/json")
             .content_type("application/json");
@@ -227,6 +245,32 @@ mod tests {
         assert_eq!(
             format!("{:?}", Token::new("secret", "t").unwrap()),
             "Token(…)"
+        );
+    }
+
+    #[test]
+    fn a_monitor_history_goes_to_its_own_path_and_everything_else_to_the_runs() {
+        let history = model::monitor::HistoryDoc::new("pi", Vec::new(), Vec::new()).to_json();
+        assert_eq!(upload_path(&history), MONITOR_PATH);
+        assert_eq!(
+            upload_path(r#"{"schema":"rtlab.result/3","host":{}}"#),
+            RUNS_PATH
+        );
+        // Not JSON, or a schema that is not a string: the runs path, whose parser refuses it.
+        assert_eq!(upload_path("not json"), RUNS_PATH);
+        assert_eq!(upload_path(r#"{"schema":1}"#), RUNS_PATH);
+        // The monitor's answer, with its counts, reads as the contract's.
+        assert_eq!(
+            answer(
+                "http://h",
+                201,
+                br#"{"id":"0a1b2c3d4e5f","new":true,"intervals":2,"incidents":0}"#,
+                None,
+                None
+            )
+            .unwrap()
+            .id,
+            "0a1b2c3d4e5f"
         );
     }
 

@@ -17,7 +17,8 @@ mod retry;
 mod target;
 
 pub use client::{
-    CONNECT_TIMEOUT, Client, MAX_ANSWER, MAX_TOKEN, RUNS_PATH, Token, Uploaded, request_timeout,
+    CONNECT_TIMEOUT, Client, MAX_ANSWER, MAX_TOKEN, MONITOR_PATH, RUNS_PATH, Token, Uploaded,
+    request_timeout, upload_path,
 };
 pub use error::{Class, MAX_RETRY_AFTER, PushError, one_line, parse_retry_after};
 pub use queue::{

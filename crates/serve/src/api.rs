@@ -46,17 +46,7 @@ pub(crate) async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let name = authorize(&state, &headers, Need::Push)
-        .await?
-        .unwrap_or_default();
-    if let Err(wait) = state.limiter.take(&name, Instant::now()) {
-        let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("token '{name}' is over its upload rate; retry in {wait} s"),
-        );
-        e.retry_after = Some(wait);
-        return Err(e);
-    }
+    authorize_upload(&state, &headers).await?;
     let (label, session) = upload_params(&params)?;
     check_json(&headers)?;
     let text = read_body(&state, &headers, body).await?;
@@ -86,6 +76,25 @@ pub(crate) async fn upload(
     Ok(response)
 }
 
+/// An upload's push token checked, and its rate: `429` with `Retry-After` past it.
+pub(crate) async fn authorize_upload(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
+    let name = authorize(state, headers, Need::Push)
+        .await?
+        .unwrap_or_default();
+    if let Err(wait) = state.limiter.take(&name, Instant::now()) {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("token '{name}' is over its upload rate; retry in {wait} s"),
+        );
+        e.retry_after = Some(wait);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// The `label` and `session` of an upload, checked; other parameters are refused.
 fn upload_params(
     params: &HashMap<String, String>,
@@ -113,7 +122,7 @@ fn upload_params(
 }
 
 /// Refuses a body that does not say it is JSON.
-fn check_json(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn check_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let kind = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -129,7 +138,11 @@ fn check_json(headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The body as text, refused past the upload limit before it is read whole.
-async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<String, ApiError> {
+pub(crate) async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<String, ApiError> {
     let limit = state.config.max_upload;
     let too_large = || {
         ApiError::new(

@@ -12,6 +12,7 @@ mod api;
 mod auth;
 mod error;
 mod fleet;
+mod monitor;
 mod pages;
 mod pool;
 
@@ -81,7 +82,12 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/runs/{id}", get(api::fetch))
         .route("/api/v1/hosts", get(api::hosts))
         .route("/api/v1/compare", get(pages::compare_json))
+        .route("/api/v1/monitor", axum::routing::post(monitor::upload))
+        .route("/api/v1/monitor/intervals", get(monitor::intervals))
+        .route("/api/v1/monitor/incidents", get(monitor::incidents))
         .route("/metrics", get(pages::metrics))
+        .route("/monitor", get(monitor::fleet_page))
+        .route("/hosts/{name}/monitor", get(monitor::host_page))
         .route("/", get(pages::fleet_page))
         .route("/hosts/{name}", get(pages::host_page))
         .route("/hosts/{name}/worst", get(pages::host_worst_page))

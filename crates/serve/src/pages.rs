@@ -24,7 +24,7 @@ use crate::fleet::{FleetHost, audit_drift, for_request};
 const MAX_COMPARE: usize = 12;
 
 /// An HTML answer with the headers every page carries.
-fn html(status: StatusCode, body: String) -> Response {
+pub(crate) fn html(status: StatusCode, body: String) -> Response {
     let mut response = (status, body).into_response();
     let h = response.headers_mut();
     h.insert(

@@ -178,6 +178,14 @@ impl Encoded {
     }
 }
 
+/// The first 12 hexadecimal digits of the SHA-256 of `bytes`: the name a pushed document that
+/// is not a run (a monitor history) is answered with, the same for the same bytes.
+pub fn document_id(bytes: &[u8]) -> String {
+    let mut id = hex(&Sha256::digest(bytes));
+    id.truncate(12);
+    id
+}
+
 /// Lowercase hexadecimal.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -29,6 +29,7 @@ mod tokens;
 mod testdata;
 
 pub use db::DbError;
+pub use digest::document_id;
 pub use error::StoreError;
 pub use fleet::{HostPicks, HostRow};
 pub use id::{MIN_PREFIX, RunId};

@@ -3,7 +3,7 @@
 //! grows), read back by host and time, and pruned by age. The figures are the documents of
 //! `model::monitor`, stored as JSON; the columns beside them are what is selected and ordered.
 
-use model::monitor::{Incident, Interval};
+use model::monitor::{HistoryDoc, HistoryPoint, Incident, Interval, MonitorHost};
 
 use crate::db::{Arg, DbError, Row};
 use crate::error::StoreError;
@@ -37,29 +37,156 @@ impl Store {
             column: "monitor_intervals.interval_json",
             why: e.to_string(),
         })?;
-        self.db
-            .execute(
-                "DELETE FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
-                &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
-            )
-            .map_err(err)?;
-        self.db
-            .execute(
-                "INSERT INTO monitor_intervals (host, start_ns, length_ns, max_ns, breaches,
-                     kernel_release, interval_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                &[
-                    Arg::Text(&merged.host),
-                    Arg::Int(merged.start_ns),
-                    Arg::Int(int(merged.length_ns)),
-                    Arg::OptInt(merged.max_ns.map(int)),
-                    Arg::Int(int(merged.breaches)),
-                    Arg::Text(&merged.kernel_release),
-                    Arg::Text(&json),
-                ],
-            )
-            .map_err(err)?;
+        self.replace_interval(&merged, &json).map_err(err)?;
         tx.commit().map_err(err)
+    }
+
+    /// Writes `interval` (as `json`) in place of the one stored for its host and start.
+    fn replace_interval(&self, interval: &Interval, json: &str) -> Result<(), DbError> {
+        self.db.execute(
+            "DELETE FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
+            &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
+        )?;
+        self.db.execute(
+            "INSERT INTO monitor_intervals (host, start_ns, length_ns, max_ns, breaches,
+                 kernel_release, interval_json, samples, engine, cpus, budget_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            &[
+                Arg::Text(&interval.host),
+                Arg::Int(interval.start_ns),
+                Arg::Int(int(interval.length_ns)),
+                Arg::OptInt(interval.max_ns.map(int)),
+                Arg::Int(int(interval.breaches)),
+                Arg::Text(&interval.kernel_release),
+                Arg::Text(json),
+                Arg::Int(int(interval.samples)),
+                Arg::Text(&interval.engine),
+                Arg::Text(&interval.cpus.to_string()),
+                Arg::OptInt(interval.budget_ns.map(int)),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Keeps what a board pushed (`rtlab serve`): each interval in place of the one stored
+    /// for its host and start (the board merged the parts of an interval before it sent it,
+    /// so the same push sent twice is kept once), each incident in place of the one of its
+    /// id, all in one transaction. Returns how many intervals and incidents were new or
+    /// changed.
+    pub fn put_history(&mut self, doc: &HistoryDoc) -> Result<(u64, u64), StoreError> {
+        let err = |e: DbError| self.engine_error(e);
+        let tx = self.db.begin().map_err(err)?;
+        let mut changed = (0, 0);
+        for interval in &doc.intervals {
+            let json = encode("monitor_intervals.interval_json", interval)?;
+            let stored = self
+                .db
+                .query_opt(
+                    "SELECT interval_json FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
+                    &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
+                )
+                .map_err(err)?;
+            if stored.and_then(|r| r.text(0).ok()).as_deref() != Some(json.as_str()) {
+                self.replace_interval(interval, &json).map_err(err)?;
+                changed.0 += 1;
+            }
+        }
+        for incident in &doc.incidents {
+            let json = encode("monitor_incidents.incident_json", incident)?;
+            let stored = self
+                .db
+                .query_opt(
+                    "SELECT incident_json FROM monitor_incidents WHERE id = ?1",
+                    &[Arg::Text(&incident.id)],
+                )
+                .map_err(err)?;
+            if stored.and_then(|r| r.text(0).ok()).as_deref() != Some(json.as_str()) {
+                self.replace_incident(incident, &json).map_err(err)?;
+                changed.1 += 1;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(changed)
+    }
+
+    /// The long-term view's figures of `host`'s intervals that started in `[from_ns, to_ns)`,
+    /// oldest first, at most [`MAX_HISTORY_ROWS`]: read from the columns, no document parsed.
+    pub fn history_points(
+        &self,
+        host: &str,
+        from_ns: i64,
+        to_ns: i64,
+    ) -> Result<Vec<HistoryPoint>, StoreError> {
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT start_ns, length_ns, max_ns, samples, breaches, kernel_release,
+                         engine, cpus, budget_ns
+                     FROM monitor_intervals
+                     WHERE host = ?1 AND start_ns >= ?2 AND start_ns < ?3
+                     ORDER BY start_ns LIMIT {MAX_HISTORY_ROWS}"
+                ),
+                &[Arg::Text(host), Arg::Int(from_ns), Arg::Int(to_ns)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        let bad = |e: crate::db::CellError| self.history_error("an interval", e.why);
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        rows.iter()
+            .map(|r| {
+                Ok(HistoryPoint {
+                    start_ns: r.int(0).map_err(bad)?,
+                    length_ns: count(r.int(1).map_err(bad)?),
+                    max_ns: r.opt_int(2).map_err(bad)?.map(count),
+                    samples: count(r.int(3).map_err(bad)?),
+                    breaches: count(r.int(4).map_err(bad)?),
+                    kernel_release: r.text(5).map_err(bad)?,
+                    engine: r.text(6).map_err(bad)?,
+                    cpus: r.text(7).map_err(bad)?,
+                    budget_ns: r.opt_int(8).map_err(bad)?.map(count),
+                })
+            })
+            .collect()
+    }
+
+    /// Each host with intervals that started at or after `since_ns`: its newest start, how
+    /// many intervals, its worst maximum, its wake-ups over the budget, and its incidents in
+    /// that time; by name.
+    pub fn monitor_overview(&self, since_ns: i64) -> Result<Vec<MonitorHost>, StoreError> {
+        let rows = self
+            .db
+            .query(
+                "SELECT host, MAX(start_ns), COUNT(*), MAX(max_ns), CAST(SUM(breaches) AS BIGINT)
+                 FROM monitor_intervals WHERE start_ns >= ?1 GROUP BY host ORDER BY host",
+                &[Arg::Int(since_ns)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        let counted = self
+            .db
+            .query(
+                "SELECT host, COUNT(*) FROM monitor_incidents WHERE start_ns >= ?1 GROUP BY host",
+                &[Arg::Int(since_ns)],
+            )
+            .map_err(|e| self.engine_error(e))?;
+        let bad = |e: crate::db::CellError| self.history_error("the host list", e.why);
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        let mut incidents = std::collections::HashMap::new();
+        for r in &counted {
+            incidents.insert(r.text(0).map_err(bad)?, count(r.int(1).map_err(bad)?));
+        }
+        rows.iter()
+            .map(|r| {
+                let host = r.text(0).map_err(bad)?;
+                Ok(MonitorHost {
+                    incidents: incidents.get(&host).copied().unwrap_or(0),
+                    host,
+                    last_ns: r.int(1).map_err(bad)?,
+                    intervals: count(r.int(2).map_err(bad)?),
+                    worst_ns: r.opt_int(3).map_err(bad)?.map(count),
+                    breaches: count(r.opt_int(4).map_err(bad)?.unwrap_or(0)),
+                })
+            })
+            .collect()
     }
 
     /// The intervals of `host` that started in `[from_ns, to_ns)`, oldest first, at most
@@ -109,28 +236,29 @@ impl Store {
         })?;
         let err = |e: DbError| self.engine_error(e);
         let tx = self.db.begin().map_err(err)?;
-        self.db
-            .execute(
-                "DELETE FROM monitor_incidents WHERE id = ?1",
-                &[Arg::Text(&incident.id)],
-            )
-            .map_err(err)?;
-        self.db
-            .execute(
-                "INSERT INTO monitor_incidents (id, host, start_ns, worst_ns, run_id,
-                     incident_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                &[
-                    Arg::Text(&incident.id),
-                    Arg::Text(&incident.host),
-                    Arg::Int(incident.start_ns),
-                    Arg::Int(int(incident.worst_ns)),
-                    Arg::OptText(incident.run_id.as_deref()),
-                    Arg::Text(&json),
-                ],
-            )
-            .map_err(err)?;
+        self.replace_incident(incident, &json).map_err(err)?;
         tx.commit().map_err(err)
+    }
+
+    /// Writes `incident` (as `json`) in place of the one stored under its id.
+    fn replace_incident(&self, incident: &Incident, json: &str) -> Result<(), DbError> {
+        self.db.execute(
+            "DELETE FROM monitor_incidents WHERE id = ?1",
+            &[Arg::Text(&incident.id)],
+        )?;
+        self.db.execute(
+            "INSERT INTO monitor_incidents (id, host, start_ns, worst_ns, run_id, incident_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &[
+                Arg::Text(&incident.id),
+                Arg::Text(&incident.host),
+                Arg::Int(incident.start_ns),
+                Arg::Int(int(incident.worst_ns)),
+                Arg::OptText(incident.run_id.as_deref()),
+                Arg::Text(json),
+            ],
+        )?;
+        Ok(())
     }
 
     /// The incidents of `host` (every host's when `None`) that began in `[from_ns, to_ns)`,
@@ -223,6 +351,14 @@ impl Store {
             why: why.to_string(),
         }
     }
+}
+
+/// `value` as the JSON kept in `column`.
+fn encode(column: &'static str, value: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Encode {
+        column,
+        why: e.to_string(),
+    })
 }
 
 /// A count as a database integer (saturating: no figure of a real interval comes near 2^63).

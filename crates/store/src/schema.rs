@@ -117,6 +117,7 @@ CREATE TABLE tokens (
     M::up(STEP_9),
     M::up(STEP_10),
     M::up(STEP_11),
+    M::up(STEP_12),
 ];
 
 /// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
@@ -158,6 +159,38 @@ CREATE INDEX monitor_incidents_host ON monitor_incidents (host, start_ns);
 /// #48: a CI timeout's SIGTERM must not leave a passing run): the verdicts saved for
 /// interrupted runs are set back to NULL, so they are judged again when read.
 const STEP_11: &str = "UPDATE runs SET verdict = NULL WHERE status = 'interrupted';";
+
+/// 12: the figures of an interval the long-term view reads (wake-ups, engine, CPUs, budget)
+/// as columns beside its JSON, filled from it for the intervals already kept, so that a year of
+/// a host's history is read without a document parsed (`rtlab serve`'s monitor pages, issue
+/// #49); and an index on the start alone for the fleet's latest intervals.
+const STEP_12: &str = r#"
+ALTER TABLE monitor_intervals ADD COLUMN samples INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE monitor_intervals ADD COLUMN engine TEXT NOT NULL DEFAULT '';
+ALTER TABLE monitor_intervals ADD COLUMN cpus TEXT NOT NULL DEFAULT '';
+ALTER TABLE monitor_intervals ADD COLUMN budget_ns INTEGER;
+UPDATE monitor_intervals SET
+    samples = COALESCE(json_extract(interval_json, '$.samples'), 0),
+    engine = COALESCE(json_extract(interval_json, '$.engine'), ''),
+    cpus = COALESCE(json_extract(interval_json, '$.cpus'), ''),
+    budget_ns = json_extract(interval_json, '$.budget_ns');
+CREATE INDEX monitor_intervals_start ON monitor_intervals (start_ns);
+"#;
+
+/// [`STEP_12`] in PostgreSQL's types and JSON operators.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const POSTGRES_STEP_12: &str = r#"
+ALTER TABLE monitor_intervals ADD COLUMN samples BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE monitor_intervals ADD COLUMN engine TEXT NOT NULL DEFAULT '';
+ALTER TABLE monitor_intervals ADD COLUMN cpus TEXT NOT NULL DEFAULT '';
+ALTER TABLE monitor_intervals ADD COLUMN budget_ns BIGINT;
+UPDATE monitor_intervals SET
+    samples = COALESCE((interval_json::jsonb ->> 'samples')::bigint, 0),
+    engine = COALESCE(interval_json::jsonb ->> 'engine', ''),
+    cpus = COALESCE(interval_json::jsonb ->> 'cpus', ''),
+    budget_ns = (interval_json::jsonb ->> 'budget_ns')::bigint;
+CREATE INDEX monitor_intervals_start ON monitor_intervals (start_ns);
+"#;
 
 /// [`STEP_10`] in PostgreSQL's types.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -249,7 +282,8 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] = &[STEP_8, STEP_9, POSTGRES_STEP_10, STEP_11];
+pub(crate) const POSTGRES_STEPS: &[&str] =
+    &[STEP_8, STEP_9, POSTGRES_STEP_10, STEP_11, POSTGRES_STEP_12];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -264,7 +298,30 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 11);
+        assert_eq!(SCHEMA_VERSION, 12);
+    }
+
+    /// The intervals kept before step 12 get their new columns from their documents.
+    #[test]
+    fn step_12_fills_the_new_columns_from_the_intervals_kept() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        MIGRATIONS.to_version(&mut c, 11).unwrap();
+        let json = r#"{"host":"a","start_ns":0,"length_ns":10,"measured_ns":5,"engine":"timerlat","cpus":"2-3","kernel_release":"k","budget_ns":50000,"samples":77,"buckets":[],"per_cpu":[]}"#;
+        c.execute(
+            "INSERT INTO monitor_intervals (host, start_ns, length_ns, max_ns, breaches,
+                 kernel_release, interval_json) VALUES ('a', 0, 10, 5, 1, 'k', ?1)",
+            [json],
+        )
+        .unwrap();
+        MIGRATIONS.to_latest(&mut c).unwrap();
+        let row: (i64, String, String, Option<i64>) = c
+            .query_row(
+                "SELECT samples, engine, cpus, budget_ns FROM monitor_intervals",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (77, "timerlat".into(), "2-3".into(), Some(50_000)));
     }
 
     #[test]

@@ -32,7 +32,12 @@ cause becomes the incident's cause line, and the run holding the trace is stored
 ID`, `rtlab report ID`) while the stored incidents' runs fit in --trace-space (the oldest are \
 removed first). Wake-ups over the budget within --burst-gap of the last one belong to the same \
 incident; measuring goes on meanwhile without stopping, and the next breach after the gap opens \
-a new one. Each new incident runs the --on-incident actions and, with --push, uploads its run.
+a new one. Each new incident runs the --on-incident actions.
+
+With --push URL, what it keeps goes to a fleet server (`rtlab serve`) from a thread of its own: \
+each new incident at once with the run holding its trace, each interval when it ends. What the \
+server cannot take now waits in the push queue. The server shows each host's long-term view and \
+incidents at /hosts/NAME/monitor, and the fleet's at /monitor.
 
 With --metrics FILE, an OpenMetrics text file is rewritten after every interval, for the node \
 exporter's textfile collector: the latency histogram, the wake-ups over the budget and the \

@@ -13,9 +13,9 @@ use model::monitor::{Incident, breaches, incident_id};
 use store::{RunId, Store};
 
 use super::plan::Plan;
+use super::pushing::PushWorker;
 use crate::console::Console;
 use crate::flags::IncidentAction;
-use crate::push_to::Pusher;
 
 /// Worst samples per CPU an incident's stored run keeps (as `rtlab measure` does by
 /// default): the segment measured with many more, to count every breach exactly.
@@ -185,13 +185,13 @@ pub(crate) struct Effects<'a> {
     /// `--on-incident`.
     pub actions: &'a [IncidentAction],
     /// `--push`.
-    pub pusher: Option<Pusher>,
+    pub pusher: Option<PushWorker>,
     /// Commands started and not yet reaped.
     pub children: Vec<Child>,
 }
 
 impl Effects<'_> {
-    /// Runs the actions for `x` and pushes its run.
+    /// Runs the actions for `x` and pushes it with its run.
     pub(crate) fn on_incident(&mut self, x: &Incident, run: &MeasureRun, console: &mut Console) {
         for action in self.actions {
             match action {
@@ -216,14 +216,8 @@ impl Effects<'_> {
                 }
             }
         }
-        if let Some(pusher) = self.pusher.as_mut() {
-            pusher.push(
-                run,
-                x.run_id.as_deref(),
-                Some(&label(x)),
-                Some(SESSION),
-                console,
-            );
+        if let Some(pusher) = &self.pusher {
+            pusher.incident(x, run, label(x));
         }
     }
 

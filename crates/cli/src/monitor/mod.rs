@@ -5,6 +5,7 @@
 mod history;
 mod incident;
 mod plan;
+mod pushing;
 mod watch;
 
 use anyhow::Result;

@@ -18,6 +18,7 @@ use sys::signals::TerminationSignals;
 
 use super::incident::{Bursts, Effects};
 use super::plan::{Plan, wall_ns};
+use super::pushing::PushWorker;
 use crate::console::{self, Console};
 use crate::exit::{Exit, UsageError};
 use crate::flags::MonitorArgs;
@@ -73,13 +74,18 @@ pub(crate) fn watch(args: &MonitorArgs, root: &Root) -> Result<Exit> {
         bursts: Bursts::default(),
         effects: Effects {
             actions: &args.on_incident,
-            pusher,
+            pusher: None,
             children: Vec::new(),
         },
         console,
         failures: 0,
         measured_any: false,
     };
+    // Started after the signals are blocked, so the thread never takes SIGINT or SIGTERM.
+    if let Some(pusher) = pusher {
+        w.effects.pusher =
+            Some(PushWorker::start(pusher).context("starting the thread that pushes")?);
+    }
     loop {
         let (interval, stop) = w.interval(&mut store)?;
         w.keep(&mut store, args, &interval)?;
@@ -108,6 +114,11 @@ struct Watch<'a> {
 }
 
 impl Watch<'_> {
+    /// The pushing thread's CPU time so far, ns (0 without `--push`).
+    fn push_cpu_ns(&self) -> u64 {
+        self.effects.pusher.as_ref().map_or(0, PushWorker::cpu_ns)
+    }
+
     /// Time left before `--duration` ends, if it was given.
     fn left(&self) -> Option<Duration> {
         self.deadline
@@ -123,14 +134,21 @@ impl Watch<'_> {
         let measure_end = start.saturating_add(i64::try_from(self.plan.measure_for.get())?);
         let end = start.saturating_add(every);
         let mut built = IntervalBuilder::new();
-        let (process0, main0) = (sys::clock::process_cpu_ns(), sys::clock::thread_cpu_ns());
+        let (process0, main0, push0) = (
+            sys::clock::process_cpu_ns(),
+            sys::clock::thread_cpu_ns(),
+            self.push_cpu_ns(),
+        );
         let mut stop = self.segments(store, &mut built, measure_end)?;
         if stop.is_none() {
             stop = self.wait_until(end);
         }
+        // The pushing thread's time is housekeeping, as the main thread's is.
         let (process, main) = (
             sys::clock::process_cpu_ns().saturating_sub(process0),
-            sys::clock::thread_cpu_ns().saturating_sub(main0),
+            sys::clock::thread_cpu_ns()
+                .saturating_sub(main0)
+                .saturating_add(self.push_cpu_ns().saturating_sub(push0)),
         );
         let budget = self.plan.budget.map(Nanos::get);
         let mut interval = built.finish(&self.plan.host, start, self.plan.every.get(), budget);
@@ -245,6 +263,28 @@ impl Watch<'_> {
         by_deadline.then_some(Stop::Duration)
     }
 
+    /// With `--push`, sends the interval as the store now holds it (a restart's parts merged)
+    /// with the incidents that began in it or the interval before (a burst that crossed into
+    /// it grew there).
+    fn push_interval(&self, store: &Store, interval: &Interval) -> Result<()> {
+        let Some(pusher) = &self.effects.pusher else {
+            return Ok(());
+        };
+        let stored = store.intervals(&interval.host, interval.start_ns, interval.start_ns + 1)?;
+        let every = i64::try_from(interval.length_ns).unwrap_or(i64::MAX);
+        let end = interval.start_ns.saturating_add(every);
+        let incidents = store.incidents(
+            Some(&interval.host),
+            interval.start_ns.saturating_sub(every),
+            end,
+            store::MAX_HISTORY_ROWS,
+        )?;
+        if let Some(whole) = stored.into_iter().next() {
+            pusher.interval(whole, incidents);
+        }
+        Ok(())
+    }
+
     /// An interval's end: stored, added to the totals and the metrics, its line printed, and
     /// the history pruned. An interval in which nothing was measured (outside the duty cycle,
     /// a stop right at its start) is not stored.
@@ -256,6 +296,7 @@ impl Watch<'_> {
             .save_interval(interval)
             .map_err(|e| UsageError(format!("saving the interval: {e}")))?;
         self.totals.add(interval);
+        self.push_interval(store, interval)?;
         if let Some(path) = &args.metrics {
             let text = report::monitor::metrics(&self.plan.host, &self.totals, Some(interval));
             if let Err(e) = files::write_atomically(path, text.as_bytes()) {

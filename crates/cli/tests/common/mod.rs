@@ -34,6 +34,21 @@ pub(crate) fn live_skip(why: &str) {
     testkit::live::skip(why);
 }
 
+/// For a live monitor test: root (its SCHED_FIFO threads) and tracefs (an incident's
+/// explanation); `false` after saying why it cannot run here.
+#[track_caller]
+pub(crate) fn monitor_live() -> bool {
+    if !is_root() {
+        live_skip("not root: the monitor measures with SCHED_FIFO threads");
+        return false;
+    }
+    if !std::path::Path::new("/sys/kernel/tracing/trace_marker").exists() {
+        live_skip("tracefs is not mounted: an incident's explanation needs it");
+        return false;
+    }
+    true
+}
+
 /// For a live tune test: the online CPUs and the last of them (the RT CPU), or `None` after
 /// saying why it cannot run here (not root, one CPU).
 #[track_caller]

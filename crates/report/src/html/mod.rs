@@ -22,6 +22,7 @@ pub mod fleet;
 mod host;
 mod legend;
 mod machine;
+pub mod monitor;
 mod noise;
 mod page;
 mod plots;

@@ -66,3 +66,76 @@ fn a_damaged_interval_is_named_not_read_as_figures() {
     let e = store.intervals("a", 0, i64::MAX).unwrap_err().to_string();
     assert!(e.contains("an interval is damaged"), "{e}");
 }
+
+#[test]
+fn a_pushed_history_replaces_what_it_names_and_the_same_push_twice_changes_nothing() {
+    let Some(mut store) = fresh() else { return };
+    let doc = model::monitor::HistoryDoc::new(
+        "a",
+        vec![interval("a", 0, 1_000, 10), interval("a", 1, 70_000, 20)],
+        vec![incident("a", MIN5 as i64 + 5, 1)],
+    );
+    assert_eq!(store.put_history(&doc).unwrap(), (2, 1));
+    assert_eq!(store.put_history(&doc).unwrap(), (0, 0), "the same push again");
+    // The board merged a restart's part into interval 1 and pushed it again: replaced, not
+    // added to (a push is the board's whole interval).
+    let again = model::monitor::HistoryDoc::new(
+        "a",
+        vec![interval("a", 1, 80_000, 30)],
+        vec![incident("a", MIN5 as i64 + 5, 4)],
+    );
+    assert_eq!(store.put_history(&again).unwrap(), (1, 1));
+    let got = store.intervals("a", 0, i64::MAX).unwrap();
+    assert_eq!(got, [interval("a", 0, 1_000, 10), interval("a", 1, 80_000, 30)]);
+    assert_eq!(store.incidents(Some("a"), 0, i64::MAX, 9).unwrap()[0].breaches, 4);
+}
+
+#[test]
+fn the_long_term_view_reads_the_columns_as_the_documents_say() {
+    let Some(mut store) = fresh() else { return };
+    let mut k2 = interval("a", 2, 90_000, 40);
+    k2.kernel_release = "6.12.9-rt".into();
+    k2.budget_ns = None;
+    for i in [interval("a", 0, 1_000, 10), interval("a", 1, 70_000, 20), k2.clone()] {
+        store.save_interval(&i).unwrap();
+    }
+    store.save_interval(&interval("b", 1, 5, 1)).unwrap();
+    let points = store.history_points("a", 0, i64::MAX).unwrap();
+    let docs = store.intervals("a", 0, i64::MAX).unwrap();
+    assert_eq!(points.len(), 3);
+    for (p, d) in points.iter().zip(&docs) {
+        assert_eq!(
+            (p.start_ns, p.length_ns, p.max_ns, p.samples, p.breaches),
+            (d.start_ns, d.length_ns, d.max_ns, d.samples, d.breaches)
+        );
+        assert_eq!(
+            (&p.kernel_release, &p.engine, &p.cpus, p.budget_ns),
+            (&d.kernel_release, &d.engine, &d.cpus.to_string(), d.budget_ns)
+        );
+    }
+    assert_eq!(store.history_points("a", MIN5 as i64, 2 * MIN5 as i64).unwrap().len(), 1);
+    store.save_incident(&incident("a", MIN5 as i64 + 1, 3)).unwrap();
+    store.save_incident(&incident("b", 0, 3)).unwrap();
+    let overview = store.monitor_overview(MIN5 as i64).unwrap();
+    assert_eq!(
+        overview,
+        [
+            model::monitor::MonitorHost {
+                host: "a".into(),
+                last_ns: 2 * MIN5 as i64,
+                intervals: 2,
+                worst_ns: Some(90_000),
+                breaches: 2,
+                incidents: 1,
+            },
+            model::monitor::MonitorHost {
+                host: "b".into(),
+                last_ns: MIN5 as i64,
+                intervals: 1,
+                worst_ns: Some(5),
+                breaches: 0,
+                incidents: 0,
+            },
+        ]
+    );
+}

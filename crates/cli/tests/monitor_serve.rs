@@ -1,0 +1,266 @@
+//! A monitor's history on a fleet server, end to end with no test double: a real `rtlab serve`
+//! takes monitor histories, refuses bad ones whole, keeps a document sent twice once, and draws
+//! a planted kernel change on the host's page; a real `rtlab monitor --push` sends what it
+//! keeps, and the server then holds exactly the board's intervals and incidents, the incident's
+//! trace included; with the server gone, the monitor still measures and its pushes wait in the
+//! queue until `rtlab push` sends them.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::server::{Api, Server, add_token, free_port, http};
+use common::{rtlab, serial};
+
+const MIN5: i64 = 300_000_000_000;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn post(server: &Server, token: &str, body: &str) -> common::server::Answer {
+    http(
+        server.addr(),
+        "POST",
+        "/api/v1/monitor",
+        &[
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+        ],
+        body.as_bytes(),
+    )
+}
+
+/// An interval of `host` as a board keeps it, `k` intervals into a day a week ago.
+fn interval(host: &str, k: i64, max_us: u64, kernel: &str) -> serde_json::Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let start = (now - 7 * 86_400 * 1_000_000_000) / MIN5 * MIN5 + k * MIN5;
+    let mut buckets = vec![0u64; 17];
+    buckets[4] = 1_000;
+    serde_json::json!({
+        "host": host, "start_ns": start, "length_ns": MIN5, "measured_ns": MIN5,
+        "engine": "timerlat", "cpus": "2-3", "kernel_release": kernel, "budget_ns": 100_000,
+        "samples": 1_000, "overruns": 0, "max_ns": max_us * 1_000, "sum_ns": 9_000_000,
+        "breaches": 0, "incidents": 0,
+        "buckets": buckets, "per_cpu": []
+    })
+}
+
+fn doc(intervals: Vec<serde_json::Value>, incidents: Vec<serde_json::Value>) -> String {
+    serde_json::json!({
+        "schema": "rtlab.monitor/1", "host": "rig-7",
+        "intervals": intervals, "incidents": incidents
+    })
+    .to_string()
+}
+
+/// Uploads, refusals, the same document twice, and the pages over a planted kernel change.
+#[test]
+fn a_server_keeps_pushed_histories_once_and_draws_a_planted_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("server.db");
+    let db = db.to_str().unwrap();
+    let token = add_token(db, "rig");
+    let server = Server::start(db, "127.0.0.1:0", &[]);
+    // 24 intervals at 20 us on one kernel, then 24 at 60 us on the next.
+    let intervals: Vec<serde_json::Value> = (0..48)
+        .map(|k| {
+            if k < 24 {
+                interval("rig-7", k, 20, "6.12.57-rt")
+            } else {
+                interval("rig-7", k, 60, "6.12.74-rt")
+            }
+        })
+        .collect();
+    let body = doc(intervals.clone(), Vec::new());
+    let first = post(&server, &token, &body);
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert_eq!(first.json()["intervals"], 48);
+    let again = post(&server, &token, &body);
+    assert_eq!(
+        (again.status, again.json()["new"].as_bool()),
+        (200, Some(false)),
+        "{}",
+        again.body
+    );
+    assert_eq!(again.json()["id"], first.json()["id"]);
+    // Refused whole: a bad row among good ones, another schema, no token, not JSON.
+    let mut bad = intervals[..2].to_vec();
+    bad.push(serde_json::json!({"host": "rig-7"}));
+    for (body, token, status) in [
+        (doc(bad, Vec::new()), token.as_str(), 400),
+        (
+            body.replace("rtlab.monitor/1", "rtlab.result/1"),
+            &token,
+            400,
+        ),
+        (body.clone(), "rtlab_wrong", 401),
+        ("{".to_string(), &token, 400),
+    ] {
+        let a = post(&server, token, &body);
+        assert_eq!(a.status, status, "{}", a.body);
+    }
+    let back = server
+        .get("/api/v1/monitor/intervals?host=rig-7&last=30d")
+        .json();
+    assert_eq!(
+        back["intervals"].as_array().unwrap().len(),
+        48,
+        "nothing of a refused one kept"
+    );
+    assert_eq!(back["intervals"][0], intervals[0]);
+    let page = server.get("/hosts/rig-7/monitor?last=30d");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("kernel 6.12.57-rt → 6.12.74-rt"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<td class=\"worse\">+200 %</td>"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("<svg"));
+    let fleet = server.get("/monitor?last=30d");
+    assert!(
+        fleet.body.contains("&#x2f;hosts&#x2f;rig-7&#x2f;monitor"),
+        "{}",
+        fleet.body
+    );
+    assert_eq!(server.get("/monitor?last=forever").status, 400);
+}
+
+/// `rtlab` with a board's token and push queue.
+fn board(token: &str, queue: &Path) -> Command {
+    let mut cmd = rtlab();
+    cmd.env("RTLAB_TOKEN", token).env("RTLAB_PUSH_QUEUE", queue);
+    cmd
+}
+
+fn monitor(token: &str, queue: &Path, db: &Path, url: &str) -> Output {
+    board(token, queue)
+        .args([
+            "monitor", "--cpus", "0", "-D", "3s", "--every", "1m", "--budget", "1us",
+        ])
+        .args([
+            "--burst-gap",
+            "10s",
+            "--retry-for",
+            "1s",
+            "--push",
+            url,
+            "--db",
+        ])
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+/// What the board's store holds: `rtlab monitor history|incidents --format json`.
+fn kept(db: &Path, what: &str) -> serde_json::Value {
+    let out = rtlab()
+        .args(["monitor", what, "--last", "1h", "--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The server holds what the board holds, exactly: each of its intervals, each of its
+/// incidents, and each incident's run. (Both boards of the test are this machine: the server's
+/// history of the host holds both.)
+fn server_holds_the_board(server: &Server, board_db: &Path) {
+    let intervals = kept(board_db, "history");
+    let host = intervals["host"].as_str().unwrap();
+    let on_server = server
+        .get(&format!("/api/v1/monitor/intervals?host={host}&last=1h"))
+        .json();
+    let board = intervals["intervals"].as_array().unwrap();
+    assert!(!board.is_empty(), "{intervals}");
+    for i in board {
+        let same = on_server["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["start_ns"] == i["start_ns"]);
+        assert_eq!(
+            same,
+            Some(i),
+            "the interval of {} on the server",
+            i["start_ns"]
+        );
+    }
+    let incidents = kept(board_db, "incidents");
+    let on_server = server
+        .get(&format!("/api/v1/monitor/incidents?host={host}&last=1h"))
+        .json();
+    let list = incidents["incidents"].as_array().unwrap();
+    assert!(!list.is_empty(), "{incidents}");
+    for x in list {
+        let same = on_server["incidents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == x["id"]);
+        assert_eq!(same, Some(x), "incident {} on the server", x["id"]);
+        let run = x["run_id"].as_str().expect("the incident's run kept");
+        let got = server.get(&format!("/api/v1/runs/{run}"));
+        assert_eq!(got.status, 200, "incident {}'s run {run}", x["id"]);
+    }
+    let page = server.get(&format!("/hosts/{host}/monitor?last=1d"));
+    let run = list[0]["run_id"].as_str().unwrap();
+    assert!(
+        page.body.contains(&format!("&#x2f;runs&#x2f;{run}")),
+        "{}",
+        page.body
+    );
+}
+
+#[test]
+fn a_monitor_pushes_what_it_keeps_and_queues_it_while_the_server_is_gone() {
+    if !common::monitor_live() {
+        return;
+    }
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let server_db = dir.path().join("server.db");
+    let server_db = server_db.to_str().unwrap();
+    let token = add_token(server_db, "board");
+    let queue = dir.path().join("queue");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let url = format!("http://{listen}");
+
+    // The server is not there yet: the monitor measures all the same, and queues.
+    let gone = dir.path().join("gone.db");
+    let out = monitor(&token, &queue, &gone, &url);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("queued in"),
+        "{}",
+        text(&out.stderr)
+    );
+    let server = Server::start(server_db, &listen, &[]);
+    let sent = board(&token, &queue)
+        .args(["push", "--to", &url])
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{}", text(&sent.stderr));
+    server_holds_the_board(&server, &gone);
+
+    // With the server there, a second board's pushes arrive as it runs.
+    let live_db = dir.path().join("live.db");
+    let out = monitor(&token, &queue, &live_db, &url);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("queued in"),
+        "{}",
+        text(&out.stderr)
+    );
+    server_holds_the_board(&server, &live_db);
+}
