@@ -2,7 +2,7 @@
 //! the store, as lines, `rtlab.monitor/1` JSON or CSV.
 
 use anyhow::Result;
-use model::monitor::{Incident, Interval, MONITOR_SCHEMA};
+use model::monitor::{HistoryDoc, Incident, Interval};
 use sys::Root;
 
 use crate::console;
@@ -24,7 +24,7 @@ pub(crate) fn history(args: &HistoryArgs, root: &Root) -> Result<Exit> {
         .unwrap_or_else(|| sys::host::host_info(root).hostname);
     let intervals = store.intervals(&host, from(args), i64::MAX)?;
     let text = match args.format {
-        HistoryFormat::Json => json("intervals", &host, serde_json::to_value(&intervals)?)?,
+        HistoryFormat::Json => HistoryDoc::new(&host, intervals, Vec::new()).to_json_pretty(),
         HistoryFormat::Csv => report::monitor::history_csv(&intervals),
         HistoryFormat::Text => history_text(&host, args, &intervals),
     };
@@ -43,21 +43,12 @@ pub(crate) fn incidents(args: &HistoryArgs) -> Result<Exit> {
     )?;
     let host = args.host.as_deref().unwrap_or("every host");
     let text = match args.format {
-        HistoryFormat::Json => json("incidents", host, serde_json::to_value(&incidents)?)?,
+        HistoryFormat::Json => HistoryDoc::new(host, Vec::new(), incidents).to_json_pretty(),
         HistoryFormat::Csv => report::monitor::incidents_csv(&incidents),
         HistoryFormat::Text => incidents_text(host, args, &incidents),
     };
     console::print_stdout(&text)?;
     Ok(Exit::Ok)
-}
-
-/// `{"schema": "rtlab.monitor/1", "host": ..., "<key>": [...]}`.
-fn json(key: &str, host: &str, rows: serde_json::Value) -> Result<String> {
-    let mut doc = serde_json::Map::new();
-    doc.insert("schema".into(), MONITOR_SCHEMA.into());
-    doc.insert("host".into(), host.into());
-    doc.insert(key.into(), rows);
-    Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
 fn history_text(host: &str, args: &HistoryArgs, intervals: &[Interval]) -> String {

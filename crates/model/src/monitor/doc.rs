@@ -31,10 +31,10 @@ pub struct HistoryDoc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// Intervals, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub intervals: Vec<Interval>,
     /// Incidents.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub incidents: Vec<Incident>,
 }
 
@@ -52,6 +52,11 @@ impl HistoryDoc {
     /// The document as JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a history document always serializes")
+    }
+
+    /// The document as indented JSON, as `rtlab monitor history --format json` prints it.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a history document always serializes") + "\n"
     }
 
     /// Reads a document as outside input; the error is one line naming what is wrong.
