@@ -24,6 +24,11 @@ use crate::flags::PushToArgs;
 /// The longest token file read.
 const MAX_TOKEN_FILE: u64 = 4096;
 
+/// How long a server found down is left alone by a long-running command before its next push
+/// tries it again: a monitor's pushes are minutes apart, but those queued in a row (an interval
+/// and its incidents, or the last ones at SIGTERM) must not each wait a request's timeout.
+const DOWN_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The push queue: `RTLAB_PUSH_QUEUE`, else the XDG state directory.
 pub fn queue() -> Result<Queue> {
     push::default_dir(|k| std::env::var_os(k))
@@ -100,6 +105,8 @@ pub struct Server {
     clock: RealClock,
     jitter: Jitter,
     down: Option<Failed>,
+    /// When the server was found down.
+    down_at: Option<std::time::Instant>,
 }
 
 impl Server {
@@ -110,6 +117,7 @@ impl Server {
             clock: RealClock::default(),
             jitter: Jitter::from_entropy(),
             down: None,
+            down_at: None,
         }
     }
 
@@ -139,6 +147,7 @@ impl Server {
             && f.error.class != Class::Refused
         {
             self.down = Some(f.clone());
+            self.down_at = Some(std::time::Instant::now());
         }
         result
     }
@@ -301,10 +310,18 @@ impl Pusher {
     }
 
     /// Uploads `given` as [`Pusher::push`] does a run: any document the server takes (a run,
-    /// a monitor history). A server found down before is tried again (a long-running
-    /// command's pushes are hours apart).
+    /// a monitor history). A server found down is tried again once [`DOWN_FOR`] has passed
+    /// (a long-running command's pushes are minutes apart); until then what comes is queued
+    /// at once.
     pub(crate) fn push_given(&mut self, given: Given, console: &mut Console) {
-        self.server.down = None;
+        if self
+            .server
+            .down_at
+            .is_some_and(|at| at.elapsed() >= DOWN_FOR)
+        {
+            self.server.down = None;
+            self.server.down_at = None;
+        }
         let mut out = Outcome::default();
         let done = drain(&self.queue, &mut self.server, &mut out)
             .and_then(|()| send_given(&self.queue, &mut self.server, given, &mut out));
@@ -324,5 +341,64 @@ impl Pusher {
                 file.display()
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(n: u32) -> Given {
+        Given {
+            what: format!("history {n}"),
+            document: format!("{{\"schema\":\"rtlab.monitor/1\",\"n\":{n}}}"),
+            about: About::default(),
+            label: None,
+            session: None,
+        }
+    }
+
+    /// A server that refuses connections is tried once; what comes in the next minute is
+    /// queued without a try; after that it is tried again.
+    #[test]
+    fn a_server_found_down_is_left_alone_for_a_while_then_tried_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let target = Target::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+        let token = Token::new("t", "test").unwrap();
+        let mut pusher = Pusher {
+            server: Server::new(target, token, model::Nanos(0)),
+            queue: Queue::at(dir.path()),
+        };
+        let mut console = Console::new(true);
+        let attempts = |p: &Pusher| -> Vec<u32> {
+            let mut a: Vec<u32> = p
+                .queue
+                .list()
+                .unwrap()
+                .entries
+                .iter()
+                .map(|e| e.run.attempts)
+                .collect();
+            a.sort_unstable();
+            a
+        };
+        pusher.push_given(given(1), &mut console);
+        assert_eq!(attempts(&pusher), [1], "the first push tries the server");
+        pusher.push_given(given(2), &mut console);
+        assert_eq!(
+            attempts(&pusher),
+            [0, 1],
+            "the next one is queued without a try"
+        );
+        pusher.server.down_at = Some(std::time::Instant::now() - DOWN_FOR);
+        pusher.push_given(given(3), &mut console);
+        // Tried again: the queue first, oldest first; the oldest fails its second try, which
+        // finds the server still down, and the rest wait without one.
+        assert_eq!(attempts(&pusher), [0, 0, 2]);
     }
 }
