@@ -28,17 +28,6 @@ fn monitor(db: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// The JSON `rtlab monitor history|incidents` prints.
-fn read(db: &Path, what: &str) -> serde_json::Value {
-    let out = rtlab()
-        .args(["monitor", what, "--last", "1h", "--format", "json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn bad_settings_are_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +108,7 @@ fn a_burst_is_one_incident_and_the_history_continues_across_a_restart() {
             .map(|f| f.trim_end_matches(" wake-ups").parse::<u64>().unwrap())
             .sum::<u64>();
     }
-    let history = read(&db, "history");
+    let history = common::monitor_kept(&db, "history");
     assert_eq!(history["schema"], "rtlab.monitor/1");
     let intervals = history["intervals"].as_array().unwrap();
     // Each run's 3 s lie in one interval, or straddle two.
@@ -145,7 +134,7 @@ fn a_burst_is_one_incident_and_the_history_continues_across_a_restart() {
 
 /// Each run's one incident, grown by its burst, and the breach's run kept with its trace.
 fn incidents_kept_with_their_runs(db: &Path) {
-    let incidents = read(db, "incidents");
+    let incidents = common::monitor_kept(db, "incidents");
     let list = incidents["incidents"].as_array().unwrap();
     assert_eq!(list.len(), 2, "{incidents}");
     for x in list {
@@ -287,7 +276,7 @@ fn a_signal_saves_the_interval_so_far_and_leaves_no_trace_instance() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = wait_for(&mut child, Duration::from_secs(20));
     assert_eq!(status.code(), Some(130));
-    let history = read(&db, "history");
+    let history = common::monitor_kept(&db, "history");
     let samples = history["intervals"][0]["samples"].as_u64().unwrap();
     assert!(samples > 1_000, "about 2 s at 1 ms: {history}");
     let left: Vec<String> = std::fs::read_dir("/sys/kernel/tracing/instances")

@@ -161,22 +161,11 @@ fn monitor(token: &str, queue: &Path, db: &Path, url: &str) -> Output {
         .unwrap()
 }
 
-/// What the board's store holds: `rtlab monitor history|incidents --format json`.
-fn kept(db: &Path, what: &str) -> serde_json::Value {
-    let out = rtlab()
-        .args(["monitor", what, "--last", "1h", "--format", "json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// The server holds what the board holds, exactly: each of its intervals, each of its
 /// incidents, and each incident's run. (Both boards of the test are this machine: the server's
 /// history of the host holds both.)
 fn server_holds_the_board(server: &Server, board_db: &Path) {
-    let intervals = kept(board_db, "history");
+    let intervals = common::monitor_kept(board_db, "history");
     let host = intervals["host"].as_str().unwrap();
     let on_server = server
         .get(&format!("/api/v1/monitor/intervals?host={host}&last=1h"))
@@ -196,7 +185,7 @@ fn server_holds_the_board(server: &Server, board_db: &Path) {
             i["start_ns"]
         );
     }
-    let incidents = kept(board_db, "incidents");
+    let incidents = common::monitor_kept(board_db, "incidents");
     let on_server = server
         .get(&format!("/api/v1/monitor/incidents?host={host}&last=1h"))
         .json();

@@ -16,7 +16,7 @@ use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use model::monitor::{HistoryDoc, Incident, MONITOR_SCHEMA};
+use model::monitor::{HistoryDoc, Incident};
 use report::html::monitor::{FleetHistory, HostHistory, RANGES};
 use store::RunId;
 
@@ -155,7 +155,6 @@ pub(crate) async fn incidents(
         .await?;
     let mut doc = HistoryDoc::new("", Vec::new(), rows);
     doc.host = host;
-    doc.schema = MONITOR_SCHEMA.to_string();
     Ok(Json(doc).into_response())
 }
 

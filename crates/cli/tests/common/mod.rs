@@ -49,6 +49,22 @@ pub(crate) fn monitor_live() -> bool {
     true
 }
 
+/// What a monitor's store at `db` kept in the last hour: `rtlab monitor history|incidents
+/// --format json` (`what`), parsed.
+pub(crate) fn monitor_kept(db: &std::path::Path, what: &str) -> serde_json::Value {
+    let out = rtlab()
+        .args(["monitor", what, "--last", "1h", "--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// For a live tune test: the online CPUs and the last of them (the RT CPU), or `None` after
 /// saying why it cannot run here (not root, one CPU).
 #[track_caller]
