@@ -2,15 +2,19 @@
 //! measured in two parts merged into one) and incidents (one row each, replaced as its burst
 //! grows), read back by host and time, and pruned by age. The figures are the documents of
 //! `model::monitor`, stored as JSON; the columns beside them are what is selected and ordered.
+//! Every interval written also writes its narrow point and its day's summary ([`compact`]),
+//! which the long-term views read.
 
-use model::monitor::{HistoryDoc, HistoryPoint, Incident, Interval, MonitorHost};
+mod compact;
+
+use model::monitor::{HistoryDoc, Incident, Interval};
+
+pub use compact::MAX_HISTORY_ROWS;
+use compact::{Touched, int};
 
 use crate::db::{Arg, DbError, Row};
 use crate::error::StoreError;
 use crate::store::Store;
-
-/// Most intervals or incidents one read returns (a year of 5-minute intervals is 105 120).
-pub const MAX_HISTORY_ROWS: usize = 1 << 20;
 
 impl Store {
     /// Saves an interval; one already stored for the same host and start (the monitor was
@@ -37,12 +41,21 @@ impl Store {
             column: "monitor_intervals.interval_json",
             why: e.to_string(),
         })?;
-        self.replace_interval(&merged, &json).map_err(err)?;
+        let mut touched = Touched::new();
+        self.replace_interval(&merged, &json, &mut touched)
+            .and_then(|()| self.roll_up(&touched))
+            .map_err(err)?;
         tx.commit().map_err(err)
     }
 
-    /// Writes `interval` (as `json`) in place of the one stored for its host and start.
-    fn replace_interval(&self, interval: &Interval, json: &str) -> Result<(), DbError> {
+    /// Writes `interval` (as `json`) in place of the one stored for its host and start, and
+    /// its point; notes its day in `touched`.
+    fn replace_interval(
+        &self,
+        interval: &Interval,
+        json: &str,
+        touched: &mut Touched,
+    ) -> Result<(), DbError> {
         self.db.execute(
             "DELETE FROM monitor_intervals WHERE host = ?1 AND start_ns = ?2",
             &[Arg::Text(&interval.host), Arg::Int(interval.start_ns)],
@@ -65,7 +78,7 @@ impl Store {
                 Arg::OptInt(interval.budget_ns.map(int)),
             ],
         )?;
-        Ok(())
+        self.keep_point(interval, touched)
     }
 
     /// Keeps what a board pushed (`rtlab serve`): each interval in place of the one stored
@@ -77,6 +90,7 @@ impl Store {
         let err = |e: DbError| self.engine_error(e);
         let tx = self.db.begin().map_err(err)?;
         let mut changed = (0, 0);
+        let mut touched = Touched::new();
         for interval in &doc.intervals {
             let json = encode("monitor_intervals.interval_json", interval)?;
             let stored = self
@@ -87,10 +101,12 @@ impl Store {
                 )
                 .map_err(err)?;
             if stored.and_then(|r| r.text(0).ok()).as_deref() != Some(json.as_str()) {
-                self.replace_interval(interval, &json).map_err(err)?;
+                self.replace_interval(interval, &json, &mut touched)
+                    .map_err(err)?;
                 changed.0 += 1;
             }
         }
+        self.roll_up(&touched).map_err(err)?;
         for incident in &doc.incidents {
             let json = encode("monitor_incidents.incident_json", incident)?;
             let stored = self
@@ -107,86 +123,6 @@ impl Store {
         }
         tx.commit().map_err(err)?;
         Ok(changed)
-    }
-
-    /// The long-term view's figures of `host`'s intervals that started in `[from_ns, to_ns)`,
-    /// oldest first, at most [`MAX_HISTORY_ROWS`]: read from the columns, no document parsed.
-    pub fn history_points(
-        &self,
-        host: &str,
-        from_ns: i64,
-        to_ns: i64,
-    ) -> Result<Vec<HistoryPoint>, StoreError> {
-        let rows = self
-            .db
-            .query(
-                &format!(
-                    "SELECT start_ns, length_ns, max_ns, samples, breaches, kernel_release,
-                         engine, cpus, budget_ns
-                     FROM monitor_intervals
-                     WHERE host = ?1 AND start_ns >= ?2 AND start_ns < ?3
-                     ORDER BY start_ns LIMIT {MAX_HISTORY_ROWS}"
-                ),
-                &[Arg::Text(host), Arg::Int(from_ns), Arg::Int(to_ns)],
-            )
-            .map_err(|e| self.engine_error(e))?;
-        let bad = |e: crate::db::CellError| self.history_error("an interval", e.why);
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        rows.iter()
-            .map(|r| {
-                Ok(HistoryPoint {
-                    start_ns: r.int(0).map_err(bad)?,
-                    length_ns: count(r.int(1).map_err(bad)?),
-                    max_ns: r.opt_int(2).map_err(bad)?.map(count),
-                    samples: count(r.int(3).map_err(bad)?),
-                    breaches: count(r.int(4).map_err(bad)?),
-                    kernel_release: r.text(5).map_err(bad)?,
-                    engine: r.text(6).map_err(bad)?,
-                    cpus: r.text(7).map_err(bad)?,
-                    budget_ns: r.opt_int(8).map_err(bad)?.map(count),
-                })
-            })
-            .collect()
-    }
-
-    /// Each host with intervals that started at or after `since_ns`: its newest start, how
-    /// many intervals, its worst maximum, its wake-ups over the budget, and its incidents in
-    /// that time; by name.
-    pub fn monitor_overview(&self, since_ns: i64) -> Result<Vec<MonitorHost>, StoreError> {
-        let rows = self
-            .db
-            .query(
-                "SELECT host, MAX(start_ns), COUNT(*), MAX(max_ns), CAST(SUM(breaches) AS BIGINT)
-                 FROM monitor_intervals WHERE start_ns >= ?1 GROUP BY host ORDER BY host",
-                &[Arg::Int(since_ns)],
-            )
-            .map_err(|e| self.engine_error(e))?;
-        let counted = self
-            .db
-            .query(
-                "SELECT host, COUNT(*) FROM monitor_incidents WHERE start_ns >= ?1 GROUP BY host",
-                &[Arg::Int(since_ns)],
-            )
-            .map_err(|e| self.engine_error(e))?;
-        let bad = |e: crate::db::CellError| self.history_error("the host list", e.why);
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        let mut incidents = std::collections::HashMap::new();
-        for r in &counted {
-            incidents.insert(r.text(0).map_err(bad)?, count(r.int(1).map_err(bad)?));
-        }
-        rows.iter()
-            .map(|r| {
-                let host = r.text(0).map_err(bad)?;
-                Ok(MonitorHost {
-                    incidents: incidents.get(&host).copied().unwrap_or(0),
-                    host,
-                    last_ns: r.int(1).map_err(bad)?,
-                    intervals: count(r.int(2).map_err(bad)?),
-                    worst_ns: r.opt_int(3).map_err(bad)?.map(count),
-                    breaches: count(r.opt_int(4).map_err(bad)?.unwrap_or(0)),
-                })
-            })
-            .collect()
     }
 
     /// The intervals of `host` that started in `[from_ns, to_ns)`, oldest first, at most
@@ -209,23 +145,6 @@ impl Store {
             )
             .map_err(|e| self.engine_error(e))?;
         rows.iter().map(|r| self.interval_of(r, 0)).collect()
-    }
-
-    /// The hosts with a monitor history, each with its latest interval's start, by name.
-    pub fn monitored_hosts(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        let rows = self
-            .db
-            .query(
-                "SELECT host, MAX(start_ns) FROM monitor_intervals GROUP BY host ORDER BY host",
-                &[],
-            )
-            .map_err(|e| self.engine_error(e))?;
-        rows.iter()
-            .map(|r| {
-                let bad = |e: crate::db::CellError| self.history_error("the host list", e.why);
-                Ok((r.text(0).map_err(bad)?, r.int(1).map_err(bad)?))
-            })
-            .collect()
     }
 
     /// Saves an incident, replacing the stored one of the same id (its burst grew).
@@ -328,6 +247,7 @@ impl Store {
                 &[Arg::Text(host), Arg::Int(before_ns)],
             )
             .map_err(err)?;
+        self.prune_points(host, before_ns).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok((intervals, incidents, runs))
     }
@@ -359,11 +279,6 @@ fn encode(column: &'static str, value: &impl serde::Serialize) -> Result<String,
         column,
         why: e.to_string(),
     })
-}
-
-/// A count as a database integer (saturating: no figure of a real interval comes near 2^63).
-fn int(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -118,6 +118,7 @@ CREATE TABLE tokens (
     M::up(STEP_10),
     M::up(STEP_11),
     M::up(STEP_12),
+    M::up(STEP_13),
 ];
 
 /// 8: the timerlat section of a run the kernel's timerlat tracer measured (issue #29); NULL
@@ -191,6 +192,126 @@ UPDATE monitor_intervals SET
     budget_ns = (interval_json::jsonb ->> 'budget_ns')::bigint;
 CREATE INDEX monitor_intervals_start ON monitor_intervals (start_ns);
 "#;
+
+/// The statements that fill [`STEP_13`]'s tables from the intervals kept (both engines).
+macro_rules! fill_13 {
+    () => {
+        r#"
+INSERT INTO monitor_hosts (name) SELECT DISTINCT host FROM monitor_intervals ORDER BY host;
+INSERT INTO monitor_setups (kernel_release, engine, cpus, budget_ns, length_ns)
+    SELECT DISTINCT kernel_release, engine, cpus, COALESCE(budget_ns, 0), length_ns
+    FROM monitor_intervals;
+INSERT INTO monitor_points (host_id, start_ns, setup_id, max_ns, samples, breaches)
+    SELECT h.id, i.start_ns, s.id, i.max_ns, i.samples, i.breaches
+    FROM monitor_intervals i
+    JOIN monitor_hosts h ON h.name = i.host
+    JOIN monitor_setups s ON s.kernel_release = i.kernel_release AND s.engine = i.engine
+        AND s.cpus = i.cpus AND s.budget_ns = COALESCE(i.budget_ns, 0)
+        AND s.length_ns = i.length_ns;
+INSERT INTO monitor_days (host_id, day, intervals, worst_ns, breaches, last_ns)
+    SELECT host_id, day, COUNT(*), MAX(max_ns), CAST(SUM(breaches) AS BIGINT), MAX(start_ns)
+    FROM (SELECT host_id, max_ns, breaches, start_ns,
+              (start_ns - ((start_ns % 86400000000000) + 86400000000000) % 86400000000000)
+                  / 86400000000000 AS day
+          FROM monitor_points) p
+    GROUP BY host_id, day;
+"#
+    };
+}
+
+/// 13: the compact layout of the monitor's history (issue #49, `monitor/compact.rs`): hosts and
+/// setups (kernel release, engine, CPUs, budget or 0, interval length) by number, one narrow
+/// point per interval kept in (host, start) order, and a summary per host and UTC day; filled
+/// from the intervals kept. A day is `start_ns` divided by
+/// 86 400 s, rounded down.
+const STEP_13: &str = concat!(
+    r#"
+CREATE TABLE monitor_hosts (
+    id   INTEGER NOT NULL PRIMARY KEY,
+    name TEXT    NOT NULL UNIQUE
+) STRICT;
+CREATE TABLE monitor_setups (
+    id             INTEGER NOT NULL PRIMARY KEY,
+    kernel_release TEXT    NOT NULL,
+    engine         TEXT    NOT NULL,
+    cpus           TEXT    NOT NULL,
+    budget_ns      INTEGER NOT NULL,
+    length_ns      INTEGER NOT NULL,
+    UNIQUE (kernel_release, engine, cpus, budget_ns, length_ns)
+) STRICT;
+CREATE TABLE monitor_points (
+    host_id   INTEGER NOT NULL,
+    start_ns  INTEGER NOT NULL,
+    setup_id  INTEGER NOT NULL,
+    max_ns    INTEGER,
+    samples   INTEGER NOT NULL,
+    breaches  INTEGER NOT NULL,
+    PRIMARY KEY (host_id, start_ns)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE monitor_days (
+    host_id   INTEGER NOT NULL,
+    day       INTEGER NOT NULL,
+    intervals INTEGER NOT NULL,
+    worst_ns  INTEGER,
+    breaches  INTEGER NOT NULL,
+    last_ns   INTEGER NOT NULL,
+    PRIMARY KEY (host_id, day)
+) STRICT, WITHOUT ROWID;
+"#,
+    fill_13!()
+);
+
+/// [`STEP_13`] in PostgreSQL's types. The points' key index carries every column the views
+/// read, so that a host's range is an index-only scan; and the table is vacuumed after every
+/// 100 000 new rows (PostgreSQL 13 and later), not after a fifth of its size, so that what
+/// the index says is visible stays current as a fleet writes into a large table.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const POSTGRES_STEP_13: &str = concat!(
+    r#"
+CREATE TABLE monitor_hosts (
+    id   SERIAL  NOT NULL PRIMARY KEY,
+    name TEXT    NOT NULL UNIQUE
+);
+CREATE TABLE monitor_setups (
+    id             SERIAL  NOT NULL PRIMARY KEY,
+    kernel_release TEXT    NOT NULL,
+    engine         TEXT    NOT NULL,
+    cpus           TEXT    NOT NULL,
+    budget_ns      BIGINT  NOT NULL,
+    length_ns      BIGINT  NOT NULL,
+    UNIQUE (kernel_release, engine, cpus, budget_ns, length_ns)
+);
+CREATE TABLE monitor_points (
+    host_id   INTEGER NOT NULL,
+    setup_id  INTEGER NOT NULL,
+    start_ns  BIGINT  NOT NULL,
+    max_ns    BIGINT,
+    samples   BIGINT  NOT NULL,
+    breaches  BIGINT  NOT NULL,
+    PRIMARY KEY (host_id, start_ns) INCLUDE (setup_id, max_ns, samples, breaches)
+);
+CREATE TABLE monitor_days (
+    host_id   INTEGER NOT NULL,
+    day       BIGINT  NOT NULL,
+    intervals BIGINT  NOT NULL,
+    worst_ns  BIGINT,
+    breaches  BIGINT  NOT NULL,
+    last_ns   BIGINT  NOT NULL,
+    PRIMARY KEY (host_id, day)
+);
+"#,
+    fill_13!(),
+    r#"
+DO $$
+BEGIN
+    IF current_setting('server_version_num')::int >= 130000 THEN
+        EXECUTE 'ALTER TABLE monitor_points SET (autovacuum_vacuum_insert_scale_factor = 0,
+            autovacuum_vacuum_insert_threshold = 100000)';
+    END IF;
+END
+$$;
+"#
+);
 
 /// [`STEP_10`] in PostgreSQL's types.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
@@ -282,8 +403,14 @@ CREATE TABLE tokens (
 
 /// The migrations after [`POSTGRES_BASE_VERSION`], oldest first: the same SQL as SQLite's.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) const POSTGRES_STEPS: &[&str] =
-    &[STEP_8, STEP_9, POSTGRES_STEP_10, STEP_11, POSTGRES_STEP_12];
+pub(crate) const POSTGRES_STEPS: &[&str] = &[
+    STEP_8,
+    STEP_9,
+    POSTGRES_STEP_10,
+    STEP_11,
+    POSTGRES_STEP_12,
+    POSTGRES_STEP_13,
+];
 
 /// The schema version this rtlab writes and reads: the number of migrations.
 pub const SCHEMA_VERSION: usize = STEPS.len();
@@ -298,7 +425,7 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         MIGRATIONS.validate().unwrap();
-        assert_eq!(SCHEMA_VERSION, 12);
+        assert_eq!(SCHEMA_VERSION, 13);
     }
 
     /// The intervals kept before step 12 get their new columns from their documents.
@@ -322,6 +449,73 @@ mod tests {
             )
             .unwrap();
         assert_eq!(row, (77, "timerlat".into(), "2-3".into(), Some(50_000)));
+    }
+
+    /// Step 13 gives the intervals kept their points and day summaries: hosts and setups by
+    /// number, a missing budget as 0, days rounded down (before 1970 too).
+    #[test]
+    fn step_13_fills_points_and_days_from_the_intervals_kept() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        MIGRATIONS.to_version(&mut c, 12).unwrap();
+        let day = 86_400_000_000_000i64;
+        for (host, start, max, breaches, budget) in [
+            ("a", 0, Some(5), 0, Some(100)),
+            ("a", day - 1, Some(9), 2, Some(100)),
+            ("a", day, None, 0, None),
+            ("b", -1, Some(7), 1, Some(100)),
+        ] {
+            c.execute(
+                "INSERT INTO monitor_intervals (host, start_ns, length_ns, max_ns, breaches,
+                     kernel_release, interval_json, samples, engine, cpus, budget_ns)
+                 VALUES (?1, ?2, 1, ?3, ?4, 'k', '{}', 3, 'user', '1', ?5)",
+                rusqlite::params![host, start, max, breaches, budget],
+            )
+            .unwrap();
+        }
+        MIGRATIONS.to_latest(&mut c).unwrap();
+        let rows = |sql: &str| -> Vec<String> {
+            let mut stmt = c.prepare(sql).unwrap();
+            stmt.query_map([], |r| {
+                (0..r.as_ref().column_count())
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.join(" "))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+        };
+        assert_eq!(
+            rows("SELECT budget_ns FROM monitor_setups ORDER BY budget_ns").len(),
+            2
+        );
+        assert_eq!(
+            rows(
+                "SELECT h.name, d.day, d.intervals, d.worst_ns, d.breaches, d.last_ns
+                 FROM monitor_days d JOIN monitor_hosts h ON h.id = d.host_id
+                 ORDER BY h.name, d.day"
+            ),
+            [
+                "Text(\"a\") Integer(0) Integer(2) Integer(9) Integer(2) Integer(86399999999999)",
+                "Text(\"a\") Integer(1) Integer(1) Null Integer(0) Integer(86400000000000)",
+                "Text(\"b\") Integer(-1) Integer(1) Integer(7) Integer(1) Integer(-1)",
+            ]
+        );
+        assert_eq!(
+            rows(
+                "SELECT p.start_ns, p.max_ns, s.budget_ns + s.length_ns FROM monitor_points p
+                 JOIN monitor_setups s ON s.id = p.setup_id ORDER BY p.start_ns"
+            ),
+            [
+                "Integer(-1) Integer(7) Integer(101)",
+                "Integer(0) Integer(5) Integer(101)",
+                "Integer(86399999999999) Integer(9) Integer(101)",
+                "Integer(86400000000000) Null Integer(1)",
+            ]
+        );
     }
 
     #[test]

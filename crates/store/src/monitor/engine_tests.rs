@@ -139,3 +139,109 @@ fn the_long_term_view_reads_the_columns_as_the_documents_say() {
         ]
     );
 }
+
+/// The fleet's overview, read from day summaries and the first day's points, against the
+/// same figures added up from the intervals themselves, for starts on, around and between day
+/// boundaries; after saves, merges, pushes that replace, and pruning by age.
+#[test]
+fn the_fleet_overview_of_any_range_is_what_the_intervals_add_up_to() {
+    let Some(mut store) = fresh() else { return };
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    // About 3.5 days of 5-minute slots, some of them filled, for three hosts.
+    let mut pushed = Vec::new();
+    for _ in 0..150 {
+        let host = ["a", "b", "c"][next(3) as usize];
+        let mut i = interval(host, next(1_000) as i64 + 200, 1_000 + next(90_000), 1 + next(50));
+        if next(10) == 0 {
+            (i.samples, i.max_ns, i.breaches, i.buckets[3]) = (0, None, 0, 0);
+        }
+        if host == "c" {
+            pushed.push(i);
+        } else {
+            store.save_interval(&i).unwrap();
+        }
+    }
+    store
+        .put_history(&model::monitor::HistoryDoc::new("c", pushed.clone(), vec![]))
+        .unwrap();
+    // Some pushed again with other figures: replaced.
+    let again: Vec<_> = pushed
+        .iter()
+        .step_by(3)
+        .map(|i| interval("c", i.start_ns / MIN5 as i64, 99_999, 7))
+        .collect();
+    store
+        .put_history(&model::monitor::HistoryDoc::new("c", again, vec![]))
+        .unwrap();
+    let day = crate::monitor::compact::DAY_NS;
+    store.prune_history("a", day + 12_345 * MIN5 as i64 / 100).unwrap();
+    let mut sinces = vec![0, i64::MIN, 10 * day];
+    for d in 0..6 {
+        sinces.extend([d * day - 1, d * day, d * day + 1, d * day + MIN5 as i64 * 7]);
+    }
+    for _ in 0..20 {
+        sinces.push(next(5 * day as u64) as i64);
+    }
+    for since in sinces {
+        let mut want = Vec::new();
+        for host in ["a", "b", "c"] {
+            let docs = store.intervals(host, since, i64::MAX).unwrap();
+            if docs.is_empty() {
+                continue;
+            }
+            want.push(model::monitor::MonitorHost {
+                host: host.into(),
+                last_ns: docs.iter().map(|i| i.start_ns).max().unwrap(),
+                intervals: docs.len() as u64,
+                worst_ns: docs.iter().filter_map(|i| i.max_ns).max(),
+                breaches: docs.iter().map(|i| i.breaches).sum(),
+                incidents: 0,
+            });
+        }
+        assert_eq!(store.monitor_overview(since).unwrap(), want, "since {since}");
+    }
+    let hosts = store.monitored_hosts().unwrap();
+    assert_eq!(hosts.len(), 3);
+    for (host, last) in hosts {
+        let docs = store.intervals(&host, i64::MIN, i64::MAX).unwrap();
+        assert_eq!(Some(last), docs.iter().map(|i| i.start_ns).max(), "{host}");
+        let points = store.history_points(&host, i64::MIN, i64::MAX).unwrap();
+        assert_eq!(
+            points.iter().map(|p| (p.start_ns, p.max_ns, p.samples)).collect::<Vec<_>>(),
+            docs.iter().map(|i| (i.start_ns, i.max_ns, i.samples)).collect::<Vec<_>>(),
+            "{host}"
+        );
+    }
+}
+
+/// A server drops the intervals' documents after a while and keeps what the long-term views
+/// read: the points, the days, the overview.
+#[test]
+fn pruning_the_documents_keeps_the_long_term_figures() {
+    let Some(mut store) = fresh() else { return };
+    for k in 0..6 {
+        store.save_interval(&interval("a", k, 1_000 * (k as u64 + 1), 5)).unwrap();
+        store.save_interval(&interval("b", k, 7, 5)).unwrap();
+    }
+    let before = (
+        store.history_points("a", 0, i64::MAX).unwrap(),
+        store.monitor_overview(0).unwrap(),
+    );
+    assert_eq!(store.prune_detail(Some("a"), 2 * MIN5 as i64).unwrap(), 2);
+    assert_eq!(store.prune_detail(None, 4 * MIN5 as i64).unwrap(), 6);
+    assert_eq!(store.intervals("a", 0, i64::MAX).unwrap().len(), 2);
+    assert_eq!(store.intervals("b", 0, i64::MAX).unwrap().len(), 2);
+    let after = (
+        store.history_points("a", 0, i64::MAX).unwrap(),
+        store.monitor_overview(0).unwrap(),
+    );
+    assert_eq!(before, after);
+    assert_eq!(after.0.len(), 6);
+    assert!(store.history_points("nobody", 0, i64::MAX).unwrap().is_empty());
+}

@@ -74,7 +74,9 @@ mod postgres {
             .db
             .batch(
                 "DROP TABLE run_cpus; DROP TABLE runs; DROP TABLE tokens; DROP TABLE rtlab_schema;
-                 DROP TABLE monitor_intervals; DROP TABLE monitor_incidents",
+                 DROP TABLE monitor_intervals; DROP TABLE monitor_incidents;
+                 DROP TABLE monitor_hosts; DROP TABLE monitor_setups; DROP TABLE monitor_points;
+                 DROP TABLE monitor_days",
             )
             .unwrap();
         let url = store.url().unwrap();
