@@ -101,6 +101,7 @@ fn serve(args: &ServeArgs) -> Result<Exit> {
         rate: args.rate,
         connections: usize::from(args.connections),
         regression_percent: args.regression,
+        keep_detail_ns: args.keep_detail.get(),
     };
     serve::serve(config, |addr| {
         eprintln!("rtlab serve: listening on http://{addr}/ with the store {name}");

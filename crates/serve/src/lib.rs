@@ -47,6 +47,9 @@ pub struct Config {
     /// A newest run worse than its host's baseline by more than this many percent is a
     /// regression.
     pub regression_percent: f64,
+    /// How long a monitor interval's whole document is kept after it began, ns; its point
+    /// (what the long-term views read) is kept for the whole history.
+    pub keep_detail_ns: u64,
 }
 
 /// What the handlers share.
@@ -84,6 +87,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/compare", get(pages::compare_json))
         .route("/api/v1/monitor", axum::routing::post(monitor::upload))
         .route("/api/v1/monitor/intervals", get(monitor::intervals))
+        .route("/api/v1/monitor/points", get(monitor::points))
         .route("/api/v1/monitor/incidents", get(monitor::incidents))
         .route("/metrics", get(pages::metrics))
         .route("/monitor", get(monitor::fleet_page))
@@ -103,8 +107,11 @@ fn router(state: Arc<AppState>) -> Router {
 /// finishes those under way. Uploads are committed before they are acknowledged, so stopping
 /// (or killing) the server loses nothing that was acknowledged.
 pub fn serve(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
-    // Fail early, before listening, when the store cannot be used.
-    drop(store::Store::open_at(&config.db)?);
+    // Fail early, before listening, when the store cannot be used; drop the monitor
+    // documents past --keep-detail (each upload drops its own hosts' after it).
+    let mut store = store::Store::open_at(&config.db)?;
+    store.prune_detail(None, monitor::detail_cut(config.keep_detail_ns))?;
+    drop(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()

@@ -1,7 +1,7 @@
 //! Monitor histories on the server (issue #49): boards push their intervals and incidents
 //! (`POST /api/v1/monitor`, the `rtlab.monitor/1` document `rtlab monitor --push` sends and
 //! `rtlab monitor history --format json` writes), programs read them back
-//! (`GET /api/v1/monitor/intervals`, `/api/v1/monitor/incidents`), and people read a host's
+//! (`GET /api/v1/monitor/intervals`, `/points`, `/incidents`), and people read a host's
 //! long-term view (`/hosts/NAME/monitor`) and the fleet's (`/monitor`).
 //!
 //! An upload is read by the model's bounded parser, every interval and incident checked, and
@@ -30,14 +30,21 @@ use crate::pages::html;
 const MAX_LAST_NS: u64 = 3_660 * 86_400 * 1_000_000_000;
 /// Most incidents a page lists (the newest).
 const PAGE_INCIDENTS: usize = 500;
-/// Most incidents an API answer holds.
+/// Most incidents an API answer holds (the header [`TRUNCATED`] says when there were more).
 const API_INCIDENTS: usize = 100_000;
+/// The header of an incident list cut at [`API_INCIDENTS`].
+const TRUNCATED: &str = "rtlab-truncated";
 
 /// Now, Unix ns.
 fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// The start before which a monitor interval's document is no longer kept.
+pub(crate) fn detail_cut(keep_detail_ns: u64) -> i64 {
+    now_ns().saturating_sub(i64::try_from(keep_detail_ns).unwrap_or(i64::MAX))
 }
 
 /// The `host` and `last` of a query (`last` defaulting to `default`); anything else refused.
@@ -103,7 +110,18 @@ pub(crate) async fn upload(
     let doc = HistoryDoc::from_json(&text)
         .map_err(|e| ApiError::bad_request(format!("not stored: {e}")))?;
     let id = store::document_id(text.as_bytes());
-    let (intervals, incidents) = state.pool.with(move |s| s.put_history(&doc)).await?;
+    let cut = detail_cut(state.config.keep_detail_ns);
+    let (intervals, incidents) = state
+        .pool
+        .with(move |s| {
+            let changed = s.put_history(&doc)?;
+            let hosts: HashSet<&str> = doc.intervals.iter().map(|i| i.host.as_str()).collect();
+            for host in hosts {
+                s.prune_detail(Some(host), cut)?;
+            }
+            Ok(changed)
+        })
+        .await?;
     let new = intervals + incidents > 0;
     let status = if new {
         StatusCode::CREATED
@@ -122,7 +140,8 @@ pub(crate) async fn upload(
         .into_response())
 }
 
-/// `GET /api/v1/monitor/intervals?host=NAME&last=TIME`: a host's intervals, oldest first.
+/// `GET /api/v1/monitor/intervals?host=NAME&last=TIME`: a host's intervals, oldest first (the
+/// whole documents, kept for `--keep-detail`).
 pub(crate) async fn intervals(
     State(state): State<Arc<AppState>>,
     Query(params): Query<HashMap<String, String>>,
@@ -139,6 +158,31 @@ pub(crate) async fn intervals(
     Ok(Json(HistoryDoc::new(&host, rows, Vec::new())).into_response())
 }
 
+/// What `GET /api/v1/monitor/points` answers: a host's long-term figures.
+#[derive(serde::Serialize)]
+struct Points {
+    host: String,
+    points: Vec<model::monitor::HistoryPoint>,
+}
+
+/// `GET /api/v1/monitor/points?host=NAME&last=TIME`: a host's interval figures (maximum,
+/// wake-ups, setup), oldest first, for as long as the history goes back.
+pub(crate) async fn points(
+    State(state): State<Arc<AppState>>,
+    Query(params): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers, Need::Read).await?;
+    let (host, _, from) = query(&params, "30d", true)?;
+    let host = host.ok_or_else(|| ApiError::bad_request("points need host=NAME"))?;
+    let key = host.clone();
+    let points = state
+        .pool
+        .with(move |s| s.history_points(&key, from, i64::MAX))
+        .await?;
+    Ok(Json(Points { host, points }).into_response())
+}
+
 /// `GET /api/v1/monitor/incidents?host=NAME&last=TIME`: incidents (every host's without
 /// `host`), newest first.
 pub(crate) async fn incidents(
@@ -149,13 +193,23 @@ pub(crate) async fn incidents(
     authorize(&state, &headers, Need::Read).await?;
     let (host, _, from) = query(&params, "7d", true)?;
     let key = host.clone();
-    let rows = state
+    let mut rows = state
         .pool
-        .with(move |s| s.incidents(key.as_deref(), from, i64::MAX, API_INCIDENTS))
+        .with(move |s| s.incidents(key.as_deref(), from, i64::MAX, API_INCIDENTS + 1))
         .await?;
+    // More than an answer holds: the newest, and a header saying so (never a silent cut).
+    let cut = rows.len() > API_INCIDENTS;
+    rows.truncate(API_INCIDENTS);
     let mut doc = HistoryDoc::new("", Vec::new(), rows);
     doc.host = host;
-    Ok(Json(doc).into_response())
+    let mut answer = Json(doc).into_response();
+    if cut {
+        answer.headers_mut().insert(
+            TRUNCATED,
+            axum::http::HeaderValue::from_static("newest 100000"),
+        );
+    }
+    Ok(answer)
 }
 
 /// The incidents' runs this server holds.

@@ -82,6 +82,10 @@ const IDEAS: &[(&str, &str)] = &[
     ("journal", "the tuning journal of originals"),
     ("kconfig", "a kernel config file to judge"),
     ("keep", "how long a history is kept"),
+    (
+        "keep-detail",
+        "how long a monitor interval's whole document is kept on the server",
+    ),
     ("kernel", "the kernel release a run belongs to"),
     ("kernel-build", "the kind of kernel build meant"),
     ("label", "the run's label"),

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::values::{TextOrJson, parse_percent};
+use model::Nanos;
+
+use super::values::{TextOrJson, parse_percent, parse_time};
 
 pub const SERVE_LONG: &str = "\
 Keep a fleet's runs in one store and serve them: boards upload with `rtlab push` (or \
@@ -25,6 +27,11 @@ regressions against each host's baseline first), /hosts/NAME (its runs and the l
 view: maximum and p99.99 per run over time), /runs/ID (the report page), /compare?run=ID&run=ID. \
 They need no network. API: /api/v1/runs (POST to upload, GET to list), /api/v1/runs/ID, \
 /api/v1/hosts; docs/api.md. Metrics: /metrics (OpenMetrics).
+
+Monitor histories (`rtlab monitor --push`): /monitor (the fleet's monitored hosts and \
+incidents), /hosts/NAME/monitor (a host's maxima over months, drift between setups, \
+incidents); API /api/v1/monitor. Each interval's figures are kept for the whole history, its \
+whole document for --keep-detail.
 
 Uploads need a push token (`rtlab serve token add NAME`); reading is open unless \
 --read-token. The server listens on 127.0.0.1:8080 by default and speaks plain HTTP: to serve \
@@ -104,6 +111,24 @@ pub struct ServeArgs {
     /// --fail-if-worse`).
     #[arg(long = "fail-if-worse", alias = "regression", value_name = "PCT", value_parser = parse_percent, default_value = "20")]
     pub regression: f64,
+
+    /// Keep each monitor interval's whole document (percentiles, histogram, per CPU) for
+    /// TIME after it began; its maximum, wake-ups and setup stay for the long-term views and
+    /// the fleet page for as long as the history goes back.
+    #[arg(long, value_name = "TIME", value_parser = parse_keep_detail, default_value = "30d")]
+    pub keep_detail: Nanos,
+}
+
+/// `--keep-detail`: at least an hour (a board's pushes are minutes apart).
+fn parse_keep_detail(text: &str) -> Result<Nanos, String> {
+    let time = parse_time(text)?;
+    if time.get() < 3_600_000_000_000 {
+        return Err(format!(
+            "'{text}' is shorter than an hour; an interval's document must outlive its push \
+             (such as 7d or 30d)"
+        ));
+    }
+    Ok(time)
 }
 
 /// `rtlab serve token ...`.
