@@ -166,9 +166,16 @@ pub(crate) struct Outcome {
     pub(crate) damaged: Vec<(PathBuf, String)>,
 }
 
-/// How a queued run is named in messages: its id, else its host and start, else its file.
+/// How a queued document is named in messages: a run by its id, else its host and start; a
+/// monitor history by its host and first start; else its file.
 fn queued_name(run: &QueuedRun, path: &Path) -> String {
+    let history = push::upload_path(&run.document) == push::MONITOR_PATH;
     match (&run.run_id, &run.host, &run.started_at) {
+        (_, Some(h), Some(s)) if history => format!(
+            "the monitor history of {} from {}",
+            push::one_line(h),
+            push::one_line(s)
+        ),
         (Some(id), _, _) => format!("run {}", push::one_line(id)),
         (None, Some(h), Some(s)) => {
             format!("the run of {} at {}", push::one_line(h), push::one_line(s))
@@ -314,6 +321,52 @@ impl Pusher {
     /// (a long-running command's pushes are minutes apart); until then what comes is queued
     /// at once.
     pub(crate) fn push_given(&mut self, given: Given, console: &mut Console) {
+        self.revive();
+        let mut out = Outcome::default();
+        let done = drain(&self.queue, &mut self.server, &mut out)
+            .and_then(|()| send_given(&self.queue, &mut self.server, given, &mut out));
+        if let Err(e) = done {
+            console.warn(&format!("the push queue: {e:#}"));
+        }
+        say_sent(&out, console);
+        for (what, _, file, why) in &out.queued {
+            console.warn(&format!(
+                "{what} was not pushed: {why}; queued in {} (`rtlab push` sends it later)",
+                file.display()
+            ));
+        }
+    }
+
+    /// The queue and server this pusher sends to, for a long-running command that writes
+    /// what it sends into the queue first ([`Pusher::flush`] sends it).
+    pub(crate) fn outbox(&self) -> (Queue, Target) {
+        (self.queue.clone(), self.server.target().clone())
+    }
+
+    /// Sends what the queue holds for the server, oldest first, as `rtlab push` does (a
+    /// server found down is tried again once [`DOWN_FOR`] has passed); says what was sent,
+    /// and in one line what still waits.
+    pub(crate) fn flush(&mut self, console: &mut Console) {
+        self.revive();
+        let mut out = Outcome::default();
+        if let Err(e) = drain(&self.queue, &mut self.server, &mut out) {
+            console.warn(&format!("the push queue: {e:#}"));
+        }
+        say_sent(&out, console);
+        if let Some((_, target, _, why)) = out.queued.first() {
+            let n = out.queued.len();
+            console.warn(&format!(
+                "{n} document{} not pushed to {target}: {why}; queued in {} (`rtlab push` sends \
+                 {} later)",
+                if n == 1 { "" } else { "s" },
+                self.queue.dir().display(),
+                if n == 1 { "it" } else { "them" }
+            ));
+        }
+    }
+
+    /// Forgets that the server was found down once [`DOWN_FOR`] has passed.
+    fn revive(&mut self) {
         if self
             .server
             .down_at
@@ -322,25 +375,17 @@ impl Pusher {
             self.server.down = None;
             self.server.down_at = None;
         }
-        let mut out = Outcome::default();
-        let done = drain(&self.queue, &mut self.server, &mut out)
-            .and_then(|()| send_given(&self.queue, &mut self.server, given, &mut out));
-        if let Err(e) = done {
-            console.warn(&format!("the push queue: {e:#}"));
-        }
-        for (what, target, up, _) in &out.sent {
-            let how = if up.new { "stored" } else { "already stored" };
-            console.note(&format!("pushed {what} to {target}: {how} as {}", up.id));
-        }
-        for (what, _, why) in &out.refused {
-            console.warn(&format!("{what} was refused: {why}"));
-        }
-        for (what, _, file, why) in &out.queued {
-            console.warn(&format!(
-                "{what} was not pushed: {why}; queued in {} (`rtlab push` sends it later)",
-                file.display()
-            ));
-        }
+    }
+}
+
+/// Says what was sent, and what the server refused.
+fn say_sent(out: &Outcome, console: &mut Console) {
+    for (what, target, up, _) in &out.sent {
+        let how = if up.new { "stored" } else { "already stored" };
+        console.note(&format!("pushed {what} to {target}: {how} as {}", up.id));
+    }
+    for (what, _, why) in &out.refused {
+        console.warn(&format!("{what} was refused: {why}"));
     }
 }
 

@@ -54,10 +54,12 @@ fn breach_ns(run: &MeasureRun) -> i64 {
     base.saturating_add(i64::try_from(at).unwrap_or(i64::MAX))
 }
 
-/// The open incident, whose burst may still grow.
+/// The open incident, whose burst may still grow; and the incidents opened or grown since
+/// the interval began, as last saved (pushed with the interval).
 #[derive(Debug, Default)]
 pub(crate) struct Bursts {
     open: Option<Incident>,
+    touched: std::collections::BTreeMap<String, Incident>,
 }
 
 impl Bursts {
@@ -120,6 +122,7 @@ impl Bursts {
         }
         store.save_incident(&x)?;
         self.open = Some(x.clone());
+        self.touched.insert(x.id.clone(), x.clone());
         Ok((x, kept))
     }
 
@@ -156,7 +159,15 @@ impl Bursts {
             .end_ns
             .max(base.saturating_add(i64::try_from(last).unwrap_or(i64::MAX)));
         store.save_incident(x)?;
+        self.touched.insert(x.id.clone(), x.clone());
         Ok(())
+    }
+
+    /// The incidents opened or grown since the last call, as last saved, oldest first.
+    pub(crate) fn take_touched(&mut self) -> Vec<Incident> {
+        let mut touched: Vec<Incident> = std::mem::take(&mut self.touched).into_values().collect();
+        touched.sort_by_key(|x| x.start_ns);
+        touched
     }
 }
 
@@ -217,7 +228,7 @@ impl Effects<'_> {
             }
         }
         if let Some(pusher) = &self.pusher {
-            pusher.incident(x, run, label(x));
+            pusher.incident(x, run, label(x), console);
         }
     }
 

@@ -2,8 +2,13 @@
 //! its own, so a slow or unreachable server never holds up the measuring: each stored
 //! interval (as the store holds it, the parts of a restarted interval merged) with the
 //! incidents of its time, and each new incident at once with the run that holds its trace.
-//! What cannot be sent waits in the push queue (`rtlab push` or the next push sends it). The
-//! thread's CPU time is counted, so the interval's cost puts it with the housekeeping.
+//!
+//! The push queue is the outbox: the monitor's loop writes each document there first (a file
+//! written whole, as `rtlab push` reads it), then wakes the thread, which sends what the queue
+//! holds for the server, oldest first, and removes what the server took. A monitor killed
+//! (SIGKILL, a power cut) with pushes not yet sent leaves them in the queue, for its next
+//! start or `rtlab push`. The thread's CPU time is counted, so the interval's cost puts it
+//! with the housekeeping.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,75 +17,92 @@ use std::thread::JoinHandle;
 
 use model::measure::MeasureRun;
 use model::monitor::{HistoryDoc, Incident, Interval};
-use push::About;
+use push::{About, Queue, QueuedRun, Target};
 
 use crate::console::Console;
-use crate::push_to::{Given, Pusher};
+use crate::push_to::Pusher;
 
 /// The session an incident's run is pushed under.
 const SESSION: &str = "monitor";
 
-/// One thing to send.
-enum Job {
-    /// An incident's run: the document, its local id and its label.
-    Run(Box<MeasureRun>, Option<String>, String),
-    /// Intervals and incidents.
-    History(HistoryDoc),
-}
-
 /// The pushing thread, while the monitor runs.
 pub(crate) struct PushWorker {
-    jobs: Option<Sender<Job>>,
+    queue: Queue,
+    target: Target,
+    wake: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
     cpu_ns: Arc<AtomicU64>,
 }
 
 impl PushWorker {
-    /// Starts the thread that sends through `pusher`.
+    /// Starts the thread that sends through `pusher`; it first sends what an earlier monitor
+    /// (or command) left queued for the server.
     pub(crate) fn start(pusher: Pusher) -> std::io::Result<PushWorker> {
-        let (jobs, received) = channel();
+        let (queue, target) = pusher.outbox();
+        let (wake, woken) = channel();
         let cpu_ns = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&cpu_ns);
         let thread = std::thread::Builder::new()
             .name("rtlab-push".into())
-            .spawn(move || send_all(pusher, &received, &counted))?;
-        Ok(PushWorker {
-            jobs: Some(jobs),
+            .spawn(move || send_all(pusher, &woken, &counted))?;
+        let worker = PushWorker {
+            queue,
+            target,
+            wake: Some(wake),
             thread: Some(thread),
             cpu_ns,
-        })
+        };
+        worker.wake();
+        Ok(worker)
     }
 
-    fn send(&self, job: Job) {
-        if let Some(jobs) = &self.jobs {
+    fn wake(&self) {
+        if let Some(wake) = &self.wake {
             // The thread ends only when this side is dropped: a send cannot fail before.
-            let _ = jobs.send(job);
+            let _ = wake.send(());
         }
+    }
+
+    /// Writes a document (an incident's run with its label, or a history) to the queue, then
+    /// wakes the thread to send it. A queue that cannot
+    /// be written is said, and the document is lost to the server (the local store keeps it).
+    fn post(&self, document: String, about: About, run: Option<&str>, console: &mut Console) {
+        let session = run.map(|_| SESSION);
+        let queued = QueuedRun::new(&self.target, document, about, run, session);
+        if let Err(e) = self.queue.enqueue(queued) {
+            console.warn(&format!(
+                "--push: the push queue {}: {e}; this push is not sent (the store keeps it)",
+                self.queue.dir().display()
+            ));
+        }
+        self.wake();
     }
 
     /// Sends a new incident now, with the run that holds its trace (stored locally as
     /// `incident.run_id`, if it was).
-    pub(crate) fn incident(&self, incident: &Incident, run: &MeasureRun, label: String) {
-        self.send(Job::Run(
-            Box::new(run.clone()),
-            incident.run_id.clone(),
-            label,
-        ));
-        self.send(Job::History(HistoryDoc::new(
-            &incident.host,
-            Vec::new(),
-            vec![incident.clone()],
-        )));
+    pub(crate) fn incident(
+        &self,
+        incident: &Incident,
+        run: &MeasureRun,
+        label: String,
+        console: &mut Console,
+    ) {
+        let about = About::of(run, incident.run_id.as_deref());
+        self.post(run.to_json(), about, Some(&label), console);
+        let doc = HistoryDoc::new(&incident.host, Vec::new(), vec![incident.clone()]);
+        self.post(doc.to_json(), about_history(&doc), None, console);
     }
 
     /// Sends a stored interval and the incidents of its time.
-    pub(crate) fn interval(&self, interval: Interval, incidents: Vec<Incident>) {
+    pub(crate) fn interval(
+        &self,
+        interval: Interval,
+        incidents: Vec<Incident>,
+        console: &mut Console,
+    ) {
         let host = interval.host.clone();
-        self.send(Job::History(HistoryDoc::new(
-            &host,
-            vec![interval],
-            incidents,
-        )));
+        let doc = HistoryDoc::new(&host, vec![interval], incidents);
+        self.post(doc.to_json(), about_history(&doc), None, console);
     }
 
     /// The CPU time the thread has used, ns.
@@ -88,9 +110,9 @@ impl PushWorker {
         self.cpu_ns.load(Ordering::Relaxed)
     }
 
-    /// Sends what is left (a server found down queues it at once) and ends the thread.
+    /// Sends what is left (a server found down keeps it queued) and ends the thread.
     pub(crate) fn finish(&mut self) {
-        self.jobs = None;
+        self.wake = None;
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -103,44 +125,23 @@ impl Drop for PushWorker {
     }
 }
 
-/// The thread: every job in order, until the monitor drops its side.
-fn send_all(mut pusher: Pusher, jobs: &Receiver<Job>, cpu_ns: &AtomicU64) {
+/// The thread: at each wake (those that came while it was sending taken as one), what the
+/// queue holds is sent; until the monitor drops its side.
+fn send_all(mut pusher: Pusher, woken: &Receiver<()>, cpu_ns: &AtomicU64) {
     let mut console = Console::new(false);
-    for job in jobs {
-        let given = match job {
-            Job::Run(run, local_id, label) => Given {
-                what: local_id
-                    .as_ref()
-                    .map_or_else(|| "an incident's run".to_string(), |id| format!("run {id}")),
-                document: run.to_json(),
-                about: About::of(&run, local_id.as_deref()),
-                label: Some(label),
-                session: Some(SESSION.to_string()),
-            },
-            Job::History(doc) => Given {
-                what: history_name(&doc),
-                document: doc.to_json(),
-                about: About {
-                    run_id: None,
-                    host: doc.host.clone(),
-                    started_at: first_start(&doc),
-                },
-                label: None,
-                session: None,
-            },
-        };
-        pusher.push_given(given, &mut console);
+    while woken.recv().is_ok() {
+        while woken.try_recv().is_ok() {}
+        pusher.flush(&mut console);
         cpu_ns.store(sys::clock::thread_cpu_ns(), Ordering::Relaxed);
     }
 }
 
-/// How a history push is named in messages: `the interval of 2026-11-30T04:15:00Z` or
-/// `incident ID`.
-fn history_name(doc: &HistoryDoc) -> String {
-    match (doc.intervals.first(), doc.incidents.first()) {
-        (Some(i), _) => format!("the interval of {}", report::monitor::utc(i.start_ns)),
-        (None, Some(x)) => format!("incident {}", x.id),
-        (None, None) => "a history".to_string(),
+/// How a history is named in the queue's listing: its host and first start.
+fn about_history(doc: &HistoryDoc) -> About {
+    About {
+        run_id: None,
+        host: doc.host.clone(),
+        started_at: first_start(doc),
     }
 }
 

@@ -85,6 +85,13 @@ pub(crate) fn watch(args: &MonitorArgs, root: &Root) -> Result<Exit> {
     if let Some(pusher) = pusher {
         w.effects.pusher =
             Some(PushWorker::start(pusher).context("starting the thread that pushes")?);
+        // A monitor stopped between keeping an interval and queueing its push: its newest
+        // interval is sent again (a server keeps a document it holds once).
+        let every = i64::try_from(plan.every.get()).unwrap_or(i64::MAX);
+        let since = super::plan::wall_ns().saturating_sub(every.saturating_mul(2));
+        if let Some(last) = store.intervals(&plan.host, since, i64::MAX)?.pop() {
+            w.push_interval(&store, &last)?;
+        }
     }
     loop {
         let (interval, stop) = w.interval(&mut store)?;
@@ -265,22 +272,28 @@ impl Watch<'_> {
 
     /// With `--push`, sends the interval as the store now holds it (a restart's parts merged)
     /// with the incidents that began in it or the interval before (a burst that crossed into
-    /// it grew there).
-    fn push_interval(&self, store: &Store, interval: &Interval) -> Result<()> {
+    /// it), and every incident opened or grown while it ran (a burst that lasts longer).
+    fn push_interval(&mut self, store: &Store, interval: &Interval) -> Result<()> {
+        let touched = self.bursts.take_touched();
         let Some(pusher) = &self.effects.pusher else {
             return Ok(());
         };
         let stored = store.intervals(&interval.host, interval.start_ns, interval.start_ns + 1)?;
         let every = i64::try_from(interval.length_ns).unwrap_or(i64::MAX);
         let end = interval.start_ns.saturating_add(every);
-        let incidents = store.incidents(
+        let mut incidents = store.incidents(
             Some(&interval.host),
             interval.start_ns.saturating_sub(every),
             end,
             store::MAX_HISTORY_ROWS,
         )?;
+        for x in touched {
+            if !incidents.iter().any(|y| y.id == x.id) {
+                incidents.push(x);
+            }
+        }
         if let Some(whole) = stored.into_iter().next() {
-            pusher.interval(whole, incidents);
+            pusher.interval(whole, incidents, &mut self.console);
         }
         Ok(())
     }
