@@ -70,8 +70,10 @@ fn main() -> ExitCode {
     // A panic is a bug, but it must not end rtlab with a signal or a backtrace on an input it
     // failed to bound: one line, the guards' destructors run (restoring the machine), exit 2.
     std::panic::set_hook(Box::new(|info| {
+        // The board binaries are built without locations (a line of 0): none is said then.
         let at = info
             .location()
+            .filter(|l| l.line() > 0)
             .map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
         let what = info
             .payload()
