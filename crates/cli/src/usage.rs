@@ -58,8 +58,25 @@ pub(crate) fn line(text: &str, invalid: Option<&str>, argv: &[String], typed: &s
         .find_map(|l| l.strip_prefix("tip: "))
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
-    format!("{message}{values}{tip}; see `{typed} --help`")
+    let instead = invalid
+        .and_then(|flag| {
+            INSTEAD.iter().find(|(command, f, _)| {
+                *command == typed && *f == flag.split('=').next().unwrap_or(flag)
+            })
+        })
+        .map(|(_, _, what)| format!(" ({what})"))
+        .unwrap_or_default();
+    format!("{message}{values}{tip}{instead}; see `{typed} --help`")
 }
+
+/// Flags other tools (or habits) lead people to type where rtlab does the thing another way:
+/// the command, the flag, and what to type instead.
+const INSTEAD: &[(&str, &str, &str)] = &[(
+    "rtlab tune apply",
+    "--dry-run",
+    "`rtlab tune plan` with the same options prints what apply would change; apply itself \
+         shows its plan and asks before changing anything, unless --yes",
+)];
 
 /// clap's first line, with the required arguments it lists below it.
 fn first_line(text: &str) -> String {
@@ -181,6 +198,36 @@ mod tests {
             ),
             "unexpected argument '--bogus' found; see `rtlab campaign status --help`"
         );
+    }
+
+    #[test]
+    fn a_flag_rtlab_does_another_way_says_what_to_type() {
+        let text =
+            "error: unexpected argument '--dry-run' found\n\nUsage: rtlab tune apply [OPTIONS]\n";
+        let said = line(
+            text,
+            Some("--dry-run"),
+            &argv("rtlab tune apply --dry-run"),
+            "rtlab tune apply",
+        );
+        assert!(
+            said.contains("`rtlab tune plan` with the same options"),
+            "{said}"
+        );
+        assert!(said.ends_with("; see `rtlab tune apply --help`"), "{said}");
+        // Elsewhere the flag is only unknown.
+        let other = line(
+            text,
+            Some("--dry-run"),
+            &argv("rtlab measure --dry-run"),
+            "rtlab measure",
+        );
+        assert!(!other.contains("tune plan"), "{other}");
+        // Every command named is one rtlab has.
+        let cli = crate::flags::command();
+        for (command, _, _) in INSTEAD {
+            assert_eq!(command_typed(&cli, &argv(command)), *command);
+        }
     }
 
     #[test]
