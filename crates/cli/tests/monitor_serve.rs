@@ -279,18 +279,17 @@ fn monitor(token: &str, queue: &Path, db: &Path, url: &str, every: &str, duratio
         .unwrap()
 }
 
-/// The server holds what the board holds, exactly: each of its intervals, each of its
-/// incidents, and each incident's run. (Both boards of the test are this machine: the server's
-/// history of the host holds both.)
-fn server_holds_the_board(server: &Server, board_db: &Path) {
-    let intervals = common::monitor_kept(board_db, "history");
-    let host = intervals["host"].as_str().unwrap();
+/// Each interval the board at `board_db` kept is on the server, the same, but the newest
+/// `but_newest`; at least one is checked. Returns the board's host name.
+fn server_holds_the_intervals(server: &Server, board_db: &Path, but_newest: usize) -> String {
+    let kept = common::monitor_kept(board_db, "history");
+    let host = kept["host"].as_str().unwrap().to_string();
     let on_server = server
         .get(&format!("/api/v1/monitor/intervals?host={host}&last=1h"))
         .json();
-    let board = intervals["intervals"].as_array().unwrap();
-    assert!(!board.is_empty(), "{intervals}");
-    for i in board {
+    let board = kept["intervals"].as_array().unwrap();
+    assert!(board.len() > but_newest, "{kept}");
+    for i in &board[..board.len() - but_newest] {
         let same = on_server["intervals"]
             .as_array()
             .unwrap()
@@ -303,6 +302,21 @@ fn server_holds_the_board(server: &Server, board_db: &Path) {
             i["start_ns"]
         );
     }
+    host
+}
+
+/// A server's store with a push token, and a board's push queue, in `dir`.
+fn server_and_queue(dir: &Path) -> (String, String, std::path::PathBuf) {
+    let server_db = dir.join("server.db").to_str().unwrap().to_string();
+    let token = add_token(&server_db, "board");
+    (server_db, token, dir.join("queue"))
+}
+
+/// The server holds what the board holds, exactly: each of its intervals, each of its
+/// incidents, and each incident's run. (Both boards of the test are this machine: the server's
+/// history of the host holds both.)
+fn server_holds_the_board(server: &Server, board_db: &Path) {
+    let host = server_holds_the_intervals(server, board_db, 0);
     let incidents = common::monitor_kept(board_db, "incidents");
     let on_server = server
         .get(&format!("/api/v1/monitor/incidents?host={host}&last=1h"))
@@ -336,10 +350,8 @@ fn a_monitor_pushes_what_it_keeps_and_queues_it_while_the_server_is_gone() {
     }
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let server_db = dir.path().join("server.db");
-    let server_db = server_db.to_str().unwrap();
-    let token = add_token(server_db, "board");
-    let queue = dir.path().join("queue");
+    let (server_db, token, queue) = server_and_queue(dir.path());
+    let server_db = server_db.as_str();
     let listen = format!("127.0.0.1:{}", free_port());
     let url = format!("http://{listen}");
 
@@ -382,10 +394,8 @@ fn a_monitor_killed_while_its_pushes_hang_leaves_them_queued() {
     }
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let server_db = dir.path().join("server.db");
-    let server_db = server_db.to_str().unwrap();
-    let token = add_token(server_db, "board");
-    let queue = dir.path().join("queue");
+    let (server_db, token, queue) = server_and_queue(dir.path());
+    let server_db = server_db.as_str();
     // Takes connections (the kernel's backlog) and never answers.
     let hang = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let listen = hang.local_addr().unwrap().to_string();
@@ -432,26 +442,7 @@ fn a_monitor_killed_while_its_pushes_hang_leaves_them_queued() {
     assert!(sent.status.success(), "{}", text(&sent.stderr));
     // Every interval the board kept is on the server but perhaps the newest: the kill may
     // fall between keeping it and queueing it (the monitor's next start sends it again).
-    let kept = common::monitor_kept(&board_db, "history");
-    let host = kept["host"].as_str().unwrap();
-    let on_server = server
-        .get(&format!("/api/v1/monitor/intervals?host={host}&last=1h"))
-        .json();
-    let board = kept["intervals"].as_array().unwrap();
-    assert!(board.len() >= 2, "{kept}");
-    for i in &board[..board.len() - 1] {
-        let same = on_server["intervals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["start_ns"] == i["start_ns"]);
-        assert_eq!(
-            same,
-            Some(i),
-            "the interval of {} on the server",
-            i["start_ns"]
-        );
-    }
+    let host = server_holds_the_intervals(&server, &board_db, 1);
     let incidents = server
         .get(&format!("/api/v1/monitor/incidents?host={host}&last=1h"))
         .json();
